@@ -1,0 +1,82 @@
+//! Flatten an OpenCL source file and its `#include`s into one string (through ocl-include),
+//! with `#line` directives so that compilers name the original file and line in their logs.
+//!
+//! This file is compiled into both crates: the macros read kernels at compile time, and the
+//! runtime's `KernelSource::from_file` reads them at run time. One copy, two users.
+
+use std::cell::RefCell;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// A flattened kernel source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flattened {
+    /// The source with `#line` directives, ready for `clCreateProgramWithSource`.
+    pub text: String,
+    /// The flattened lines without directives, each with the file and 1-based line it came from.
+    pub lines: Vec<(String, PathBuf, usize)>,
+    /// Every file read (the root first), for rebuild tracking.
+    pub files: Vec<PathBuf>,
+}
+
+/// Records each file the parser reads.
+struct Recording {
+    inner: ocl_include::source::Fs,
+    seen: Rc<RefCell<Vec<PathBuf>>>,
+}
+
+impl ocl_include::Source for Recording {
+    fn read(&self, path: &Path, dir: Option<&Path>) -> io::Result<(PathBuf, String)> {
+        let (abs, text) = self.inner.read(path, dir)?;
+        let mut seen = self.seen.borrow_mut();
+        if !seen.contains(&abs) {
+            seen.push(abs.clone());
+        }
+        Ok((abs, text))
+    }
+}
+
+/// Read `path` and everything it includes (searched beside the including file, then in
+/// `include_dirs`).
+pub fn flatten(path: &Path, include_dirs: &[PathBuf]) -> io::Result<Flattened> {
+    let mut fs = ocl_include::source::Fs::builder();
+    for dir in include_dirs {
+        fs = fs.include_dir(dir)?;
+    }
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    // A fresh parser per file: ocl-include keeps its `#pragma once` cache across parses.
+    let parser = ocl_include::Parser::builder()
+        .add_source(Recording { inner: fs.build(), seen: seen.clone() })
+        .build();
+    let node = parser.parse(path)?;
+    let (flat, index) = node.collect();
+
+    let mut text = String::with_capacity(flat.len() + 256);
+    let mut lines = Vec::new();
+    let mut expected: Option<(PathBuf, usize)> = None;
+    for (i, line) in flat.lines().enumerate() {
+        let (file, line0) = index.search(i).unwrap_or_else(|| (path.to_path_buf(), i));
+        let origin = (file.clone(), line0 + 1);
+        if expected.as_ref() != Some(&origin) {
+            text.push_str(&format!("#line {} \"{}\"\n", origin.1, display_name(&file)));
+        }
+        text.push_str(line);
+        text.push('\n');
+        lines.push((line.to_string(), file, line0 + 1));
+        expected = Some((origin.0, origin.1 + 1));
+    }
+    let files = seen.borrow().clone();
+    Ok(Flattened { text, lines, files })
+}
+
+/// The name used in `#line`: the file name relative to the current directory when possible,
+/// with characters a C string literal cannot hold escaped.
+fn display_name(file: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let shown = cwd
+        .as_deref()
+        .and_then(|c| file.strip_prefix(c).ok())
+        .unwrap_or(file);
+    shown.display().to_string().replace('\\', "\\\\").replace('"', "\\\"")
+}

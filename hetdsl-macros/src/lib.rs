@@ -1,0 +1,1 @@
+//! Procedural macros of hetdsl: `kernel!` and `#[coexec]`. Filled in by issue 5.

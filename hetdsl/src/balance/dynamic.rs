@@ -1,0 +1,66 @@
+//! Dynamic: equal packages, first come first served.
+
+use super::{check_setup, Balancer, Completion, Next, Remaining, Setup};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone)]
+enum Chunking {
+    /// Split into this many packages.
+    Count(u64),
+    /// Packages of this many work-groups.
+    Size(u64),
+}
+
+#[derive(Debug, Clone)]
+pub struct Dynamic {
+    chunking: Chunking,
+    size: u64,
+    left: Remaining,
+}
+
+impl Dynamic {
+    /// `n` packages of (nearly) equal size.
+    pub fn packages(n: u64) -> Self {
+        Dynamic { chunking: Chunking::Count(n), size: 0, left: Remaining::default() }
+    }
+    /// Packages of `groups` work-groups each (the last may be smaller).
+    pub fn chunk(groups: u64) -> Self {
+        Dynamic { chunking: Chunking::Size(groups), size: 0, left: Remaining::default() }
+    }
+}
+
+impl Default for Dynamic {
+    fn default() -> Self {
+        Self::packages(128)
+    }
+}
+
+impl Balancer for Dynamic {
+    fn name(&self) -> String {
+        match self.chunking {
+            Chunking::Count(n) => format!("dynamic({n})"),
+            Chunking::Size(s) => format!("dynamic(chunk={s})"),
+        }
+    }
+
+    fn start(&mut self, setup: &Setup) -> Result<()> {
+        check_setup(setup)?;
+        self.size = match self.chunking {
+            Chunking::Count(0) | Chunking::Size(0) => {
+                return Err(Error::BadBalancer("dynamic needs a non-zero package count or size".into()))
+            }
+            Chunking::Count(n) => setup.total_groups.div_ceil(n),
+            Chunking::Size(s) => s,
+        };
+        self.left = Remaining::new(setup.total_groups);
+        Ok(())
+    }
+
+    fn next(&mut self, _device: usize, _now: f64) -> Next {
+        self.left.take(self.size).map_or(Next::Done, Next::Run)
+    }
+
+    fn completed(&mut self, _done: &Completion) {}
+
+    fn device_lost(&mut self, _device: usize) {}
+}

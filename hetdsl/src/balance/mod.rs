@@ -1,0 +1,211 @@
+//! Load balancers: given what has completed so far, decide the next package for a device.
+//!
+//! Balancers are pure: they see numbers (work-group counts, speeds, times), never an OpenCL
+//! handle, so the engine and the simulator drive the very same objects.
+//!
+//! # The contract the engine (and the simulator) keeps
+//! 1. [`Balancer::start`] once, before anything else.
+//! 2. [`Balancer::next`] for device `j` only while `j` has no package running; the package that
+//!    `j` ran before has been reported through [`Balancer::completed`] first.
+//! 3. [`Next::Wait`] means "nothing for you yet": the driver asks again after the next
+//!    completion or loss on any device. [`Next::Done`] is final for that device.
+//! 4. [`Balancer::device_lost`] when a device faults: the balancer must hand the work it kept for
+//!    that device to the others (the package that was running there is re-run by the driver, not
+//!    the balancer).
+//!
+//! And what every balancer guarantees: each work-group in `0..total_groups` is handed out exactly
+//! once, no package is empty, and once every device has answered `Done` nothing is left.
+
+mod dynamic;
+mod static_split;
+
+pub use dynamic::Dynamic;
+pub use static_split::Static;
+
+use crate::error::{Error, Result};
+
+/// A contiguous range of work-groups `[offset, offset + len)` run by one device in one launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Package {
+    pub offset: u64,
+    pub len: u64,
+}
+
+impl Package {
+    pub fn end(&self) -> u64 {
+        self.offset + self.len
+    }
+}
+
+/// The broad class of a device; some balancers treat CPUs and GPUs differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum DeviceKind {
+    Cpu,
+    Gpu,
+    Accelerator,
+    Other,
+}
+
+/// What a balancer knows about one device before the run starts.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceProfile {
+    pub kind: DeviceKind,
+    /// Nominal peak GFLOP/s (see `occupancy::nominal_gflops`); the initial speed estimate.
+    pub nominal_gflops: f64,
+    /// Fewest work-groups that fill the device: the occupancy lower bound, at least 1.
+    pub min_groups: u64,
+}
+
+/// The problem a balancer splits.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Setup {
+    /// G: total work-groups of the NDRange.
+    pub total_groups: u64,
+    /// One profile per device, indexed like the devices of the run.
+    pub devices: Vec<DeviceProfile>,
+}
+
+/// A finished package, as the balancer learns of it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Completion {
+    pub device: usize,
+    pub package: Package,
+    /// Seconds the device spent computing the package (profiling), or the host-side span when
+    /// the device gives no profile.
+    pub kernel_seconds: f64,
+    /// Seconds since the run began at which the package was handed out.
+    pub host_start: f64,
+    /// Seconds since the run began at which its completion was seen.
+    pub host_end: f64,
+}
+
+/// The answer to "what should device j do now?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    Run(Package),
+    Wait,
+    Done,
+}
+
+/// A load-balancing policy. See the module documentation for the contract.
+pub trait Balancer: Send {
+    /// A short name for reports, e.g. `sigmoid` or `hguided(k=2)`.
+    fn name(&self) -> String;
+    /// Prepare for a run; rejects configurations that do not fit `setup`.
+    fn start(&mut self, setup: &Setup) -> Result<()>;
+    /// The next package for `device`; `now` is seconds since the run began.
+    fn next(&mut self, device: usize, now: f64) -> Next;
+    /// A package finished.
+    fn completed(&mut self, done: &Completion);
+    /// A device failed for good; give its share to the others.
+    fn device_lost(&mut self, device: usize);
+}
+
+/// Work-groups not yet handed out, taken from the front. Most balancers only decide sizes and
+/// take them from here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Remaining {
+    next: u64,
+    end: u64,
+}
+
+impl Remaining {
+    pub fn new(total_groups: u64) -> Self {
+        Remaining { next: 0, end: total_groups }
+    }
+    /// Gr: work-groups not yet handed out.
+    pub fn left(&self) -> u64 {
+        self.end - self.next
+    }
+    pub fn is_empty(&self) -> bool {
+        self.left() == 0
+    }
+    /// A package of `len` work-groups, clamped to `1..=left`; `None` when nothing is left.
+    pub fn take(&mut self, len: u64) -> Option<Package> {
+        if self.is_empty() {
+            return None;
+        }
+        let len = len.clamp(1, self.left());
+        let p = Package { offset: self.next, len };
+        self.next += len;
+        Some(p)
+    }
+    /// A package of `len` work-groups from the back (for reverse-order splits).
+    pub fn take_back(&mut self, len: u64) -> Option<Package> {
+        if self.is_empty() {
+            return None;
+        }
+        let len = len.clamp(1, self.left());
+        self.end -= len;
+        Some(Package { offset: self.end, len })
+    }
+}
+
+/// Split `total` into parts proportional to `weights` that add up to `total` exactly (largest
+/// remainder). Non-finite or negative weights count as zero; all-zero weights split evenly.
+pub fn proportional_split(total: u64, weights: &[f64]) -> Vec<u64> {
+    let clean: Vec<f64> = weights
+        .iter()
+        .map(|w| if w.is_finite() && *w > 0.0 { *w } else { 0.0 })
+        .collect();
+    let sum: f64 = clean.iter().sum();
+    let clean = if sum > 0.0 { clean } else { vec![1.0; weights.len()] };
+    let sum: f64 = clean.iter().sum();
+    let exact: Vec<f64> = clean.iter().map(|w| total as f64 * w / sum).collect();
+    let mut parts: Vec<u64> = exact.iter().map(|x| x.floor() as u64).collect();
+    let mut short = total.saturating_sub(parts.iter().sum());
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by(|&i, &j| {
+        let (fi, fj) = (exact[i] - exact[i].floor(), exact[j] - exact[j].floor());
+        fj.total_cmp(&fi).then(i.cmp(&j))
+    });
+    for &i in order.iter().cycle().take(parts.len().max(1) * 2) {
+        if short == 0 {
+            break;
+        }
+        parts[i] += 1;
+        short -= 1;
+    }
+    parts
+}
+
+/// Checks shared by every balancer's `start`.
+pub(crate) fn check_setup(setup: &Setup) -> Result<()> {
+    if setup.devices.is_empty() {
+        return Err(Error::BadBalancer("no device to balance over".into()));
+    }
+    if setup.total_groups == 0 {
+        return Err(Error::BadBalancer("the NDRange has no work-group".into()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remaining_hands_out_everything_once() {
+        let mut r = Remaining::new(10);
+        assert_eq!(r.take(4), Some(Package { offset: 0, len: 4 }));
+        assert_eq!(r.take_back(3), Some(Package { offset: 7, len: 3 }));
+        assert_eq!(r.take(0), Some(Package { offset: 4, len: 1 }));
+        assert_eq!(r.take(99), Some(Package { offset: 5, len: 2 }));
+        assert_eq!(r.take(1), None);
+    }
+
+    #[test]
+    fn proportional_split_adds_up() {
+        assert_eq!(proportional_split(10, &[1.0, 1.0]), vec![5, 5]);
+        assert_eq!(proportional_split(10, &[1.0, 2.0, 2.0]), vec![2, 4, 4]);
+        assert_eq!(proportional_split(7, &[0.0, 0.0]).iter().sum::<u64>(), 7);
+        assert_eq!(proportional_split(3, &[f64::NAN, 1.0]), vec![0, 3]);
+        let p = proportional_split(1000, &[1.0, 700.0, 700.0]);
+        assert_eq!(p.iter().sum::<u64>(), 1000);
+    }
+}
+
+/// The balancer a launch uses when none is given.
+pub fn default_balancer() -> Box<dyn Balancer> {
+    Box::new(Dynamic::default())
+}

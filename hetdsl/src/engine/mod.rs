@@ -1,0 +1,274 @@
+//! The co-execution engine: the only part of hetdsl that touches OpenCL.
+//!
+//! ```text
+//! Runtime::new()            every device of every platform (filter: code or HETDSL_DEVICES)
+//!   .program(&source)       built once per platform, every device's log kept
+//!   .launch("kernel")       a Launch: NDRange, arguments with patterns, balancer
+//!   .run()                  one host thread per device; returns a Report
+//! ```
+
+mod discover;
+mod program;
+mod run;
+mod worker;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::balance::{self, Balancer};
+use crate::device::{DeviceFilter, DeviceInfo};
+use crate::error::{Error, Result};
+use crate::pattern::{Direction, Pattern};
+use crate::pod::{bytes_of, bytes_of_mut, Pod};
+use crate::report::Report;
+
+pub use program::Program;
+
+#[path = "../../../hetdsl-macros/src/flatten.rs"]
+mod flatten;
+
+/// An OpenCL C source, flattened (includes resolved) and carrying `#line` directives so that
+/// build logs name the original file and line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSource {
+    /// The root file's name, for messages.
+    pub name: String,
+    /// The flattened text handed to the compiler.
+    pub text: String,
+}
+
+impl KernelSource {
+    /// Read `path` and its `#include`s (searched beside each file, then in `include_dirs`).
+    pub fn from_file(path: impl AsRef<Path>, include_dirs: &[PathBuf]) -> Result<Self> {
+        let path = path.as_ref();
+        let flat = flatten::flatten(path, include_dirs).map_err(|e| Error::Source {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(KernelSource { name: path.display().to_string(), text: flat.text })
+    }
+
+    /// A source held in memory (already flattened); `name` is used in messages and `#line`.
+    pub fn from_text(name: impl Into<String>, text: impl Into<String>) -> Self {
+        let name = name.into();
+        let text = format!("#line 1 \"{}\"\n{}", name.replace('"', "\\\""), text.into());
+        KernelSource { name, text }
+    }
+
+    /// A source the `kernel!` macro embedded at compile time (already carries `#line`).
+    #[doc(hidden)]
+    pub fn embedded(name: &str, text: &str) -> Self {
+        KernelSource { name: name.to_string(), text: text.to_string() }
+    }
+}
+
+/// The devices hetdsl will use, discovered over every OpenCL platform.
+pub struct Runtime {
+    found: Vec<discover::Found>,
+    all: Vec<DeviceInfo>,
+}
+
+impl Runtime {
+    /// Every device found, or those `HETDSL_DEVICES` selects.
+    pub fn new() -> Result<Self> {
+        Self::with_filter(DeviceFilter::All)
+    }
+
+    /// The devices `filter` selects; `HETDSL_DEVICES`, when set, overrides it.
+    pub fn with_filter(filter: DeviceFilter) -> Result<Self> {
+        let filter = DeviceFilter::from_env()?.unwrap_or(filter);
+        let found = discover::discover()?;
+        let all: Vec<DeviceInfo> = found.iter().map(|f| f.info.clone()).collect();
+        let keep: Vec<usize> = filter.select(&all)?.iter().map(|d| d.index).collect();
+        let found: Vec<_> = found.into_iter().filter(|f| keep.contains(&f.info.index)).collect();
+        Ok(Runtime { found, all })
+    }
+
+    /// The selected devices. Their `index` is their place in the unified list of every device.
+    pub fn devices(&self) -> Vec<DeviceInfo> {
+        self.found.iter().map(|f| f.info.clone()).collect()
+    }
+
+    /// Every device of the machine, selected or not.
+    pub fn all_devices(&self) -> &[DeviceInfo] {
+        &self.all
+    }
+
+    /// Build `source` for the selected devices (once per platform).
+    pub fn program(&self, source: &KernelSource) -> Result<Program> {
+        Program::build(&self.found, source, "")
+    }
+
+    /// Build with extra compiler options (e.g. `-D N=4`).
+    pub fn program_with_options(&self, source: &KernelSource, options: &str) -> Result<Program> {
+        Program::build(&self.found, source, options)
+    }
+}
+
+/// One kernel argument, in the kernel's argument order.
+pub enum Arg<'a> {
+    /// A buffer read by the kernel.
+    In { bytes: &'a [u8], elem: usize, pattern: Pattern },
+    /// A buffer written (`Out`) or read and written (`InOut`) by the kernel.
+    Out { bytes: &'a mut [u8], elem: usize, pattern: Pattern, dir: Direction },
+    /// A value passed by copy.
+    Scalar(Vec<u8>),
+    /// A `__local` buffer of this many bytes per work-group.
+    Local(usize),
+}
+
+impl std::fmt::Debug for Arg<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Arg::In { bytes, elem, pattern } => write!(f, "In({} B, elem {elem}, {pattern})", bytes.len()),
+            Arg::Out { bytes, elem, pattern, dir } => {
+                write!(f, "{dir:?}({} B, elem {elem}, {pattern})", bytes.len())
+            }
+            Arg::Scalar(b) => write!(f, "Scalar({} B)", b.len()),
+            Arg::Local(n) => write!(f, "Local({n} B)"),
+        }
+    }
+}
+
+/// Faults injected on purpose, to test recovery (issue 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Device `device` fails its `package`-th package (0-based) with an OpenCL error.
+    Fail { device: usize, package: usize },
+    /// Device `device` never completes its `package`-th package.
+    Hang { device: usize, package: usize },
+    /// Device `device` runs every package `factor` times slower (sleeps after each).
+    Slow { device: usize, factor: u32 },
+}
+
+/// A kernel launch over every device of a [`Program`]; build it, then [`Launch::run`].
+pub struct Launch<'a> {
+    pub(crate) program: &'a Program,
+    pub(crate) kernel: String,
+    pub(crate) global: Vec<usize>,
+    pub(crate) local: Vec<usize>,
+    pub(crate) args: Vec<Arg<'a>>,
+    pub(crate) balancer: Option<Box<dyn Balancer>>,
+    pub(crate) devices: Option<Vec<usize>>,
+    pub(crate) faults: Vec<Fault>,
+    pub(crate) watchdog: WatchdogConfig,
+    pub(crate) warmup: bool,
+}
+
+/// When a device is declared hung: its package has run longer than `factor` times the time
+/// its measured speed predicts, and at least `min`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WatchdogConfig {
+    pub factor: f64,
+    pub min: Duration,
+}
+
+impl Default for WatchdogConfig {
+    fn default() -> Self {
+        WatchdogConfig { factor: 20.0, min: Duration::from_secs(10) }
+    }
+}
+
+impl<'a> Launch<'a> {
+    pub(crate) fn new(program: &'a Program, kernel: &str) -> Self {
+        Launch {
+            program,
+            kernel: kernel.to_string(),
+            global: Vec::new(),
+            local: Vec::new(),
+            args: Vec::new(),
+            balancer: None,
+            devices: None,
+            faults: Vec::new(),
+            watchdog: WatchdogConfig::default(),
+            warmup: true,
+        }
+    }
+
+    /// The global NDRange: `[n]` or `[width, height]`.
+    pub fn global(mut self, sizes: &[usize]) -> Self {
+        self.global = sizes.to_vec();
+        self
+    }
+
+    /// The work-group size, with as many dimensions as the NDRange.
+    pub fn local(mut self, sizes: &[usize]) -> Self {
+        self.local = sizes.to_vec();
+        self
+    }
+
+    /// A buffer the kernel reads, split by `pattern` (or [`Pattern::Whole`]).
+    pub fn input<T: Pod>(mut self, data: &'a [T], pattern: Pattern) -> Self {
+        self.args.push(Arg::In { bytes: bytes_of(data), elem: size_of::<T>(), pattern });
+        self
+    }
+
+    /// A buffer the kernel writes, split by `pattern`.
+    pub fn output<T: Pod>(mut self, data: &'a mut [T], pattern: Pattern) -> Self {
+        let elem = size_of::<T>();
+        self.args.push(Arg::Out { bytes: bytes_of_mut(data), elem, pattern, dir: Direction::Out });
+        self
+    }
+
+    /// A buffer the kernel reads and writes, split by `pattern`.
+    pub fn inout<T: Pod>(mut self, data: &'a mut [T], pattern: Pattern) -> Self {
+        let elem = size_of::<T>();
+        self.args.push(Arg::Out { bytes: bytes_of_mut(data), elem, pattern, dir: Direction::InOut });
+        self
+    }
+
+    /// A value passed by copy.
+    pub fn scalar<T: Pod>(mut self, value: T) -> Self {
+        self.args.push(Arg::Scalar(bytes_of(std::slice::from_ref(&value)).to_vec()));
+        self
+    }
+
+    /// A `__local` buffer of `count` elements of `T` per work-group.
+    pub fn local_buffer<T: Pod>(mut self, count: usize) -> Self {
+        self.args.push(Arg::Local(count * size_of::<T>()));
+        self
+    }
+
+    /// Any argument (what the macros generate).
+    pub fn arg(mut self, arg: Arg<'a>) -> Self {
+        self.args.push(arg);
+        self
+    }
+
+    /// The balancer; the default is [`balance::default_balancer`].
+    pub fn balancer(mut self, balancer: Box<dyn Balancer>) -> Self {
+        self.balancer = Some(balancer);
+        self
+    }
+
+    /// Run on these devices only (positions in [`Program::devices`]).
+    pub fn on_devices(mut self, devices: &[usize]) -> Self {
+        self.devices = Some(devices.to_vec());
+        self
+    }
+
+    /// Inject a fault (testing).
+    pub fn inject(mut self, fault: Fault) -> Self {
+        self.faults.push(fault);
+        self
+    }
+
+    /// How long a package may run before its device is declared hung.
+    pub fn watchdog(mut self, config: WatchdogConfig) -> Self {
+        self.watchdog = config;
+        self
+    }
+
+    /// Whether to launch one work-group per device before timing (default: yes), so that
+    /// just-in-time compilation (PoCL compiles at the first launch) does not skew balancing.
+    pub fn warmup(mut self, on: bool) -> Self {
+        self.warmup = on;
+        self
+    }
+
+    /// Co-execute. Outputs are complete and correct when this returns `Ok`.
+    pub fn run(mut self) -> Result<Report> {
+        let balancer = self.balancer.take().unwrap_or_else(balance::default_balancer);
+        run::execute(self, balancer)
+    }
+}

@@ -1,0 +1,1 @@
+//! One host thread per device.

@@ -1,0 +1,100 @@
+//! The one error type of the crate. Every mistake a user can make, and every failure a device can
+//! have, ends here as a value: nothing on a user-reachable path panics.
+
+use std::fmt;
+
+/// An OpenCL status code, displayed with its symbolic name (`CL_OUT_OF_RESOURCES`, …).
+pub use opencl3::error_codes::ClError;
+
+/// Where a failure happened, for messages that say what to fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceFault {
+    /// Index of the device in the run's device list.
+    pub device: usize,
+    /// Its name as the driver reports it.
+    pub name: String,
+    /// What went wrong there.
+    pub reason: String,
+}
+
+impl fmt::Display for DeviceFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "device {} ({}): {}", self.device, self.name, self.reason)
+    }
+}
+
+/// Every error hetdsl returns.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No OpenCL runtime could be loaded, or it lists no platform.
+    #[error("no OpenCL platform found ({0}); install an OpenCL driver, e.g. `apt-get install pocl-opencl-icd ocl-icd-libopencl1`")]
+    NoPlatform(ClError),
+
+    /// The device filter (code or `HETDSL_DEVICES`) selected nothing.
+    #[error("no device matches `{filter}`; devices found: {found}")]
+    NoDeviceMatches { filter: String, found: String },
+
+    /// `HETDSL_DEVICES` or a filter string could not be read.
+    #[error("invalid device filter `{0}`: expected `all`, `cpu`, `gpu`, `accelerator` or a comma-separated list of device indices such as `0,2`")]
+    BadDeviceFilter(String),
+
+    /// The kernel source failed to compile on at least one device. `log` holds every failing
+    /// device's build log; thanks to `#line` directives it names the original file and line.
+    #[error("kernel source `{file}` failed to build:\n{log}")]
+    Build { file: String, log: String },
+
+    /// A kernel source file or include could not be read.
+    #[error("cannot read kernel source `{path}`: {reason}")]
+    Source { path: String, reason: String },
+
+    /// The kernel named is not in the program.
+    #[error("kernel `{name}` is not defined in `{file}`; kernels there: {available}")]
+    NoSuchKernel { name: String, file: String, available: String },
+
+    /// The NDRange / work-group geometry is unusable.
+    #[error("invalid NDRange: {0}")]
+    BadRange(String),
+
+    /// An argument does not fit the kernel or its pattern.
+    #[error("argument {index}: {reason}")]
+    BadArgument { index: usize, reason: String },
+
+    /// A resource limit of a device would be exceeded.
+    #[error("device {device} ({name}) cannot run this: {reason}")]
+    DeviceLimit { device: usize, name: String, reason: String },
+
+    /// The balancer configuration is invalid.
+    #[error("invalid balancer configuration: {0}")]
+    BadBalancer(String),
+
+    /// Every device failed; the run's output is incomplete. Each device's fault is listed.
+    #[error("every device failed, output incomplete:\n{}", list_faults(.0))]
+    AllDevicesFailed(Vec<DeviceFault>),
+
+    /// An OpenCL call failed outside a package (context, queue, buffer creation…).
+    #[error("OpenCL call `{call}` failed: {code}")]
+    Cl { call: &'static str, code: ClError },
+
+    /// Writing a report, plot or image failed.
+    #[error("I/O error on `{path}`: {reason}")]
+    Io { path: String, reason: String },
+}
+
+fn list_faults(faults: &[DeviceFault]) -> String {
+    faults.iter().map(|f| format!("  {f}")).collect::<Vec<_>>().join("\n")
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Attach the name of the OpenCL call to a status code.
+pub(crate) trait ClContext<T> {
+    fn call(self, call: &'static str) -> Result<T>;
+}
+
+impl<T> ClContext<T> for std::result::Result<T, ClError> {
+    fn call(self, call: &'static str) -> Result<T> {
+        self.map_err(|code| Error::Cl { call, code })
+    }
+}

@@ -1,0 +1,28 @@
+//! # hetdsl
+//!
+//! Run one data-parallel OpenCL kernel on every device of a heterogeneous machine at once (every
+//! CPU and GPU of every OpenCL platform), load-balanced with no tuning: the NDRange is split
+//! into packages of work-groups, the packages go to the devices as the balancer decides
+//! (Sigmoid by default), the outputs are merged in place, and a [`Report`] says how well the
+//! devices were used.
+//!
+//! Map of the crate:
+//! - pure parts (numbers in, numbers out): [`balance`] (the balancers), [`pattern`],
+//!   [`report`] (metrics), [`device`] (device descriptions and filters);
+//! - [`engine`]: the only part that touches OpenCL.
+
+pub mod balance;
+pub mod device;
+pub mod engine;
+pub mod error;
+pub mod pattern;
+pub mod pod;
+pub mod report;
+
+pub use balance::{Balancer, Package};
+pub use device::{DeviceFilter, DeviceInfo};
+pub use engine::{Arg, Fault, KernelSource, Launch, Program, Runtime, WatchdogConfig};
+pub use error::{Error, Result};
+pub use pattern::{Direction, Pattern};
+pub use pod::Pod;
+pub use report::Report;

@@ -1,0 +1,167 @@
+//! Partition patterns (EngineCL, seed 001): how a buffer's elements map onto work-items.
+//!
+//! A pattern `a:b` says that every `b` work-items own `a` elements of the buffer, so a package of
+//! work-items `[o, o+n)` touches elements `[a·o/b, a·(o+n)/b)`. Binomial's output is `1:255`
+//! (one result per work-group of 255), Mandelbrot's is `4:1` (four pixels per work-item), most
+//! buffers are `1:1`. `Whole` buffers are not split: every device gets all of them (NBody
+//! positions, a blur's image with its halo, ray-tracer scenes).
+//!
+//! Pure: numbers in, numbers out.
+
+use std::fmt;
+use std::ops::Range;
+
+/// How one buffer argument is split among packages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Pattern {
+    /// `a` elements for every `b` work-items.
+    Ratio { a: u64, b: u64 },
+    /// The whole buffer goes to every device.
+    Whole,
+}
+
+impl Pattern {
+    /// `1:1`, one element per work-item.
+    pub const ONE_TO_ONE: Pattern = Pattern::Ratio { a: 1, b: 1 };
+
+    /// The pattern `a:b`; `None` if either side is zero.
+    pub const fn ratio(a: u64, b: u64) -> Option<Pattern> {
+        if a == 0 || b == 0 {
+            None
+        } else {
+            Some(Pattern::Ratio { a, b })
+        }
+    }
+
+    /// The elements touched by work-items `[first_item, first_item + items)`. `Whole` touches the
+    /// whole buffer of `len` elements.
+    pub fn elements(&self, first_item: u64, items: u64, len: u64) -> Range<u64> {
+        match *self {
+            Pattern::Ratio { a, b } => {
+                let start = (a as u128 * first_item as u128 / b as u128) as u64;
+                let end = (a as u128 * (first_item + items) as u128 / b as u128) as u64;
+                start..end
+            }
+            Pattern::Whole => 0..len,
+        }
+    }
+
+    /// How many elements a buffer with this pattern must hold for `total_items` work-items.
+    pub fn required_len(&self, total_items: u64) -> Option<u64> {
+        match *self {
+            Pattern::Ratio { a, b } => {
+                let n = a as u128 * total_items as u128;
+                (n % b as u128 == 0).then(|| (n / b as u128) as u64)
+            }
+            Pattern::Whole => None,
+        }
+    }
+
+    /// Checks that every package boundary (a multiple of `items_per_group` work-items) falls on
+    /// a whole element, so that no element is shared by two packages. Returns the reason if not.
+    pub fn check_granularity(&self, items_per_group: u64) -> Result<(), String> {
+        match *self {
+            Pattern::Ratio { a, b } if (a as u128 * items_per_group as u128) % b as u128 != 0 => {
+                Err(format!(
+                    "pattern {self} splits a work-group of {items_per_group} work-items into \
+                     {a}·{items_per_group}/{b} elements, which is not whole; the work-group size \
+                     times {a} must be a multiple of {b}"
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pattern::Ratio { a, b } => write!(f, "{a}:{b}"),
+            Pattern::Whole => f.write_str("whole"),
+        }
+    }
+}
+
+impl std::str::FromStr for Pattern {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if s == "whole" {
+            return Ok(Pattern::Whole);
+        }
+        let (a, b) = s
+            .split_once(':')
+            .ok_or_else(|| format!("pattern `{s}` is neither `whole` nor `a:b`"))?;
+        let parse = |t: &str| {
+            t.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("pattern `{s}`: `{t}` is not a positive integer"))
+        };
+        Pattern::ratio(parse(a)?, parse(b)?).ok_or_else(|| format!("pattern `{s}` has a zero side"))
+    }
+}
+
+/// Direction of a buffer argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Direction {
+    /// Read by the kernel only.
+    In,
+    /// Written by the kernel only.
+    Out,
+    /// Read and written.
+    InOut,
+}
+
+impl Direction {
+    pub fn reads(self) -> bool {
+        matches!(self, Direction::In | Direction::InOut)
+    }
+    pub fn writes(self) -> bool {
+        matches!(self, Direction::Out | Direction::InOut)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios_map_item_ranges_to_element_ranges() {
+        let p = Pattern::ratio(1, 255).unwrap();
+        assert_eq!(p.elements(255 * 3, 255 * 2, 0), 3..5);
+        let m = Pattern::ratio(4, 1).unwrap();
+        assert_eq!(m.elements(10, 5, 0), 40..60);
+        assert_eq!(Pattern::ONE_TO_ONE.elements(7, 3, 0), 7..10);
+        assert_eq!(Pattern::Whole.elements(7, 3, 99), 0..99);
+    }
+
+    #[test]
+    fn adjacent_packages_tile_the_buffer() {
+        let p = Pattern::ratio(3, 8).unwrap();
+        let lws = 16;
+        let mut next = 0;
+        for (o, n) in [(0, 2), (2, 5), (7, 1)] {
+            let r = p.elements(o * lws, n * lws, 0);
+            assert_eq!(r.start, next);
+            next = r.end;
+        }
+        assert_eq!(Some(next), p.required_len(8 * lws));
+    }
+
+    #[test]
+    fn granularity_rejects_fractional_elements() {
+        assert!(Pattern::ratio(1, 255).unwrap().check_granularity(255).is_ok());
+        assert!(Pattern::ratio(1, 255).unwrap().check_granularity(256).is_err());
+        assert!(Pattern::ratio(4, 1).unwrap().check_granularity(3).is_ok());
+    }
+
+    #[test]
+    fn parses_and_prints() {
+        for s in ["1:1", "1:255", "4:1", "whole"] {
+            assert_eq!(s.parse::<Pattern>().unwrap().to_string(), s);
+        }
+        assert!("0:1".parse::<Pattern>().is_err());
+        assert!("x".parse::<Pattern>().is_err());
+        assert!(Pattern::ratio(1, 0).is_none());
+    }
+}

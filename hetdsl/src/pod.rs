@@ -1,0 +1,28 @@
+//! Plain data that may be copied byte for byte to and from a device.
+
+/// A type whose values are plain bytes with no padding-dependent meaning, no pointers and no
+/// invalid bit patterns, so a kernel may read and write them.
+///
+/// # Safety
+/// Implement only for `#[repr(C)]` (or primitive) types made of `Pod` fields, every bit pattern
+/// of which is a valid value. The `kernel!` macro checks a struct's layout against the OpenCL
+/// declaration and implements this trait for it.
+pub unsafe trait Pod: Copy + Send + Sync + 'static {}
+
+macro_rules! pod {
+    ($($t:ty),*) => { $(unsafe impl Pod for $t {})* };
+}
+pod!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
+
+/// The bytes of a slice of plain data.
+pub(crate) fn bytes_of<T: Pod>(s: &[T]) -> &[u8] {
+    // SAFETY: T is Pod, so every byte of the slice is initialised plain data.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}
+
+/// The bytes of a mutable slice of plain data.
+pub(crate) fn bytes_of_mut<T: Pod>(s: &mut [T]) -> &mut [u8] {
+    // SAFETY: T is Pod: any bytes written are a valid T.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}

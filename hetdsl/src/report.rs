@@ -1,0 +1,156 @@
+//! What a run reports, and the metrics of seed 001 §IV / seed 000 §5. Pure: numbers in,
+//! numbers out; the engine fills a [`Report`], the simulator computes the same metrics.
+
+use crate::balance::{DeviceKind, Package};
+
+/// One package as it ran.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PackageTrace {
+    pub device: usize,
+    /// Work-groups (rows of work-groups for 2-D ranges).
+    pub package: Package,
+    /// Host seconds since the run began: handed out, and completion seen.
+    pub host_start: f64,
+    pub host_end: f64,
+    /// Kernel time measured by the device's profiling clock, in seconds.
+    pub kernel_seconds: Option<f64>,
+}
+
+/// One device's share of a run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceReport {
+    pub index: usize,
+    pub name: String,
+    pub kind: DeviceKind,
+    pub packages: usize,
+    pub groups: u64,
+    /// Sum of kernel times of its packages, in seconds.
+    pub busy_seconds: f64,
+    /// When its last package completed, seconds since the run began (0 if it ran none).
+    pub finish_seconds: f64,
+    /// Why it stopped early, if it faulted.
+    pub fault: Option<String>,
+}
+
+/// Everything a run measured. Serialisable to JSON.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Report {
+    pub kernel: String,
+    pub balancer: String,
+    pub total_groups: u64,
+    pub devices: Vec<DeviceReport>,
+    pub trace: Vec<PackageTrace>,
+    /// Transfers + compute, seconds: from the first package handed out to the last output merged.
+    pub roi_seconds: f64,
+    /// Whole call including set-up (queues, buffers, kernels) and release, seconds.
+    pub binary_seconds: f64,
+    /// T_first_device_done / T_last_device_done over the devices that ran work.
+    pub balance: f64,
+    /// Filled by [`Report::compare_with_single_device`] once single-device times are known.
+    pub speedup: Option<f64>,
+    pub smax: Option<f64>,
+    pub efficiency: Option<f64>,
+    /// Packages that failed and were run again elsewhere: (device, package, reason).
+    pub faults: Vec<(usize, Package, String)>,
+}
+
+/// balance = first device done / last device done (1 is perfect). Devices that finished at 0
+/// (ran nothing) are ignored; with no finished device the balance is 1.
+pub fn balance(finish_seconds: &[f64]) -> f64 {
+    let done: Vec<f64> = finish_seconds.iter().copied().filter(|t| *t > 0.0).collect();
+    if done.is_empty() {
+        return 1.0;
+    }
+    let first = done.iter().copied().fold(f64::INFINITY, f64::min);
+    let last = done.iter().copied().fold(0.0, f64::max);
+    first / last
+}
+
+/// Smax = Σ_i T_fastest / T_i, with T_i each device alone on the whole problem.
+pub fn smax(single_device_seconds: &[f64]) -> f64 {
+    let fastest = single_device_seconds.iter().copied().fold(f64::INFINITY, f64::min);
+    single_device_seconds.iter().map(|t| fastest / t).sum()
+}
+
+/// speedup = T_fastest_alone / T_coexec.
+pub fn speedup(single_device_seconds: &[f64], coexec_seconds: f64) -> f64 {
+    let fastest = single_device_seconds.iter().copied().fold(f64::INFINITY, f64::min);
+    fastest / coexec_seconds
+}
+
+impl Report {
+    /// Fill speedup, Smax and efficiency from each device's time alone on the whole problem
+    /// (ROI times, indexed like `devices`).
+    pub fn compare_with_single_device(&mut self, single_device_seconds: &[f64]) {
+        let s = speedup(single_device_seconds, self.roi_seconds);
+        let m = smax(single_device_seconds);
+        self.speedup = Some(s);
+        self.smax = Some(m);
+        self.efficiency = Some(s / m);
+    }
+
+    /// A plain-text table: one row per device, then the run's figures.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "kernel {} | balancer {} | {} work-groups\n{:<4} {:<44} {:>5} {:>9} {:>9} {:>11} {:>11}  {}\n",
+            self.kernel,
+            self.balancer,
+            self.total_groups,
+            "dev",
+            "name",
+            "kind",
+            "packages",
+            "groups",
+            "busy ms",
+            "finish ms",
+            "fault"
+        );
+        for d in &self.devices {
+            let name: String = d.name.chars().take(44).collect();
+            out += &format!(
+                "{:<4} {:<44} {:>5} {:>9} {:>9} {:>11.3} {:>11.3}  {}\n",
+                d.index,
+                name,
+                format!("{:?}", d.kind).to_lowercase(),
+                d.packages,
+                d.groups,
+                d.busy_seconds * 1e3,
+                d.finish_seconds * 1e3,
+                d.fault.as_deref().unwrap_or("-")
+            );
+        }
+        out += &format!(
+            "ROI {:.3} ms | binary {:.3} ms | balance {:.3}",
+            self.roi_seconds * 1e3,
+            self.binary_seconds * 1e3,
+            self.balance
+        );
+        if let (Some(s), Some(m), Some(e)) = (self.speedup, self.smax, self.efficiency) {
+            out += &format!(" | speedup {s:.3} | Smax {m:.3} | efficiency {e:.3}");
+        }
+        if !self.faults.is_empty() {
+            out += &format!(" | {} package(s) re-run after faults", self.faults.len());
+        }
+        out
+    }
+
+    /// The report as JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report has no non-string map keys")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_follow_the_definitions() {
+        assert_eq!(balance(&[2.0, 4.0]), 0.5);
+        assert_eq!(balance(&[0.0, 4.0]), 1.0);
+        assert_eq!(balance(&[]), 1.0);
+        // Device 0 alone 1 s, device 1 alone 3 s: Smax = 1 + 1/3.
+        assert!((smax(&[1.0, 3.0]) - 4.0 / 3.0).abs() < 1e-12);
+        assert!((speedup(&[1.0, 3.0], 0.8) - 1.25).abs() < 1e-12);
+    }
+}
