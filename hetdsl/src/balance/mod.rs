@@ -16,10 +16,25 @@
 //! And what every balancer guarantees: each work-group in `0..total_groups` is handed out exactly
 //! once, no package is empty, and once every device has answered `Done` nothing is left.
 
+mod adaptive;
 mod dynamic;
+mod hguided;
+mod linear;
+mod minmax;
+mod model;
+pub mod probe;
+mod sigmoid;
+pub mod spec;
+mod speeds;
 mod static_split;
 
+pub use adaptive::{Adaptive, AdaptiveRule};
 pub use dynamic::Dynamic;
+pub use hguided::{HGuided, PerDevice};
+pub use linear::{LinearTwoPoint, TwoPointRule};
+pub use minmax::{MinMax, MinMaxRule};
+pub use sigmoid::{Sigmoid, SigmoidParams};
+pub use spec::{BalancerSpec, NAMES};
 pub use static_split::Static;
 
 use crate::error::{Error, Result};
@@ -111,7 +126,10 @@ pub struct Remaining {
 
 impl Remaining {
     pub fn new(total_groups: u64) -> Self {
-        Remaining { next: 0, end: total_groups }
+        Remaining {
+            next: 0,
+            end: total_groups,
+        }
     }
     /// Gr: work-groups not yet handed out.
     pub fn left(&self) -> u64 {
@@ -126,7 +144,10 @@ impl Remaining {
             return None;
         }
         let len = len.clamp(1, self.left());
-        let p = Package { offset: self.next, len };
+        let p = Package {
+            offset: self.next,
+            len,
+        };
         self.next += len;
         Some(p)
     }
@@ -137,7 +158,10 @@ impl Remaining {
         }
         let len = len.clamp(1, self.left());
         self.end -= len;
-        Some(Package { offset: self.end, len })
+        Some(Package {
+            offset: self.end,
+            len,
+        })
     }
 }
 
@@ -149,7 +173,11 @@ pub fn proportional_split(total: u64, weights: &[f64]) -> Vec<u64> {
         .map(|w| if w.is_finite() && *w > 0.0 { *w } else { 0.0 })
         .collect();
     let sum: f64 = clean.iter().sum();
-    let clean = if sum > 0.0 { clean } else { vec![1.0; weights.len()] };
+    let clean = if sum > 0.0 {
+        clean
+    } else {
+        vec![1.0; weights.len()]
+    };
     let sum: f64 = clean.iter().sum();
     let exact: Vec<f64> = clean.iter().map(|w| total as f64 * w / sum).collect();
     let mut parts: Vec<u64> = exact.iter().map(|x| x.floor() as u64).collect();
@@ -205,7 +233,8 @@ mod tests {
     }
 }
 
-/// The balancer a launch uses when none is given.
+/// The balancer a launch uses when none is given: Sigmoid with the probe-and-horizon guard
+/// (see [`Sigmoid`]; `sigmoid-faithful` selects the paper's exact algorithm).
 pub fn default_balancer() -> Box<dyn Balancer> {
-    Box::new(Dynamic::default())
+    Box::new(Sigmoid::guarded())
 }

@@ -1,0 +1,302 @@
+//! Sigmoid (seed 000, Algorithm 1): package sizes that follow a logistic curve of the work left,
+//! weighted by each device's measured speed, with a slope that turns gentle for good once the
+//! kernel shows itself irregular, and two lower bounds (imbalance and occupancy).
+//!
+//! Per package for device j, with x work-groups left out of G, N devices, speeds S (work-groups
+//! per second, the mean of the last 3 packages) and t seconds since the run began:
+//!
+//! ```text
+//! f(x)   = G/(2N) · (1 − e^{−6kx/G}) / (1 + e^{−6kx/G})        (= G/(2N) · tanh(3kx/G))
+//! first  = f(x) · S_j/S_T                                         (Algorithm 1, line 5)
+//! later  = max(f(x) · S_j/S_T, p·t·S_j, oc_j)                     (line 16)
+//! k      = k_r = 2 until σ(S_j)/S_j > d = 0.25 on any device, then k_i = 0.5 for good
+//! ```
+//!
+//! with p = 0.05 and oc_j the occupancy lower bound ([`DeviceProfile::min_groups`]). The first
+//! speeds are nominal GFLOP/s, rescaled onto the measured scale as measurements arrive (see
+//! `speeds.rs`). Sizes are floored to whole work-groups, at least 1 and at most x. σ is the
+//! population standard deviation of the same (up to 3) speeds the mean is taken over.
+//!
+//! # The probe-and-horizon guard (our extension, on by default)
+//!
+//! Nominal GFLOP/s can be far off for a given kernel: on the H200 machine the 16-core CPU looks
+//! 31× slower than the GPU on paper and is 700× slower on Mandelbrot, so the faithful first CPU
+//! package runs several times longer than the GPU needs for the whole problem. The guard adds
+//! two rules and leaves the curve alone:
+//!
+//! 1. **Probe.** A device that has no measured speed yet gets one occupancy-bound package
+//!    (`oc_j` work-groups: the fewest that fill it, so its speed is representative) instead of a
+//!    nominal-speed share. Nothing large is committed before the device's real speed is known.
+//! 2. **Horizon.** From measured speeds and the packages still running, predict when the whole
+//!    run would end if the work left were spread so that every device finishes together (the
+//!    min–max point of `model.rs`). A package is cut so that it is predicted to end by then (never
+//!    below `oc_j`). If even `oc_j` work-groups would end later, and later than the other devices
+//!    would need to finish everything without this one, the device is told
+//!    [`Next::Wait`](super::Next::Wait) — only while another device is running, so the run
+//!    always progresses. A device hundreds of times slower therefore only takes work it can
+//!    finish before the fast ones.
+//!
+//! [`Sigmoid::faithful`] keeps the paper's algorithm exactly, without the guard.
+
+use super::model::{common_finish, LinearTime};
+use super::speeds::SpeedBook;
+use super::{check_setup, Balancer, Completion, DeviceProfile, Next, Package, Remaining, Setup};
+use crate::error::{Error, Result};
+
+/// The paper's constants (seed 000 §3.4); all have defaults, none needs tuning.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SigmoidParams {
+    /// Slope while the kernel looks regular (k_r = 2).
+    pub k_regular: f64,
+    /// Slope once the kernel has shown itself irregular (k_i = 0.5).
+    pub k_irregular: f64,
+    /// Irregularity threshold d on σ(S_j)/S_j (0.25).
+    pub irregularity: f64,
+    /// Maximum imbalance p: packages of at least p·t·S_j (0.05).
+    pub max_imbalance: f64,
+    /// Packages a device's speed is averaged over (3).
+    pub history: usize,
+}
+
+impl Default for SigmoidParams {
+    fn default() -> Self {
+        SigmoidParams {
+            k_regular: 2.0,
+            k_irregular: 0.5,
+            irregularity: 0.25,
+            max_imbalance: 0.05,
+            history: 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Running {
+    package: Package,
+    since: f64,
+}
+
+/// The Sigmoid balancer. [`Sigmoid::default`] is the guarded form, [`Sigmoid::faithful`] the
+/// paper's.
+#[derive(Debug, Clone)]
+pub struct Sigmoid {
+    params: SigmoidParams,
+    guarded: bool,
+    total: u64,
+    occupancy: Vec<u64>,
+    left: Remaining,
+    speeds: SpeedBook,
+    irregular: bool,
+    alive: Vec<bool>,
+    running: Vec<Option<Running>>,
+    handed_first: Vec<bool>,
+}
+
+impl Default for Sigmoid {
+    fn default() -> Self {
+        Self::guarded()
+    }
+}
+
+impl Sigmoid {
+    /// Sigmoid with the probe-and-horizon guard (the default balancer).
+    pub fn guarded() -> Self {
+        Self::new(SigmoidParams::default(), true)
+    }
+    /// Sigmoid exactly as seed 000 Algorithm 1.
+    pub fn faithful() -> Self {
+        Self::new(SigmoidParams::default(), false)
+    }
+    /// Other constants, with or without the guard.
+    pub fn new(params: SigmoidParams, guarded: bool) -> Self {
+        Sigmoid {
+            params,
+            guarded,
+            total: 0,
+            occupancy: Vec::new(),
+            left: Remaining::default(),
+            speeds: SpeedBook::default(),
+            irregular: false,
+            alive: Vec::new(),
+            running: Vec::new(),
+            handed_first: Vec::new(),
+        }
+    }
+
+    fn slope(&self) -> f64 {
+        if self.irregular {
+            self.params.k_irregular
+        } else {
+            self.params.k_regular
+        }
+    }
+
+    fn live(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.alive.len()).filter(|&d| self.alive[d])
+    }
+
+    /// f(x) · S_j / S_T, in (fractional) work-groups.
+    fn curve_size(&self, device: usize) -> f64 {
+        let g = self.total as f64;
+        let n = self.live().count().max(1) as f64;
+        let x = self.left.left() as f64;
+        let e = (-6.0 * self.slope() * x / g).exp();
+        let f = g / (2.0 * n) * (1.0 - e) / (1.0 + e);
+        let total_speed: f64 = self.live().map(|d| self.speeds.speed(d)).sum();
+        f * self.speeds.speed(device) / total_speed
+    }
+
+    /// Line 16: the curve, the imbalance bound p·t·S_j and the occupancy bound.
+    fn bounded_size(&self, device: usize, now: f64) -> f64 {
+        let imbalance = self.params.max_imbalance * now * self.speeds.speed(device);
+        self.curve_size(device)
+            .max(imbalance)
+            .max(self.occupancy[device] as f64)
+    }
+
+    /// The horizon rule: `Some(cap)` on the package size, or `None` to wait.
+    fn horizon_cap(&self, device: usize, now: f64) -> Option<f64> {
+        let model = |d: usize| {
+            let speed = self.speeds.speed(d);
+            let ready = match self.running[d] {
+                Some(r) if d != device => (r.since + r.package.len as f64 / speed - now).max(0.0),
+                _ => 0.0,
+            };
+            LinearTime {
+                ready,
+                fixed: 0.0,
+                per_group: 1.0 / speed,
+            }
+        };
+        let left = self.left.left() as f64;
+        let with_me: Vec<Option<LinearTime>> = (0..self.alive.len())
+            .map(|d| self.alive[d].then(|| model(d)))
+            .collect();
+        let speed = self.speeds.speed(device);
+        let occupancy = self.occupancy[device] as f64;
+        let Some(end) = common_finish(left, &with_me) else {
+            return Some(f64::INFINITY);
+        };
+        let cap = (end * speed).floor();
+        if cap >= occupancy {
+            return Some(cap);
+        }
+        let others_running = self
+            .live()
+            .any(|d| d != device && self.running[d].is_some());
+        if !others_running {
+            return Some(occupancy);
+        }
+        let without_me: Vec<Option<LinearTime>> = with_me
+            .iter()
+            .enumerate()
+            .map(|(d, m)| if d == device { None } else { *m })
+            .collect();
+        let others_end = common_finish(left, &without_me).unwrap_or(f64::INFINITY);
+        // A package below the occupancy bound takes as long as a full one.
+        (occupancy / speed <= others_end).then_some(occupancy)
+    }
+}
+
+impl Balancer for Sigmoid {
+    fn name(&self) -> String {
+        if self.guarded {
+            "sigmoid".into()
+        } else {
+            "sigmoid-faithful".into()
+        }
+    }
+
+    fn start(&mut self, setup: &Setup) -> Result<()> {
+        check_setup(setup)?;
+        let p = &self.params;
+        let sane = |x: f64| x.is_finite() && x > 0.0;
+        if !(sane(p.k_regular)
+            && sane(p.k_irregular)
+            && sane(p.irregularity)
+            && p.max_imbalance >= 0.0)
+            || p.history == 0
+        {
+            return Err(Error::BadBalancer(format!(
+                "sigmoid parameters out of range: {p:?}"
+            )));
+        }
+        let n = setup.devices.len();
+        let nominal: Vec<f64> = setup.devices.iter().map(|d| d.nominal_gflops).collect();
+        self.total = setup.total_groups;
+        self.occupancy = setup
+            .devices
+            .iter()
+            .map(|d: &DeviceProfile| d.min_groups.max(1))
+            .collect();
+        self.left = Remaining::new(setup.total_groups);
+        self.speeds = SpeedBook::new(&nominal, p.history);
+        self.irregular = false;
+        self.alive = vec![true; n];
+        self.running = vec![None; n];
+        self.handed_first = vec![false; n];
+        Ok(())
+    }
+
+    fn next(&mut self, device: usize, now: f64) -> Next {
+        if !self.alive.get(device).copied().unwrap_or(false) || self.left.is_empty() {
+            return Next::Done;
+        }
+        let size = if !self.guarded {
+            if self.handed_first[device] {
+                self.bounded_size(device, now)
+            } else {
+                self.curve_size(device)
+            }
+        } else if self.speeds.measured(device).is_none() {
+            self.occupancy[device] as f64
+        } else {
+            match self.horizon_cap(device, now) {
+                Some(cap) => self
+                    .bounded_size(device, now)
+                    .min(cap.max(self.occupancy[device] as f64)),
+                None => return Next::Wait,
+            }
+        };
+        let len = if size.is_finite() {
+            size.floor() as u64
+        } else {
+            1
+        };
+        let Some(package) = self.left.take(len) else {
+            return Next::Done;
+        };
+        self.handed_first[device] = true;
+        self.running[device] = Some(Running {
+            package,
+            since: now,
+        });
+        Next::Run(package)
+    }
+
+    fn completed(&mut self, done: &Completion) {
+        let seconds = if done.kernel_seconds > 0.0 {
+            done.kernel_seconds
+        } else {
+            done.host_end - done.host_start
+        };
+        self.speeds.record(done.device, done.package.len, seconds);
+        if let Some((mean, sd)) = self.speeds.measured(done.device) {
+            if sd / mean > self.params.irregularity {
+                self.irregular = true;
+            }
+        }
+        if let Some(slot) = self.running.get_mut(done.device) {
+            if slot.is_some_and(|r| r.package == done.package) {
+                *slot = None;
+            }
+        }
+    }
+
+    fn device_lost(&mut self, device: usize) {
+        if let Some(a) = self.alive.get_mut(device) {
+            *a = false;
+            self.running[device] = None;
+        }
+    }
+}
