@@ -18,10 +18,7 @@ pub struct AdaptiveRule {
 
 impl Default for AdaptiveRule {
     fn default() -> Self {
-        AdaptiveRule {
-            probes: 2,
-            growth: 2,
-        }
+        AdaptiveRule { probes: 2, growth: 2 }
     }
 }
 
@@ -53,11 +50,7 @@ impl SplitRule for AdaptiveRule {
             .collect();
         if throughput.iter().all(|t| *t == 0.0) {
             // No usable timing at all: split evenly over the live devices.
-            let even: Vec<f64> = view
-                .alive
-                .iter()
-                .map(|&a| if a { 1.0 } else { 0.0 })
-                .collect();
+            let even: Vec<f64> = view.alive.iter().map(|&a| if a { 1.0 } else { 0.0 }).collect();
             return proportional_split(work, &even);
         }
         proportional_split(work, &throughput)

@@ -26,10 +26,9 @@ impl<T: Clone> PerDevice<T> {
         match self {
             PerDevice::All(v) => Ok(vec![v.clone(); devices]),
             PerDevice::Each(list) if list.len() == devices => Ok(list.clone()),
-            PerDevice::Each(list) => Err(Error::BadBalancer(format!(
-                "{what} has {} values for {devices} devices",
-                list.len()
-            ))),
+            PerDevice::Each(list) => {
+                Err(Error::BadBalancer(format!("{what} has {} values for {devices} devices", list.len())))
+            }
         }
     }
 }
@@ -40,10 +39,7 @@ enum Tuning {
     /// The same k for all; minimum `Some(m)` work-groups, or each device's occupancy bound.
     Uniform { k: f64, min_groups: Option<u64> },
     /// Per-device pairs; `None` takes seed 001's best values by device kind.
-    PerDevice {
-        k: Option<PerDevice<f64>>,
-        min_groups: Option<PerDevice<u64>>,
-    },
+    PerDevice { k: Option<PerDevice<f64>>, min_groups: Option<PerDevice<u64>> },
 }
 
 /// Seed 001's best pairs: CPU (k 3.5, m 1), integrated GPU (1.5, 15), discrete GPU (1, 30). A
@@ -69,10 +65,7 @@ pub struct HGuided {
 impl Default for HGuided {
     /// DefHG: k = 2, minimum = occupancy bound, powers = nominal GFLOP/s.
     fn default() -> Self {
-        Self::from_tuning(Tuning::Uniform {
-            k: 2.0,
-            min_groups: None,
-        })
+        Self::from_tuning(Tuning::Uniform { k: 2.0, min_groups: None })
     }
 }
 
@@ -101,14 +94,8 @@ impl HGuided {
 impl Balancer for HGuided {
     fn name(&self) -> String {
         match &self.tuning {
-            Tuning::Uniform {
-                k,
-                min_groups: Some(m),
-            } => format!("hguided(k={k},m={m})"),
-            Tuning::Uniform {
-                k,
-                min_groups: None,
-            } => format!("hguided(k={k})"),
+            Tuning::Uniform { k, min_groups: Some(m) } => format!("hguided(k={k},m={m})"),
+            Tuning::Uniform { k, min_groups: None } => format!("hguided(k={k})"),
             Tuning::PerDevice { .. } => "hguided-tuned".into(),
         }
     }
@@ -117,17 +104,11 @@ impl Balancer for HGuided {
         check_setup(setup)?;
         let n = setup.devices.len();
         let (k, min_groups) = match &self.tuning {
-            Tuning::Uniform { k, min_groups } => (
-                vec![*k; n],
-                setup
-                    .devices
-                    .iter()
-                    .map(|d| min_groups.unwrap_or(d.min_groups))
-                    .collect(),
-            ),
+            Tuning::Uniform { k, min_groups } => {
+                (vec![*k; n], setup.devices.iter().map(|d| min_groups.unwrap_or(d.min_groups)).collect())
+            }
             Tuning::PerDevice { k, min_groups } => {
-                let defaults: Vec<(f64, u64)> =
-                    setup.devices.iter().map(|d| seed001_pair(d.kind)).collect();
+                let defaults: Vec<(f64, u64)> = setup.devices.iter().map(|d| seed001_pair(d.kind)).collect();
                 let k = match k {
                     Some(k) => k.expand(n, "hguided k")?,
                     None => defaults.iter().map(|p| p.0).collect(),
@@ -140,19 +121,11 @@ impl Balancer for HGuided {
             }
         };
         if let Some(bad) = k.iter().find(|k| !(k.is_finite() && **k > 0.0)) {
-            return Err(Error::BadBalancer(format!(
-                "hguided k must be positive, got {bad}"
-            )));
+            return Err(Error::BadBalancer(format!("hguided k must be positive, got {bad}")));
         }
         self.k = k;
         self.min_groups = min_groups.into_iter().map(|m| m.max(1)).collect();
-        self.power = usable_nominal(
-            &setup
-                .devices
-                .iter()
-                .map(|d| d.nominal_gflops)
-                .collect::<Vec<_>>(),
-        );
+        self.power = usable_nominal(&setup.devices.iter().map(|d| d.nominal_gflops).collect::<Vec<_>>());
         self.alive = vec![true; n];
         self.left = Remaining::new(setup.total_groups);
         Ok(())
@@ -189,11 +162,7 @@ mod tests {
             total_groups: groups,
             devices: gflops
                 .iter()
-                .map(|&g| DeviceProfile {
-                    kind: DeviceKind::Gpu,
-                    nominal_gflops: g,
-                    min_groups: 4,
-                })
+                .map(|&g| DeviceProfile { kind: DeviceKind::Gpu, nominal_gflops: g, min_groups: 4 })
                 .collect(),
         }
     }
@@ -204,20 +173,8 @@ mod tests {
         // ⌊1000·1/(2·2·3)⌋ = 83.
         let mut h = HGuided::default();
         h.start(&setup(1200, &[1.0, 2.0])).unwrap();
-        assert_eq!(
-            h.next(1, 0.0),
-            Next::Run(Package {
-                offset: 0,
-                len: 200
-            })
-        );
-        assert_eq!(
-            h.next(0, 0.0),
-            Next::Run(Package {
-                offset: 200,
-                len: 83
-            })
-        );
+        assert_eq!(h.next(1, 0.0), Next::Run(Package { offset: 0, len: 200 }));
+        assert_eq!(h.next(0, 0.0), Next::Run(Package { offset: 200, len: 83 }));
     }
 
     #[test]
@@ -228,25 +185,10 @@ mod tests {
         assert_eq!(h.next(0, 0.0), Next::Run(Package { offset: 0, len: 50 }));
         let mut t = HGuided::tuned(Some(PerDevice::Each(vec![1.0])), None);
         assert!(t.start(&setup(100, &[1.0, 1.0])).is_err());
-        let mut t = HGuided::tuned(
-            Some(PerDevice::Each(vec![1.0, 4.0])),
-            Some(PerDevice::All(1)),
-        );
+        let mut t = HGuided::tuned(Some(PerDevice::Each(vec![1.0, 4.0])), Some(PerDevice::All(1)));
         t.start(&setup(800, &[1.0, 1.0])).unwrap();
         // k_0 = 1: ⌊800/(1·2·2)⌋ = 200; k_1 = 4: ⌊600/(4·2·2)⌋ = 37.
-        assert_eq!(
-            t.next(0, 0.0),
-            Next::Run(Package {
-                offset: 0,
-                len: 200
-            })
-        );
-        assert_eq!(
-            t.next(1, 0.0),
-            Next::Run(Package {
-                offset: 200,
-                len: 37
-            })
-        );
+        assert_eq!(t.next(0, 0.0), Next::Run(Package { offset: 0, len: 200 }));
+        assert_eq!(t.next(1, 0.0), Next::Run(Package { offset: 200, len: 37 }));
     }
 }

@@ -32,20 +32,13 @@ pub(crate) fn split_by_models(
         split
     } else {
         // No device has a usable model: spread evenly over the live ones.
-        let even: Vec<f64> = view
-            .alive
-            .iter()
-            .map(|&a| if a { 1.0 } else { 0.0 })
-            .collect();
+        let even: Vec<f64> = view.alive.iter().map(|&a| if a { 1.0 } else { 0.0 }).collect();
         super::proportional_split(work, &even)
     }
 }
 
 fn points(samples: &[Sample]) -> Vec<(f64, f64)> {
-    samples
-        .iter()
-        .map(|s| (s.groups as f64, s.host_seconds))
-        .collect()
+    samples.iter().map(|s| (s.groups as f64, s.host_seconds)).collect()
 }
 
 /// Probe sizes and the min–max split of [`MinMax`].
@@ -58,11 +51,7 @@ impl SplitRule for MinMaxRule {
     }
 
     fn probes(&self, min_groups: u64) -> Vec<u64> {
-        vec![
-            min_groups,
-            min_groups.saturating_mul(2),
-            min_groups.saturating_mul(4),
-        ]
+        vec![min_groups, min_groups.saturating_mul(2), min_groups.saturating_mul(4)]
     }
 
     fn split(&self, work: u64, view: &SplitView<'_>) -> Vec<u64> {

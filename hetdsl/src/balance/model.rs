@@ -31,12 +31,7 @@ impl LinearTime {
 /// when every device that takes a share finishes at E. `None` entries are devices that take no
 /// part; `None` overall when no device can take work.
 pub(crate) fn common_finish(work: f64, models: &[Option<LinearTime>]) -> Option<f64> {
-    let mut usable: Vec<LinearTime> = models
-        .iter()
-        .flatten()
-        .copied()
-        .filter(LinearTime::usable)
-        .collect();
+    let mut usable: Vec<LinearTime> = models.iter().flatten().copied().filter(LinearTime::usable).collect();
     if usable.is_empty() {
         return None;
     }
@@ -86,11 +81,7 @@ pub(crate) fn fit_line(samples: &[(f64, f64)]) -> Option<LinearTime> {
     let (mx, my) = (total_groups / n, total_secs / n);
     let sxx: f64 = samples.iter().map(|s| (s.0 - mx) * (s.0 - mx)).sum();
     let sxy: f64 = samples.iter().map(|s| (s.0 - mx) * (s.1 - my)).sum();
-    let through_origin = LinearTime {
-        ready: 0.0,
-        fixed: 0.0,
-        per_group: total_secs / total_groups,
-    };
+    let through_origin = LinearTime { ready: 0.0, fixed: 0.0, per_group: total_secs / total_groups };
     if sxx <= 0.0 {
         return Some(through_origin);
     }
@@ -99,11 +90,7 @@ pub(crate) fn fit_line(samples: &[(f64, f64)]) -> Option<LinearTime> {
     if !(slope.is_finite() && slope > 0.0 && intercept.is_finite()) {
         return Some(through_origin);
     }
-    Some(LinearTime {
-        ready: 0.0,
-        fixed: intercept.max(0.0),
-        per_group: slope,
-    })
+    Some(LinearTime { ready: 0.0, fixed: intercept.max(0.0), per_group: slope })
 }
 
 #[cfg(test)]
@@ -111,11 +98,7 @@ mod tests {
     use super::*;
 
     fn rate(per_group: f64) -> Option<LinearTime> {
-        Some(LinearTime {
-            ready: 0.0,
-            fixed: 0.0,
-            per_group,
-        })
+        Some(LinearTime { ready: 0.0, fixed: 0.0, per_group })
     }
 
     #[test]
@@ -129,11 +112,7 @@ mod tests {
     fn a_busy_device_gets_less_and_a_late_one_nothing() {
         // Device 0 free now at 1 s/group; device 1 busy for 4 s more at 1 s/group.
         // 10 groups: E = (10 + 4) / 2 = 7, shares 7 and 3.
-        let busy = Some(LinearTime {
-            ready: 4.0,
-            fixed: 0.0,
-            per_group: 1.0,
-        });
+        let busy = Some(LinearTime { ready: 4.0, fixed: 0.0, per_group: 1.0 });
         assert_eq!(min_max_split(10, &[rate(1.0), busy]), vec![7, 3]);
         // 2 groups: device 0 alone finishes at 2 < 4, so device 1 takes nothing.
         assert_eq!(min_max_split(2, &[rate(1.0), busy]), vec![2, 0]);
@@ -142,11 +121,7 @@ mod tests {
 
     #[test]
     fn fixed_costs_and_missing_devices() {
-        let slow_start = Some(LinearTime {
-            ready: 0.0,
-            fixed: 2.0,
-            per_group: 0.5,
-        });
+        let slow_start = Some(LinearTime { ready: 0.0, fixed: 2.0, per_group: 0.5 });
         // E = (12 + 2/0.5) / (1 + 2) = 16/3; device 0: 16/3, device 1: (16/3 - 2)/0.5 = 20/3.
         let split = min_max_split(12, &[rate(1.0), slow_start, None]);
         assert_eq!(split.iter().sum::<u64>(), 12);

@@ -80,8 +80,7 @@ impl<R: SplitRule> ProbeThenSplit<R> {
     }
 
     fn probing_done(&self) -> bool {
-        (0..self.alive.len())
-            .all(|d| !self.alive[d] || self.samples[d].len() >= self.probes[d].len())
+        (0..self.alive.len()).all(|d| !self.alive[d] || self.samples[d].len() >= self.probes[d].len())
     }
 
     /// Split what is left once every live device has been measured.
@@ -89,16 +88,9 @@ impl<R: SplitRule> ProbeThenSplit<R> {
         if self.plan.is_some() || !self.probing_done() {
             return;
         }
-        let running: Vec<Option<(u64, f64)>> = self
-            .running
-            .iter()
-            .map(|r| r.map(|(p, since)| (p.len, (now - since).max(0.0))))
-            .collect();
-        let view = SplitView {
-            samples: &self.samples,
-            alive: &self.alive,
-            running: &running,
-        };
+        let running: Vec<Option<(u64, f64)>> =
+            self.running.iter().map(|r| r.map(|(p, since)| (p.len, (now - since).max(0.0)))).collect();
+        let view = SplitView { samples: &self.samples, alive: &self.alive, running: &running };
         let shares = self.rule.split(self.left.left(), &view);
         let mut plan = vec![None; self.alive.len()];
         for (d, share) in shares.into_iter().enumerate().take(plan.len()) {
@@ -123,11 +115,7 @@ impl<R: SplitRule> Balancer for ProbeThenSplit<R> {
         let n = setup.devices.len();
         self.left = Remaining::new(setup.total_groups);
         self.alive = vec![true; n];
-        self.probes = setup
-            .devices
-            .iter()
-            .map(|d| self.rule.probes(d.min_groups.max(1)))
-            .collect();
+        self.probes = setup.devices.iter().map(|d| self.rule.probes(d.min_groups.max(1))).collect();
         self.sent = vec![0; n];
         self.last_len = vec![0; n];
         self.samples = vec![Vec::new(); n];
@@ -175,16 +163,8 @@ impl<R: SplitRule> Balancer for ProbeThenSplit<R> {
             return;
         };
         let host = done.host_end - done.host_start;
-        let kernel = if done.kernel_seconds > 0.0 {
-            done.kernel_seconds
-        } else {
-            host
-        };
-        samples.push(Sample {
-            groups: done.package.len,
-            kernel_seconds: kernel,
-            host_seconds: host,
-        });
+        let kernel = if done.kernel_seconds > 0.0 { done.kernel_seconds } else { host };
+        samples.push(Sample { groups: done.package.len, kernel_seconds: kernel, host_seconds: host });
         if self.running[done.device].is_some_and(|(p, _)| p == done.package) {
             self.running[done.device] = None;
         }
@@ -201,12 +181,7 @@ impl<R: SplitRule> Balancer for ProbeThenSplit<R> {
             self.orphans.push(p);
         }
         // The contract gives no clock here; the latest hand-out is the closest instant known.
-        let now = self
-            .running
-            .iter()
-            .flatten()
-            .map(|(_, since)| *since)
-            .fold(0.0, f64::max);
+        let now = self.running.iter().flatten().map(|(_, since)| *since).fold(0.0, f64::max);
         self.maybe_split(now);
     }
 }

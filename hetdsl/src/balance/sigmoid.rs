@@ -149,9 +149,7 @@ impl Sigmoid {
     /// Line 16: the curve, the imbalance bound p·t·S_j and the occupancy bound.
     fn bounded_size(&self, device: usize, now: f64) -> f64 {
         let imbalance = self.params.max_imbalance * now * self.speeds.speed(device);
-        self.curve_size(device)
-            .max(imbalance)
-            .max(self.occupancy[device] as f64)
+        self.curve_size(device).max(imbalance).max(self.occupancy[device] as f64)
     }
 
     /// The horizon rule: `Some(cap)` on the package size, or `None` to wait.
@@ -162,16 +160,11 @@ impl Sigmoid {
                 Some(r) if d != device => (r.since + r.package.len as f64 / speed - now).max(0.0),
                 _ => 0.0,
             };
-            LinearTime {
-                ready,
-                fixed: 0.0,
-                per_group: 1.0 / speed,
-            }
+            LinearTime { ready, fixed: 0.0, per_group: 1.0 / speed }
         };
         let left = self.left.left() as f64;
-        let with_me: Vec<Option<LinearTime>> = (0..self.alive.len())
-            .map(|d| self.alive[d].then(|| model(d)))
-            .collect();
+        let with_me: Vec<Option<LinearTime>> =
+            (0..self.alive.len()).map(|d| self.alive[d].then(|| model(d))).collect();
         let speed = self.speeds.speed(device);
         let occupancy = self.occupancy[device] as f64;
         let Some(end) = common_finish(left, &with_me) else {
@@ -181,17 +174,12 @@ impl Sigmoid {
         if cap >= occupancy {
             return Some(cap);
         }
-        let others_running = self
-            .live()
-            .any(|d| d != device && self.running[d].is_some());
+        let others_running = self.live().any(|d| d != device && self.running[d].is_some());
         if !others_running {
             return Some(occupancy);
         }
-        let without_me: Vec<Option<LinearTime>> = with_me
-            .iter()
-            .enumerate()
-            .map(|(d, m)| if d == device { None } else { *m })
-            .collect();
+        let without_me: Vec<Option<LinearTime>> =
+            with_me.iter().enumerate().map(|(d, m)| if d == device { None } else { *m }).collect();
         let others_end = common_finish(left, &without_me).unwrap_or(f64::INFINITY);
         // A package below the occupancy bound takes as long as a full one.
         (occupancy / speed <= others_end).then_some(occupancy)
@@ -211,24 +199,15 @@ impl Balancer for Sigmoid {
         check_setup(setup)?;
         let p = &self.params;
         let sane = |x: f64| x.is_finite() && x > 0.0;
-        if !(sane(p.k_regular)
-            && sane(p.k_irregular)
-            && sane(p.irregularity)
-            && p.max_imbalance >= 0.0)
+        if !(sane(p.k_regular) && sane(p.k_irregular) && sane(p.irregularity) && p.max_imbalance >= 0.0)
             || p.history == 0
         {
-            return Err(Error::BadBalancer(format!(
-                "sigmoid parameters out of range: {p:?}"
-            )));
+            return Err(Error::BadBalancer(format!("sigmoid parameters out of range: {p:?}")));
         }
         let n = setup.devices.len();
         let nominal: Vec<f64> = setup.devices.iter().map(|d| d.nominal_gflops).collect();
         self.total = setup.total_groups;
-        self.occupancy = setup
-            .devices
-            .iter()
-            .map(|d: &DeviceProfile| d.min_groups.max(1))
-            .collect();
+        self.occupancy = setup.devices.iter().map(|d: &DeviceProfile| d.min_groups.max(1)).collect();
         self.left = Remaining::new(setup.total_groups);
         self.speeds = SpeedBook::new(&nominal, p.history);
         self.irregular = false;
@@ -252,34 +231,22 @@ impl Balancer for Sigmoid {
             self.occupancy[device] as f64
         } else {
             match self.horizon_cap(device, now) {
-                Some(cap) => self
-                    .bounded_size(device, now)
-                    .min(cap.max(self.occupancy[device] as f64)),
+                Some(cap) => self.bounded_size(device, now).min(cap.max(self.occupancy[device] as f64)),
                 None => return Next::Wait,
             }
         };
-        let len = if size.is_finite() {
-            size.floor() as u64
-        } else {
-            1
-        };
+        let len = if size.is_finite() { size.floor() as u64 } else { 1 };
         let Some(package) = self.left.take(len) else {
             return Next::Done;
         };
         self.handed_first[device] = true;
-        self.running[device] = Some(Running {
-            package,
-            since: now,
-        });
+        self.running[device] = Some(Running { package, since: now });
         Next::Run(package)
     }
 
     fn completed(&mut self, done: &Completion) {
-        let seconds = if done.kernel_seconds > 0.0 {
-            done.kernel_seconds
-        } else {
-            done.host_end - done.host_start
-        };
+        let seconds =
+            if done.kernel_seconds > 0.0 { done.kernel_seconds } else { done.host_end - done.host_start };
         self.speeds.record(done.device, done.package.len, seconds);
         if let Some((mean, sd)) = self.speeds.measured(done.device) {
             if sd / mean > self.params.irregularity {

@@ -29,9 +29,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{
-    Adaptive, Balancer, Dynamic, HGuided, LinearTwoPoint, MinMax, PerDevice, Sigmoid, Static,
-};
+use super::{Adaptive, Balancer, Dynamic, HGuided, LinearTwoPoint, MinMax, PerDevice, Sigmoid, Static};
 use crate::error::{Error, Result};
 
 /// Every balancer name [`BalancerSpec`] accepts (mirrored by the macro crate).
@@ -100,9 +98,7 @@ impl BalancerSpec {
             BalancerSpec::Sigmoid { guarded: true } => Box::new(Sigmoid::guarded()),
             BalancerSpec::Sigmoid { guarded: false } => Box::new(Sigmoid::faithful()),
             BalancerSpec::Static { weights, reverse } => {
-                let s = weights
-                    .clone()
-                    .map_or_else(Static::nominal, Static::with_weights);
+                let s = weights.clone().map_or_else(Static::nominal, Static::with_weights);
                 Box::new(if *reverse { s.reversed() } else { s })
             }
             BalancerSpec::Dynamic { packages } => Box::new(Dynamic::packages(*packages)),
@@ -123,9 +119,7 @@ fn bad(spec: &str, why: impl fmt::Display) -> Error {
 }
 
 fn number<T: FromStr>(spec: &str, text: &str) -> Result<T> {
-    text.trim()
-        .parse()
-        .map_err(|_| bad(spec, format!("`{text}` is not a valid number")))
+    text.trim().parse().map_err(|_| bad(spec, format!("`{text}` is not a valid number")))
 }
 
 fn positional<T: FromStr>(spec: &str, options: &str) -> Result<Vec<T>> {
@@ -140,15 +134,8 @@ fn only_one<T: FromStr>(spec: &str, options: &str) -> Result<T> {
 }
 
 fn per_device<T: FromStr + Clone>(spec: &str, text: &str) -> Result<PerDevice<T>> {
-    let values: Vec<T> = text
-        .split('/')
-        .map(|t| number(spec, t))
-        .collect::<Result<_>>()?;
-    Ok(if values.len() == 1 {
-        PerDevice::All(values[0].clone())
-    } else {
-        PerDevice::Each(values)
-    })
+    let values: Vec<T> = text.split('/').map(|t| number(spec, t)).collect::<Result<_>>()?;
+    Ok(if values.len() == 1 { PerDevice::All(values[0].clone()) } else { PerDevice::Each(values) })
 }
 
 /// `k=..,m=..` pairs; each key at most once, no other key.
@@ -161,12 +148,7 @@ fn named<'a>(spec: &str, options: &'a str) -> Result<(Option<&'a str>, Option<&'
         let slot = match key.trim() {
             "k" => &mut k,
             "m" => &mut m,
-            other => {
-                return Err(bad(
-                    spec,
-                    format!("unknown option `{other}`; options: k, m"),
-                ))
-            }
+            other => return Err(bad(spec, format!("unknown option `{other}`; options: k, m"))),
         };
         if slot.replace(value).is_some() {
             return Err(bad(spec, format!("option `{}` given twice", key.trim())));
@@ -199,56 +181,32 @@ impl FromStr for BalancerSpec {
                 reverse: name == "static-rev",
             }),
             "dynamic" => Ok(BalancerSpec::Dynamic {
-                packages: options
-                    .map(|o| only_one(spec, o))
-                    .transpose()?
-                    .unwrap_or(DEFAULT_DYNAMIC_PACKAGES),
+                packages: options.map(|o| only_one(spec, o)).transpose()?.unwrap_or(DEFAULT_DYNAMIC_PACKAGES),
             }),
             "dynamic-chunk" => Ok(BalancerSpec::DynamicChunk {
-                groups: options
-                    .map(|o| only_one(spec, o))
-                    .transpose()?
-                    .unwrap_or(DEFAULT_DYNAMIC_CHUNK),
+                groups: options.map(|o| only_one(spec, o)).transpose()?.unwrap_or(DEFAULT_DYNAMIC_CHUNK),
             }),
             "hguided" => {
-                let (k, m) = options
-                    .map(|o| named(spec, o))
-                    .transpose()?
-                    .unwrap_or_default();
+                let (k, m) = options.map(|o| named(spec, o)).transpose()?.unwrap_or_default();
                 Ok(BalancerSpec::HGuided {
-                    k: k.map(|k| number(spec, k))
-                        .transpose()?
-                        .unwrap_or(DEFAULT_HGUIDED_K),
+                    k: k.map(|k| number(spec, k)).transpose()?.unwrap_or(DEFAULT_HGUIDED_K),
                     min_groups: m.map(|m| number(spec, m)).transpose()?,
                 })
             }
             "hguided-tuned" => {
-                let (k, m) = options
-                    .map(|o| named(spec, o))
-                    .transpose()?
-                    .unwrap_or_default();
+                let (k, m) = options.map(|o| named(spec, o)).transpose()?.unwrap_or_default();
                 Ok(BalancerSpec::HGuidedTuned {
                     k: k.map(|k| per_device(spec, k)).transpose()?,
                     min_groups: m.map(|m| per_device(spec, m)).transpose()?,
                 })
             }
-            other => Err(bad(
-                spec,
-                format!(
-                    "unknown balancer `{other}`; balancers: {}",
-                    NAMES.join(", ")
-                ),
-            )),
+            other => Err(bad(spec, format!("unknown balancer `{other}`; balancers: {}", NAMES.join(", ")))),
         }
     }
 }
 
 fn join<T: fmt::Display>(values: &[T], sep: &str) -> String {
-    values
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(sep)
+    values.iter().map(ToString::to_string).collect::<Vec<_>>().join(sep)
 }
 
 fn per_device_text<T: fmt::Display>(v: &PerDevice<T>) -> String {
@@ -314,10 +272,7 @@ mod tests {
     fn every_name_parses_bare_and_builds() {
         for name in NAMES {
             let spec = parse(name);
-            assert!(
-                spec.to_string().starts_with(name),
-                "{name} printed as {spec}"
-            );
+            assert!(spec.to_string().starts_with(name), "{name} printed as {spec}");
             spec.build();
         }
     }
@@ -326,37 +281,13 @@ mod tests {
     fn options_are_read() {
         assert_eq!(
             parse("static:1,3"),
-            BalancerSpec::Static {
-                weights: Some(vec![1.0, 3.0]),
-                reverse: false
-            }
+            BalancerSpec::Static { weights: Some(vec![1.0, 3.0]), reverse: false }
         );
-        assert_eq!(
-            parse("static-rev"),
-            BalancerSpec::Static {
-                weights: None,
-                reverse: true
-            }
-        );
+        assert_eq!(parse("static-rev"), BalancerSpec::Static { weights: None, reverse: true });
         assert_eq!(parse("dynamic:64"), BalancerSpec::Dynamic { packages: 64 });
-        assert_eq!(
-            parse("dynamic-chunk:16"),
-            BalancerSpec::DynamicChunk { groups: 16 }
-        );
-        assert_eq!(
-            parse("hguided"),
-            BalancerSpec::HGuided {
-                k: 2.0,
-                min_groups: None
-            }
-        );
-        assert_eq!(
-            parse("hguided:k=2,m=1"),
-            BalancerSpec::HGuided {
-                k: 2.0,
-                min_groups: Some(1)
-            }
-        );
+        assert_eq!(parse("dynamic-chunk:16"), BalancerSpec::DynamicChunk { groups: 16 });
+        assert_eq!(parse("hguided"), BalancerSpec::HGuided { k: 2.0, min_groups: None });
+        assert_eq!(parse("hguided:k=2,m=1"), BalancerSpec::HGuided { k: 2.0, min_groups: Some(1) });
         assert_eq!(
             parse("hguided-tuned:k=3.5/1,m=1/30"),
             BalancerSpec::HGuidedTuned {
@@ -364,10 +295,7 @@ mod tests {
                 min_groups: Some(PerDevice::Each(vec![1, 30]))
             }
         );
-        assert_eq!(
-            parse(" sigmoid-faithful "),
-            BalancerSpec::Sigmoid { guarded: false }
-        );
+        assert_eq!(parse(" sigmoid-faithful "), BalancerSpec::Sigmoid { guarded: false });
     }
 
     #[test]
@@ -398,10 +326,7 @@ mod tests {
     fn mistakes_are_explained() {
         let err = |s: &str| s.parse::<BalancerSpec>().unwrap_err().to_string();
         let unknown = err("sigmod");
-        assert!(
-            unknown.contains("unknown balancer `sigmod`") && unknown.contains("linear2p"),
-            "{unknown}"
-        );
+        assert!(unknown.contains("unknown balancer `sigmod`") && unknown.contains("linear2p"), "{unknown}");
         assert!(err("hguided:q=1").contains("unknown option `q`"));
         assert!(err("hguided:k=1,k=2").contains("given twice"));
         assert!(err("hguided:k").contains("not key=value"));

@@ -11,20 +11,9 @@ use std::collections::VecDeque;
 /// Nominal speeds that can be used as weights: a missing or nonsensical figure (zero, negative,
 /// NaN) becomes the mean of the sensible ones, or 1 when none is.
 pub(crate) fn usable_nominal(nominal: &[f64]) -> Vec<f64> {
-    let good: Vec<f64> = nominal
-        .iter()
-        .copied()
-        .filter(|g| g.is_finite() && *g > 0.0)
-        .collect();
-    let fill = if good.is_empty() {
-        1.0
-    } else {
-        good.iter().sum::<f64>() / good.len() as f64
-    };
-    nominal
-        .iter()
-        .map(|g| if g.is_finite() && *g > 0.0 { *g } else { fill })
-        .collect()
+    let good: Vec<f64> = nominal.iter().copied().filter(|g| g.is_finite() && *g > 0.0).collect();
+    let fill = if good.is_empty() { 1.0 } else { good.iter().sum::<f64>() / good.len() as f64 };
+    nominal.iter().map(|g| if g.is_finite() && *g > 0.0 { *g } else { fill }).collect()
 }
 
 /// The last few measured speeds of every device, and the nominal figures to fall back on.
@@ -81,11 +70,7 @@ impl SpeedBook {
                 nominal += self.nominal[d];
             }
         }
-        let scale = if nominal > 0.0 {
-            measured / nominal
-        } else {
-            1.0
-        };
+        let scale = if nominal > 0.0 { measured / nominal } else { 1.0 };
         self.nominal[device] * scale
     }
 }
@@ -113,11 +98,10 @@ mod tests {
         // The first package (10/s) has left the window: mean of 20, 30, 60.
         let (mean, sd) = book.measured(0).unwrap();
         assert!((mean - 110.0 / 3.0).abs() < 1e-9);
-        let expect_sd = (((20.0 - mean) * (20.0 - mean)
-            + (30.0 - mean) * (30.0 - mean)
-            + (60.0 - mean) * (60.0 - mean))
-            / 3.0_f64)
-            .sqrt();
+        let expect_sd =
+            (((20.0 - mean) * (20.0 - mean) + (30.0 - mean) * (30.0 - mean) + (60.0 - mean) * (60.0 - mean))
+                / 3.0_f64)
+                .sqrt();
         assert!((sd - expect_sd).abs() < 1e-9);
     }
 
