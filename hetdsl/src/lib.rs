@@ -18,6 +18,7 @@ pub mod error;
 pub mod pattern;
 pub mod pod;
 pub mod report;
+pub mod sim;
 
 pub use balance::{Balancer, Package};
 pub use device::{DeviceFilter, DeviceInfo};

@@ -30,11 +30,14 @@
 //! 2. **Horizon.** From measured speeds and the packages still running, predict when the whole
 //!    run would end if the work left were spread so that every device finishes together (the
 //!    min–max point of `model.rs`). A package is cut so that it is predicted to end by then (never
-//!    below `oc_j`). If even `oc_j` work-groups would end later, and later than the other devices
-//!    would need to finish everything without this one, the device is told
-//!    [`Next::Wait`](super::Next::Wait) — only while another device is running, so the run
-//!    always progresses. A device hundreds of times slower therefore only takes work it can
-//!    finish before the fast ones.
+//!    below `oc_j`, and never leaving less than `oc_j` behind). On an irregular kernel the
+//!    prediction allows for the package running v times slower than measured (v: the widest
+//!    spread of recent speeds on any device), weighted by the share of the machine that would
+//!    sit idle meanwhile (see `horizon_cap`). If even `oc_j` work-groups would end later, and a device that is running
+//!    now could finish everything left, once free, before this device finished those `oc_j`,
+//!    the device is told [`Next::Wait`](super::Next::Wait). Waiting needs a running device, so
+//!    the run always progresses. A device hundreds of times slower therefore only takes work it
+//!    can finish before the fast ones.
 //!
 //! [`Sigmoid::faithful`] keeps the paper's algorithm exactly, without the guard.
 
@@ -152,6 +155,18 @@ impl Sigmoid {
         self.curve_size(device).max(imbalance).max(self.occupancy[device] as f64)
     }
 
+    /// The speed the horizon rule plans `device` with. On an irregular kernel the next
+    /// work-groups may cost several times what the last ones did (v, the widest spread of recent
+    /// speeds). If this device's package runs v times longer, the rest of the machine idles
+    /// for the overrun, so the margin grows with the share of the machine that would idle:
+    /// nothing for a device doing almost all the work, the full v for one doing almost none.
+    fn careful_speed(&self, device: usize) -> f64 {
+        let speed = self.speeds.speed(device);
+        let total_speed: f64 = self.live().map(|d| self.speeds.speed(d)).sum();
+        let others_share = 1.0 - speed / total_speed;
+        speed / (1.0 + (self.speeds.variability() - 1.0) * others_share)
+    }
+
     /// The horizon rule: `Some(cap)` on the package size, or `None` to wait.
     fn horizon_cap(&self, device: usize, now: f64) -> Option<f64> {
         let model = |d: usize| {
@@ -163,26 +178,33 @@ impl Sigmoid {
             LinearTime { ready, fixed: 0.0, per_group: 1.0 / speed }
         };
         let left = self.left.left() as f64;
-        let with_me: Vec<Option<LinearTime>> =
+        let models: Vec<Option<LinearTime>> =
             (0..self.alive.len()).map(|d| self.alive[d].then(|| model(d))).collect();
-        let speed = self.speeds.speed(device);
         let occupancy = self.occupancy[device] as f64;
-        let Some(end) = common_finish(left, &with_me) else {
+        let Some(end) = common_finish(left, &models) else {
             return Some(f64::INFINITY);
         };
-        let cap = (end * speed).floor();
+        let careful_speed = self.careful_speed(device);
+        let cap = (end * careful_speed).floor();
         if cap >= occupancy {
-            return Some(cap);
+            // Never leave behind less than a fill of this device: it would cost a whole
+            // package for a crumb.
+            return Some(if left - cap < occupancy { left } else { cap });
         }
-        let others_running = self.live().any(|d| d != device && self.running[d].is_some());
-        if !others_running {
-            return Some(occupancy);
-        }
-        let without_me: Vec<Option<LinearTime>> =
-            with_me.iter().enumerate().map(|(d, m)| if d == device { None } else { *m }).collect();
-        let others_end = common_finish(left, &without_me).unwrap_or(f64::INFINITY);
-        // A package below the occupancy bound takes as long as a full one.
-        (occupancy / speed <= others_end).then_some(occupancy)
+        // Even a full-occupancy package overruns the predicted end. Wait only if some device
+        // already running could, once free, finish everything left before this device would
+        // finish its smallest package (which takes as long as a full one, being below the
+        // occupancy bound). Both sides are planned with their margins, so equal devices never
+        // wait for each other; devices that are idle or waiting themselves do not count.
+        let others_end = self
+            .live()
+            .filter(|&d| d != device && self.running[d].is_some())
+            .filter_map(|d| {
+                let ready = models[d]?.ready;
+                Some(ready + left.max(self.occupancy[d] as f64) / self.careful_speed(d))
+            })
+            .fold(f64::INFINITY, f64::min);
+        (occupancy / careful_speed < others_end).then_some(occupancy)
     }
 }
 

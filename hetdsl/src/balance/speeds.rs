@@ -58,6 +58,20 @@ impl SpeedBook {
         Some((mean, var.sqrt()))
     }
 
+    /// How far apart recent packages of one device ran: the largest ratio of fastest to slowest
+    /// speed in any device's window (1 for a perfectly regular kernel).
+    pub(crate) fn variability(&self) -> f64 {
+        self.history
+            .iter()
+            .filter(|h| h.len() > 1)
+            .map(|h| {
+                let fastest = h.iter().copied().fold(0.0, f64::max);
+                let slowest = h.iter().copied().fold(f64::INFINITY, f64::min);
+                fastest / slowest
+            })
+            .fold(1.0, f64::max)
+    }
+
     /// The speed to plan with: measured if known, otherwise nominal put on the measured scale.
     pub(crate) fn speed(&self, device: usize) -> f64 {
         if let Some((mean, _)) = self.measured(device) {
@@ -103,6 +117,16 @@ mod tests {
                 / 3.0_f64)
                 .sqrt();
         assert!((sd - expect_sd).abs() < 1e-9);
+    }
+
+    #[test]
+    fn variability_is_the_widest_window_ratio() {
+        let mut book = SpeedBook::new(&[1.0, 1.0], 3);
+        assert_eq!(book.variability(), 1.0);
+        for (d, speed) in [(0, 10.0), (0, 20.0), (1, 5.0), (1, 30.0), (1, 15.0)] {
+            book.record(d, speed as u64, 1.0);
+        }
+        assert_eq!(book.variability(), 6.0);
     }
 
     #[test]
