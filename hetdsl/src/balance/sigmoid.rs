@@ -155,16 +155,24 @@ impl Sigmoid {
         self.curve_size(device).max(imbalance).max(self.occupancy[device] as f64)
     }
 
-    /// The speed the horizon rule plans `device` with. On an irregular kernel the next
-    /// work-groups may cost several times what the last ones did (v, the widest spread of recent
-    /// speeds). If this device's package runs v times longer, the rest of the machine idles
-    /// for the overrun, so the margin grows with the share of the machine that would idle:
-    /// nothing for a device doing almost all the work, the full v for one doing almost none.
+    /// The irregularity margin of `device` for the horizon rule. On an irregular kernel the next
+    /// work-groups may cost several times what earlier ones did (v: the widest spread of speeds
+    /// any device has shown in this run), and the run may end sooner than predicted. A device
+    /// at least as fast as the mean device needs no margin: Sigmoid's own slope k_i handles
+    /// irregularity there, as in the paper. A slower one risks idling the machine for an
+    /// overrun while adding little, so its margin grows to the full v as its relative speed
+    /// (N times its best speed over the sum of all devices' best speeds) falls to zero.
+    fn margin(&self, device: usize) -> f64 {
+        // The class of a device is its best speed: its recent mean dips on costly regions.
+        let best = |d: usize| self.speeds.fastest(d).unwrap_or_else(|| self.speeds.speed(d));
+        let live = self.live().count() as f64;
+        let total: f64 = self.live().map(best).sum();
+        let relative_speed = live * best(device) / total;
+        self.speeds.variability().powf((1.0 - relative_speed).max(0.0))
+    }
+
     fn careful_speed(&self, device: usize) -> f64 {
-        let speed = self.speeds.speed(device);
-        let total_speed: f64 = self.live().map(|d| self.speeds.speed(d)).sum();
-        let others_share = 1.0 - speed / total_speed;
-        speed / (1.0 + (self.speeds.variability() - 1.0) * others_share)
+        self.speeds.speed(device) / self.margin(device)
     }
 
     /// The horizon rule: `Some(cap)` on the package size, or `None` to wait.
@@ -185,26 +193,27 @@ impl Sigmoid {
             return Some(f64::INFINITY);
         };
         let careful_speed = self.careful_speed(device);
-        let cap = (end * careful_speed).floor();
+        let cap = (end / self.margin(device) * careful_speed).floor();
         if cap >= occupancy {
-            // Never leave behind less than a fill of this device: it would cost a whole
-            // package for a crumb.
-            return Some(if left - cap < occupancy { left } else { cap });
+            return Some(cap);
         }
-        // Even a full-occupancy package overruns the predicted end. Wait only if some device
-        // already running could, once free, finish everything left before this device would
-        // finish its smallest package (which takes as long as a full one, being below the
-        // occupancy bound). Both sides are planned with their margins, so equal devices never
-        // wait for each other; devices that are idle or waiting themselves do not count.
-        let others_end = self
-            .live()
-            .filter(|&d| d != device && self.running[d].is_some())
-            .filter_map(|d| {
-                let ready = models[d]?.ready;
-                Some(ready + left.max(self.occupancy[d] as f64) / self.careful_speed(d))
+        // Even a full-occupancy package overruns the predicted end. Wait only if the devices
+        // already running could, once free, finish everything left (at their careful speeds)
+        // before this device would finish its smallest package (which takes as long as a full
+        // one, being below the occupancy bound); devices that are idle or waiting themselves
+        // do not count.
+        let running_others: Vec<Option<LinearTime>> = (0..self.alive.len())
+            .map(|d| {
+                let model = models[d].filter(|_| d != device && self.running[d].is_some())?;
+                Some(LinearTime { per_group: 1.0 / self.careful_speed(d), ..model })
             })
-            .fold(f64::INFINITY, f64::min);
-        (occupancy / careful_speed < others_end).then_some(occupancy)
+            .collect();
+        let others_end = common_finish(left, &running_others).unwrap_or(f64::INFINITY);
+        // Waiting idles this device, so it needs strong evidence: even at the best speed it
+        // has shown (with its margin: none for a device as fast as the mean), its package must
+        // end after the others would have finished everything.
+        let best_speed = self.speeds.fastest(device).map_or(careful_speed, |f| f / self.margin(device));
+        (occupancy / best_speed.max(careful_speed) < others_end).then_some(occupancy)
     }
 }
 
@@ -252,8 +261,19 @@ impl Balancer for Sigmoid {
         } else if self.speeds.measured(device).is_none() {
             self.occupancy[device] as f64
         } else {
+            let occupancy = self.occupancy[device] as f64;
             match self.horizon_cap(device, now) {
-                Some(cap) => self.bounded_size(device, now).min(cap.max(self.occupancy[device] as f64)),
+                Some(cap) => {
+                    let size = self.bounded_size(device, now).min(cap.max(occupancy));
+                    // Never leave behind less than a fill of this device: that crumb would
+                    // cost a whole package (overhead and a full wave) on its own.
+                    let left = self.left.left() as f64;
+                    if left - size.floor() < occupancy {
+                        left
+                    } else {
+                        size
+                    }
+                }
                 None => return Next::Wait,
             }
         };
