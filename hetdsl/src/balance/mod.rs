@@ -19,6 +19,7 @@
 mod adaptive;
 mod dynamic;
 mod hguided;
+mod horizon;
 mod linear;
 mod minmax;
 mod model;
@@ -192,6 +193,12 @@ pub(crate) fn check_setup(setup: &Setup) -> Result<()> {
     Ok(())
 }
 
+/// The balancer a launch uses when none is given: Sigmoid with the probe-and-horizon guard
+/// (see [`Sigmoid`]; `sigmoid-faithful` selects the paper's exact algorithm).
+pub fn default_balancer() -> Box<dyn Balancer> {
+    Box::new(Sigmoid::guarded())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,8 +224,3 @@ mod tests {
     }
 }
 
-/// The balancer a launch uses when none is given: Sigmoid with the probe-and-horizon guard
-/// (see [`Sigmoid`]; `sigmoid-faithful` selects the paper's exact algorithm).
-pub fn default_balancer() -> Box<dyn Balancer> {
-    Box::new(Sigmoid::guarded())
-}
