@@ -47,7 +47,10 @@ pub fn flatten(path: &Path, include_dirs: &[PathBuf]) -> io::Result<Flattened> {
     let seen = Rc::new(RefCell::new(Vec::new()));
     // A fresh parser per file: ocl-include keeps its `#pragma once` cache across parses.
     let parser = ocl_include::Parser::builder()
-        .add_source(Recording { inner: fs.build(), seen: seen.clone() })
+        .add_source(Recording {
+            inner: fs.build(),
+            seen: seen.clone(),
+        })
         .build();
     let node = parser.parse(path)?;
     let (flat, index) = node.collect();
@@ -78,5 +81,9 @@ fn display_name(file: &Path) -> String {
         .as_deref()
         .and_then(|c| file.strip_prefix(c).ok())
         .unwrap_or(file);
-    shown.display().to_string().replace('\\', "\\\\").replace('"', "\\\"")
+    shown
+        .display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
 }

@@ -1,1 +1,4 @@
-//! Procedural macros of hetdsl: `kernel!` and `#[coexec]`. Filled in by issue 5.
+//! Procedural macros of hetdsl: `kernel!` and `#[coexec]`.
+
+mod clsig;
+mod flatten;
