@@ -119,7 +119,10 @@ impl DeviceFilter {
             }
         }
         if kept.is_empty() {
-            return Err(Error::NoDeviceMatches { filter: self.to_string(), found: describe(all) });
+            return Err(Error::NoDeviceMatches {
+                filter: self.to_string(),
+                found: describe(all),
+            });
         }
         Ok(kept)
     }
@@ -176,8 +179,19 @@ mod tests {
     #[test]
     fn filters_parse_and_select() {
         let all = vec![DeviceInfo::example_cpu(0, 1), DeviceInfo::example_cpu(1, 2)];
-        assert_eq!("all".parse::<DeviceFilter>().unwrap().select(&all).unwrap().len(), 2);
-        assert_eq!("1".parse::<DeviceFilter>().unwrap().select(&all).unwrap()[0].index, 1);
+        assert_eq!(
+            "all"
+                .parse::<DeviceFilter>()
+                .unwrap()
+                .select(&all)
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(
+            "1".parse::<DeviceFilter>().unwrap().select(&all).unwrap()[0].index,
+            1
+        );
         assert!(matches!(
             "gpu".parse::<DeviceFilter>().unwrap().select(&all),
             Err(Error::NoDeviceMatches { .. })
@@ -186,6 +200,9 @@ mod tests {
             "0,5".parse::<DeviceFilter>().unwrap().select(&all),
             Err(Error::NoDeviceMatches { .. })
         ));
-        assert!(matches!("fast".parse::<DeviceFilter>(), Err(Error::BadDeviceFilter(_))));
+        assert!(matches!(
+            "fast".parse::<DeviceFilter>(),
+            Err(Error::BadDeviceFilter(_))
+        ));
     }
 }

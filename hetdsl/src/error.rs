@@ -50,7 +50,11 @@ pub enum Error {
 
     /// The kernel named is not in the program.
     #[error("kernel `{name}` is not defined in `{file}`; kernels there: {available}")]
-    NoSuchKernel { name: String, file: String, available: String },
+    NoSuchKernel {
+        name: String,
+        file: String,
+        available: String,
+    },
 
     /// The NDRange / work-group geometry is unusable.
     #[error("invalid NDRange: {0}")]
@@ -62,7 +66,11 @@ pub enum Error {
 
     /// A resource limit of a device would be exceeded.
     #[error("device {device} ({name}) cannot run this: {reason}")]
-    DeviceLimit { device: usize, name: String, reason: String },
+    DeviceLimit {
+        device: usize,
+        name: String,
+        reason: String,
+    },
 
     /// The balancer configuration is invalid.
     #[error("invalid balancer configuration: {0}")]
@@ -82,7 +90,11 @@ pub enum Error {
 }
 
 fn list_faults(faults: &[DeviceFault]) -> String {
-    faults.iter().map(|f| format!("  {f}")).collect::<Vec<_>>().join("\n")
+    faults
+        .iter()
+        .map(|f| format!("  {f}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The crate's result type.

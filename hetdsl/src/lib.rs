@@ -19,6 +19,12 @@ pub mod pattern;
 pub mod pod;
 pub mod report;
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use hetdsl_macros::{coexec, kernel};
+
 pub use balance::{Balancer, Package};
 pub use device::{DeviceFilter, DeviceInfo};
 pub use engine::{Arg, Fault, KernelSource, Launch, Program, Runtime, WatchdogConfig};

@@ -122,7 +122,8 @@ impl Source {
         })
     }
 
-    /// The struct a Rust type name should match: a typedef or a struct tag of that name.
+    /// The struct a typedef or a struct tag of that name stands for.
+    #[cfg(test)]
     pub fn struct_named(&self, name: &str) -> Option<usize> {
         match self.typedefs.get(name) {
             Some(Ty::Struct(i)) => Some(*i),

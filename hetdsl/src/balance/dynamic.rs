@@ -21,11 +21,19 @@ pub struct Dynamic {
 impl Dynamic {
     /// `n` packages of (nearly) equal size.
     pub fn packages(n: u64) -> Self {
-        Dynamic { chunking: Chunking::Count(n), size: 0, left: Remaining::default() }
+        Dynamic {
+            chunking: Chunking::Count(n),
+            size: 0,
+            left: Remaining::default(),
+        }
     }
     /// Packages of `groups` work-groups each (the last may be smaller).
     pub fn chunk(groups: u64) -> Self {
-        Dynamic { chunking: Chunking::Size(groups), size: 0, left: Remaining::default() }
+        Dynamic {
+            chunking: Chunking::Size(groups),
+            size: 0,
+            left: Remaining::default(),
+        }
     }
 }
 
@@ -47,7 +55,9 @@ impl Balancer for Dynamic {
         check_setup(setup)?;
         self.size = match self.chunking {
             Chunking::Count(0) | Chunking::Size(0) => {
-                return Err(Error::BadBalancer("dynamic needs a non-zero package count or size".into()))
+                return Err(Error::BadBalancer(
+                    "dynamic needs a non-zero package count or size".into(),
+                ))
             }
             Chunking::Count(n) => setup.total_groups.div_ceil(n),
             Chunking::Size(s) => s,

@@ -54,11 +54,18 @@ impl Program {
                 opts += " -cl-nv-verbose";
             }
             let built = program.build(&ids, &opts);
-            let logs: Vec<String> =
-                ids.iter().map(|id| program.get_build_log(*id).unwrap_or_default()).collect();
+            let logs: Vec<String> = ids
+                .iter()
+                .map(|id| program.get_build_log(*id).unwrap_or_default())
+                .collect();
             if built.is_err() {
                 for (f, log) in members.iter().zip(&logs) {
-                    failures.push(format!("--- {} ({}):\n{}", f.info.name, f.info.platform, log.trim()));
+                    failures.push(format!(
+                        "--- {} ({}):\n{}",
+                        f.info.name,
+                        f.info.platform,
+                        log.trim()
+                    ));
                 }
                 continue;
             }
@@ -81,9 +88,16 @@ impl Program {
             }
         }
         if !failures.is_empty() {
-            return Err(Error::Build { file: source.name.clone(), log: failures.join("\n") });
+            return Err(Error::Build {
+                file: source.name.clone(),
+                log: failures.join("\n"),
+            });
         }
-        Ok(Program { source_name: source.name.clone(), devices, kernel_names })
+        Ok(Program {
+            source_name: source.name.clone(),
+            devices,
+            kernel_names,
+        })
     }
 
     /// The devices this program was built for, in run order.
@@ -98,7 +112,10 @@ impl Program {
 
     /// Each device's build log, in run order.
     pub fn build_logs(&self) -> Vec<(DeviceInfo, String)> {
-        self.devices.iter().map(|d| (d.info.clone(), d.build_log.clone())).collect()
+        self.devices
+            .iter()
+            .map(|d| (d.info.clone(), d.build_log.clone()))
+            .collect()
     }
 
     /// Start describing a launch of `kernel`.
