@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Type;
 
@@ -225,9 +225,16 @@ fn load(file: &syn::LitStr, include: &[syn::LitStr], errors: &mut Errors) -> Opt
             })
         }
         Err(e) => {
-            // ocl-include names files by absolute path: show them relative to the crate.
+            // ocl-include appends "\nin file \"<absolute path>\" at line <its count>" for each
+            // including file: keep the files, relative to the crate.
             let base = format!("{}/", manifest.display());
-            let why = e.to_string().replace(&base, "").replace('\n', " ");
+            let text = e.to_string().replace(&base, "");
+            let mut parts = text.split("\nin file ");
+            let mut why = parts.next().unwrap_or_default().to_string();
+            for including in parts {
+                let file = including.split(" at line ").next().unwrap_or(including);
+                why += &format!(", included from {}", file.trim_matches('"'));
+            }
             errors.push(syn::Error::new(
                 file.span(),
                 format!("cannot read `{}`: {why}", file.value()),
@@ -293,62 +300,68 @@ impl Ctx<'_> {
                     format!("{what}, a value: drop the attribute and write `{name}: {elem_name}`");
                 errors.push(syn::Error::new_spanned(attr, msg));
             }
-            (Some(ptr), role) => {
-                match (ptr.space, role) {
-                    (AddrSpace::Private, _) => {
-                        let msg = format!("{what}: a pointer without `__global`, `__constant` or `__local` cannot be a kernel argument");
-                        errors.push(syn::Error::new(name.span(), msg));
+            (Some(ptr), role) => match (ptr.space, role) {
+                (AddrSpace::Private, _) => {
+                    let msg = format!("{what}: a pointer without `__global`, `__constant` or `__local` cannot be a kernel argument");
+                    errors.push(syn::Error::new(name.span(), msg));
+                }
+                (AddrSpace::Local, Role::Local { elem, .. }) => {
+                    if let Err(m) = self.match_type(&p.ty, elem) {
+                        errors.push(mismatch(elem, &what, "the elements must be", m));
                     }
-                    (AddrSpace::Local, Role::Local { elem, .. }) => {
-                        if let Err(m) = self.match_type(&p.ty, elem) {
-                            errors.push(mismatch(elem, &what, "the elements must be", m));
-                        }
-                    }
-                    (AddrSpace::Local, _) => {
-                        let msg = format!(
+                }
+                (AddrSpace::Local, _) => {
+                    let msg = format!(
                         "{what}: a `__local` buffer is allocated on the device, one per work-group; declare \
                          it `#[local] {name}: [{elem_name}; N]` for N elements per work-group"
                     );
-                        errors.push(syn::Error::new_spanned(&rust.ty, msg));
-                    }
-                    (
-                        space,
-                        Role::Buffer {
-                            dir,
-                            pattern,
-                            elem,
-                            attr,
-                        },
-                    ) => {
-                        if dir.writes() && (ptr.const_pointee || space == AddrSpace::Constant) {
-                            let why = if space == AddrSpace::Constant {
-                                "`__constant` memory"
-                            } else {
-                                "its data is `const`"
-                            };
-                            let msg = format!(
+                    errors.push(syn::Error::new_spanned(&rust.ty, msg));
+                }
+                (
+                    space,
+                    Role::Buffer {
+                        dir,
+                        pattern,
+                        elem,
+                        attr,
+                    },
+                ) => {
+                    if dir.writes() && (ptr.const_pointee || space == AddrSpace::Constant) {
+                        let why = if space == AddrSpace::Constant {
+                            "`__constant` memory"
+                        } else {
+                            "its data is `const`"
+                        };
+                        let msg = format!(
                             "{what}: {why}, so the kernel cannot write it; an #[{}] buffer must be a \
                              non-const `__global` pointer (or declare it #[input])",
                             dir.attr_name()
                         );
-                            errors.push(syn::Error::new_spanned(attr, msg));
-                        }
-                        if let Err(m) = self.match_type(&p.ty, elem) {
-                            errors.push(mismatch(elem, &what, "the elements must be", m));
-                        }
-                        check_pattern(*pattern, *dir, items_per_group, attr, errors);
+                        errors.push(syn::Error::new_spanned(attr, msg));
                     }
-                    (space, _) => {
-                        let how = if space == AddrSpace::Constant || ptr.const_pointee {
-                            format!("#[input(1:1)] {name}: &[{elem_name}]")
-                        } else {
-                            format!("#[output(1:1)] {name}: &mut [{elem_name}]")
-                        };
-                        let msg = format!("{what}, a buffer: declare it with its direction and pattern, e.g. `{how}`");
-                        errors.push(syn::Error::new_spanned(&rust.ty, msg));
+                    if let Err(m) = self.match_type(&p.ty, elem) {
+                        errors.push(mismatch(elem, &what, "the elements must be", m));
                     }
+                    check_pattern(*pattern, *dir, items_per_group, attr, errors);
                 }
-            }
+                (space, role) => {
+                    let not_local = if matches!(role, Role::Local { .. }) {
+                        ", not a `__local` one"
+                    } else {
+                        ""
+                    };
+                    let how = if space == AddrSpace::Constant || ptr.const_pointee {
+                        format!("#[input(1:1)] {name}: &[{elem_name}]")
+                    } else {
+                        format!("#[output(1:1)] {name}: &mut [{elem_name}]")
+                    };
+                    let msg = format!(
+                        "{what}, a buffer in {} memory{not_local}: declare it with its direction and pattern, e.g. `{how}`",
+                        &space.name()[2..]
+                    );
+                    errors.push(syn::Error::new_spanned(&rust.ty, msg));
+                }
+            },
         }
     }
 
@@ -451,58 +464,69 @@ impl Ctx<'_> {
         if !self.asserted.insert(rust.to_token_stream().to_string()) {
             return;
         }
+        let span = rust.span();
         let size = size as usize;
         let msg = format!("the kernel's {desc} and this Rust type differ in size");
-        self.asserts.extend(quote_spanned! {rust.span()=>
+        self.asserts.extend(quote_spanned! {span=>
             const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #msg);
             // The one field must be plain data (a newtype of an array of primitives).
             const _: fn(&#rust) = |v| ::hetdsl::__private::assert_pod(&v.0);
         });
     }
 
+    /// `const` assertions that `rust` has the layout of OpenCL struct `index`, spanned on the
+    /// Rust type so that a failure points at the declaration.
     fn assert_struct(&mut self, rust: &Type, index: usize, layout: clsig::Layout) {
         if !self.asserted.insert(rust.to_token_stream().to_string()) {
             return;
         }
+        let span = rust.span();
         let def = &self.cl.structs[index];
         let at = self.source.at(def.line);
         let name = &def.name;
         let (size, align) = (layout.size as usize, layout.align as usize);
-        let size_msg =
-            format!("`{name}` is {size} bytes in OpenCL ({at}); the Rust type must be too");
+        let size_msg = format!(
+            "`{name}` is {size} bytes in OpenCL ({at}); the Rust type must be too: #[repr(C)], the same \
+             fields in the same order"
+        );
         let align_msg = format!(
             "`{name}` is aligned to {align} bytes in OpenCL ({at}); give the Rust type `#[repr(C, align({align}))]` \
              or fields so aligned"
         );
-        let mut checks = quote! {
-            ::core::assert!(::core::mem::size_of::<#rust>() == #size, #size_msg);
-            ::core::assert!(::core::mem::align_of::<#rust>() == #align, #align_msg);
+        // One `const` per assertion, so that every failing one is reported.
+        let mut checks = quote_spanned! {span=>
+            const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #size_msg);
+            const _: () = ::core::assert!(::core::mem::align_of::<#rust>() == #align, #align_msg);
         };
         let mut pods = TokenStream::new();
         for field in &def.fields {
             let (Some(offset), Some(l)) = (field.offset, field.ty.layout(&self.cl.structs)) else {
                 continue;
             };
-            let ident = field_ident(&field.name, rust.span());
+            let ident = field_ident(&field.name, span);
             let (offset, fsize) = (offset as usize, l.size as usize);
             let fat = self.source.at(field.line);
             let ty = field.ty.display(&self.cl.structs);
             let offset_msg = format!(
-                "field `{}` of `{name}` is at byte {offset} in OpenCL ({fat})",
+                "field `{}` of `{name}` is at byte {offset} in OpenCL ({fat}); the Rust struct must declare the \
+                 same fields in the same order, #[repr(C)]",
                 field.name
             );
             let size_msg = format!(
                 "field `{}` of `{name}` is `{ty}`, {fsize} bytes, in OpenCL ({fat})",
                 field.name
             );
-            checks.extend(quote! {
-                ::core::assert!(::core::mem::offset_of!(#rust, #ident) == #offset, #offset_msg);
-                ::core::assert!(::hetdsl::__private::size_of_field::<#rust, _>(|v| &v.#ident) == #fsize, #size_msg);
+            checks.extend(quote_spanned! {span=>
+                const _: () = ::core::assert!(::core::mem::offset_of!(#rust, #ident) == #offset, #offset_msg);
+                const _: () = ::core::assert!(
+                    ::hetdsl::__private::size_of_field::<#rust, _>(|v| &v.#ident) == #fsize,
+                    #size_msg
+                );
             });
-            pods.extend(quote! { ::hetdsl::__private::assert_pod(&v.#ident); });
+            pods.extend(quote_spanned! {span=> ::hetdsl::__private::assert_pod(&v.#ident); });
         }
-        self.asserts.extend(quote_spanned! {rust.span()=>
-            const _: () = { #checks };
+        self.asserts.extend(quote_spanned! {span=>
+            #checks
             // Every field must be plain data, so that any bytes the kernel writes are a valid value.
             const _: fn(&#rust) = |v| { #pods };
         });

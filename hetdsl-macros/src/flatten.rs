@@ -28,7 +28,19 @@ struct Recording {
 
 impl ocl_include::Source for Recording {
     fn read(&self, path: &Path, dir: Option<&Path>) -> io::Result<(PathBuf, String)> {
-        let (abs, text) = self.inner.read(path, dir)?;
+        let (abs, text) = self.inner.read(path, dir).map_err(|e| {
+            let why = match e.kind() {
+                io::ErrorKind::NotFound => "not found".to_string(),
+                _ => e.to_string(),
+            };
+            // ocl-include adds the including file; say which file and where it was looked for.
+            // (Not `NotFound`: ocl-include would replace this message with its own, which
+            // names neither.)
+            io::Error::new(
+                io::ErrorKind::Other,
+                format!("`{}` {why} (searched beside the including file and in the include directories)", path.display()),
+            )
+        })?;
         let mut seen = self.seen.borrow_mut();
         if !seen.contains(&abs) {
             seen.push(abs.clone());

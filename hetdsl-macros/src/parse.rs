@@ -335,6 +335,8 @@ impl Func {
 /// The parameter's role from its attribute, checked against the shape of its Rust type.
 fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role> {
     let mut found: Option<Role> = None;
+    // A role attribute was written, even if it was wrong (then no "missing attribute" error).
+    let mut attempted = false;
     for attr in attrs {
         let path = attr.path();
         let dir = if path.is_ident("input") {
@@ -346,9 +348,12 @@ fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role> {
         } else {
             None
         };
-        if found.is_some() && (dir.is_some() || path.is_ident("local")) {
-            errors.push(syn::Error::new_spanned(attr, "one role per parameter"));
-            continue;
+        if dir.is_some() || path.is_ident("local") {
+            if attempted {
+                errors.push(syn::Error::new_spanned(attr, "one role per parameter"));
+                continue;
+            }
+            attempted = true;
         }
         if let Some(dir) = dir {
             let pattern = match attr.parse_args_with(parse_pattern) {
@@ -399,6 +404,9 @@ fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role> {
         }
     }
     if found.is_none() {
+        if attempted {
+            return None;
+        }
         if let Type::Reference(_) = ty {
             errors.push(syn::Error::new_spanned(
                 ty,
