@@ -26,14 +26,20 @@ pub struct Gfx {
 pub fn parse_gfx(text: &str) -> Option<Gfx> {
     let lower = text.to_ascii_lowercase();
     lower.match_indices("gfx").find_map(|(at, _)| {
-        let digits: String =
-            lower[at + 3..].chars().take_while(|c| c.is_ascii_hexdigit()).collect();
+        let digits: String = lower[at + 3..]
+            .chars()
+            .take_while(|c| c.is_ascii_hexdigit())
+            .collect();
         if !(3..=4).contains(&digits.len()) {
             return None;
         }
         let (major, rest) = digits.split_at(digits.len() - 2);
         let hex = |i: usize| rest[i..=i].chars().next().and_then(|c| c.to_digit(16));
-        Some(Gfx { major: major.parse().ok()?, minor: hex(0)?, stepping: hex(1)? })
+        Some(Gfx {
+            major: major.parse().ok()?,
+            minor: hex(0)?,
+            stepping: hex(1)?,
+        })
     })
 }
 
@@ -105,7 +111,11 @@ pub fn arch_of(gfx: Gfx) -> Option<Arch> {
 /// The architecture of `device`, from the `gfx` target in its name or board name; unknown
 /// targets take GCN's limits (the fewest VGPRs and waves of any generation), stated.
 pub fn arch_of_device(device: &DeviceInfo, assumptions: &mut Vec<String>) -> Arch {
-    let board = device.amd.as_ref().map(|a| a.board_name.as_str()).unwrap_or("");
+    let board = device
+        .amd
+        .as_ref()
+        .map(|a| a.board_name.as_str())
+        .unwrap_or("");
     let gfx = parse_gfx(&device.name).or_else(|| parse_gfx(board));
     match gfx.and_then(arch_of) {
         Some(a) => a,
@@ -179,8 +189,11 @@ pub fn active_groups_per_unit(unit: &Unit, threads: u32, vgprs: u32, lds_bytes: 
     let arch = &unit.arch;
     let simds = (arch.simds_per_cu * unit.cus_per_unit) as u64;
     let waves_per_group = ceil_div(threads as u64, unit.wave_size as u64);
-    let (total_vgprs, granule) =
-        if unit.wave_size <= 32 { arch.vgprs_wave32 } else { arch.vgprs_wave64 };
+    let (total_vgprs, granule) = if unit.wave_size <= 32 {
+        arch.vgprs_wave32
+    } else {
+        arch.vgprs_wave64
+    };
     let by_waves = if threads > unit.max_work_group_size {
         0
     } else {
@@ -197,8 +210,7 @@ pub fn active_groups_per_unit(unit: &Unit, threads: u32, vgprs: u32, lds_bytes: 
         b => Some(limit(lds_per_unit, b)),
     };
     // A single-wave work-group needs no hardware barrier and is not capped.
-    let by_barriers =
-        (waves_per_group > 1).then_some(arch.max_groups_per_cu * unit.cus_per_unit);
+    let by_barriers = (waves_per_group > 1).then_some(arch.max_groups_per_cu * unit.cus_per_unit);
     Limits {
         warps: Some(by_waves),
         blocks: None,
@@ -219,4 +231,118 @@ pub(super) fn occupancy(
     let lds = local_mem_or_zero(kernel, &mut assumptions);
     let limits = active_groups_per_unit(&unit, kernel.work_group_size, vgprs, lds);
     Occupancy::from_limits(limits, device.compute_units, assumptions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::occupancy::{occupancy, KernelResources, Limiter};
+
+    #[test]
+    fn parses_gfx_targets() {
+        let g = |s| parse_gfx(s).map(|g: Gfx| (g.major, g.minor, g.stepping));
+        assert_eq!(g("gfx90a:sramecc+:xnack-"), Some((9, 0, 10)));
+        assert_eq!(g("gfx1030"), Some((10, 3, 0)));
+        assert_eq!(g("AMD Instinct MI300X gfx942"), Some((9, 4, 2)));
+        assert_eq!(g("gfx906"), Some((9, 0, 6)));
+        assert_eq!(g("Ellesmere"), None);
+        assert_eq!(arch_of(parse_gfx("gfx942").unwrap()), Some(CDNA2));
+        assert_eq!(arch_of(parse_gfx("gfx1100").unwrap()), Some(RDNA3));
+        assert_eq!(arch_of(parse_gfx("gfx1102").unwrap()), Some(RDNA2));
+    }
+
+    /// An MI250X die (gfx90a, 110 CUs, wave64, 4 SIMDs), by hand:
+    /// 256 work-items = 4 waves; 8 wave slots per SIMD = 32 per CU → 8 groups;
+    /// VGPRs: ⌊512 / round_up(v, 8)⌋ waves per SIMD × 4 SIMDs / 4 waves.
+    #[test]
+    fn cdna2() {
+        let mi250x = DeviceInfo::example_amd(0, "gfx90a:sramecc+:xnack-", 110, 64, 4);
+        let run = |vgprs, lds| {
+            occupancy(
+                &mi250x,
+                &KernelResources::new(256)
+                    .with_registers(vgprs)
+                    .with_local_mem(lds),
+            )
+        };
+        // 64 VGPRs: 8 waves/SIMD → 8 groups (tie with the wave slots) → 880.
+        let o = run(64, 0);
+        assert_eq!((o.groups_per_compute_unit, o.min_groups), (8, 880));
+        assert!(o.assumptions.is_empty(), "{:?}", o.assumptions);
+        // 128 VGPRs: 4 waves/SIMD → 16 waves → 4 groups.
+        assert_eq!(
+            (run(128, 0).groups_per_compute_unit, run(128, 0).limiter),
+            (4, Limiter::Registers)
+        );
+        // 100 VGPRs → 104: ⌊512/104⌋ = 4 → 4 groups.
+        assert_eq!(run(100, 0).groups_per_compute_unit, 4);
+        // LDS 16 KiB: ⌊64 KiB / 16 KiB⌋ = 4; 20000 B: 3.
+        assert_eq!(
+            (
+                run(32, 16384).groups_per_compute_unit,
+                run(32, 16384).limiter
+            ),
+            (4, Limiter::SharedMemory)
+        );
+        assert_eq!(run(32, 20000).groups_per_compute_unit, 3);
+        // LDS beyond the per-group 64 KiB: cannot run.
+        assert_eq!(run(32, 65537).groups_per_compute_unit, 0);
+    }
+
+    #[test]
+    fn gcn_and_the_barrier_cap() {
+        let unit = Unit::cu(GCN);
+        // MI50 (gfx906), 100 VGPRs: ⌊256/100⌋ = 2 waves/SIMD → 8 waves → 2 groups of 4 waves.
+        assert_eq!(active_groups_per_unit(&unit, 256, 100, 0).active(), 2);
+        // 2-wave groups with 16 VGPRs: 32 slots / 2 = 16 = the 16-group barrier cap.
+        assert_eq!(active_groups_per_unit(&unit, 128, 16, 0).active(), 16);
+        // Single-wave groups need no barrier: 32 by wave slots.
+        let l = active_groups_per_unit(&unit, 64, 16, 0);
+        assert_eq!((l.active(), l.barriers), (32, None));
+    }
+
+    /// ROCm reports gfx10+ in WGP mode: a unit of 2 CUs (4 SIMD32, 128 KiB LDS, 32 groups).
+    #[test]
+    fn rdna_wgp_mode() {
+        let rx6900 = DeviceInfo::example_amd(0, "gfx1030", 40, 32, 4);
+        let run = |vgprs, lds| {
+            occupancy(
+                &rx6900,
+                &KernelResources::new(256)
+                    .with_registers(vgprs)
+                    .with_local_mem(lds),
+            )
+        };
+        // 256 = 8 wave32; 64 VGPRs (granule 16): ⌊1024/64⌋ = 16 waves/SIMD = 64 per WGP → 8;
+        // wave slots 16 × 4 = 64 → 8; barrier cap 32 → 8 × 40 WGPs = 320.
+        assert_eq!(run(64, 0).min_groups, 320);
+        // 96 VGPRs: ⌊1024/96⌋ = 10 → 40 waves → 5 groups.
+        assert_eq!(run(96, 0).groups_per_compute_unit, 5);
+        // LDS 32 KiB of 128 KiB per WGP → 4.
+        assert_eq!(run(32, 32768).groups_per_compute_unit, 4);
+        // RDNA3's larger file: 96 VGPRs (granule 24) → ⌊1536/96⌋ = 16 → 64 waves → 8.
+        let rx7900 = DeviceInfo::example_amd(0, "gfx1100", 48, 32, 4);
+        let k = KernelResources::new(256)
+            .with_registers(96)
+            .with_local_mem(0);
+        assert_eq!(occupancy(&rx7900, &k).groups_per_compute_unit, 8);
+    }
+
+    #[test]
+    fn unknown_target_is_stated() {
+        let dev = DeviceInfo::example_amd(0, "Tahiti", 32, 64, 4);
+        let o = occupancy(
+            &dev,
+            &KernelResources::new(256)
+                .with_registers(64)
+                .with_local_mem(0),
+        );
+        // GCN: ⌊256/64⌋ = 4 waves/SIMD → 16 waves → 4 groups.
+        assert_eq!(o.groups_per_compute_unit, 4);
+        assert!(
+            o.assumptions.iter().any(|a| a.contains("Tahiti")),
+            "{:?}",
+            o.assumptions
+        );
+    }
 }

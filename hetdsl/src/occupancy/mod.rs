@@ -214,8 +214,7 @@ pub fn family(device: &DeviceInfo) -> Family {
     let vendor = device.vendor.to_ascii_lowercase();
     if device.nvidia.is_some() || vendor.contains("nvidia") {
         Family::Nvidia
-    } else if device.amd.is_some() || vendor.contains("advanced micro devices") || vendor == "amd"
-    {
+    } else if device.amd.is_some() || vendor.contains("advanced micro devices") || vendor == "amd" {
         Family::Amd
     } else if vendor.contains("intel") && device.kind == DeviceKind::Gpu {
         Family::Intel
@@ -280,3 +279,104 @@ fn limit(x: u64, y: u64) -> u32 {
     u32::try_from(x / y).unwrap_or(u32::MAX)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_one_group_per_compute_unit() {
+        let cpu = DeviceInfo::example_cpu(0, 16);
+        // Whatever the kernel uses, a CPU is full with one work-group per core.
+        for k in [
+            KernelResources::new(1),
+            KernelResources::new(4096).with_registers(255),
+        ] {
+            let o = occupancy(&cpu, &k);
+            assert_eq!(
+                (o.groups_per_compute_unit, o.compute_units, o.min_groups),
+                (1, 16, 16)
+            );
+            assert_eq!(o.limiter, Limiter::ComputeUnits);
+            assert!(o.assumptions.is_empty(), "{:?}", o.assumptions);
+        }
+        let o = occupancy(&DeviceInfo::example_cpu(0, 0), &KernelResources::new(64));
+        assert_eq!(o.min_groups, 1);
+        assert_eq!(o.assumptions.len(), 1);
+    }
+
+    #[test]
+    fn dispatch_by_vendor() {
+        assert_eq!(family(&DeviceInfo::example_cpu(0, 4)), Family::Cpu);
+        let h200 = DeviceInfo::example_nvidia(0, "NVIDIA H200", (9, 0), 132, 1980);
+        assert_eq!(family(&h200), Family::Nvidia);
+        assert_eq!(
+            family(&DeviceInfo::example_amd(0, "gfx90a", 110, 64, 4)),
+            Family::Amd
+        );
+        // An AMD CPU on AMD's platform is still a CPU.
+        let amd_cpu = DeviceInfo {
+            vendor: "AuthenticAMD".into(),
+            ..DeviceInfo::example_cpu(0, 8)
+        };
+        assert_eq!(family(&amd_cpu), Family::Cpu);
+        // An unknown GPU: one work-group per compute unit, stated.
+        let other = DeviceInfo {
+            vendor: "ARM".into(),
+            kind: DeviceKind::Gpu,
+            ..DeviceInfo::example_cpu(0, 12)
+        };
+        let o = occupancy(&other, &KernelResources::new(64));
+        assert_eq!((o.min_groups, o.limiter), (12, Limiter::ComputeUnits));
+        assert_eq!(o.assumptions.len(), 1);
+    }
+
+    #[test]
+    fn nv_usage_fills_what_is_unknown() {
+        let usage = NvKernelUsage {
+            registers: 20,
+            shared_bytes: 1028,
+            barriers: Some(0),
+            ..Default::default()
+        };
+        let k = KernelResources::new(256).with_nv_usage(&usage);
+        assert_eq!(
+            (k.registers_per_item, k.local_mem_bytes, k.barriers),
+            (Some(20), Some(1028), 0)
+        );
+        // The driver's local-memory figure (static + dynamic) wins over ptxas' static one.
+        let k = KernelResources::new(256)
+            .with_local_mem(5124)
+            .with_nv_usage(&usage);
+        assert_eq!(k.local_mem_bytes, Some(5124));
+    }
+
+    #[test]
+    fn zero_work_group_size_is_stated_not_a_panic() {
+        let h200 = DeviceInfo::example_nvidia(0, "NVIDIA H200", (9, 0), 132, 1980);
+        let o = occupancy(
+            &h200,
+            &KernelResources::new(0).with_registers(16).with_local_mem(0),
+        );
+        // 1 work-item = 1 warp: 64 by warps, capped at 32 blocks.
+        assert_eq!(o.groups_per_compute_unit, 32);
+        assert!(o.assumptions.iter().any(|a| a.contains("size 0")));
+    }
+
+    #[test]
+    fn ties_go_to_the_first_limit() {
+        let l = Limits {
+            warps: Some(8),
+            registers: Some(8),
+            blocks: Some(32),
+            ..Default::default()
+        };
+        assert_eq!(l.binding(), (8, Limiter::Warps));
+        let l = Limits {
+            warps: Some(9),
+            shared_memory: Some(4),
+            barriers: Some(4),
+            ..Default::default()
+        };
+        assert_eq!(l.binding(), (4, Limiter::SharedMemory));
+    }
+}

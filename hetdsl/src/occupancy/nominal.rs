@@ -36,7 +36,11 @@ pub fn nominal(device: &DeviceInfo) -> Nominal {
     let lanes = match family(device) {
         Family::Cpu => device.native_float_width.max(1) * CPU_FMA_UNITS,
         Family::Nvidia => {
-            let cc = device.nvidia.as_ref().map(|n| n.compute_capability).unwrap_or((0, 0));
+            let cc = device
+                .nvidia
+                .as_ref()
+                .map(|n| n.compute_capability)
+                .unwrap_or((0, 0));
             cuda::Arch::lookup(cc, &mut assumptions).fp32_lanes_per_sm
         }
         Family::Amd => {
@@ -56,10 +60,66 @@ pub fn nominal(device: &DeviceInfo) -> Nominal {
     let clock_mhz = if device.clock_mhz > 0 {
         device.clock_mhz
     } else {
-        assumptions.push(format!("`{}` reports no clock: {DEFAULT_CLOCK_MHZ} MHz assumed", device.name));
+        assumptions.push(format!(
+            "`{}` reports no clock: {DEFAULT_CLOCK_MHZ} MHz assumed",
+            device.name
+        ));
         DEFAULT_CLOCK_MHZ
     };
     let units = device.compute_units.max(1);
     let gflops = units as f64 * lanes as f64 * 2.0 * clock_mhz as f64 / 1000.0;
-    Nominal { gflops, compute_units: units, fp32_lanes_per_unit: lanes, clock_mhz, assumptions }
+    Nominal {
+        gflops,
+        compute_units: units,
+        fp32_lanes_per_unit: lanes,
+        clock_mhz,
+        assumptions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-6 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn h200_and_its_host() {
+        // 132 SMs × 128 lanes × 2 × 1.98 GHz (research §5: 66 908 GFLOP/s, spec 67 TFLOPS).
+        let h200 = DeviceInfo::example_nvidia(0, "NVIDIA H200", (9, 0), 132, 1980);
+        assert!(close(nominal_gflops(&h200), 66_908.16));
+        // PoCL on the H200 host: 16 CUs × 16 lanes × 2 FMA units × 2 × 2.1 GHz = 2150.4.
+        let host = DeviceInfo {
+            clock_mhz: 2100,
+            ..DeviceInfo::example_cpu(1, 16)
+        };
+        let n = nominal(&host);
+        assert!(close(n.gflops, 2150.4), "{n:?}");
+        assert_eq!(n.fp32_lanes_per_unit, 32);
+    }
+
+    #[test]
+    fn other_vendors() {
+        // A100 (8.0: 64 FP32 lanes/SM), 108 SMs at 1410 MHz: 19 491.84 (datasheet: 19.5 TF).
+        let a100 = DeviceInfo::example_nvidia(0, "A100", (8, 0), 108, 1410);
+        assert!(close(nominal_gflops(&a100), 19_491.84));
+        // One MI250X die: 110 CUs × 64 lanes × 2 × 1.7 GHz = 23 936.
+        let mi250x = DeviceInfo::example_amd(0, "gfx90a", 110, 64, 4);
+        assert!(close(nominal_gflops(&mi250x), 23_936.0));
+        // RDNA2 reported as 40 WGPs: 128 lanes per WGP × 2 × 1.7 GHz × 40 = 17 408.
+        let rx6900 = DeviceInfo::example_amd(0, "gfx1030", 40, 32, 4);
+        assert!(close(nominal_gflops(&rx6900), 17_408.0));
+    }
+
+    #[test]
+    fn missing_figures_are_stated() {
+        let mut dev = DeviceInfo::example_nvidia(0, "mystery", (0, 0), 10, 0);
+        dev.clock_mhz = 0;
+        let n = nominal(&dev);
+        // Most restrictive lanes (64) at the assumed 1000 MHz: 10 × 64 × 2 × 1 = 1280.
+        assert!(close(n.gflops, 1280.0), "{n:?}");
+        assert_eq!(n.assumptions.len(), 2, "{:?}", n.assumptions);
+    }
 }
