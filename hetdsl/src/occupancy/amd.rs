@@ -26,20 +26,14 @@ pub struct Gfx {
 pub fn parse_gfx(text: &str) -> Option<Gfx> {
     let lower = text.to_ascii_lowercase();
     lower.match_indices("gfx").find_map(|(at, _)| {
-        let digits: String = lower[at + 3..]
-            .chars()
-            .take_while(|c| c.is_ascii_hexdigit())
-            .collect();
+        let digits: String =
+            lower[at + 3..].chars().take_while(|c| c.is_ascii_hexdigit()).collect();
         if !(3..=4).contains(&digits.len()) {
             return None;
         }
         let (major, rest) = digits.split_at(digits.len() - 2);
         let hex = |i: usize| rest[i..=i].chars().next().and_then(|c| c.to_digit(16));
-        Some(Gfx {
-            major: major.parse().ok()?,
-            minor: hex(0)?,
-            stepping: hex(1)?,
-        })
+        Some(Gfx { major: major.parse().ok()?, minor: hex(0)?, stepping: hex(1)? })
     })
 }
 
@@ -111,11 +105,7 @@ pub fn arch_of(gfx: Gfx) -> Option<Arch> {
 /// The architecture of `device`, from the `gfx` target in its name or board name; unknown
 /// targets take GCN's limits (the fewest VGPRs and waves of any generation), stated.
 pub fn arch_of_device(device: &DeviceInfo, assumptions: &mut Vec<String>) -> Arch {
-    let board = device
-        .amd
-        .as_ref()
-        .map(|a| a.board_name.as_str())
-        .unwrap_or("");
+    let board = device.amd.as_ref().map(|a| a.board_name.as_str()).unwrap_or("");
     let gfx = parse_gfx(&device.name).or_else(|| parse_gfx(board));
     match gfx.and_then(arch_of) {
         Some(a) => a,
@@ -189,11 +179,8 @@ pub fn active_groups_per_unit(unit: &Unit, threads: u32, vgprs: u32, lds_bytes: 
     let arch = &unit.arch;
     let simds = (arch.simds_per_cu * unit.cus_per_unit) as u64;
     let waves_per_group = ceil_div(threads as u64, unit.wave_size as u64);
-    let (total_vgprs, granule) = if unit.wave_size <= 32 {
-        arch.vgprs_wave32
-    } else {
-        arch.vgprs_wave64
-    };
+    let (total_vgprs, granule) =
+        if unit.wave_size <= 32 { arch.vgprs_wave32 } else { arch.vgprs_wave64 };
     let by_waves = if threads > unit.max_work_group_size {
         0
     } else {
@@ -258,12 +245,7 @@ mod tests {
     fn cdna2() {
         let mi250x = DeviceInfo::example_amd(0, "gfx90a:sramecc+:xnack-", 110, 64, 4);
         let run = |vgprs, lds| {
-            occupancy(
-                &mi250x,
-                &KernelResources::new(256)
-                    .with_registers(vgprs)
-                    .with_local_mem(lds),
-            )
+            occupancy(&mi250x, &KernelResources::new(256).with_registers(vgprs).with_local_mem(lds))
         };
         // 64 VGPRs: 8 waves/SIMD → 8 groups (tie with the wave slots) → 880.
         let o = run(64, 0);
@@ -278,10 +260,7 @@ mod tests {
         assert_eq!(run(100, 0).groups_per_compute_unit, 4);
         // LDS 16 KiB: ⌊64 KiB / 16 KiB⌋ = 4; 20000 B: 3.
         assert_eq!(
-            (
-                run(32, 16384).groups_per_compute_unit,
-                run(32, 16384).limiter
-            ),
+            (run(32, 16384).groups_per_compute_unit, run(32, 16384).limiter),
             (4, Limiter::SharedMemory)
         );
         assert_eq!(run(32, 20000).groups_per_compute_unit, 3);
@@ -306,12 +285,7 @@ mod tests {
     fn rdna_wgp_mode() {
         let rx6900 = DeviceInfo::example_amd(0, "gfx1030", 40, 32, 4);
         let run = |vgprs, lds| {
-            occupancy(
-                &rx6900,
-                &KernelResources::new(256)
-                    .with_registers(vgprs)
-                    .with_local_mem(lds),
-            )
+            occupancy(&rx6900, &KernelResources::new(256).with_registers(vgprs).with_local_mem(lds))
         };
         // 256 = 8 wave32; 64 VGPRs (granule 16): ⌊1024/64⌋ = 16 waves/SIMD = 64 per WGP → 8;
         // wave slots 16 × 4 = 64 → 8; barrier cap 32 → 8 × 40 WGPs = 320.
@@ -322,27 +296,16 @@ mod tests {
         assert_eq!(run(32, 32768).groups_per_compute_unit, 4);
         // RDNA3's larger file: 96 VGPRs (granule 24) → ⌊1536/96⌋ = 16 → 64 waves → 8.
         let rx7900 = DeviceInfo::example_amd(0, "gfx1100", 48, 32, 4);
-        let k = KernelResources::new(256)
-            .with_registers(96)
-            .with_local_mem(0);
+        let k = KernelResources::new(256).with_registers(96).with_local_mem(0);
         assert_eq!(occupancy(&rx7900, &k).groups_per_compute_unit, 8);
     }
 
     #[test]
     fn unknown_target_is_stated() {
         let dev = DeviceInfo::example_amd(0, "Tahiti", 32, 64, 4);
-        let o = occupancy(
-            &dev,
-            &KernelResources::new(256)
-                .with_registers(64)
-                .with_local_mem(0),
-        );
+        let o = occupancy(&dev, &KernelResources::new(256).with_registers(64).with_local_mem(0));
         // GCN: ⌊256/64⌋ = 4 waves/SIMD → 16 waves → 4 groups.
         assert_eq!(o.groups_per_compute_unit, 4);
-        assert!(
-            o.assumptions.iter().any(|a| a.contains("Tahiti")),
-            "{:?}",
-            o.assumptions
-        );
+        assert!(o.assumptions.iter().any(|a| a.contains("Tahiti")), "{:?}", o.assumptions);
     }
 }

@@ -9,10 +9,7 @@ use crate::device::DeviceInfo;
 
 pub(super) fn occupancy(device: &DeviceInfo, mut assumptions: Vec<String>) -> Occupancy {
     if device.compute_units == 0 {
-        assumptions.push(format!(
-            "`{}` reports 0 compute units: 1 assumed",
-            device.name
-        ));
+        assumptions.push(format!("`{}` reports 0 compute units: 1 assumed", device.name));
         return Occupancy::one_per_unit(1, assumptions);
     }
     Occupancy::one_per_unit(device.compute_units, assumptions)

@@ -129,10 +129,7 @@ impl Arch {
         if let Some(a) = Arch::exact(cc) {
             return a;
         }
-        let lower = ARCHS
-            .iter()
-            .filter(|a| a.cc.0 == cc.0 && a.cc.1 < cc.1)
-            .max_by_key(|a| a.cc.1);
+        let lower = ARCHS.iter().filter(|a| a.cc.0 == cc.0 && a.cc.1 < cc.1).max_by_key(|a| a.cc.1);
         if let Some(a) = lower {
             assumptions.push(format!(
                 "compute capability {}.{} not in the table: the limits of {}.{} assumed",
@@ -144,10 +141,7 @@ impl Arch {
             "compute capability {}.{} unknown: the most restrictive limits of 3.5–12.0 assumed",
             cc.0, cc.1
         ));
-        Arch {
-            cc,
-            ..Arch::most_restrictive()
-        }
+        Arch { cc, ..Arch::most_restrictive() }
     }
 
     /// Every limit at its most restrictive value over the table (fewest threads, blocks,
@@ -179,10 +173,7 @@ impl Arch {
     pub fn align_up_to_carveout(&self, bytes: u64) -> u64 {
         let mut steps = self.carveout_kib.iter().map(|k| *k as u64 * 1024);
         let largest = steps.clone().next_back();
-        steps
-            .find(|s| *s >= bytes)
-            .or(largest)
-            .unwrap_or(self.smem_per_sm)
+        steps.find(|s| *s >= bytes).or(largest).unwrap_or(self.smem_per_sm)
     }
 }
 
@@ -265,12 +256,8 @@ pub fn active_blocks_per_sm(
 ) -> Limits {
     let warps_per_block = ceil_div(threads as u64, sm.warp_size as u64);
     let blocks = sm.arch.max_blocks_per_sm;
-    let barrier_limit = (sm.arch.cc.0 >= 9 && barriers > 0).then(|| {
-        limit(
-            blocks as u64 * sm.arch.barriers_per_block_slot as u64,
-            barriers as u64,
-        )
-    });
+    let barrier_limit = (sm.arch.cc.0 >= 9 && barriers > 0)
+        .then(|| limit(blocks as u64 * sm.arch.barriers_per_block_slot as u64, barriers as u64));
     let mut by_registers = registers_limit(sm, sm.arch.sub_partitions, warps_per_block, registers);
     // GP100 (6.0) has 2 sub-partitions, GP10x 4. The header refuses on 6.0 what GP10x cannot
     // run, for compatibility within Pascal.
@@ -309,10 +296,7 @@ fn registers_limit(
     warps_per_block: u64,
     registers: u32,
 ) -> Option<u32> {
-    let per_warp = round_up(
-        registers as u64 * sm.warp_size as u64,
-        REGISTER_ALLOCATION_UNIT,
-    );
+    let per_warp = round_up(registers as u64 * sm.warp_size as u64, REGISTER_ALLOCATION_UNIT);
     let per_block = per_warp * warps_per_block;
     let assumed_per_block = per_warp * round_up(warps_per_block, sub_partitions as u64);
     let regs_per_block = sm.regs_per_block as u64;
@@ -326,10 +310,7 @@ fn registers_limit(
         return None;
     }
     let warps_per_sub_partition = (sm.arch.regs_per_sm / sub_partitions) as u64 / per_warp;
-    Some(limit(
-        warps_per_sub_partition * sub_partitions as u64,
-        warps_per_block,
-    ))
+    Some(limit(warps_per_sub_partition * sub_partitions as u64, warps_per_block))
 }
 
 /// Local memory: the block's bytes plus the driver's reserve, rounded up to the allocation
@@ -338,10 +319,7 @@ fn registers_limit(
 /// the preference is too small for one block, the smallest step that holds one (Volta on).
 fn shared_memory_limit(sm: &Sm, shared_bytes: u64) -> Option<u32> {
     let arch = &sm.arch;
-    let per_block = round_up(
-        shared_bytes + arch.reserved_smem_per_block,
-        arch.smem_alloc_unit,
-    );
+    let per_block = round_up(shared_bytes + arch.reserved_smem_per_block, arch.smem_alloc_unit);
     if per_block > sm.smem_per_block + arch.reserved_smem_per_block {
         return Some(0);
     }
@@ -370,13 +348,8 @@ pub(super) fn occupancy(
     let sm = Sm::of_device(device, &mut assumptions);
     let registers = registers_or_default(kernel, &mut assumptions);
     let shared = local_mem_or_zero(kernel, &mut assumptions);
-    let limits = active_blocks_per_sm(
-        &sm,
-        kernel.work_group_size,
-        registers,
-        shared,
-        kernel.barriers,
-    );
+    let limits =
+        active_blocks_per_sm(&sm, kernel.work_group_size, registers, shared, kernel.barriers);
     Occupancy::from_limits(limits, device.compute_units, assumptions)
 }
 
@@ -406,15 +379,7 @@ mod tests {
         expected: u32,
         limiter: Option<Limiter>,
     ) -> Case {
-        Case {
-            cc,
-            threads,
-            regs,
-            smem,
-            barriers: 1,
-            expected,
-            limiter,
-        }
+        Case { cc, threads, regs, smem, barriers: 1, expected, limiter }
     }
 
     use Limiter::{Barriers, Blocks, Registers, SharedMemory, Warps};
@@ -607,10 +572,7 @@ mod tests {
         turing.smem_preference = Some(32 * 1024);
         assert_eq!(active_blocks_per_sm(&turing, 64, 16, 40000, 1).active(), 1);
         // Above the 48 KiB per-block limit (+1 KiB reserve on 9.0): cannot run.
-        assert_eq!(
-            active_blocks_per_sm(&h200, 64, 16, 49 * 1024 + 1, 1).shared_memory,
-            Some(0)
-        );
+        assert_eq!(active_blocks_per_sm(&h200, 64, 16, 49 * 1024 + 1, 1).shared_memory, Some(0));
     }
 
     fn h200() -> DeviceInfo {
@@ -619,19 +581,12 @@ mod tests {
 
     #[test]
     fn h200_device_bound() {
-        let k = KernelResources::new(256)
-            .with_registers(20)
-            .with_local_mem(1028);
+        let k = KernelResources::new(256).with_registers(20).with_local_mem(1028);
         let o = occupancy(&h200(), &k);
-        assert_eq!(
-            (o.groups_per_compute_unit, o.compute_units, o.min_groups),
-            (8, 132, 1056)
-        );
+        assert_eq!((o.groups_per_compute_unit, o.compute_units, o.min_groups), (8, 132, 1056));
         assert_eq!(o.limiter, Limiter::Warps);
         assert!(o.assumptions.is_empty(), "{:?}", o.assumptions);
-        let k = KernelResources::new(256)
-            .with_registers(12)
-            .with_local_mem(41028);
+        let k = KernelResources::new(256).with_registers(12).with_local_mem(41028);
         assert_eq!(occupancy(&h200(), &k).min_groups, 5 * 132);
     }
 
@@ -640,11 +595,7 @@ mod tests {
         // 64 registers: 2048/warp → 8 per sub-partition → 32 warps → 4 blocks of 256.
         let o = occupancy(&h200(), &KernelResources::new(256).with_local_mem(0));
         assert_eq!((o.groups_per_compute_unit, o.min_groups), (4, 4 * 132));
-        assert!(
-            o.assumptions.iter().any(|a| a.contains("registers")),
-            "{:?}",
-            o.assumptions
-        );
+        assert!(o.assumptions.iter().any(|a| a.contains("registers")), "{:?}", o.assumptions);
     }
 
     #[test]
@@ -652,30 +603,15 @@ mod tests {
         // 13.0 takes the most restrictive row: 32 warps, 16 blocks, 256-B unit, 1 KiB reserve.
         // 256 threads → 4 by warps (registers: 10, shared memory: ⌊49152/2304⌋ = 21).
         let dev = DeviceInfo::example_nvidia(0, "future", (13, 0), 100, 2000);
-        let k = KernelResources::new(256)
-            .with_registers(20)
-            .with_local_mem(1028);
+        let k = KernelResources::new(256).with_registers(20).with_local_mem(1028);
         let o = occupancy(&dev, &k);
         assert_eq!((o.groups_per_compute_unit, o.limiter), (4, Limiter::Warps));
-        assert!(
-            o.assumptions.iter().any(|a| a.contains("13.0")),
-            "{:?}",
-            o.assumptions
-        );
+        assert!(o.assumptions.iter().any(|a| a.contains("13.0")), "{:?}", o.assumptions);
         // 7.2 is not listed: 7.0's limits, said so.
         let dev = DeviceInfo::example_nvidia(0, "Xavier", (7, 2), 8, 1377);
-        let o = occupancy(
-            &dev,
-            &KernelResources::new(128)
-                .with_registers(37)
-                .with_local_mem(0),
-        );
+        let o = occupancy(&dev, &KernelResources::new(128).with_registers(37).with_local_mem(0));
         assert_eq!(o.groups_per_compute_unit, 12);
-        assert!(
-            o.assumptions.iter().any(|a| a.contains("7.0")),
-            "{:?}",
-            o.assumptions
-        );
+        assert!(o.assumptions.iter().any(|a| a.contains("7.0")), "{:?}", o.assumptions);
         // Every row's bound is at least the fallback's.
         let fallback = Sm::with_arch(Arch::most_restrictive());
         for a in ARCHS {
@@ -693,12 +629,7 @@ mod tests {
 
     #[test]
     fn too_large_a_group_cannot_run() {
-        let o = occupancy(
-            &h200(),
-            &KernelResources::new(2048)
-                .with_registers(8)
-                .with_local_mem(0),
-        );
+        let o = occupancy(&h200(), &KernelResources::new(2048).with_registers(8).with_local_mem(0));
         assert_eq!((o.groups_per_compute_unit, o.min_groups), (0, 1));
         assert_eq!(o.limiter, Limiter::Warps);
         assert!(o.assumptions.iter().any(|a| a.contains("will fail")));
@@ -706,29 +637,14 @@ mod tests {
 
     #[test]
     fn table_covers_3_5_to_12_0() {
-        for cc in [
-            (3, 5),
-            (5, 0),
-            (6, 0),
-            (7, 0),
-            (7, 5),
-            (8, 0),
-            (8, 6),
-            (8, 9),
-            (9, 0),
-            (12, 0),
-        ] {
+        for cc in [(3, 5), (5, 0), (6, 0), (7, 0), (7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (12, 0)]
+        {
             assert!(Arch::exact(cc).is_some(), "{cc:?}");
         }
         // Carve-out steps ascend and end at the SM's shared memory.
         for a in ARCHS.iter().filter(|a| !a.carveout_kib.is_empty()) {
             assert!(a.carveout_kib.windows(2).all(|w| w[0] < w[1]), "{:?}", a.cc);
-            assert_eq!(
-                *a.carveout_kib.last().unwrap() as u64 * 1024,
-                a.smem_per_sm,
-                "{:?}",
-                a.cc
-            );
+            assert_eq!(*a.carveout_kib.last().unwrap() as u64 * 1024, a.smem_per_sm, "{:?}", a.cc);
         }
     }
 }

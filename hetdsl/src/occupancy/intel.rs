@@ -41,10 +41,7 @@ pub const XE_HPC: XeCore = XeCore {
 
 /// Xe2 (Arc B-series, Lunar Lake): 8 XVEs of 8 threads, 128 KiB SLM, 64 work-groups. The
 /// calculator gives no separate barrier figure; Xe-HPC's 32 is taken.
-pub const XE2: XeCore = XeCore {
-    name: "Xe2",
-    ..XE_HPC
-};
+pub const XE2: XeCore = XeCore { name: "Xe2", ..XE_HPC };
 
 /// Xe-HPG (Arc A-series): 16 EUs of 8 threads, SIMD8 lanes. SLM and the caps are not in the
 /// research notes: the smaller figures of the other generations (64 KiB is the per-group
@@ -62,11 +59,8 @@ pub const XE_HPG: XeCore = XeCore {
 
 /// Everything else (Gen9–Xe-LP integrated GPUs, unknown parts): Xe-HPG's Xe-core with 7
 /// threads per EU (Gen9–Gen12LP), the most restrictive figures here.
-pub const XE_UNKNOWN: XeCore = XeCore {
-    name: "Intel GPU (assumed Gen9–Xe-LP)",
-    threads_per_eu: 7,
-    ..XE_HPG
-};
+pub const XE_UNKNOWN: XeCore =
+    XeCore { name: "Intel GPU (assumed Gen9–Xe-LP)", threads_per_eu: 7, ..XE_HPG };
 
 /// The Xe-core of `device`, recognised by its marketing name; unknown parts are stated.
 pub fn core_of_device(device: &DeviceInfo, assumptions: &mut Vec<String>) -> XeCore {
@@ -163,17 +157,11 @@ mod tests {
         // threads → 4 groups per Xe-core → 512.
         let dev = intel_gpu("Intel(R) Data Center GPU Max 1550", 1024);
         let o = occupancy(&dev, &KernelResources::new(256).with_local_mem(0));
-        assert_eq!(
-            (o.compute_units, o.groups_per_compute_unit, o.min_groups),
-            (128, 4, 512)
-        );
+        assert_eq!((o.compute_units, o.groups_per_compute_unit, o.min_groups), (128, 4, 512));
         assert_eq!(o.limiter, Limiter::Warps);
         // 40000 B of SLM → 64 KiB allocation → 2 per 128 KiB.
         let o = occupancy(&dev, &KernelResources::new(256).with_local_mem(40000));
-        assert_eq!(
-            (o.groups_per_compute_unit, o.limiter),
-            (2, Limiter::SharedMemory)
-        );
+        assert_eq!((o.groups_per_compute_unit, o.limiter), (2, Limiter::SharedMemory));
         // 16 work-items = 1 thread: 64 by threads, 64 by the cap, 32 with barriers.
         let l = active_groups_per_xe_core(&XE_HPC, 16, 16, 0, true);
         assert_eq!(l.binding(), (32, Limiter::Barriers));
@@ -184,14 +172,7 @@ mod tests {
         // 32 EUs = 2 assumed Xe-cores of 16 × 7 = 112 threads; 256 at SIMD8 = 32 → 3 each.
         let dev = intel_gpu("Intel(R) UHD Graphics 770", 32);
         let o = occupancy(&dev, &KernelResources::new(256).with_local_mem(0));
-        assert_eq!(
-            (o.compute_units, o.groups_per_compute_unit, o.min_groups),
-            (2, 3, 6)
-        );
-        assert!(
-            o.assumptions.iter().any(|a| a.contains("UHD")),
-            "{:?}",
-            o.assumptions
-        );
+        assert_eq!((o.compute_units, o.groups_per_compute_unit, o.min_groups), (2, 3, 6));
+        assert!(o.assumptions.iter().any(|a| a.contains("UHD")), "{:?}", o.assumptions);
     }
 }

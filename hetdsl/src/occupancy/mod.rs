@@ -249,9 +249,8 @@ pub fn occupancy(device: &DeviceInfo, kernel: &KernelResources) -> Occupancy {
 /// Registers per work-item, or the stated default.
 fn registers_or_default(kernel: &KernelResources, assumptions: &mut Vec<String>) -> u32 {
     kernel.registers_per_item.unwrap_or_else(|| {
-        assumptions.push(format!(
-            "registers per work-item unknown: {DEFAULT_REGISTERS_PER_ITEM} assumed"
-        ));
+        assumptions
+            .push(format!("registers per work-item unknown: {DEFAULT_REGISTERS_PER_ITEM} assumed"));
         DEFAULT_REGISTERS_PER_ITEM
     })
 }
@@ -287,15 +286,9 @@ mod tests {
     fn cpu_one_group_per_compute_unit() {
         let cpu = DeviceInfo::example_cpu(0, 16);
         // Whatever the kernel uses, a CPU is full with one work-group per core.
-        for k in [
-            KernelResources::new(1),
-            KernelResources::new(4096).with_registers(255),
-        ] {
+        for k in [KernelResources::new(1), KernelResources::new(4096).with_registers(255)] {
             let o = occupancy(&cpu, &k);
-            assert_eq!(
-                (o.groups_per_compute_unit, o.compute_units, o.min_groups),
-                (1, 16, 16)
-            );
+            assert_eq!((o.groups_per_compute_unit, o.compute_units, o.min_groups), (1, 16, 16));
             assert_eq!(o.limiter, Limiter::ComputeUnits);
             assert!(o.assumptions.is_empty(), "{:?}", o.assumptions);
         }
@@ -309,15 +302,9 @@ mod tests {
         assert_eq!(family(&DeviceInfo::example_cpu(0, 4)), Family::Cpu);
         let h200 = DeviceInfo::example_nvidia(0, "NVIDIA H200", (9, 0), 132, 1980);
         assert_eq!(family(&h200), Family::Nvidia);
-        assert_eq!(
-            family(&DeviceInfo::example_amd(0, "gfx90a", 110, 64, 4)),
-            Family::Amd
-        );
+        assert_eq!(family(&DeviceInfo::example_amd(0, "gfx90a", 110, 64, 4)), Family::Amd);
         // An AMD CPU on AMD's platform is still a CPU.
-        let amd_cpu = DeviceInfo {
-            vendor: "AuthenticAMD".into(),
-            ..DeviceInfo::example_cpu(0, 8)
-        };
+        let amd_cpu = DeviceInfo { vendor: "AuthenticAMD".into(), ..DeviceInfo::example_cpu(0, 8) };
         assert_eq!(family(&amd_cpu), Family::Cpu);
         // An unknown GPU: one work-group per compute unit, stated.
         let other = DeviceInfo {
@@ -344,19 +331,14 @@ mod tests {
             (Some(20), Some(1028), 0)
         );
         // The driver's local-memory figure (static + dynamic) wins over ptxas' static one.
-        let k = KernelResources::new(256)
-            .with_local_mem(5124)
-            .with_nv_usage(&usage);
+        let k = KernelResources::new(256).with_local_mem(5124).with_nv_usage(&usage);
         assert_eq!(k.local_mem_bytes, Some(5124));
     }
 
     #[test]
     fn zero_work_group_size_is_stated_not_a_panic() {
         let h200 = DeviceInfo::example_nvidia(0, "NVIDIA H200", (9, 0), 132, 1980);
-        let o = occupancy(
-            &h200,
-            &KernelResources::new(0).with_registers(16).with_local_mem(0),
-        );
+        let o = occupancy(&h200, &KernelResources::new(0).with_registers(16).with_local_mem(0));
         // 1 work-item = 1 warp: 64 by warps, capped at 32 blocks.
         assert_eq!(o.groups_per_compute_unit, 32);
         assert!(o.assumptions.iter().any(|a| a.contains("size 0")));
@@ -364,12 +346,8 @@ mod tests {
 
     #[test]
     fn ties_go_to_the_first_limit() {
-        let l = Limits {
-            warps: Some(8),
-            registers: Some(8),
-            blocks: Some(32),
-            ..Default::default()
-        };
+        let l =
+            Limits { warps: Some(8), registers: Some(8), blocks: Some(32), ..Default::default() };
         assert_eq!(l.binding(), (8, Limiter::Warps));
         let l = Limits {
             warps: Some(9),

@@ -36,11 +36,7 @@ pub fn nominal(device: &DeviceInfo) -> Nominal {
     let lanes = match family(device) {
         Family::Cpu => device.native_float_width.max(1) * CPU_FMA_UNITS,
         Family::Nvidia => {
-            let cc = device
-                .nvidia
-                .as_ref()
-                .map(|n| n.compute_capability)
-                .unwrap_or((0, 0));
+            let cc = device.nvidia.as_ref().map(|n| n.compute_capability).unwrap_or((0, 0));
             cuda::Arch::lookup(cc, &mut assumptions).fp32_lanes_per_sm
         }
         Family::Amd => {
@@ -60,21 +56,13 @@ pub fn nominal(device: &DeviceInfo) -> Nominal {
     let clock_mhz = if device.clock_mhz > 0 {
         device.clock_mhz
     } else {
-        assumptions.push(format!(
-            "`{}` reports no clock: {DEFAULT_CLOCK_MHZ} MHz assumed",
-            device.name
-        ));
+        assumptions
+            .push(format!("`{}` reports no clock: {DEFAULT_CLOCK_MHZ} MHz assumed", device.name));
         DEFAULT_CLOCK_MHZ
     };
     let units = device.compute_units.max(1);
     let gflops = units as f64 * lanes as f64 * 2.0 * clock_mhz as f64 / 1000.0;
-    Nominal {
-        gflops,
-        compute_units: units,
-        fp32_lanes_per_unit: lanes,
-        clock_mhz,
-        assumptions,
-    }
+    Nominal { gflops, compute_units: units, fp32_lanes_per_unit: lanes, clock_mhz, assumptions }
 }
 
 #[cfg(test)]
@@ -91,10 +79,7 @@ mod tests {
         let h200 = DeviceInfo::example_nvidia(0, "NVIDIA H200", (9, 0), 132, 1980);
         assert!(close(nominal_gflops(&h200), 66_908.16));
         // PoCL on the H200 host: 16 CUs × 16 lanes × 2 FMA units × 2 × 2.1 GHz = 2150.4.
-        let host = DeviceInfo {
-            clock_mhz: 2100,
-            ..DeviceInfo::example_cpu(1, 16)
-        };
+        let host = DeviceInfo { clock_mhz: 2100, ..DeviceInfo::example_cpu(1, 16) };
         let n = nominal(&host);
         assert!(close(n.gflops, 2150.4), "{n:?}");
         assert_eq!(n.fp32_lanes_per_unit, 32);

@@ -66,18 +66,9 @@ pub fn parse_nv_verbose(log: &str) -> HashMap<String, NvKernelUsage> {
             };
             if properties_of.as_deref() == Some(name.as_str()) {
                 for item in body.split(',') {
-                    set(
-                        &mut usage.stack_frame_bytes,
-                        amount(item, &["bytes", "stack", "frame"]),
-                    );
-                    set(
-                        &mut usage.spill_store_bytes,
-                        amount(item, &["bytes", "spill", "stores"]),
-                    );
-                    set(
-                        &mut usage.spill_load_bytes,
-                        amount(item, &["bytes", "spill", "loads"]),
-                    );
+                    set(&mut usage.stack_frame_bytes, amount(item, &["bytes", "stack", "frame"]));
+                    set(&mut usage.spill_store_bytes, amount(item, &["bytes", "spill", "stores"]));
+                    set(&mut usage.spill_load_bytes, amount(item, &["bytes", "spill", "loads"]));
                 }
             }
         } else if body.starts_with("Used ") {
@@ -91,10 +82,7 @@ pub fn parse_nv_verbose(log: &str) -> HashMap<String, NvKernelUsage> {
                 if let Some(b) = amount(item, &["bytes", "smem"]) {
                     usage.shared_bytes = b;
                 }
-                set(
-                    &mut usage.constant_bytes,
-                    amount(item, &["bytes", "cmem[0]"]),
-                );
+                set(&mut usage.constant_bytes, amount(item, &["bytes", "cmem[0]"]));
             }
             if let Some(r) = registers {
                 usage.registers = r;
@@ -118,9 +106,7 @@ fn ptxas_body(line: &str) -> Option<&str> {
 fn amount<T: std::str::FromStr>(item: &str, unit: &[&str]) -> Option<T> {
     let words: Vec<&str> = item.split_whitespace().collect();
     let n = words.len().checked_sub(unit.len() + 1)?;
-    (words[n + 1..] == *unit)
-        .then(|| words[n].parse().ok())
-        .flatten()
+    (words[n + 1..] == *unit).then(|| words[n].parse().ok()).flatten()
 }
 
 fn set<T>(slot: &mut Option<T>, value: Option<T>) {
@@ -148,10 +134,7 @@ ptxas info    : Compile time = 20.590 ms
         let usage = parse_nv_verbose(H200_LOG);
         assert_eq!(usage.len(), 1);
         let k = &usage["k"];
-        assert_eq!(
-            (k.registers, k.shared_bytes, k.barriers),
-            (20, 1028, Some(1))
-        );
+        assert_eq!((k.registers, k.shared_bytes, k.barriers), (20, 1028, Some(1)));
         assert_eq!(k.target.as_deref(), Some("sm_90a"));
         assert_eq!(
             (k.stack_frame_bytes, k.spill_store_bytes, k.spill_load_bytes),
@@ -178,21 +161,12 @@ ptxas info    : Used 37 registers, 4096 bytes smem, 344 bytes cmem[0], 8 bytes c
         let usage = parse_nv_verbose(log);
         assert_eq!(usage.len(), 2);
         let scale = &usage["scale"];
-        assert_eq!(
-            (scale.registers, scale.shared_bytes, scale.barriers),
-            (10, 0, Some(0))
-        );
+        assert_eq!((scale.registers, scale.shared_bytes, scale.barriers), (10, 0, Some(0)));
         let reduce = &usage["reduce"];
-        assert_eq!(
-            (reduce.registers, reduce.shared_bytes, reduce.barriers),
-            (37, 4096, None)
-        );
+        assert_eq!((reduce.registers, reduce.shared_bytes, reduce.barriers), (37, 4096, None));
         assert_eq!(reduce.constant_bytes, Some(344));
         // The helper's properties belong to the helper, not to the kernel.
-        assert_eq!(
-            (reduce.stack_frame_bytes, reduce.spill_store_bytes),
-            (Some(32), Some(0))
-        );
+        assert_eq!((reduce.stack_frame_bytes, reduce.spill_store_bytes), (Some(32), Some(0)));
         assert_eq!(reduce.target.as_deref(), Some("sm_52"));
     }
 
@@ -201,9 +175,7 @@ ptxas info    : Used 37 registers, 4096 bytes smem, 344 bytes cmem[0], 8 bytes c
         assert!(parse_nv_verbose("").is_empty());
         assert!(parse_nv_verbose("warning: unused variable 'x'\n").is_empty());
         // An entry whose Used line is missing is not reported with made-up numbers.
-        assert!(
-            parse_nv_verbose("ptxas info    : Compiling entry function 'k' for 'sm_90'\n")
-                .is_empty()
-        );
+        assert!(parse_nv_verbose("ptxas info    : Compiling entry function 'k' for 'sm_90'\n")
+            .is_empty());
     }
 }
