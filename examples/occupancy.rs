@@ -245,3 +245,21 @@ fn reqd_work_group_size(source: &str, kernel: &str) -> Option<u32> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::reqd_work_group_size;
+
+    #[test]
+    fn finds_the_attribute_of_the_named_kernel_only() {
+        let src = "void tile_helper(float* p) { tile(p); }\n\
+            __kernel void plain(__global float* y) { y[0] = 1; }\n\
+            __kernel __attribute__((reqd_work_group_size(64, 2, 1)))\n\
+            void tile(__global float* y) { y[0] = 2; }\n\
+            kernel __attribute__((reqd_work_group_size(16,16,1))) void tile2(global float* y) {}\n";
+        assert_eq!(reqd_work_group_size(src, "tile"), Some(128));
+        assert_eq!(reqd_work_group_size(src, "tile2"), Some(256));
+        assert_eq!(reqd_work_group_size(src, "plain"), None);
+        assert_eq!(reqd_work_group_size(src, "absent"), None);
+    }
+}

@@ -28,9 +28,9 @@ use crate::balance::DeviceKind;
 use crate::device::DeviceInfo;
 
 /// Registers per work-item assumed when the driver did not report them (NVIDIA: the build
-/// log had no ptxas lines; other vendors: no query). 64 is more than the ported samples use
-/// on NVIDIA, so the assumption lowers the bound rather than inflating it; on an H200 it
-/// allows 32 resident warps of the 64.
+/// log had no ptxas lines; other vendors: no query). 64 registers leave room for half the warps
+/// of a 64-warp SM; simple data-parallel kernels use fewer (12 and 20 in the H200 measurements
+/// of research/occupancy.md), so the assumption errs toward a smaller bound, not a larger one.
 pub const DEFAULT_REGISTERS_PER_ITEM: u32 = 64;
 
 /// What one kernel launch needs from a multiprocessor, per work-group.
