@@ -297,8 +297,9 @@ fn registers_limit(
     registers: u32,
 ) -> Option<u32> {
     let per_warp = round_up(registers as u64 * sm.warp_size as u64, REGISTER_ALLOCATION_UNIT);
-    let per_block = per_warp * warps_per_block;
-    let assumed_per_block = per_warp * round_up(warps_per_block, sub_partitions as u64);
+    let per_block = per_warp.saturating_mul(warps_per_block);
+    let assumed_per_block =
+        per_warp.saturating_mul(round_up(warps_per_block, sub_partitions as u64));
     let regs_per_block = sm.regs_per_block as u64;
     if regs_per_block < assumed_per_block
         || regs_per_block < per_block
@@ -319,8 +320,9 @@ fn registers_limit(
 /// the preference is too small for one block, the smallest step that holds one (Volta on).
 fn shared_memory_limit(sm: &Sm, shared_bytes: u64) -> Option<u32> {
     let arch = &sm.arch;
-    let per_block = round_up(shared_bytes + arch.reserved_smem_per_block, arch.smem_alloc_unit);
-    if per_block > sm.smem_per_block + arch.reserved_smem_per_block {
+    let per_block =
+        round_up(shared_bytes.saturating_add(arch.reserved_smem_per_block), arch.smem_alloc_unit);
+    if per_block > sm.smem_per_block.saturating_add(arch.reserved_smem_per_block) {
         return Some(0);
     }
     let volta_on = arch.cc.0 >= 7 && !arch.carveout_kib.is_empty();

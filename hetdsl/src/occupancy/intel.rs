@@ -83,7 +83,7 @@ pub fn core_of_device(device: &DeviceInfo, assumptions: &mut Vec<String>) -> XeC
 /// SLM is allocated in a few fixed sizes; rounding up to a power of two (at least 1 KiB)
 /// never allocates less than the hardware does for the sizes the calculator lists.
 fn slm_allocation(bytes: u64) -> u64 {
-    bytes.max(1024).next_power_of_two()
+    bytes.max(1024).checked_next_power_of_two().unwrap_or(u64::MAX)
 }
 
 /// Work-groups of `threads` work-items resident on one Xe-core, per resource, compiled for

@@ -269,13 +269,16 @@ fn ceil_div(x: u64, y: u64) -> u64 {
     x.div_ceil(y)
 }
 
+/// `x` rounded up to a multiple of `unit`, saturating: absurd inputs (a kernel claiming 2^64
+/// bytes) must give "does not fit", not an overflow.
 fn round_up(x: u64, unit: u64) -> u64 {
-    ceil_div(x, unit) * unit
+    ceil_div(x, unit).saturating_mul(unit)
 }
 
-/// `x / y` for a limit, saturating into `u32` (the limits are small counts).
+/// `x / y` for a limit, saturating into `u32` (the limits are small counts); nothing to
+/// allocate (`y` = 0) does not limit.
 fn limit(x: u64, y: u64) -> u32 {
-    u32::try_from(x / y).unwrap_or(u32::MAX)
+    x.checked_div(y).map_or(u32::MAX, |q| u32::try_from(q).unwrap_or(u32::MAX))
 }
 
 #[cfg(test)]
@@ -342,6 +345,33 @@ mod tests {
         // 1 work-item = 1 warp: 64 by warps, capped at 32 blocks.
         assert_eq!(o.groups_per_compute_unit, 32);
         assert!(o.assumptions.iter().any(|a| a.contains("size 0")));
+    }
+
+    #[test]
+    fn absurd_inputs_do_not_panic() {
+        let intel = DeviceInfo {
+            vendor: "Intel(R) Corporation".into(),
+            kind: DeviceKind::Gpu,
+            ..DeviceInfo::example_cpu(0, 0)
+        };
+        let devices = [
+            DeviceInfo::example_cpu(0, 4),
+            DeviceInfo::example_nvidia(0, "H200", (9, 0), 132, 1980),
+            DeviceInfo::example_nvidia(0, "odd", (99, 99), 0, 0),
+            DeviceInfo::example_amd(0, "gfx90a", 110, 64, 4),
+            DeviceInfo::example_amd(0, "gfx1030", 40, 0, 0),
+            intel,
+        ];
+        for d in &devices {
+            for k in [
+                KernelResources::new(u32::MAX).with_registers(u32::MAX).with_local_mem(u64::MAX),
+                KernelResources { barriers: u32::MAX, ..KernelResources::new(1).with_registers(0) },
+            ] {
+                let o = occupancy(d, &k);
+                assert!(o.min_groups >= 1, "{}: {o:?}", d.name);
+            }
+            assert!(nominal_gflops(d).is_finite());
+        }
     }
 
     #[test]
