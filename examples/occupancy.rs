@@ -112,6 +112,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let files = if options.files.is_empty() { suite_files() } else { options.files.clone() };
     let mut sources = vec![KernelSource::from_text("builtin.cl", BUILTIN)];
     for f in &files {
+        // ocl-include resolves a file only by an absolute path.
+        let f = &std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
         // Shared headers live in `include/` beside the kernels, when there is one.
         let include = f.parent().unwrap_or(Path::new(".")).join("include");
         let include_dirs: Vec<PathBuf> = include.is_dir().then_some(include).into_iter().collect();
