@@ -43,10 +43,7 @@ pub fn validate(spec: &str) -> Result<(), String> {
     };
     let Some(&(_, kind)) = BALANCERS.iter().find(|(n, _)| *n == name) else {
         let names: Vec<&str> = BALANCERS.iter().map(|(n, _)| *n).collect();
-        return Err(format!(
-            "unknown balancer `{name}`; the balancers are {}",
-            names.join(", ")
-        ));
+        return Err(format!("unknown balancer `{name}`; the balancers are {}", names.join(", ")));
     };
     let Some(options) = options else {
         return Ok(());
@@ -60,10 +57,7 @@ pub fn validate(spec: &str) -> Result<(), String> {
             .ok_or(format!("`{t}` is not a number"))
     };
     let count = |t: &str| {
-        t.trim()
-            .parse::<u64>()
-            .map(|_| ())
-            .map_err(|_| format!("`{t}` is not a whole number"))
+        t.trim().parse::<u64>().map(|_| ()).map_err(|_| format!("`{t}` is not a whole number"))
     };
     match kind {
         Options::None => Err(format!("`{name}` takes no options")),
@@ -88,11 +82,8 @@ pub fn validate(spec: &str) -> Result<(), String> {
                     return Err(format!("option `{key}` of `{name}` given twice"));
                 }
                 seen.push(key);
-                let values: Vec<&str> = if per_device {
-                    value.split('/').collect()
-                } else {
-                    vec![value]
-                };
+                let values: Vec<&str> =
+                    if per_device { value.split('/').collect() } else { vec![value] };
                 for v in values {
                     if key == "k" {
                         number(v)?

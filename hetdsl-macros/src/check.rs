@@ -52,10 +52,7 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
             errors.push(syn::Error::new(b.span(), why));
         }
     }
-    let kernel_name = options
-        .name
-        .as_ref()
-        .map_or_else(|| func.ident.to_string(), |n| n.value());
+    let kernel_name = options.name.as_ref().map_or_else(|| func.ident.to_string(), |n| n.value());
     let mut checked = Checked {
         kernel_name,
         local,
@@ -86,17 +83,10 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
             return checked;
         }
     };
-    let name_span = options
-        .name
-        .as_ref()
-        .map_or_else(|| func.ident.span(), |n| n.span());
+    let name_span = options.name.as_ref().map_or_else(|| func.ident.span(), |n| n.span());
     let Some(kernel) = cl.kernel(&checked.kernel_name) else {
         let names: Vec<&str> = cl.kernels.iter().map(|k| k.name.as_str()).collect();
-        let there = if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        };
+        let there = if names.is_empty() { "none".to_string() } else { names.join(", ") };
         let msg = format!(
             "no kernel `{}` in `{}`; kernels there: {there}",
             checked.kernel_name, checked.source_name
@@ -130,12 +120,8 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         return checked;
     }
     let items_per_group: u64 = checked.local.iter().product();
-    let mut ctx = Ctx {
-        cl: &cl,
-        source: &source,
-        asserts: TokenStream::new(),
-        asserted: HashSet::new(),
-    };
+    let mut ctx =
+        Ctx { cl: &cl, source: &source, asserts: TokenStream::new(), asserted: HashSet::new() };
     for (rust, p) in func.params.iter().zip(params) {
         ctx.param(rust, p, items_per_group, errors);
     }
@@ -168,27 +154,19 @@ fn manifest_dir() -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok()?;
     let from_span = proc_macro::Span::call_site().local_file().and_then(|file| {
         let file = cwd.join(file);
-        file.ancestors()
-            .skip(1)
-            .find(|d| d.join("Cargo.toml").is_file())
-            .map(Path::to_path_buf)
+        file.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file()).map(Path::to_path_buf)
     });
     from_span.or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
 }
 
 fn relative(path: &Path, base: &Path) -> String {
-    path.strip_prefix(base)
-        .unwrap_or(path)
-        .display()
-        .to_string()
+    path.strip_prefix(base).unwrap_or(path).display().to_string()
 }
 
 fn load(file: &syn::LitStr, include: &[syn::LitStr], errors: &mut Errors) -> Option<Loaded> {
     let Some(manifest) = manifest_dir() else {
-        errors.push(syn::Error::new(
-            file.span(),
-            "CARGO_MANIFEST_DIR is not set: build with cargo",
-        ));
+        errors
+            .push(syn::Error::new(file.span(), "CARGO_MANIFEST_DIR is not set: build with cargo"));
         return None;
     };
     let path = manifest.join(file.value());
@@ -212,17 +190,8 @@ fn load(file: &syn::LitStr, include: &[syn::LitStr], errors: &mut Errors) -> Opt
     }
     match flatten_named(&path, &dirs, Some(&manifest)) {
         Ok(flat) => {
-            let text = flat
-                .lines
-                .iter()
-                .map(|(l, _, _)| l.as_str())
-                .collect::<Vec<_>>()
-                .join("\n");
-            Some(Loaded {
-                flat,
-                text,
-                manifest,
-            })
+            let text = flat.lines.iter().map(|(l, _, _)| l.as_str()).collect::<Vec<_>>().join("\n");
+            Some(Loaded { flat, text, manifest })
         }
         Err(e) => {
             // ocl-include appends "\nin file \"<absolute path>\" at line <its count>" for each
@@ -268,11 +237,7 @@ const PRIMITIVES: [&str; 15] = [
 impl Ctx<'_> {
     fn param(&mut self, rust: &Param, p: &clsig::Param, items_per_group: u64, errors: &mut Errors) {
         let name = &rust.ident;
-        let what = format!(
-            "parameter `{name}` is `{}` in {}",
-            p.text,
-            self.source.at(p.line)
-        );
+        let what = format!("parameter `{name}` is `{}` in {}", p.text, self.source.at(p.line));
         if let Some(why) = &p.unsupported {
             errors.push(syn::Error::new(
                 name.span(),
@@ -317,15 +282,7 @@ impl Ctx<'_> {
                     );
                     errors.push(syn::Error::new_spanned(&rust.ty, msg));
                 }
-                (
-                    space,
-                    Role::Buffer {
-                        dir,
-                        pattern,
-                        elem,
-                        attr,
-                    },
-                ) => {
+                (space, Role::Buffer { dir, pattern, elem, attr }) => {
                     if dir.writes() && (ptr.const_pointee || space == AddrSpace::Constant) {
                         let why = if space == AddrSpace::Constant {
                             "`__constant` memory"
@@ -369,11 +326,9 @@ impl Ctx<'_> {
     fn rust_name(&self, ty: &Ty) -> String {
         match ty {
             Ty::Scalar(s) => s.rust().unwrap_or("?").to_string(),
-            Ty::Vector(s, n) => format!(
-                "[{}; {}]",
-                s.rust().unwrap_or("?"),
-                if *n == 3 { 4 } else { *n }
-            ),
+            Ty::Vector(s, n) => {
+                format!("[{}; {}]", s.rust().unwrap_or("?"), if *n == 3 { 4 } else { *n })
+            }
             other => other.display(&self.cl.structs).to_string(),
         }
     }
@@ -398,11 +353,8 @@ impl Ctx<'_> {
                 };
                 let lanes = if *n == 3 { 4 } else { u64::from(*n) };
                 let expected = || {
-                    let note = if *n == 3 {
-                        ", as a 3-component vector takes the room of 4"
-                    } else {
-                        ""
-                    };
+                    let note =
+                        if *n == 3 { ", as a 3-component vector takes the room of 4" } else { "" };
                     Mismatch::Expected(format!(
                         "`[{want}; {lanes}]` or a `#[repr(C)]` newtype of it{note}"
                     ))
@@ -410,10 +362,9 @@ impl Ctx<'_> {
                 match rust {
                     Type::Array(a) => {
                         let len = match &a.len {
-                            syn::Expr::Lit(syn::ExprLit {
-                                lit: syn::Lit::Int(i),
-                                ..
-                            }) => i.base10_parse::<u64>().ok(),
+                            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
+                                i.base10_parse::<u64>().ok()
+                            }
                             _ => None,
                         };
                         if path_ident(&a.elem).as_deref() == Some(want) && len == Some(lanes) {
@@ -453,10 +404,9 @@ impl Ctx<'_> {
             Ty::Opaque(name) => Err(Mismatch::Unsupported(format!(
                 "`{name}` is neither an OpenCL scalar or vector type nor defined in the source"
             ))),
-            Ty::Array(..) | Ty::Void => Err(Mismatch::Unsupported(format!(
-                "`{}` cannot be passed",
-                cl.display(structs)
-            ))),
+            Ty::Array(..) | Ty::Void => {
+                Err(Mismatch::Unsupported(format!("`{}` cannot be passed", cl.display(structs))))
+            }
         }
     }
 
@@ -570,10 +520,7 @@ fn mismatch(ty: &Type, what: &str, so: &str, m: Mismatch) -> syn::Error {
 
 /// `[f32 ; 4]` → `[f32; 4]`: token spacing made readable.
 fn tidy(tokens: &str) -> String {
-    tokens
-        .replace(" ;", ";")
-        .replace("& ", "&")
-        .replace(" ,", ",")
+    tokens.replace(" ;", ";").replace("& ", "&").replace(" ,", ",")
 }
 
 fn unsupported_scalar(s: Scalar) -> String {

@@ -17,23 +17,9 @@ pub fn kernel(input: TokenStream) -> TokenStream {
     };
     let mut errors = Errors::default();
     let checked = check::check(&input.options, &input.func, &mut errors);
-    let KernelInput {
-        attrs,
-        vis,
-        struct_name,
-        func,
-        ..
-    } = &input;
+    let KernelInput { attrs, vis, struct_name, func, .. } = &input;
     let parts = Parts::new(func, &checked);
-    let Parts {
-        global_ty,
-        params,
-        args,
-        names,
-        kernel_name,
-        source,
-        ..
-    } = &parts;
+    let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
     let body = parts.launch_body(quote!(&self.program));
     let doc_run = format!(
         "Co-executes `{}` over `global` work-items on every device of the program, with the declared \
@@ -91,19 +77,9 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     let mut errors = Errors::default();
     let checked = check::check(&input.options, &input.func, &mut errors);
-    let CoexecInput {
-        attrs, vis, func, ..
-    } = &input;
+    let CoexecInput { attrs, vis, func, .. } = &input;
     let parts = Parts::new(func, &checked);
-    let Parts {
-        global_ty,
-        params,
-        args,
-        names,
-        kernel_name,
-        source,
-        ..
-    } = &parts;
+    let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
     let ident = &func.ident;
     let body = parts.launch_body(quote!(program));
     let mod_doc = format!(
@@ -166,11 +142,7 @@ struct Parts<'a> {
 
 impl<'a> Parts<'a> {
     fn new(func: &'a Func, checked: &'a Checked) -> Self {
-        let global_ty = if checked.local.len() == 2 {
-            quote!([usize; 2])
-        } else {
-            quote!(usize)
-        };
+        let global_ty = if checked.local.len() == 2 { quote!([usize; 2]) } else { quote!(usize) };
         let mut params = Vec::new();
         let mut args = Vec::new();
         let mut names = Vec::new();
@@ -179,11 +151,7 @@ impl<'a> Parts<'a> {
             let bound = match role {
                 Role::Local { .. } => continue,
                 Role::Value => quote!(#ty),
-                Role::Buffer {
-                    dir: Direction::In,
-                    elem,
-                    ..
-                } => quote!(&'a [#elem]),
+                Role::Buffer { dir: Direction::In, elem, .. } => quote!(&'a [#elem]),
                 Role::Buffer { elem, .. } => quote!(&'a mut [#elem]),
             };
             params.push(quote!(#ident: #ty));
@@ -207,11 +175,8 @@ impl<'a> Parts<'a> {
     fn launch_body(&self, program: TokenStream) -> TokenStream {
         let kernel = &self.kernel_name;
         let local = self.checked.local.iter().map(|&n| n as usize);
-        let global = if self.checked.local.len() == 2 {
-            quote!(&global)
-        } else {
-            quote!(&[global])
-        };
+        let global =
+            if self.checked.local.len() == 2 { quote!(&global) } else { quote!(&[global]) };
         let args = self.func.params.iter().map(arg_expr);
         let balancer = self
             .checked
@@ -250,9 +215,7 @@ fn arg_expr(p: &Param) -> TokenStream {
         Role::Value => quote! {
             ::hetdsl::Arg::Scalar(unsafe { ::hetdsl::__private::value_bytes(&#ident) })
         },
-        Role::Buffer {
-            dir, pattern, elem, ..
-        } => {
+        Role::Buffer { dir, pattern, elem, .. } => {
             let pattern = match pattern {
                 Pattern::Ratio(a, b) => quote!(::hetdsl::Pattern::Ratio { a: #a, b: #b }),
                 Pattern::Whole => quote!(::hetdsl::Pattern::Whole),
@@ -267,14 +230,8 @@ fn arg_expr(p: &Param) -> TokenStream {
                     }
                 },
                 Direction::Out | Direction::InOut => {
-                    let d = format_ident!(
-                        "{}",
-                        if *dir == Direction::Out {
-                            "Out"
-                        } else {
-                            "InOut"
-                        }
-                    );
+                    let d =
+                        format_ident!("{}", if *dir == Direction::Out { "Out" } else { "InOut" });
                     quote! {
                         ::hetdsl::Arg::Out {
                             bytes: unsafe { ::hetdsl::__private::slice_bytes_mut(#ident) },

@@ -71,10 +71,7 @@ pub fn flatten_named(
     let seen = Rc::new(RefCell::new(Vec::new()));
     // A fresh parser per file: ocl-include keeps its `#pragma once` cache across parses.
     let parser = ocl_include::Parser::builder()
-        .add_source(Recording {
-            inner: fs.build(),
-            seen: seen.clone(),
-        })
+        .add_source(Recording { inner: fs.build(), seen: seen.clone() })
         .build();
     let node = parser.parse(path)?;
     let (flat, index) = node.collect();
@@ -86,11 +83,7 @@ pub fn flatten_named(
         let (file, line0) = index.search(i).unwrap_or_else(|| (path.to_path_buf(), i));
         let origin = (file.clone(), line0 + 1);
         if expected.as_ref() != Some(&origin) {
-            text.push_str(&format!(
-                "#line {} \"{}\"\n",
-                origin.1,
-                display_name(&file, name_base)
-            ));
+            text.push_str(&format!("#line {} \"{}\"\n", origin.1, display_name(&file, name_base)));
         }
         text.push_str(line);
         text.push('\n');
@@ -105,9 +98,5 @@ pub fn flatten_named(
 /// C string literal cannot hold escaped.
 fn display_name(file: &Path, base: Option<&Path>) -> String {
     let shown = base.and_then(|b| file.strip_prefix(b).ok()).unwrap_or(file);
-    shown
-        .display()
-        .to_string()
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
+    shown.display().to_string().replace('\\', "\\\\").replace('"', "\\\"")
 }

@@ -76,18 +76,9 @@ pub enum Role {
     /// Passed by copy.
     Value,
     /// A host slice split by `pattern`; `elem` is the slice's element type.
-    Buffer {
-        dir: Direction,
-        pattern: Pattern,
-        elem: Type,
-        attr: Attribute,
-    },
+    Buffer { dir: Direction, pattern: Pattern, elem: Type, attr: Attribute },
     /// `#[local] s: [T; N]`: N elements of T per work-group.
-    Local {
-        elem: Type,
-        count: Expr,
-        attr: Attribute,
-    },
+    Local { elem: Type, count: Expr, attr: Attribute },
 }
 
 /// The declaration options, each with the span of its key for messages.
@@ -151,13 +142,7 @@ impl Parse for KernelInput {
         };
         let func = Func::from_item(item, &mut errors);
         errors.finish()?;
-        Ok(KernelInput {
-            attrs,
-            options,
-            vis,
-            struct_name,
-            func,
-        })
+        Ok(KernelInput { attrs, options, vis, struct_name, func })
     }
 }
 
@@ -180,12 +165,7 @@ impl CoexecInput {
         let vis = item.vis.clone();
         let func = Func::from_item(item, &mut errors);
         errors.finish()?;
-        Ok(CoexecInput {
-            options,
-            attrs,
-            vis,
-            func,
-        })
+        Ok(CoexecInput { options, attrs, vis, func })
     }
 }
 
@@ -199,10 +179,7 @@ impl Options {
             input.parse::<Token![=]>()?;
             let name = key.to_string();
             if seen.contains(&name) {
-                errors.push(syn::Error::new(
-                    key.span(),
-                    format!("duplicate option `{name}`"),
-                ));
+                errors.push(syn::Error::new(key.span(), format!("duplicate option `{name}`")));
             }
             seen.push(name.clone());
             match name.as_str() {
@@ -254,9 +231,7 @@ fn parse_one_or_list<T: Parse>(input: ParseStream) -> syn::Result<Vec<T>> {
     if input.peek(syn::token::Bracket) {
         let inner;
         syn::bracketed!(inner in input);
-        Ok(Punctuated::<T, Token![,]>::parse_terminated(&inner)?
-            .into_iter()
-            .collect())
+        Ok(Punctuated::<T, Token![,]>::parse_terminated(&inner)?.into_iter().collect())
     } else {
         Ok(vec![input.parse()?])
     }
@@ -291,10 +266,9 @@ impl Func {
         let mut params = Vec::new();
         for arg in &sig.inputs {
             match arg {
-                FnArg::Receiver(r) => errors.push(syn::Error::new_spanned(
-                    r,
-                    "a kernel declaration takes no `self`",
-                )),
+                FnArg::Receiver(r) => {
+                    errors.push(syn::Error::new_spanned(r, "a kernel declaration takes no `self`"))
+                }
                 FnArg::Typed(pt) => {
                     let ident = match &*pt.pat {
                         Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
@@ -315,20 +289,12 @@ impl Func {
                         ));
                     }
                     if let Some(role) = role(&pt.attrs, &pt.ty, errors) {
-                        params.push(Param {
-                            ident,
-                            ty: (*pt.ty).clone(),
-                            role,
-                        });
+                        params.push(Param { ident, ty: (*pt.ty).clone(), role });
                     }
                 }
             }
         }
-        Func {
-            ident: sig.ident.clone(),
-            params,
-            sig_tokens,
-        }
+        Func { ident: sig.ident.clone(), params, sig_tokens }
     }
 }
 
@@ -371,12 +337,7 @@ fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role> {
                 ));
                 continue;
             };
-            found = Some(Role::Buffer {
-                dir,
-                pattern,
-                elem,
-                attr: attr.clone(),
-            });
+            found = Some(Role::Buffer { dir, pattern, elem, attr: attr.clone() });
         } else if path.is_ident("local") {
             if let Err(e) = attr.meta.require_path_only() {
                 errors.push(syn::Error::new(
@@ -437,10 +398,7 @@ fn parse_pattern(input: ParseStream) -> syn::Result<Pattern> {
     let b: LitInt = input.parse()?;
     let (x, y) = (a.base10_parse::<u64>()?, b.base10_parse::<u64>()?);
     if x == 0 || y == 0 {
-        return Err(syn::Error::new(
-            a.span(),
-            "both sides of a pattern `a:b` are positive",
-        ));
+        return Err(syn::Error::new(a.span(), "both sides of a pattern `a:b` are positive"));
     }
     Ok(Pattern::Ratio(x, y))
 }

@@ -31,6 +31,10 @@ pub enum Error {
     #[error("no OpenCL platform found ({0}); install an OpenCL driver, e.g. `apt-get install pocl-opencl-icd ocl-icd-libopencl1`")]
     NoPlatform(ClError),
 
+    /// Device discovery failed earlier in this process (discovery runs once); the reason.
+    #[error("{0}")]
+    NoPlatformFound(String),
+
     /// The device filter (code or `HETDSL_DEVICES`) selected nothing.
     #[error("no device matches `{filter}`; devices found: {found}")]
     NoDeviceMatches { filter: String, found: String },
@@ -50,11 +54,7 @@ pub enum Error {
 
     /// The kernel named is not in the program.
     #[error("kernel `{name}` is not defined in `{file}`; kernels there: {available}")]
-    NoSuchKernel {
-        name: String,
-        file: String,
-        available: String,
-    },
+    NoSuchKernel { name: String, file: String, available: String },
 
     /// The NDRange / work-group geometry is unusable.
     #[error("invalid NDRange: {0}")]
@@ -66,11 +66,7 @@ pub enum Error {
 
     /// A resource limit of a device would be exceeded.
     #[error("device {device} ({name}) cannot run this: {reason}")]
-    DeviceLimit {
-        device: usize,
-        name: String,
-        reason: String,
-    },
+    DeviceLimit { device: usize, name: String, reason: String },
 
     /// The balancer configuration is invalid.
     #[error("invalid balancer configuration: {0}")]
@@ -90,11 +86,7 @@ pub enum Error {
 }
 
 fn list_faults(faults: &[DeviceFault]) -> String {
-    faults
-        .iter()
-        .map(|f| format!("  {f}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    faults.iter().map(|f| format!("  {f}")).collect::<Vec<_>>().join("\n")
 }
 
 /// The crate's result type.

@@ -150,14 +150,8 @@ mod tests {
 
     #[test]
     fn granularity_rejects_fractional_elements() {
-        assert!(Pattern::ratio(1, 255)
-            .unwrap()
-            .check_granularity(255)
-            .is_ok());
-        assert!(Pattern::ratio(1, 255)
-            .unwrap()
-            .check_granularity(256)
-            .is_err());
+        assert!(Pattern::ratio(1, 255).unwrap().check_granularity(255).is_ok());
+        assert!(Pattern::ratio(1, 255).unwrap().check_granularity(256).is_err());
         assert!(Pattern::ratio(4, 1).unwrap().check_granularity(3).is_ok());
     }
 

@@ -60,27 +60,19 @@ pub fn balancer(spec: &str) -> Result<Box<dyn Balancer>> {
         None => (spec.trim(), None),
     };
     let count = |default: u64| -> Result<u64> {
-        options.map_or(Ok(default), |o| {
-            o.parse().map_err(|_| bad("expects one whole number"))
-        })
+        options.map_or(Ok(default), |o| o.parse().map_err(|_| bad("expects one whole number")))
     };
     let weights = || -> Result<Option<Vec<f64>>> {
         options
             .map(|o| {
-                o.split(',')
-                    .map(|w| w.trim().parse().map_err(|_| bad("expects numbers")))
-                    .collect()
+                o.split(',').map(|w| w.trim().parse().map_err(|_| bad("expects numbers"))).collect()
             })
             .transpose()
     };
     Ok(match name {
         "static" | "static-rev" => {
             let s = weights()?.map_or_else(Static::nominal, Static::with_weights);
-            Box::new(if name == "static-rev" {
-                s.reversed()
-            } else {
-                s
-            })
+            Box::new(if name == "static-rev" { s.reversed() } else { s })
         }
         "dynamic" => Box::new(Dynamic::packages(count(128)?)),
         "dynamic-chunk" => Box::new(Dynamic::chunk(count(64)?)),
@@ -96,9 +88,7 @@ pub struct ProgramCache {
 impl ProgramCache {
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Self {
-        ProgramCache {
-            built: Mutex::new(Vec::new()),
-        }
+        ProgramCache { built: Mutex::new(Vec::new()) }
     }
 
     /// The program for `rt`'s devices, built from `source` at the first call.

@@ -57,11 +57,7 @@ pub struct Report {
 /// balance = first device done / last device done (1 is perfect). Devices that finished at 0
 /// (ran nothing) are ignored; with no finished device the balance is 1.
 pub fn balance(finish_seconds: &[f64]) -> f64 {
-    let done: Vec<f64> = finish_seconds
-        .iter()
-        .copied()
-        .filter(|t| *t > 0.0)
-        .collect();
+    let done: Vec<f64> = finish_seconds.iter().copied().filter(|t| *t > 0.0).collect();
     if done.is_empty() {
         return 1.0;
     }
@@ -72,19 +68,13 @@ pub fn balance(finish_seconds: &[f64]) -> f64 {
 
 /// Smax = Σ_i T_fastest / T_i, with T_i each device alone on the whole problem.
 pub fn smax(single_device_seconds: &[f64]) -> f64 {
-    let fastest = single_device_seconds
-        .iter()
-        .copied()
-        .fold(f64::INFINITY, f64::min);
+    let fastest = single_device_seconds.iter().copied().fold(f64::INFINITY, f64::min);
     single_device_seconds.iter().map(|t| fastest / t).sum()
 }
 
 /// speedup = T_fastest_alone / T_coexec.
 pub fn speedup(single_device_seconds: &[f64], coexec_seconds: f64) -> f64 {
-    let fastest = single_device_seconds
-        .iter()
-        .copied()
-        .fold(f64::INFINITY, f64::min);
+    let fastest = single_device_seconds.iter().copied().fold(f64::INFINITY, f64::min);
     fastest / coexec_seconds
 }
 

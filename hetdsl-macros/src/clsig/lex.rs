@@ -191,10 +191,8 @@ fn expand(raw: Vec<Raw>) -> Result<Vec<Tok>, ParseError> {
 /// Applies `#define NAME body` and `#undef NAME`; a function-like macro (`NAME(` with no space)
 /// is remembered as not expandable by removing any object-like definition of the name.
 fn directive(d: &[Tok], macros: &mut Macros) {
-    let (Some(kw), Some(name)) = (
-        d.first().and_then(Tok::ident),
-        d.get(1).and_then(Tok::ident),
-    ) else {
+    let (Some(kw), Some(name)) = (d.first().and_then(Tok::ident), d.get(1).and_then(Tok::ident))
+    else {
         return;
     };
     match kw {
@@ -232,10 +230,7 @@ fn push_expanded(
 ) -> Result<(), ParseError> {
     *steps += 1;
     if *steps > MAX_STEPS {
-        return Err(ParseError::new(
-            line,
-            "macro expansion takes too many steps",
-        ));
+        return Err(ParseError::new(line, "macro expansion takes too many steps"));
     }
     if active.len() > MAX_DEPTH {
         return Err(ParseError::new(line, "macros nested too deeply"));
@@ -245,20 +240,14 @@ fn push_expanded(
             let name = name.to_string();
             active.insert(name.clone());
             for t in body {
-                let tok = Tok {
-                    kind: t.kind.clone(),
-                    line,
-                };
+                let tok = Tok { kind: t.kind.clone(), line };
                 push_expanded(tok, line, macros, active, steps, out)?;
             }
             active.remove(&name);
             return Ok(());
         }
     }
-    out.push(Tok {
-        kind: tok.kind,
-        line,
-    });
+    out.push(Tok { kind: tok.kind, line });
     Ok(())
 }
 
@@ -272,10 +261,7 @@ mod tests {
 
     #[test]
     fn comments_and_literals_vanish() {
-        assert_eq!(
-            words("a /* x \n y */ b // c\n \"s;{\" d"),
-            ["a", "b", "0", "d"]
-        );
+        assert_eq!(words("a /* x \n y */ b // c\n \"s;{\" d"), ["a", "b", "0", "d"]);
     }
 
     #[test]

@@ -24,10 +24,7 @@ pub struct ParseError {
 
 impl ParseError {
     fn new(line: usize, message: impl Into<String>) -> Self {
-        ParseError {
-            line,
-            message: message.into(),
-        }
+        ParseError { line, message: message.into() }
     }
 }
 
@@ -127,10 +124,7 @@ impl Source {
     pub fn struct_named(&self, name: &str) -> Option<usize> {
         match self.typedefs.get(name) {
             Some(Ty::Struct(i)) => Some(*i),
-            _ => self
-                .structs
-                .iter()
-                .position(|s| s.name == format!("struct {name}")),
+            _ => self.structs.iter().position(|s| s.name == format!("struct {name}")),
         }
     }
 }
@@ -138,11 +132,7 @@ impl Source {
 /// Reads the declarations of a flattened OpenCL C source.
 pub fn parse(text: &str) -> Result<Source, ParseError> {
     let toks = lex::tokens(text)?;
-    let mut p = Parser {
-        toks,
-        pos: 0,
-        src: Source::default(),
-    };
+    let mut p = Parser { toks, pos: 0, src: Source::default() };
     p.top_level()?;
     Ok(p.src)
 }
@@ -199,13 +189,9 @@ impl Parser {
         if self.eat_punct(c) {
             Ok(())
         } else {
-            let found = self
-                .peek()
-                .map_or("the end of the file".into(), |t| format!("`{}`", t.text()));
-            Err(ParseError::new(
-                self.line(),
-                format!("expected `{c}` {what}, found {found}"),
-            ))
+            let found =
+                self.peek().map_or("the end of the file".into(), |t| format!("`{}`", t.text()));
+            Err(ParseError::new(self.line(), format!("expected `{c}` {what}, found {found}")))
         }
     }
 
@@ -292,9 +278,8 @@ impl Parser {
         let spec = self.specifiers(depth)?;
         loop {
             let d = self.declarator()?;
-            let name = d
-                .name
-                .ok_or_else(|| ParseError::new(self.line(), "typedef without a name"))?;
+            let name =
+                d.name.ok_or_else(|| ParseError::new(self.line(), "typedef without a name"))?;
             let ty = if d.pointers > 0 {
                 Ty::Opaque(format!("{name} (a pointer typedef)"))
             } else {
@@ -419,10 +404,7 @@ impl Parser {
             let line = self.line();
             let inner = self.skip_group()?;
             let n = match inner.as_slice() {
-                [Tok {
-                    kind: Kind::Number(n),
-                    ..
-                }] => parse_c_int(n),
+                [Tok { kind: Kind::Number(n), .. }] => parse_c_int(n),
                 _ => None,
             };
             dims.push(n.ok_or_else(|| {
@@ -432,11 +414,7 @@ impl Parser {
                 )
             })?);
         }
-        Ok(Declarator {
-            pointers,
-            name,
-            dims,
-        })
+        Ok(Declarator { pointers, name, dims })
     }
 
     /// Declaration specifiers: qualifiers, address space, and one type (a keyword combination,
@@ -444,12 +422,7 @@ impl Parser {
     /// seen yet, and as the declarator's name otherwise.
     fn specifiers(&mut self, depth: usize) -> Result<Spec, ParseError> {
         let line = self.line();
-        let mut spec = Spec {
-            ty: Ty::Void,
-            is_const: false,
-            space: None,
-            access: None,
-        };
+        let mut spec = Spec { ty: Ty::Void, is_const: false, space: None, access: None };
         let mut ty: Option<Ty> = None;
         let mut sign: Option<bool> = None; // Some(true) = unsigned
         let mut words: Vec<&'static str> = Vec::new(); // char/short/int/long keywords
@@ -479,9 +452,7 @@ impl Parser {
             } else if w == "unsigned" || w == "signed" {
                 sign = Some(w == "unsigned");
             } else if let Some(k @ ("char" | "short" | "int" | "long")) =
-                ["char", "short", "int", "long"]
-                    .into_iter()
-                    .find(|k| *k == w)
+                ["char", "short", "int", "long"].into_iter().find(|k| *k == w)
             {
                 words.push(k);
             } else if ty.is_some() || sign.is_some() || !words.is_empty() {
@@ -522,10 +493,7 @@ impl Parser {
                     let found = self
                         .peek()
                         .map_or("the end of the file".into(), |t| format!("`{}`", t.text()));
-                    return Err(ParseError::new(
-                        line,
-                        format!("expected a type, found {found}"),
-                    ));
+                    return Err(ParseError::new(line, format!("expected a type, found {found}")));
                 }
             },
             (None, sign, words) => {
@@ -536,11 +504,7 @@ impl Parser {
                     "long" => Scalar::Long,
                     _ => Scalar::Int,
                 };
-                Ty::Scalar(if sign == Some(true) {
-                    unsigned(base)
-                } else {
-                    base
-                })
+                Ty::Scalar(if sign == Some(true) { unsigned(base) } else { base })
             }
             (Some(_), _, _) => {
                 return Err(ParseError::new(line, "conflicting type specifiers"));
@@ -597,12 +561,7 @@ impl Parser {
                 } else {
                     wrap_array(spec.ty.clone(), &d.dims)
                 };
-                fields.push(Field {
-                    name,
-                    ty,
-                    offset: None,
-                    line: field_line,
-                });
+                fields.push(Field { name, ty, offset: None, line: field_line });
                 if !self.eat_punct(',') {
                     break;
                 }
@@ -620,12 +579,7 @@ impl Parser {
             return Ok(Ty::Opaque(name));
         }
         let layout = types::lay_out(&mut fields, &self.src.structs, packed);
-        self.src.structs.push(StructDef {
-            name,
-            fields,
-            layout,
-            line,
-        });
+        self.src.structs.push(StructDef { name, fields, layout, line });
         Ok(Ty::Struct(self.src.structs.len() - 1))
     }
 
@@ -635,19 +589,14 @@ impl Parser {
         while self.peek_ident() == Some("__attribute__") {
             self.pos += 1;
             let inner = self.skip_group()?;
-            packed |= inner
-                .iter()
-                .any(|t| matches!(t.ident(), Some("packed" | "__packed__")));
+            packed |= inner.iter().any(|t| matches!(t.ident(), Some("packed" | "__packed__")));
         }
         Ok(packed)
     }
 }
 
 fn is_qualifier(w: &str) -> bool {
-    matches!(
-        w,
-        "const" | "volatile" | "restrict" | "__restrict" | "__restrict__"
-    )
+    matches!(w, "const" | "volatile" | "restrict" | "__restrict" | "__restrict__")
 }
 
 fn unsigned(s: Scalar) -> Scalar {
@@ -660,9 +609,7 @@ fn unsigned(s: Scalar) -> Scalar {
 }
 
 fn wrap_array(ty: Ty, dims: &[u64]) -> Ty {
-    dims.iter()
-        .rev()
-        .fold(ty, |t, n| Ty::Array(Box::new(t), *n))
+    dims.iter().rev().fold(ty, |t, n| Ty::Array(Box::new(t), *n))
 }
 
 /// A C integer literal (decimal, hex or octal, with `u`/`l` suffixes).

@@ -15,20 +15,8 @@ fn reads_a_plain_signature() {
     assert_eq!(names, ["a", "x", "y", "n"]);
     assert_eq!(p[0].ty, Ty::Scalar(Scalar::Float));
     assert_eq!(p[0].pointer, None);
-    assert_eq!(
-        p[1].pointer,
-        Some(Pointer {
-            space: AddrSpace::Global,
-            const_pointee: true
-        })
-    );
-    assert_eq!(
-        p[2].pointer,
-        Some(Pointer {
-            space: AddrSpace::Global,
-            const_pointee: false
-        })
-    );
+    assert_eq!(p[1].pointer, Some(Pointer { space: AddrSpace::Global, const_pointee: true }));
+    assert_eq!(p[2].pointer, Some(Pointer { space: AddrSpace::Global, const_pointee: false }));
     assert_eq!(p[3].ty, Ty::Scalar(Scalar::Int));
     assert_eq!(p[1].text, "__global const float*");
 }
@@ -79,37 +67,16 @@ fn structs_get_c_layouts() {
                __kernel void trace(__global const Sphere* s, __global Ray* r, Scene sc) {}";
     let source = parse(src).unwrap();
     let sphere = &source.structs[source.struct_named("Sphere").unwrap()];
-    assert_eq!(
-        sphere.layout,
-        Some(Layout {
-            size: 32,
-            align: 16
-        })
-    );
-    let offsets: Vec<_> = sphere
-        .fields
-        .iter()
-        .map(|f| (f.name.as_str(), f.offset.unwrap()))
-        .collect();
+    assert_eq!(sphere.layout, Some(Layout { size: 32, align: 16 }));
+    let offsets: Vec<_> =
+        sphere.fields.iter().map(|f| (f.name.as_str(), f.offset.unwrap())).collect();
     assert_eq!(offsets, [("center", 0), ("radius", 16), ("material", 20)]);
     let ray = &source.structs[source.struct_named("Ray").unwrap()];
-    assert_eq!(
-        ray.layout,
-        Some(Layout {
-            size: 32,
-            align: 16
-        })
-    );
+    assert_eq!(ray.layout, Some(Layout { size: 32, align: 16 }));
     let packed = &source.structs[source.struct_named("Packed").unwrap()];
     assert_eq!(packed.layout, Some(Layout { size: 5, align: 1 }));
     let scene = &source.structs[source.struct_named("Scene").unwrap()];
-    assert_eq!(
-        scene.layout,
-        Some(Layout {
-            size: 80,
-            align: 16
-        })
-    );
+    assert_eq!(scene.layout, Some(Layout { size: 80, align: 16 }));
     let p = source.kernel("trace").unwrap().params.as_ref().unwrap();
     assert!(matches!(p[0].ty, Ty::Struct(_)));
     assert_eq!(p[2].ty.display(&source.structs).to_string(), "Scene");
@@ -152,20 +119,12 @@ fn a_broken_signature_is_an_error_of_that_kernel_only() {
 fn prototypes_defer_to_definitions() {
     let src = "__kernel void k(int);\n__kernel void k(int n) {}";
     let source = parse(src).unwrap();
-    assert_eq!(
-        source.kernel("k").unwrap().params.as_ref().unwrap()[0].name,
-        "n"
-    );
+    assert_eq!(source.kernel("k").unwrap().params.as_ref().unwrap()[0].name, "n");
 }
 
 #[test]
 fn malformed_input_gives_errors() {
-    for src in [
-        "__kernel void k(int n) {",
-        "typedef struct { int a; ",
-        "\"open",
-        "a /* b",
-    ] {
+    for src in ["__kernel void k(int n) {", "typedef struct { int a; ", "\"open", "a /* b"] {
         assert!(parse(src).is_err(), "{src}");
     }
 }

@@ -173,10 +173,7 @@ impl Ty {
             Ty::Struct(i) => structs.get(*i)?.layout,
             Ty::Array(elem, n) => {
                 let e = elem.layout(structs)?;
-                Some(Layout {
-                    size: e.size.checked_mul(*n)?,
-                    align: e.align,
-                })
+                Some(Layout { size: e.size.checked_mul(*n)?, align: e.align })
             }
         }
     }
@@ -223,10 +220,7 @@ pub fn lay_out(fields: &mut [Field], structs: &[StructDef], packed: bool) -> Opt
             _ => complete = false,
         }
     }
-    complete.then_some(Layout {
-        size: offset.checked_next_multiple_of(align)?,
-        align,
-    })
+    complete.then_some(Layout { size: offset.checked_next_multiple_of(align)?, align })
 }
 
 #[cfg(test)]
@@ -234,12 +228,7 @@ mod tests {
     use super::*;
 
     fn field(name: &str, ty: Ty) -> Field {
-        Field {
-            name: name.into(),
-            ty,
-            offset: None,
-            line: 0,
-        }
+        Field { name: name.into(), ty, offset: None, line: 0 }
     }
 
     #[test]

@@ -21,19 +21,11 @@ pub struct Dynamic {
 impl Dynamic {
     /// `n` packages of (nearly) equal size.
     pub fn packages(n: u64) -> Self {
-        Dynamic {
-            chunking: Chunking::Count(n),
-            size: 0,
-            left: Remaining::default(),
-        }
+        Dynamic { chunking: Chunking::Count(n), size: 0, left: Remaining::default() }
     }
     /// Packages of `groups` work-groups each (the last may be smaller).
     pub fn chunk(groups: u64) -> Self {
-        Dynamic {
-            chunking: Chunking::Size(groups),
-            size: 0,
-            left: Remaining::default(),
-        }
+        Dynamic { chunking: Chunking::Size(groups), size: 0, left: Remaining::default() }
     }
 }
 

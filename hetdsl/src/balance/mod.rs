@@ -111,10 +111,7 @@ pub struct Remaining {
 
 impl Remaining {
     pub fn new(total_groups: u64) -> Self {
-        Remaining {
-            next: 0,
-            end: total_groups,
-        }
+        Remaining { next: 0, end: total_groups }
     }
     /// Gr: work-groups not yet handed out.
     pub fn left(&self) -> u64 {
@@ -129,10 +126,7 @@ impl Remaining {
             return None;
         }
         let len = len.clamp(1, self.left());
-        let p = Package {
-            offset: self.next,
-            len,
-        };
+        let p = Package { offset: self.next, len };
         self.next += len;
         Some(p)
     }
@@ -143,26 +137,17 @@ impl Remaining {
         }
         let len = len.clamp(1, self.left());
         self.end -= len;
-        Some(Package {
-            offset: self.end,
-            len,
-        })
+        Some(Package { offset: self.end, len })
     }
 }
 
 /// Split `total` into parts proportional to `weights` that add up to `total` exactly (largest
 /// remainder). Non-finite or negative weights count as zero; all-zero weights split evenly.
 pub fn proportional_split(total: u64, weights: &[f64]) -> Vec<u64> {
-    let clean: Vec<f64> = weights
-        .iter()
-        .map(|w| if w.is_finite() && *w > 0.0 { *w } else { 0.0 })
-        .collect();
+    let clean: Vec<f64> =
+        weights.iter().map(|w| if w.is_finite() && *w > 0.0 { *w } else { 0.0 }).collect();
     let sum: f64 = clean.iter().sum();
-    let clean = if sum > 0.0 {
-        clean
-    } else {
-        vec![1.0; weights.len()]
-    };
+    let clean = if sum > 0.0 { clean } else { vec![1.0; weights.len()] };
     let sum: f64 = clean.iter().sum();
     let exact: Vec<f64> = clean.iter().map(|w| total as f64 * w / sum).collect();
     let mut parts: Vec<u64> = exact.iter().map(|x| x.floor() as u64).collect();

@@ -21,10 +21,7 @@ impl Static {
     }
     /// Proportions given per device (any positive scale).
     pub fn with_weights(weights: Vec<f64>) -> Self {
-        Static {
-            weights: Some(weights),
-            ..Self::default()
-        }
+        Static { weights: Some(weights), ..Self::default() }
     }
     /// Lay the packages out from the last device to the first.
     pub fn reversed(mut self) -> Self {
@@ -63,20 +60,14 @@ impl Balancer for Static {
             None => setup.devices.iter().map(|d| d.nominal_gflops).collect(),
         };
         let sizes = proportional_split(setup.total_groups, &weights);
-        let order: Vec<usize> = if self.reverse {
-            (0..n).rev().collect()
-        } else {
-            (0..n).collect()
-        };
+        let order: Vec<usize> =
+            if self.reverse { (0..n).rev().collect() } else { (0..n).collect() };
         self.planned = vec![None; n];
         self.orphans.clear();
         let mut offset = 0;
         for i in order {
             if sizes[i] > 0 {
-                self.planned[i] = Some(Package {
-                    offset,
-                    len: sizes[i],
-                });
+                self.planned[i] = Some(Package { offset, len: sizes[i] });
             }
             offset += sizes[i];
         }
@@ -84,12 +75,7 @@ impl Balancer for Static {
     }
 
     fn next(&mut self, device: usize, _now: f64) -> Next {
-        match self
-            .planned
-            .get_mut(device)
-            .and_then(Option::take)
-            .or_else(|| self.orphans.pop())
-        {
+        match self.planned.get_mut(device).and_then(Option::take).or_else(|| self.orphans.pop()) {
             Some(p) => Next::Run(p),
             None => Next::Done,
         }

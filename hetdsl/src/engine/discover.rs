@@ -3,6 +3,8 @@
 use opencl3::device::{
     Device, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
 };
+use std::sync::OnceLock;
+
 use opencl3::platform::get_platforms;
 
 use crate::balance::DeviceKind;
@@ -18,8 +20,18 @@ pub(crate) struct Found {
     pub platform: usize,
 }
 
-/// Every device of every platform, in platform order.
+/// Every device of every platform, in platform order. Discovered once per process: some ICDs
+/// (PoCL among them) crash or report nothing when first initialised from several threads at
+/// once, and the device list does not change while a process runs.
 pub(crate) fn discover() -> Result<Vec<Found>> {
+    static FOUND: OnceLock<std::result::Result<Vec<Found>, String>> = OnceLock::new();
+    match FOUND.get_or_init(|| discover_now().map_err(|e| e.to_string())) {
+        Ok(found) => Ok(found.clone()),
+        Err(reason) => Err(Error::NoPlatformFound(reason.clone())),
+    }
+}
+
+fn discover_now() -> Result<Vec<Found>> {
     let platforms = get_platforms().map_err(Error::NoPlatform)?;
     if platforms.is_empty() {
         return Err(Error::NoPlatform(opencl3::error_codes::ClError(-1001)));
@@ -28,17 +40,11 @@ pub(crate) fn discover() -> Result<Vec<Found>> {
     for (p, platform) in platforms.iter().enumerate() {
         let pname = platform.name().unwrap_or_else(|_| format!("platform {p}"));
         // A platform that fails to list its devices (a broken ICD) is skipped, not fatal.
-        let Ok(ids) = platform.get_devices(CL_DEVICE_TYPE_ALL) else {
-            continue;
-        };
+        let Ok(ids) = platform.get_devices(CL_DEVICE_TYPE_ALL) else { continue };
         for id in ids {
             let device = Device::new(id);
             let info = describe(&device, found.len(), &pname)?;
-            found.push(Found {
-                info,
-                device,
-                platform: p,
-            });
+            found.push(Found { info, device, platform: p });
         }
     }
     if found.is_empty() {
@@ -59,25 +65,21 @@ fn describe(d: &Device, index: usize, platform: &str) -> Result<DeviceInfo> {
         DeviceKind::Other
     };
     let extensions = d.extensions().unwrap_or_default();
-    let nvidia = extensions
-        .contains("cl_nv_device_attribute_query")
-        .then(|| NvidiaInfo {
-            compute_capability: (
-                d.compute_capability_major_nv().unwrap_or(0),
-                d.compute_capability_minor_nv().unwrap_or(0),
-            ),
-            registers_per_block: d.registers_per_block_nv().unwrap_or(0),
-            warp_size: d.wrap_size_nv().unwrap_or(32),
-            pci_bus_id: d.pci_bus_id_nv().ok(),
-            pci_slot_id: d.pci_slot_id_nv().ok(),
-        });
-    let amd = extensions
-        .contains("cl_amd_device_attribute_query")
-        .then(|| AmdInfo {
-            wavefront_width: d.wavefront_width_amd().unwrap_or(64),
-            simd_per_compute_unit: d.simd_per_compute_unit_amd().unwrap_or(4),
-            board_name: d.board_name_amd().unwrap_or_default(),
-        });
+    let nvidia = extensions.contains("cl_nv_device_attribute_query").then(|| NvidiaInfo {
+        compute_capability: (
+            d.compute_capability_major_nv().unwrap_or(0),
+            d.compute_capability_minor_nv().unwrap_or(0),
+        ),
+        registers_per_block: d.registers_per_block_nv().unwrap_or(0),
+        warp_size: d.wrap_size_nv().unwrap_or(32),
+        pci_bus_id: d.pci_bus_id_nv().ok(),
+        pci_slot_id: d.pci_slot_id_nv().ok(),
+    });
+    let amd = extensions.contains("cl_amd_device_attribute_query").then(|| AmdInfo {
+        wavefront_width: d.wavefront_width_amd().unwrap_or(64),
+        simd_per_compute_unit: d.simd_per_compute_unit_amd().unwrap_or(4),
+        board_name: d.board_name_amd().unwrap_or_default(),
+    });
     Ok(DeviceInfo {
         index,
         platform: platform.to_string(),
@@ -85,9 +87,7 @@ fn describe(d: &Device, index: usize, platform: &str) -> Result<DeviceInfo> {
         vendor: d.vendor().unwrap_or_default(),
         version: d.version().unwrap_or_default(),
         kind,
-        compute_units: d
-            .max_compute_units()
-            .call("clGetDeviceInfo(MAX_COMPUTE_UNITS)")?,
+        compute_units: d.max_compute_units().call("clGetDeviceInfo(MAX_COMPUTE_UNITS)")?,
         clock_mhz: d.max_clock_frequency().unwrap_or(0),
         global_mem_bytes: d.global_mem_size().unwrap_or(0),
         local_mem_bytes: d.local_mem_size().unwrap_or(0),

@@ -8,6 +8,7 @@
 //! ```
 
 mod discover;
+mod geometry;
 mod program;
 mod run;
 mod worker;
@@ -45,10 +46,7 @@ impl KernelSource {
             path: path.display().to_string(),
             reason: e.to_string(),
         })?;
-        Ok(KernelSource {
-            name: path.display().to_string(),
-            text: flat.text,
-        })
+        Ok(KernelSource { name: path.display().to_string(), text: flat.text })
     }
 
     /// A source held in memory (already flattened); `name` is used in messages and `#line`.
@@ -61,10 +59,7 @@ impl KernelSource {
     /// A source the `kernel!` macro embedded at compile time (already carries `#line`).
     #[doc(hidden)]
     pub fn embedded(name: &str, text: &str) -> Self {
-        KernelSource {
-            name: name.to_string(),
-            text: text.to_string(),
-        }
+        KernelSource { name: name.to_string(), text: text.to_string() }
     }
 }
 
@@ -86,10 +81,7 @@ impl Runtime {
         let found = discover::discover()?;
         let all: Vec<DeviceInfo> = found.iter().map(|f| f.info.clone()).collect();
         let keep: Vec<usize> = filter.select(&all)?.iter().map(|d| d.index).collect();
-        let found: Vec<_> = found
-            .into_iter()
-            .filter(|f| keep.contains(&f.info.index))
-            .collect();
+        let found: Vec<_> = found.into_iter().filter(|f| keep.contains(&f.info.index)).collect();
         Ok(Runtime { found, all })
     }
 
@@ -117,18 +109,9 @@ impl Runtime {
 /// One kernel argument, in the kernel's argument order.
 pub enum Arg<'a> {
     /// A buffer read by the kernel.
-    In {
-        bytes: &'a [u8],
-        elem: usize,
-        pattern: Pattern,
-    },
+    In { bytes: &'a [u8], elem: usize, pattern: Pattern },
     /// A buffer written (`Out`) or read and written (`InOut`) by the kernel.
-    Out {
-        bytes: &'a mut [u8],
-        elem: usize,
-        pattern: Pattern,
-        dir: Direction,
-    },
+    Out { bytes: &'a mut [u8], elem: usize, pattern: Pattern, dir: Direction },
     /// A value passed by copy.
     Scalar(Vec<u8>),
     /// A `__local` buffer of this many bytes per work-group.
@@ -138,17 +121,10 @@ pub enum Arg<'a> {
 impl std::fmt::Debug for Arg<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Arg::In {
-                bytes,
-                elem,
-                pattern,
-            } => write!(f, "In({} B, elem {elem}, {pattern})", bytes.len()),
-            Arg::Out {
-                bytes,
-                elem,
-                pattern,
-                dir,
-            } => {
+            Arg::In { bytes, elem, pattern } => {
+                write!(f, "In({} B, elem {elem}, {pattern})", bytes.len())
+            }
+            Arg::Out { bytes, elem, pattern, dir } => {
                 write!(f, "{dir:?}({} B, elem {elem}, {pattern})", bytes.len())
             }
             Arg::Scalar(b) => write!(f, "Scalar({} B)", b.len()),
@@ -192,10 +168,7 @@ pub struct WatchdogConfig {
 
 impl Default for WatchdogConfig {
     fn default() -> Self {
-        WatchdogConfig {
-            factor: 20.0,
-            min: Duration::from_secs(10),
-        }
+        WatchdogConfig { factor: 20.0, min: Duration::from_secs(10) }
     }
 }
 
@@ -229,23 +202,14 @@ impl<'a> Launch<'a> {
 
     /// A buffer the kernel reads, split by `pattern` (or [`Pattern::Whole`]).
     pub fn input<T: Pod>(mut self, data: &'a [T], pattern: Pattern) -> Self {
-        self.args.push(Arg::In {
-            bytes: bytes_of(data),
-            elem: size_of::<T>(),
-            pattern,
-        });
+        self.args.push(Arg::In { bytes: bytes_of(data), elem: size_of::<T>(), pattern });
         self
     }
 
     /// A buffer the kernel writes, split by `pattern`.
     pub fn output<T: Pod>(mut self, data: &'a mut [T], pattern: Pattern) -> Self {
         let elem = size_of::<T>();
-        self.args.push(Arg::Out {
-            bytes: bytes_of_mut(data),
-            elem,
-            pattern,
-            dir: Direction::Out,
-        });
+        self.args.push(Arg::Out { bytes: bytes_of_mut(data), elem, pattern, dir: Direction::Out });
         self
     }
 
@@ -263,8 +227,7 @@ impl<'a> Launch<'a> {
 
     /// A value passed by copy.
     pub fn scalar<T: Pod>(mut self, value: T) -> Self {
-        self.args
-            .push(Arg::Scalar(bytes_of(std::slice::from_ref(&value)).to_vec()));
+        self.args.push(Arg::Scalar(bytes_of(std::slice::from_ref(&value)).to_vec()));
         self
     }
 
@@ -313,10 +276,7 @@ impl<'a> Launch<'a> {
 
     /// Co-execute. Outputs are complete and correct when this returns `Ok`.
     pub fn run(mut self) -> Result<Report> {
-        let balancer = self
-            .balancer
-            .take()
-            .unwrap_or_else(balance::default_balancer);
+        let balancer = self.balancer.take().unwrap_or_else(balance::default_balancer);
         run::execute(self, balancer)
     }
 }

@@ -54,10 +54,8 @@ impl Program {
                 opts += " -cl-nv-verbose";
             }
             let built = program.build(&ids, &opts);
-            let logs: Vec<String> = ids
-                .iter()
-                .map(|id| program.get_build_log(*id).unwrap_or_default())
-                .collect();
+            let logs: Vec<String> =
+                ids.iter().map(|id| program.get_build_log(*id).unwrap_or_default()).collect();
             if built.is_err() {
                 for (f, log) in members.iter().zip(&logs) {
                     failures.push(format!(
@@ -88,16 +86,9 @@ impl Program {
             }
         }
         if !failures.is_empty() {
-            return Err(Error::Build {
-                file: source.name.clone(),
-                log: failures.join("\n"),
-            });
+            return Err(Error::Build { file: source.name.clone(), log: failures.join("\n") });
         }
-        Ok(Program {
-            source_name: source.name.clone(),
-            devices,
-            kernel_names,
-        })
+        Ok(Program { source_name: source.name.clone(), devices, kernel_names })
     }
 
     /// The devices this program was built for, in run order.
@@ -112,10 +103,7 @@ impl Program {
 
     /// Each device's build log, in run order.
     pub fn build_logs(&self) -> Vec<(DeviceInfo, String)> {
-        self.devices
-            .iter()
-            .map(|d| (d.info.clone(), d.build_log.clone()))
-            .collect()
+        self.devices.iter().map(|d| (d.info.clone(), d.build_log.clone())).collect()
     }
 
     /// Start describing a launch of `kernel`.
