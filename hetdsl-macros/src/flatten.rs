@@ -36,10 +36,10 @@ impl ocl_include::Source for Recording {
             // ocl-include adds the including file; say which file and where it was looked for.
             // (Not `NotFound`: ocl-include would replace this message with its own, which
             // names neither.)
-            io::Error::new(
-                io::ErrorKind::Other,
-                format!("`{}` {why} (searched beside the including file and in the include directories)", path.display()),
-            )
+            io::Error::other(format!(
+                "`{}` {why} (searched beside the including file and in the include directories)",
+                path.display()
+            ))
         })?;
         let mut seen = self.seen.borrow_mut();
         if !seen.contains(&abs) {
