@@ -129,6 +129,54 @@ impl Source {
     }
 }
 
+impl Source {
+    /// Checks what any result of [`parse`] of `text` must satisfy: struct layouts that are C
+    /// layouts (power-of-two alignment, size a multiple of it, fields in order without overlap)
+    /// and lines inside the text. For the fuzz target and the corpus test.
+    #[cfg(any(test, fuzzing))]
+    pub fn self_check(&self, text: &str) -> Result<(), String> {
+        let lines = text.split('\n').count();
+        for def in &self.structs {
+            let Some(layout) = def.layout else { continue };
+            if !layout.align.is_power_of_two() || layout.size % layout.align != 0 {
+                return Err(format!(
+                    "`{}` has size {} and alignment {}",
+                    def.name, layout.size, layout.align
+                ));
+            }
+            let mut end = 0;
+            for field in &def.fields {
+                let offset = field
+                    .offset
+                    .ok_or(format!("`{}` is laid out but `{}` is not", def.name, field.name))?;
+                if offset < end {
+                    return Err(format!(
+                        "field `{}` of `{}` overlaps the one before",
+                        field.name, def.name
+                    ));
+                }
+                end = offset + field.ty.layout(&self.structs).map_or(0, |l| l.size);
+            }
+            if end > layout.size {
+                return Err(format!("the fields of `{}` run past its size", def.name));
+            }
+        }
+        for kernel in &self.kernels {
+            if kernel.line >= lines {
+                return Err(format!("kernel `{}` at line {} of {lines}", kernel.name, kernel.line));
+            }
+            for p in kernel.params.iter().flatten() {
+                if p.name.is_empty() || p.line >= lines {
+                    return Err(format!("parameter `{}` at line {} of {lines}", p.name, p.line));
+                }
+                // Display must terminate for every type the reader returns.
+                let _ = p.ty.display(&self.structs).to_string();
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Reads the declarations of a flattened OpenCL C source.
 pub fn parse(text: &str) -> Result<Source, ParseError> {
     let toks = lex::tokens(text)?;
