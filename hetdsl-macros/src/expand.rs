@@ -55,12 +55,14 @@ pub fn kernel(input: TokenStream) -> TokenStream {
             }
 
             #[doc = #doc_run]
+            #[allow(clippy::too_many_arguments)]
             pub fn run(&self, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Report> {
                 self.launch(global, #(#names),*)?.run()
             }
 
             /// The launch [`Self::run`] would run, to adjust before `.run()`: another balancer
             /// (`.balancer(..)`), a subset of devices, fault injection.
+            #[allow(clippy::too_many_arguments)]
             pub fn launch<'a>(&'a self, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::Launch<'a>> {
                 #body
             }
@@ -90,6 +92,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     quote! {
         #errors
         #(#attrs)*
+        #[allow(clippy::too_many_arguments)]
         #vis fn #ident(rt: &::hetdsl::Runtime, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Report> {
             #ident::launch(rt, global, #(#names),*)?.run()
         }
@@ -115,6 +118,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
             }
 
             /// The launch the function would run, to adjust before `.run()`.
+            #[allow(clippy::too_many_arguments)]
             pub fn launch<'a>(rt: &::hetdsl::Runtime, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::Launch<'a>> {
                 let program = program(rt)?;
                 #body
