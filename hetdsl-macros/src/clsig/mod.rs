@@ -244,25 +244,26 @@ impl Parser {
     }
 
     /// Skips a balanced `(..)`, `{..}` or `[..]` group starting at the current token, returning
-    /// its inner tokens.
+    /// its inner tokens. Any other token (a stray closer included) is skipped alone.
     fn skip_group(&mut self) -> Result<Vec<Tok>, ParseError> {
         let start = self.pos;
         let line = self.line();
+        if !self.peek().is_some_and(|t| matches!(t.kind, Kind::Punct('(' | '{' | '['))) {
+            self.pos = (self.pos + 1).min(self.toks.len());
+            return Ok(Vec::new());
+        }
         let mut depth = 0usize;
         while let Some(t) = self.toks.get(self.pos) {
             self.pos += 1;
             match t.kind {
                 Kind::Punct('(' | '{' | '[') => depth += 1,
                 Kind::Punct(')' | '}' | ']') => {
-                    depth = depth.saturating_sub(1);
+                    depth -= 1;
                     if depth == 0 {
                         return Ok(self.toks[start + 1..self.pos - 1].to_vec());
                     }
                 }
                 _ => {}
-            }
-            if depth == 0 {
-                return Ok(Vec::new());
             }
         }
         Err(ParseError::new(line, "unbalanced brackets"))

@@ -146,3 +146,15 @@ fn fuzz_corpus_reads_consistently() {
     }
     assert!(count >= 10, "only {count} corpus inputs in {}", dir.display());
 }
+
+/// Found by the fuzzer: `__attribute__` followed by a closing bracket made the group skipper
+/// slice backwards.
+#[test]
+fn attribute_before_a_stray_closer_is_skipped() {
+    for src in ["__kernel __attribute__ ) void f(int x) {}", "struct __attribute__ ] S { int a; };"]
+    {
+        let _ = parse(src);
+    }
+    let source = parse("__kernel __attribute__ ) void f(int x) {}").unwrap();
+    assert_eq!(source.kernel("f").unwrap().params.as_ref().unwrap()[0].name, "x");
+}
