@@ -32,6 +32,12 @@ pub(crate) fn discover() -> Result<Vec<Found>> {
 }
 
 fn discover_now() -> Result<Vec<Found>> {
+    // NVIDIA's JIT cache drops the `-cl-nv-verbose` register lines on a cache hit, and the
+    // occupancy bound needs them. The driver reads this when it loads, i.e. on the first
+    // platform query below. A value the user set is left alone.
+    if std::env::var_os("CUDA_CACHE_DISABLE").is_none() {
+        std::env::set_var("CUDA_CACHE_DISABLE", "1");
+    }
     let platforms = get_platforms().map_err(Error::NoPlatform)?;
     if platforms.is_empty() {
         return Err(Error::NoPlatform(opencl3::error_codes::ClError(-1001)));

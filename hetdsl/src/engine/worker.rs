@@ -29,7 +29,8 @@ use super::geometry::Geometry;
 use super::program::ProgramDevice;
 use super::run::{Ask, Shared};
 use super::Fault;
-use crate::balance::Package;
+use crate::balance::{DeviceProfile, Package};
+use crate::occupancy::{self, KernelResources};
 use crate::error::{ClContext, Error, Result};
 use crate::pattern::{Direction, Pattern};
 
@@ -148,6 +149,7 @@ struct InFlight {
 }
 
 struct Device {
+    profile: DeviceProfile,
     compute: CommandQueue,
     transfer: CommandQueue,
     kernel: Kernel,
@@ -165,7 +167,7 @@ pub(crate) fn run(job: Job) {
             return;
         }
     };
-    if shared.setup_done(me, Ok(())) {
+    if shared.setup_done(me, Ok(device.profile.clone())) {
         if let Err(reason) = work(&job, &mut device) {
             shared.device_failed(me, reason);
         }
@@ -174,6 +176,23 @@ pub(crate) fn run(job: Job) {
         if let Some(s) = &mut b.staging {
             s.unmap(&device.transfer);
         }
+    }
+}
+
+/// What the balancer learns of this device before the run: its nominal speed, and the fewest
+/// balancing units that fill it (the occupancy lower bound, from the kernel's registers where
+/// NVIDIA's build log gives them and its real local memory use).
+fn profile(job: &Job, local_bytes: u64) -> DeviceProfile {
+    let info = &job.device.info;
+    let mut resources = KernelResources::new(job.geo.items_per_group as u32).with_local_mem(local_bytes);
+    if let Some(usage) = job.device.nv_usage.get(&job.kernel) {
+        resources = resources.with_nv_usage(usage);
+    }
+    let fill = occupancy::occupancy(info, &resources);
+    DeviceProfile {
+        kind: info.kind,
+        nominal_gflops: occupancy::nominal_gflops(info),
+        min_groups: fill.min_groups.div_ceil(job.geo.groups_per_unit()).max(1),
     }
 }
 
@@ -307,7 +326,8 @@ fn set_up(job: &Job) -> Result<Device> {
             info.local_mem_bytes
         )));
     }
-    let mut device = Device { compute, transfer, kernel, buffers };
+    let profile = profile(job, local_total);
+    let mut device = Device { compute, transfer, kernel, buffers, profile };
     if job.warmup {
         // One work-group at offset 0 and one at the last unit: PoCL compiles a zero and a
         // non-zero global offset separately, and both kinds of package will come.
