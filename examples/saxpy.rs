@@ -34,7 +34,10 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
 
     let rt = Runtime::new()?;
     for d in rt.devices() {
-        println!("device {}: {} [{:?}, {} compute units]", d.index, d.name, d.kind, d.compute_units);
+        println!(
+            "device {}: {} [{:?}, {} compute units]",
+            d.index, d.name, d.kind, d.compute_units
+        );
     }
     let source = KernelSource::from_file(hetdsl_samples::kernel_path("saxpy.cl"), &[])?;
     let program = rt.program(&source)?;

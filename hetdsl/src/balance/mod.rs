@@ -8,7 +8,8 @@
 //! 2. [`Balancer::next`] for device `j` only while `j` has no package running; the package that
 //!    `j` ran before has been reported through [`Balancer::completed`] first.
 //! 3. [`Next::Wait`] means "nothing for you yet": the driver asks again after the next
-//!    completion or loss on any device. [`Next::Done`] is final for that device.
+//!    completion or loss on any device. [`Next::Done`] is final for that device, unless another
+//!    device is lost later: then every device is asked again.
 //! 4. [`Balancer::device_lost`] when a device faults: the balancer must hand the work it kept for
 //!    that device to the others (the package that was running there is re-run by the driver, not
 //!    the balancer).

@@ -284,6 +284,10 @@ impl Shared {
         }
         s.retry.extend(lost);
         s.balancer.device_lost(me);
+        // The balancer may have given the lost device's share to devices it had told `Done`.
+        for d in s.devices.iter_mut() {
+            d.balancer_done = false;
+        }
         if !(0..s.devices.len()).any(|d| self.alive(d)) && s.unmerged_units > 0 {
             let faults = fault_list(s, &self.names);
             self.abort(s, Error::AllDevicesFailed(faults));
@@ -545,7 +549,11 @@ fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -
             Some(Ok(profile)) => profiles.push(profile),
             Some(Err(e)) => {
                 // A device that could not set up still has a slot; it never asks for work.
-                profiles.push(DeviceProfile { kind: DeviceKind::Other, nominal_gflops: 0.0, min_groups: 1 });
+                profiles.push(DeviceProfile {
+                    kind: DeviceKind::Other,
+                    nominal_gflops: 0.0,
+                    min_groups: 1,
+                });
                 setup_errors.push((d, e));
             }
             None => unreachable!("every device reported its set-up"),
@@ -564,9 +572,7 @@ fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -
     }
     for (d, e) in setup_errors {
         shared.alive[d].store(false, Ordering::Release);
-        let reason = format!("set-up failed: {e}");
-        s.devices[d].fault = Some(reason);
-        s.balancer.device_lost(d);
+        shared.lose(&mut s, d, format!("set-up failed: {e}"));
     }
     if !(0..n).any(|d| shared.alive(d)) {
         s.phase = Phase::Over;

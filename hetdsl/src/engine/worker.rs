@@ -30,8 +30,8 @@ use super::program::ProgramDevice;
 use super::run::{Ask, Shared};
 use super::Fault;
 use crate::balance::{DeviceProfile, Package};
-use crate::occupancy::{self, KernelResources};
 use crate::error::{ClContext, Error, Result};
+use crate::occupancy::{self, KernelResources};
 use crate::pattern::{Direction, Pattern};
 
 /// The caller's memory for one buffer argument. Only dereferenced under the run's gate.
@@ -184,7 +184,8 @@ pub(crate) fn run(job: Job) {
 /// NVIDIA's build log gives them and its real local memory use).
 fn profile(job: &Job, local_bytes: u64) -> DeviceProfile {
     let info = &job.device.info;
-    let mut resources = KernelResources::new(job.geo.items_per_group as u32).with_local_mem(local_bytes);
+    let mut resources =
+        KernelResources::new(job.geo.items_per_group as u32).with_local_mem(local_bytes);
     if let Some(usage) = job.device.nv_usage.get(&job.kernel) {
         resources = resources.with_nv_usage(usage);
     }
