@@ -19,6 +19,7 @@ pub mod occupancy;
 pub mod pattern;
 pub mod pod;
 pub mod report;
+pub mod sim;
 
 pub use balance::{Balancer, Package};
 pub use device::{DeviceFilter, DeviceInfo};

@@ -17,10 +17,25 @@
 //! And what every balancer guarantees: each work-group in `0..total_groups` is handed out exactly
 //! once, no package is empty, and once every device has answered `Done` nothing is left.
 
+mod adaptive;
 mod dynamic;
+mod hguided;
+mod linear;
+mod minmax;
+mod model;
+pub mod probe;
+mod sigmoid;
+pub mod spec;
+mod speeds;
 mod static_split;
 
+pub use adaptive::{Adaptive, AdaptiveRule};
 pub use dynamic::Dynamic;
+pub use hguided::{HGuided, PerDevice};
+pub use linear::{LinearTwoPoint, TwoPointRule};
+pub use minmax::{MinMax, MinMaxRule};
+pub use sigmoid::{Sigmoid, SigmoidParams};
+pub use spec::{BalancerSpec, NAMES};
 pub use static_split::Static;
 
 use crate::error::{Error, Result};
@@ -204,7 +219,8 @@ mod tests {
     }
 }
 
-/// The balancer a launch uses when none is given.
+/// The balancer a launch uses when none is given: Sigmoid with the probe-and-horizon guard
+/// (see [`Sigmoid`]; `sigmoid-faithful` selects the paper's exact algorithm).
 pub fn default_balancer() -> Box<dyn Balancer> {
-    Box::new(Dynamic::default())
+    Box::new(Sigmoid::guarded())
 }
