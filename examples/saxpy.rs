@@ -28,7 +28,7 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         }
     }
     let lws = 256;
-    if n == 0 || n % lws != 0 {
+    if n == 0 || !n.is_multiple_of(lws) {
         return Err(format!("N must be a positive multiple of {lws}").into());
     }
 

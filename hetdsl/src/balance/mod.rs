@@ -194,6 +194,12 @@ pub(crate) fn check_setup(setup: &Setup) -> Result<()> {
     Ok(())
 }
 
+/// The balancer a launch uses when none is given: Sigmoid with the probe-and-horizon guard
+/// (see [`Sigmoid`]; `sigmoid-faithful` selects the paper's exact algorithm).
+pub fn default_balancer() -> Box<dyn Balancer> {
+    Box::new(Sigmoid::guarded())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,10 +223,4 @@ mod tests {
         let p = proportional_split(1000, &[1.0, 700.0, 700.0]);
         assert_eq!(p.iter().sum::<u64>(), 1000);
     }
-}
-
-/// The balancer a launch uses when none is given: Sigmoid with the probe-and-horizon guard
-/// (see [`Sigmoid`]; `sigmoid-faithful` selects the paper's exact algorithm).
-pub fn default_balancer() -> Box<dyn Balancer> {
-    Box::new(Sigmoid::guarded())
 }

@@ -392,7 +392,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
     let Launch { program, kernel, global, local, args, devices, faults, watchdog, warmup, .. } =
         launch;
     let geo = Geometry::new(&global, &local)?;
-    if !program.kernel_names.iter().any(|k| *k == kernel) {
+    if !program.kernel_names.contains(&kernel) {
         return Err(Error::NoSuchKernel {
             name: kernel,
             file: program.source_name.clone(),
