@@ -9,6 +9,7 @@
 
 mod discover;
 mod geometry;
+mod limits;
 mod program;
 mod run;
 mod worker;

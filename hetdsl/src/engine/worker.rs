@@ -26,11 +26,13 @@ use opencl3::memory::{
 use opencl3::types::{cl_event, CL_BLOCKING, CL_NON_BLOCKING};
 
 use super::geometry::Geometry;
+use super::limits;
 use super::program::ProgramDevice;
 use super::run::{Ask, Shared};
 use super::Fault;
-use crate::balance::Package;
+use crate::balance::{DeviceProfile, Package};
 use crate::error::{ClContext, Error, Result};
+use crate::occupancy::{self, KernelResources};
 use crate::pattern::{Direction, Pattern};
 
 /// The caller's memory for one buffer argument. Only dereferenced under the run's gate.
@@ -148,6 +150,7 @@ struct InFlight {
 }
 
 struct Device {
+    profile: DeviceProfile,
     compute: CommandQueue,
     transfer: CommandQueue,
     kernel: Kernel,
@@ -165,7 +168,7 @@ pub(crate) fn run(job: Job) {
             return;
         }
     };
-    if shared.setup_done(me, Ok(())) {
+    if shared.setup_done(me, Ok(device.profile.clone())) {
         if let Err(reason) = work(&job, &mut device) {
             shared.device_failed(me, reason);
         }
@@ -174,6 +177,24 @@ pub(crate) fn run(job: Job) {
         if let Some(s) = &mut b.staging {
             s.unmap(&device.transfer);
         }
+    }
+}
+
+/// What the balancer learns of this device before the run: its nominal speed, and the fewest
+/// balancing units that fill it (the occupancy lower bound, from the kernel's registers where
+/// NVIDIA's build log gives them and its real local memory use).
+fn profile(job: &Job, local_bytes: u64) -> DeviceProfile {
+    let info = &job.device.info;
+    let mut resources =
+        KernelResources::new(job.geo.items_per_group as u32).with_local_mem(local_bytes);
+    if let Some(usage) = job.device.nv_usage.get(&job.kernel) {
+        resources = resources.with_nv_usage(usage);
+    }
+    let fill = occupancy::occupancy(info, &resources);
+    DeviceProfile {
+        kind: info.kind,
+        nominal_gflops: occupancy::nominal_gflops(info),
+        min_groups: fill.min_groups.div_ceil(job.geo.groups_per_unit()).max(1),
     }
 }
 
@@ -191,22 +212,6 @@ fn set_up(job: &Job) -> Result<Device> {
     let transfer = queue().call("clCreateCommandQueueWithProperties")?;
     let kernel = Kernel::create(&dev.platform.program, &job.kernel).call("clCreateKernel")?;
 
-    let wg: usize = job.geo.local.iter().product();
-    let kernel_max = kernel.get_work_group_size(id).unwrap_or(info.max_work_group_size);
-    if wg > info.max_work_group_size || wg > kernel_max {
-        return Err(limit(format!(
-            "work-group size {:?} ({wg} work-items) exceeds the maximum {} for this kernel on this device",
-            job.geo.local,
-            kernel_max.min(info.max_work_group_size)
-        )));
-    }
-    for (d, (l, max)) in job.geo.local.iter().zip(&info.max_work_item_sizes).enumerate() {
-        if l > max {
-            return Err(limit(format!(
-                "work-group size {l} in dimension {d} exceeds the device's maximum {max}"
-            )));
-        }
-    }
     let num_args = kernel.num_args().call("clGetKernelInfo(NUM_ARGS)")? as usize;
     if num_args != job.args.len() {
         return Err(Error::BadArgument {
@@ -219,7 +224,6 @@ fn set_up(job: &Job) -> Result<Device> {
         });
     }
 
-    let mut buffers = Vec::new();
     let mut local_bytes = 0u64;
     for arg in &job.args {
         match arg {
@@ -233,7 +237,7 @@ fn set_up(job: &Job) -> Result<Device> {
             }
             .map_err(|e| Error::BadArgument {
                 index: *index,
-                reason: format!("the kernel rejected a {}-byte scalar: {e}", bytes.len()),
+                reason: format!("the kernel rejected a {}-byte scalar here: {e}", bytes.len()),
             })?,
             ArgPlan::Local { index, bytes } => {
                 local_bytes += *bytes as u64;
@@ -241,73 +245,74 @@ fn set_up(job: &Job) -> Result<Device> {
                     Error::BadArgument {
                         index: *index,
                         reason: format!(
-                            "the kernel rejected a __local buffer of {bytes} bytes: {e}"
+                            "the kernel rejected a __local buffer of {bytes} bytes here: {e}"
                         ),
                     }
                 })?
             }
-            ArgPlan::Buffer { index, host, elem, pattern, dir } => {
-                if host.len as u64 > info.max_alloc_bytes {
-                    return Err(limit(format!(
-                        "argument {index}: a buffer of {} bytes exceeds the device's maximum allocation of {} bytes",
-                        host.len, info.max_alloc_bytes
-                    )));
-                }
-                let whole_input = *pattern == Pattern::Whole;
-                let buffer = if whole_input {
-                    // Copied by the driver during creation: the caller's memory is not used after.
-                    let mut made = None;
-                    job.shared.with_caller_memory(|| {
-                        made = Some(unsafe {
-                            Buffer::<u8>::create(
-                                context,
-                                CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                host.len,
-                                host.ptr.cast(),
-                            )
-                        });
-                    });
-                    made.ok_or_else(|| Error::BadArgument {
-                        index: *index,
-                        reason: "run closed".into(),
-                    })?
-                } else {
-                    let flags =
-                        if *dir == Direction::In { CL_MEM_READ_ONLY } else { CL_MEM_READ_WRITE };
-                    unsafe { Buffer::<u8>::create(context, flags, host.len, ptr::null_mut()) }
-                }
-                .map_err(|e| {
-                    limit(format!("argument {index}: cannot allocate {} bytes: {e}", host.len))
-                })?;
-                unsafe { kernel.set_arg(*index as u32, &buffer.get()) }.map_err(|e| {
-                    Error::BadArgument {
-                        index: *index,
-                        reason: format!(
-                            "the kernel rejected a buffer here ({e}); is this argument a pointer?"
-                        ),
-                    }
-                })?;
-                let staging = (!whole_input).then(|| Staging::new(&transfer, context, host.len));
-                buffers.push(DeviceBuffer {
-                    host: *host,
-                    elem: *elem,
-                    pattern: *pattern,
-                    dir: *dir,
-                    buffer,
-                    staging,
-                });
-            }
+            ArgPlan::Buffer { .. } => {}
         }
     }
-    let static_local = kernel.get_local_mem_size(id).unwrap_or(0);
-    let local_total = static_local.max(local_bytes);
-    if local_total > info.local_mem_bytes {
-        return Err(limit(format!(
-            "the kernel needs {local_total} bytes of local memory per work-group, the device has {}",
-            info.local_mem_bytes
-        )));
+    // Read after the __local arguments are set: some drivers count them only then.
+    let local_total = kernel.get_local_mem_size(id).unwrap_or(0).max(local_bytes);
+    let needs = limits::Needs {
+        local: &job.geo.local,
+        kernel_max_work_group: kernel.get_work_group_size(id).unwrap_or(info.max_work_group_size),
+        local_bytes: local_total,
+        buffers: job
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ArgPlan::Buffer { index, host, .. } => Some((*index, host.len as u64)),
+                _ => None,
+            })
+            .collect(),
+    };
+    limits::check(info, &needs).map_err(limit)?;
+
+    let mut buffers = Vec::new();
+    for arg in &job.args {
+        let ArgPlan::Buffer { index, host, elem, pattern, dir } = arg else { continue };
+        let whole_input = *pattern == Pattern::Whole;
+        let buffer = if whole_input {
+            // Copied by the driver during creation: the caller's memory is not used after.
+            let mut made = None;
+            job.shared.with_caller_memory(|| {
+                made = Some(unsafe {
+                    Buffer::<u8>::create(
+                        context,
+                        CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                        host.len,
+                        host.ptr.cast(),
+                    )
+                });
+            });
+            made.ok_or_else(|| Error::BadArgument { index: *index, reason: "run closed".into() })?
+        } else {
+            let flags = if *dir == Direction::In { CL_MEM_READ_ONLY } else { CL_MEM_READ_WRITE };
+            unsafe { Buffer::<u8>::create(context, flags, host.len, ptr::null_mut()) }
+        }
+        .map_err(|e| limit(format!("argument {index}: cannot allocate {} bytes: {e}", host.len)))?;
+        unsafe { kernel.set_arg(*index as u32, &buffer.get()) }.map_err(|e| {
+            Error::BadArgument {
+                index: *index,
+                reason: format!(
+                    "the kernel rejected a buffer here ({e}); is this argument a pointer?"
+                ),
+            }
+        })?;
+        let staging = (!whole_input).then(|| Staging::new(&transfer, context, host.len));
+        buffers.push(DeviceBuffer {
+            host: *host,
+            elem: *elem,
+            pattern: *pattern,
+            dir: *dir,
+            buffer,
+            staging,
+        });
     }
-    let mut device = Device { compute, transfer, kernel, buffers };
+    let profile = profile(job, local_total);
+    let mut device = Device { compute, transfer, kernel, buffers, profile };
     if job.warmup {
         // One work-group at offset 0 and one at the last unit: PoCL compiles a zero and a
         // non-zero global offset separately, and both kinds of package will come.
