@@ -35,7 +35,8 @@ fn usage() -> String {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { scenarios: Vec::new(), balancers: Vec::new(), seed: 1, json: None, trace: false };
+    let mut args =
+        Args { scenarios: Vec::new(), balancers: Vec::new(), seed: 1, json: None, trace: false };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value\n{}", usage()));
@@ -43,7 +44,8 @@ fn parse_args() -> Result<Args, String> {
             "--scenario" => args.scenarios.push(value()?),
             "--balancer" => args.balancers.push(value()?.parse().map_err(|e| format!("{e}"))?),
             "--seed" => {
-                args.seed = value()?.parse().map_err(|_| format!("--seed needs a number\n{}", usage()))?
+                args.seed =
+                    value()?.parse().map_err(|_| format!("--seed needs a number\n{}", usage()))?
             }
             "--json" => args.json = Some(value()?),
             "--trace" => args.trace = true,
@@ -55,7 +57,8 @@ fn parse_args() -> Result<Args, String> {
         args.scenarios = SCENARIOS.iter().map(|s| s.to_string()).collect();
     }
     if args.balancers.is_empty() {
-        args.balancers = NAMES.iter().map(|n| n.parse().expect("every listed name parses")).collect();
+        args.balancers =
+            NAMES.iter().map(|n| n.parse().expect("every listed name parses")).collect();
     }
     Ok(args)
 }

@@ -7,10 +7,12 @@
 //! `HETDSL_PROPERTY_SEED=<seed>` replays that one case (`HETDSL_PROPERTY_CASES` sets the count).
 
 use hetdsl::balance::{
-    Adaptive, Balancer, Completion, DeviceKind, Dynamic, HGuided, LinearTwoPoint, MinMax, Next, Package,
-    PerDevice, Setup, Sigmoid, Static,
+    Adaptive, Balancer, Completion, DeviceKind, Dynamic, HGuided, LinearTwoPoint, MinMax, Next,
+    Package, PerDevice, Setup, Sigmoid, Static,
 };
-use hetdsl::sim::{simulate, CostProfile, CostTable, Loss, SimDevice, SimOptions, SimResult, SplitMix64};
+use hetdsl::sim::{
+    simulate, CostProfile, CostTable, Loss, SimDevice, SimOptions, SimResult, SplitMix64,
+};
 
 const CASES: u64 = 10_000;
 
@@ -62,7 +64,10 @@ fn random_case(seed: u64) -> Case {
     let work = CostTable::new(&random_profile(&mut g), total_groups, 32);
     let loss = (n > 1 && g.unit() < 0.3).then(|| {
         let fastest = devices.iter().map(|d| d.speed).fold(0.0, f64::max);
-        Loss { device: g.range(0, n as u64 - 1) as usize, at: g.unit() * 2.0 * total_groups as f64 / fastest }
+        Loss {
+            device: g.range(0, n as u64 - 1) as usize,
+            at: g.unit() * 2.0 * total_groups as f64 / fastest,
+        }
     });
     Case { devices, work, loss, seed: g.next_u64() }
 }
@@ -96,7 +101,10 @@ fn check(case: &Case, r: &SimResult) -> Result<(), String> {
         .map_err(|e| format!("completed packages: {e}"))?;
     if let Some(loss) = case.loss {
         if let Some(p) = r.packages.iter().find(|p| p.device == loss.device && p.start > loss.at) {
-            return Err(format!("lost device {} got {p:?} after its loss at {}", loss.device, loss.at));
+            return Err(format!(
+                "lost device {} got {p:?} after its loss at {}",
+                loss.device, loss.at
+            ));
         }
     }
     if !(r.makespan.is_finite() && r.makespan >= 0.0) {
@@ -116,7 +124,9 @@ fn for_all(family: &str, make: impl Fn(&mut SplitMix64, usize) -> Box<dyn Balanc
     let family_key = family.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
     let seeds: Vec<u64> = match env("HETDSL_PROPERTY_SEED") {
         Some(seed) => vec![seed],
-        None => (0..env("HETDSL_PROPERTY_CASES").unwrap_or(CASES)).map(|i| family_key ^ (i << 20)).collect(),
+        None => (0..env("HETDSL_PROPERTY_CASES").unwrap_or(CASES))
+            .map(|i| family_key ^ (i << 20))
+            .collect(),
     };
     for seed in seeds {
         let case = random_case(seed);
@@ -158,7 +168,8 @@ fn sigmoid_faithful() {
 #[test]
 fn static_forward_and_reverse() {
     for_all("static", |g, n| {
-        let s = if g.unit() < 0.5 { Static::nominal() } else { Static::with_weights(weights(g, n)) };
+        let s =
+            if g.unit() < 0.5 { Static::nominal() } else { Static::with_weights(weights(g, n)) };
         Box::new(if g.unit() < 0.5 { s.reversed() } else { s })
     });
 }
@@ -181,9 +192,10 @@ fn hguided_uniform_and_tuned() {
             let m = (g.unit() < 0.5).then(|| g.log_uniform(1.0, 1000.0) as u64);
             Box::new(HGuided::uniform(g.log_uniform(0.5, 8.0), m))
         } else {
-            let k =
-                (g.unit() < 0.7).then(|| PerDevice::Each((0..n).map(|_| g.log_uniform(1.0, 4.0)).collect()));
-            let m = (g.unit() < 0.7).then(|| PerDevice::Each((0..n).map(|_| g.range(1, 64)).collect()));
+            let k = (g.unit() < 0.7)
+                .then(|| PerDevice::Each((0..n).map(|_| g.log_uniform(1.0, 4.0)).collect()));
+            let m =
+                (g.unit() < 0.7).then(|| PerDevice::Each((0..n).map(|_| g.range(1, 64)).collect()));
             Box::new(HGuided::tuned(k, m))
         }
     });

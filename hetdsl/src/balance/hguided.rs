@@ -26,9 +26,10 @@ impl<T: Clone> PerDevice<T> {
         match self {
             PerDevice::All(v) => Ok(vec![v.clone(); devices]),
             PerDevice::Each(list) if list.len() == devices => Ok(list.clone()),
-            PerDevice::Each(list) => {
-                Err(Error::BadBalancer(format!("{what} has {} values for {devices} devices", list.len())))
-            }
+            PerDevice::Each(list) => Err(Error::BadBalancer(format!(
+                "{what} has {} values for {devices} devices",
+                list.len()
+            ))),
         }
     }
 }
@@ -104,11 +105,13 @@ impl Balancer for HGuided {
         check_setup(setup)?;
         let n = setup.devices.len();
         let (k, min_groups) = match &self.tuning {
-            Tuning::Uniform { k, min_groups } => {
-                (vec![*k; n], setup.devices.iter().map(|d| min_groups.unwrap_or(d.min_groups)).collect())
-            }
+            Tuning::Uniform { k, min_groups } => (
+                vec![*k; n],
+                setup.devices.iter().map(|d| min_groups.unwrap_or(d.min_groups)).collect(),
+            ),
             Tuning::PerDevice { k, min_groups } => {
-                let defaults: Vec<(f64, u64)> = setup.devices.iter().map(|d| seed001_pair(d.kind)).collect();
+                let defaults: Vec<(f64, u64)> =
+                    setup.devices.iter().map(|d| seed001_pair(d.kind)).collect();
                 let k = match k {
                     Some(k) => k.expand(n, "hguided k")?,
                     None => defaults.iter().map(|p| p.0).collect(),
@@ -125,7 +128,8 @@ impl Balancer for HGuided {
         }
         self.k = k;
         self.min_groups = min_groups.into_iter().map(|m| m.max(1)).collect();
-        self.power = usable_nominal(&setup.devices.iter().map(|d| d.nominal_gflops).collect::<Vec<_>>());
+        self.power =
+            usable_nominal(&setup.devices.iter().map(|d| d.nominal_gflops).collect::<Vec<_>>());
         self.alive = vec![true; n];
         self.left = Remaining::new(setup.total_groups);
         Ok(())

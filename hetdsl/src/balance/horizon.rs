@@ -40,7 +40,10 @@ impl Outlook<'_> {
     fn margins(&self) -> Vec<f64> {
         let live = self.devices.iter().filter(|d| d.alive).count() as f64;
         let total: f64 = self.devices.iter().filter(|d| d.alive).map(|d| d.best).sum();
-        self.devices.iter().map(|d| self.variability.powf((1.0 - live * d.best / total).max(0.0))).collect()
+        self.devices
+            .iter()
+            .map(|d| self.variability.powf((1.0 - live * d.best / total).max(0.0)))
+            .collect()
     }
 
     /// `Some(cap)` on the package of `device`, or `None`: wait.

@@ -8,7 +8,8 @@
 //! 2. [`Balancer::next`] for device `j` only while `j` has no package running; the package that
 //!    `j` ran before has been reported through [`Balancer::completed`] first.
 //! 3. [`Next::Wait`] means "nothing for you yet": the driver asks again after the next
-//!    completion or loss on any device. [`Next::Done`] is final for that device.
+//!    completion or loss on any device. [`Next::Done`] is final for that device, unless another
+//!    device is lost later: then every device is asked again.
 //! 4. [`Balancer::device_lost`] when a device faults: the balancer must hand the work it kept for
 //!    that device to the others (the package that was running there is re-run by the driver, not
 //!    the balancer).
@@ -160,7 +161,8 @@ impl Remaining {
 /// Split `total` into parts proportional to `weights` that add up to `total` exactly (largest
 /// remainder). Non-finite or negative weights count as zero; all-zero weights split evenly.
 pub fn proportional_split(total: u64, weights: &[f64]) -> Vec<u64> {
-    let clean: Vec<f64> = weights.iter().map(|w| if w.is_finite() && *w > 0.0 { *w } else { 0.0 }).collect();
+    let clean: Vec<f64> =
+        weights.iter().map(|w| if w.is_finite() && *w > 0.0 { *w } else { 0.0 }).collect();
     let sum: f64 = clean.iter().sum();
     let clean = if sum > 0.0 { clean } else { vec![1.0; weights.len()] };
     let sum: f64 = clean.iter().sum();
@@ -223,4 +225,3 @@ mod tests {
         assert_eq!(p.iter().sum::<u64>(), 1000);
     }
 }
-

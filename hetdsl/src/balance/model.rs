@@ -31,7 +31,8 @@ impl LinearTime {
 /// when every device that takes a share finishes at E. `None` entries are devices that take no
 /// part; `None` overall when no device can take work.
 pub(crate) fn common_finish(work: f64, models: &[Option<LinearTime>]) -> Option<f64> {
-    let mut usable: Vec<LinearTime> = models.iter().flatten().copied().filter(LinearTime::usable).collect();
+    let mut usable: Vec<LinearTime> =
+        models.iter().flatten().copied().filter(LinearTime::usable).collect();
     if usable.is_empty() {
         return None;
     }
@@ -81,7 +82,8 @@ pub(crate) fn fit_line(samples: &[(f64, f64)]) -> Option<LinearTime> {
     let (mx, my) = (total_groups / n, total_secs / n);
     let sxx: f64 = samples.iter().map(|s| (s.0 - mx) * (s.0 - mx)).sum();
     let sxy: f64 = samples.iter().map(|s| (s.0 - mx) * (s.1 - my)).sum();
-    let through_origin = LinearTime { ready: 0.0, fixed: 0.0, per_group: total_secs / total_groups };
+    let through_origin =
+        LinearTime { ready: 0.0, fixed: 0.0, per_group: total_secs / total_groups };
     if sxx <= 0.0 {
         return Some(through_origin);
     }

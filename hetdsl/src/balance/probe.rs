@@ -80,7 +80,8 @@ impl<R: SplitRule> ProbeThenSplit<R> {
     }
 
     fn probing_done(&self) -> bool {
-        (0..self.alive.len()).all(|d| !self.alive[d] || self.samples[d].len() >= self.probes[d].len())
+        (0..self.alive.len())
+            .all(|d| !self.alive[d] || self.samples[d].len() >= self.probes[d].len())
     }
 
     /// Split what is left once every live device has been measured.
@@ -88,8 +89,11 @@ impl<R: SplitRule> ProbeThenSplit<R> {
         if self.plan.is_some() || !self.probing_done() {
             return;
         }
-        let running: Vec<Option<(u64, f64)>> =
-            self.running.iter().map(|r| r.map(|(p, since)| (p.len, (now - since).max(0.0)))).collect();
+        let running: Vec<Option<(u64, f64)>> = self
+            .running
+            .iter()
+            .map(|r| r.map(|(p, since)| (p.len, (now - since).max(0.0))))
+            .collect();
         let view = SplitView { samples: &self.samples, alive: &self.alive, running: &running };
         let shares = self.rule.split(self.left.left(), &view);
         let mut plan = vec![None; self.alive.len()];
@@ -130,12 +134,9 @@ impl<R: SplitRule> Balancer for ProbeThenSplit<R> {
             return Next::Done;
         }
         let package = if let Some(plan) = &mut self.plan {
-            let mine = plan[device].take().or_else(|| self.orphans.pop());
-            // A share not yet started may still be orphaned by a loss: stay available for it.
-            if mine.is_none() && plan.iter().any(Option::is_some) {
-                return Next::Wait;
-            }
-            mine
+            // A share orphaned by a later loss reaches devices already told `Done`: the
+            // contract has every device asked again after a loss.
+            plan[device].take().or_else(|| self.orphans.pop())
         } else {
             let len = match self.probes[device].get(self.sent[device]) {
                 Some(&probe) => probe,
@@ -164,7 +165,11 @@ impl<R: SplitRule> Balancer for ProbeThenSplit<R> {
         };
         let host = done.host_end - done.host_start;
         let kernel = if done.kernel_seconds > 0.0 { done.kernel_seconds } else { host };
-        samples.push(Sample { groups: done.package.len, kernel_seconds: kernel, host_seconds: host });
+        samples.push(Sample {
+            groups: done.package.len,
+            kernel_seconds: kernel,
+            host_seconds: host,
+        });
         if self.running[done.device].is_some_and(|(p, _)| p == done.package) {
             self.running[done.device] = None;
         }

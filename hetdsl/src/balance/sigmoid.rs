@@ -209,7 +209,10 @@ impl Balancer for Sigmoid {
         check_setup(setup)?;
         let p = &self.params;
         let sane = |x: f64| x.is_finite() && x > 0.0;
-        if !(sane(p.k_regular) && sane(p.k_irregular) && sane(p.irregularity) && p.max_imbalance >= 0.0)
+        if !(sane(p.k_regular)
+            && sane(p.k_irregular)
+            && sane(p.irregularity)
+            && p.max_imbalance >= 0.0)
             || p.history == 0
         {
             return Err(Error::BadBalancer(format!("sigmoid parameters out of range: {p:?}")));
@@ -217,7 +220,8 @@ impl Balancer for Sigmoid {
         let n = setup.devices.len();
         let nominal: Vec<f64> = setup.devices.iter().map(|d| d.nominal_gflops).collect();
         self.total = setup.total_groups;
-        self.occupancy = setup.devices.iter().map(|d: &DeviceProfile| d.min_groups.max(1)).collect();
+        self.occupancy =
+            setup.devices.iter().map(|d: &DeviceProfile| d.min_groups.max(1)).collect();
         self.left = Remaining::new(setup.total_groups);
         self.speeds = SpeedBook::new(&nominal, p.history);
         self.irregular = false;
@@ -266,8 +270,11 @@ impl Balancer for Sigmoid {
     }
 
     fn completed(&mut self, done: &Completion) {
-        let seconds =
-            if done.kernel_seconds > 0.0 { done.kernel_seconds } else { done.host_end - done.host_start };
+        let seconds = if done.kernel_seconds > 0.0 {
+            done.kernel_seconds
+        } else {
+            done.host_end - done.host_start
+        };
         self.speeds.record(done.device, done.package.len, seconds);
         if let Some((mean, sd)) = self.speeds.measured(done.device) {
             if sd / mean > self.params.irregularity {

@@ -29,7 +29,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{Adaptive, Balancer, Dynamic, HGuided, LinearTwoPoint, MinMax, PerDevice, Sigmoid, Static};
+use super::{
+    Adaptive, Balancer, Dynamic, HGuided, LinearTwoPoint, MinMax, PerDevice, Sigmoid, Static,
+};
 use crate::error::{Error, Result};
 
 /// Every balancer name [`BalancerSpec`] accepts (mirrored by the macro crate).
@@ -181,10 +183,16 @@ impl FromStr for BalancerSpec {
                 reverse: name == "static-rev",
             }),
             "dynamic" => Ok(BalancerSpec::Dynamic {
-                packages: options.map(|o| only_one(spec, o)).transpose()?.unwrap_or(DEFAULT_DYNAMIC_PACKAGES),
+                packages: options
+                    .map(|o| only_one(spec, o))
+                    .transpose()?
+                    .unwrap_or(DEFAULT_DYNAMIC_PACKAGES),
             }),
             "dynamic-chunk" => Ok(BalancerSpec::DynamicChunk {
-                groups: options.map(|o| only_one(spec, o)).transpose()?.unwrap_or(DEFAULT_DYNAMIC_CHUNK),
+                groups: options
+                    .map(|o| only_one(spec, o))
+                    .transpose()?
+                    .unwrap_or(DEFAULT_DYNAMIC_CHUNK),
             }),
             "hguided" => {
                 let (k, m) = options.map(|o| named(spec, o)).transpose()?.unwrap_or_default();
@@ -200,7 +208,10 @@ impl FromStr for BalancerSpec {
                     min_groups: m.map(|m| per_device(spec, m)).transpose()?,
                 })
             }
-            other => Err(bad(spec, format!("unknown balancer `{other}`; balancers: {}", NAMES.join(", ")))),
+            other => Err(bad(
+                spec,
+                format!("unknown balancer `{other}`; balancers: {}", NAMES.join(", ")),
+            )),
         }
     }
 }
@@ -326,7 +337,10 @@ mod tests {
     fn mistakes_are_explained() {
         let err = |s: &str| s.parse::<BalancerSpec>().unwrap_err().to_string();
         let unknown = err("sigmod");
-        assert!(unknown.contains("unknown balancer `sigmod`") && unknown.contains("linear2p"), "{unknown}");
+        assert!(
+            unknown.contains("unknown balancer `sigmod`") && unknown.contains("linear2p"),
+            "{unknown}"
+        );
         assert!(err("hguided:q=1").contains("unknown option `q`"));
         assert!(err("hguided:k=1,k=2").contains("given twice"));
         assert!(err("hguided:k").contains("not key=value"));

@@ -120,10 +120,11 @@ mod tests {
         // The first package (10/s) has left the window: mean of 20, 30, 60.
         let (mean, sd) = book.measured(0).unwrap();
         assert!((mean - 110.0 / 3.0).abs() < 1e-9);
-        let expect_sd =
-            (((20.0 - mean) * (20.0 - mean) + (30.0 - mean) * (30.0 - mean) + (60.0 - mean) * (60.0 - mean))
-                / 3.0_f64)
-                .sqrt();
+        let expect_sd = (((20.0 - mean) * (20.0 - mean)
+            + (30.0 - mean) * (30.0 - mean)
+            + (60.0 - mean) * (60.0 - mean))
+            / 3.0_f64)
+            .sqrt();
         assert!((sd - expect_sd).abs() < 1e-9);
     }
 
@@ -131,7 +132,9 @@ mod tests {
     fn variability_is_the_widest_ratio_of_the_run() {
         let mut book = SpeedBook::new(&[1.0, 1.0], 3);
         assert_eq!(book.variability(), 1.0);
-        for (d, speed) in [(0, 10.0), (0, 20.0), (1, 5.0), (1, 30.0), (1, 15.0), (1, 15.0), (1, 15.0)] {
+        for (d, speed) in
+            [(0, 10.0), (0, 20.0), (1, 5.0), (1, 30.0), (1, 15.0), (1, 15.0), (1, 15.0)]
+        {
             book.record(d, speed as u64, 1.0);
         }
         // Device 1's 5 and 30 have left its 3-package window but still count.

@@ -1,9 +1,10 @@
 //! A deterministic discrete-event simulator that drives the very balancer objects the engine
 //! uses, under the same contract (see [`crate::balance`]): `start` once; `next` for a device only
 //! while it runs nothing, after its previous package was reported through `completed`; a device
-//! told `Wait` is asked again after the next completion or loss on any device; `Done` is final;
-//! `device_lost` when a device fails, whose running package the driver (not the balancer)
-//! runs again on the first survivor free, without reporting that re-run to the balancer.
+//! told `Wait` is asked again after the next completion or loss on any device; `Done` is final
+//! until a device is lost, after which every device is asked again; `device_lost` when a device
+//! fails, whose running package the driver (not the balancer) runs again on the first survivor
+//! free (its completion is reported like any other, as the engine does).
 //!
 //! Each simulated device has a speed (work-groups of mean cost per second), a host-side
 //! overhead per package, an occupancy bound below which a package runs proportionally slower
@@ -150,12 +151,21 @@ impl Driver<'_> {
             )));
         }
         let dev = &self.devices[device];
-        let draw = SplitMix64::keyed(self.seed, &[device as u64, self.packages.len() as u64]).unit();
-        let compute = dev.compute_seconds(self.work.cost(package.offset, package.len), package.len, draw);
+        let draw =
+            SplitMix64::keyed(self.seed, &[device as u64, self.packages.len() as u64]).unit();
+        let compute =
+            dev.compute_seconds(self.work.cost(package.offset, package.len), package.len, draw);
         let end = self.now + dev.overhead + compute;
         self.state[device] =
             State::Running { package, start: self.now, end, rerun, index: self.packages.len() };
-        self.packages.push(SimPackage { device, package, start: self.now, end, rerun, aborted: false });
+        self.packages.push(SimPackage {
+            device,
+            package,
+            start: self.now,
+            end,
+            rerun,
+            aborted: false,
+        });
         Ok(())
     }
 
@@ -192,21 +202,23 @@ impl Driver<'_> {
     }
 
     fn complete(&mut self, device: usize) -> Result<()> {
-        let State::Running { package, start, end, rerun, .. } = self.state[device] else { return Ok(()) };
+        let State::Running { package, start, end, .. } = self.state[device] else {
+            return Ok(());
+        };
         self.now = end;
         self.state[device] = State::Idle;
         self.finish[device] = end;
         self.done_count[device] += 1;
-        if !rerun {
-            let dev = &self.devices[device];
-            self.balancer.completed(&Completion {
-                device,
-                package,
-                kernel_seconds: (end - start - dev.overhead).max(0.0),
-                host_start: start,
-                host_end: end,
-            });
-        }
+        // Re-runs are reported too, as the engine does: a balancer learns the speed from them
+        // even though it handed that package to another device.
+        let dev = &self.devices[device];
+        self.balancer.completed(&Completion {
+            device,
+            package,
+            kernel_seconds: (end - start - dev.overhead).max(0.0),
+            host_start: start,
+            host_end: end,
+        });
         self.serve(device)?;
         self.wake()
     }
@@ -219,6 +231,14 @@ impl Driver<'_> {
         }
         self.state[loss.device] = State::Lost;
         self.balancer.device_lost(loss.device);
+        // The balancer may give the lost device's share to devices it had told `Done`: the
+        // contract has every device asked again after a loss.
+        for d in 0..self.state.len() {
+            self.said_done[d] = false;
+            if self.state[d] == State::Done {
+                self.state[d] = State::Idle;
+            }
+        }
         self.wake()
     }
 
@@ -285,7 +305,9 @@ pub fn simulate(
         return Err(Error::AllDevicesFailed(faults.collect()));
     }
     if let Some(d) = driver.state.iter().position(|s| *s == State::Waiting) {
-        return Err(Error::BadBalancer(format!("{name} left device {d} waiting with nothing running")));
+        return Err(Error::BadBalancer(format!(
+            "{name} left device {d} waiting with nothing running"
+        )));
     }
     let makespan = driver.finish.iter().copied().fold(0.0, f64::max);
     let alone: Vec<f64> = devices.iter().map(|d| d.alone_seconds(work)).collect();

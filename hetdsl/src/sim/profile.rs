@@ -46,7 +46,9 @@ impl CostProfile {
             CostProfile::Band { center, width, peak } => (0..blocks)
                 .map(|b| 1.0 + (peak - 1.0) * (-((mid(b) - center) / width).powi(2)).exp())
                 .collect(),
-            CostProfile::Rising { from, to } => (0..blocks).map(|b| from + (to - from) * mid(b)).collect(),
+            CostProfile::Rising { from, to } => {
+                (0..blocks).map(|b| from + (to - from) * mid(b)).collect()
+            }
             CostProfile::Random { spread, seed } => {
                 let mut g = SplitMix64::new(*seed);
                 (0..blocks).map(|_| (spread * g.normal()).exp()).collect()
@@ -145,7 +147,8 @@ mod tests {
         assert!((uniform.cost(40, 10) - 10.0).abs() < 1e-9);
         let rising = CostTable::new(&CostProfile::Rising { from: 1.0, to: 3.0 }, 100, 100);
         assert!(rising.cost(90, 10) > 2.0 * rising.cost(0, 10));
-        let band = CostTable::new(&CostProfile::Band { center: 0.5, width: 0.1, peak: 10.0 }, 100, 100);
+        let band =
+            CostTable::new(&CostProfile::Band { center: 0.5, width: 0.1, peak: 10.0 }, 100, 100);
         assert!(band.cost(45, 10) > 5.0 * band.cost(0, 10));
     }
 }

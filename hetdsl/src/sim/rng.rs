@@ -70,6 +70,9 @@ mod tests {
             assert!((0.0..1.0).contains(&u));
             assert!((3..=9).contains(&g.range(3, 9)));
         }
-        assert_ne!(SplitMix64::keyed(1, &[0, 1]).next_u64(), SplitMix64::keyed(1, &[1, 0]).next_u64());
+        assert_ne!(
+            SplitMix64::keyed(1, &[0, 1]).next_u64(),
+            SplitMix64::keyed(1, &[1, 0]).next_u64()
+        );
     }
 }

@@ -99,7 +99,14 @@ fn batel() -> Vec<Case> {
             let groups = size / lws;
             let gpu_speed = groups as f64 / PAPER_GPU_SECONDS;
             let gpu = |name| {
-                device(name, DeviceKind::Gpu, gpu_speed, PAPER_OVERHEAD, k20m_occupancy(lws), K20M_GFLOPS)
+                device(
+                    name,
+                    DeviceKind::Gpu,
+                    gpu_speed,
+                    PAPER_OVERHEAD,
+                    k20m_occupancy(lws),
+                    K20M_GFLOPS,
+                )
             };
             let cpu = device(
                 "2x Xeon E5-2620",
@@ -173,7 +180,14 @@ fn desktop() -> Vec<Case> {
                 // 4 CUs × 8 SP flop/cycle × 3.142 GHz.
                 device("A10-7850K", DeviceKind::Cpu, gpu_speed / 6.0, PAPER_OVERHEAD, 4, 100.0),
                 // 512 lanes × 2 × 0.72 GHz; 8 CUs × 10 groups of 256.
-                device("Kaveri R7", DeviceKind::Gpu, gpu_speed * 2.5 / 6.0, PAPER_OVERHEAD, 80, 737.0),
+                device(
+                    "Kaveri R7",
+                    DeviceKind::Gpu,
+                    gpu_speed * 2.5 / 6.0,
+                    PAPER_OVERHEAD,
+                    80,
+                    737.0,
+                ),
                 // 768 lanes × 2 × 1.24 GHz; 6 SMs × 8 groups of 256.
                 device("GTX 950", DeviceKind::Gpu, gpu_speed, PAPER_OVERHEAD, 48, 1905.0),
             ],
@@ -235,7 +249,12 @@ impl Case {
 
     /// Simulate this case under the balancer `spec` describes.
     pub fn run(&self, spec: &BalancerSpec, seed: u64) -> Result<SimResult> {
-        simulate(&self.devices, &self.cost_table(), spec.build().as_mut(), &SimOptions { seed, loss: None })
+        simulate(
+            &self.devices,
+            &self.cost_table(),
+            spec.build().as_mut(),
+            &SimOptions { seed, loss: None },
+        )
     }
 }
 
