@@ -91,6 +91,31 @@ impl Outlook<'_> {
     }
 }
 
+impl Outlook<'_> {
+    /// With a package of `size` for `device` leaving less than its occupancy bound behind:
+    /// whether it should take everything instead. That crumb would cost a whole fill, so it
+    /// pays to take it unless another device could run it in parallel and end sooner.
+    pub(crate) fn takes_all(&self, device: usize, size: f64) -> bool {
+        let me = self.devices[device];
+        let rest = self.left - size;
+        if rest <= 0.0 || rest >= me.occupancy {
+            return false;
+        }
+        // A package below the occupancy bound takes as long as a full one.
+        let time = |v: &DeviceView, groups: f64| groups.max(v.occupancy) / v.speed;
+        let all_here = time(&me, self.left);
+        let mine = time(&me, size);
+        let crumb_elsewhere = self
+            .devices
+            .iter()
+            .enumerate()
+            .filter(|(d, v)| *d != device && v.alive)
+            .map(|(_, v)| v.busy_for.unwrap_or(0.0) + time(v, rest))
+            .fold(mine + time(&me, rest), f64::min);
+        all_here <= mine.max(crumb_elsewhere)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +145,22 @@ mod tests {
         let idle = [view(100.0, None, 100.0), view(10_000.0, None, 10.0)];
         let o = Outlook { devices: &idle, left: 1000.0, variability: 1.0, tolerated: 0.0 };
         assert_eq!(o.cap(0), Some(100.0));
+    }
+
+    #[test]
+    fn a_crumb_goes_to_a_free_peer_but_not_to_a_slow_device() {
+        // 300 groups left, 200 planned for device 0 (fills with 200, 1000/s): the 100-group
+        // crumb costs a whole fill (0.2 s) wherever it runs.
+        let peer = [view(1000.0, None, 200.0), view(1000.0, Some(0.0), 200.0)];
+        let o = Outlook { devices: &peer, left: 300.0, variability: 1.0, tolerated: 0.0 };
+        // A free equal device runs it beside device 0: both end at 0.2 s, against 0.3 s.
+        assert!(!o.takes_all(0, 200.0));
+        // A device 100 times slower would need 20 s: device 0 takes all 300 (0.3 s).
+        let slow = [view(1000.0, None, 200.0), view(10.0, None, 200.0)];
+        let o = Outlook { devices: &slow, ..o };
+        assert!(o.takes_all(0, 200.0));
+        // No crumb, no question.
+        assert!(!o.takes_all(0, 50.0));
     }
 
     #[test]

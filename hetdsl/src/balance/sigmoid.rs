@@ -162,9 +162,9 @@ impl Sigmoid {
         self.curve_size(device).max(imbalance).max(self.occupancy[device] as f64)
     }
 
-    /// The guard's view of the run, for the horizon rule.
-    fn outlook_cap(&self, device: usize, now: f64) -> Option<f64> {
-        let views: Vec<DeviceView> = (0..self.alive.len())
+    /// What the guard's horizon rule sees of each device now.
+    fn device_views(&self, now: f64) -> Vec<DeviceView> {
+        (0..self.alive.len())
             .map(|d| {
                 let speed = self.speeds.speed(d);
                 let busy_for = self.running[d].map(|r| {
@@ -185,14 +185,7 @@ impl Sigmoid {
                     occupancy: self.occupancy[d] as f64,
                 }
             })
-            .collect();
-        Outlook {
-            devices: &views,
-            left: self.left.left() as f64,
-            variability: self.speeds.variability(),
-            tolerated: self.params.max_imbalance * now,
-        }
-        .cap(device)
+            .collect()
     }
 }
 
@@ -245,14 +238,18 @@ impl Balancer for Sigmoid {
             self.occupancy[device] as f64
         } else {
             let occupancy = self.occupancy[device] as f64;
-            match self.outlook_cap(device, now) {
+            let views = self.device_views(now);
+            let outlook = Outlook {
+                devices: &views,
+                left: self.left.left() as f64,
+                variability: self.speeds.variability(),
+                tolerated: self.params.max_imbalance * now,
+            };
+            match outlook.cap(device) {
                 Some(cap) => {
-                    let size = self.bounded_size(device, now).min(cap.max(occupancy));
-                    // Never leave behind less than a fill of this device: that crumb would
-                    // cost a whole package (overhead and a full wave) on its own.
-                    let left = self.left.left() as f64;
-                    if left - size.floor() < occupancy {
-                        left
+                    let size = self.bounded_size(device, now).min(cap.max(occupancy)).floor();
+                    if outlook.takes_all(device, size) {
+                        outlook.left
                     } else {
                         size
                     }
