@@ -31,9 +31,9 @@
 //!    expected to need as long again as it has taken), predict the instant E at which the run
 //!    would end if the work left were spread so that every device finishes together (the
 //!    min–max point of `model.rs`). A package is cut so that it is predicted to end by E, but
-//!    never below `oc_j`, nor below the p·t seconds of imbalance the paper tolerates, and it
-//!    takes everything when it would leave less than `oc_j` behind (a crumb costs a whole
-//!    package).
+//!    never below `oc_j`, nor below the p·t seconds of imbalance the paper tolerates. When it
+//!    would leave less than `oc_j` behind (a crumb that costs a whole fill), it takes everything
+//!    unless another device could run the crumb beside it and end sooner.
 //! 3. **Irregularity margin.** Let v be the widest ratio of fastest to slowest speed any device
 //!    has shown in the run (1 for a regular kernel). A device slower than the mean device plans
 //!    as if the run could end v^e times sooner and its package take v^e times longer, with
