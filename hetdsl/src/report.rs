@@ -37,6 +37,9 @@ pub struct DeviceReport {
 pub struct Report {
     pub kernel: String,
     pub balancer: String,
+    /// The first balancing unit of the run (0 unless `Launch::groups` chose a sub-range).
+    pub first_group: u64,
+    /// Balancing units in the run: work-groups, or rows of work-groups for 2-D ranges.
     pub total_groups: u64,
     pub devices: Vec<DeviceReport>,
     pub trace: Vec<PackageTrace>,

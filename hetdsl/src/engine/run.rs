@@ -389,9 +389,28 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
 
 pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result<Report> {
     let t_binary = Instant::now();
-    let Launch { program, kernel, global, local, args, devices, faults, watchdog, warmup, .. } =
-        launch;
+    let Launch {
+        program,
+        kernel,
+        global,
+        local,
+        args,
+        devices,
+        faults,
+        watchdog,
+        warmup,
+        groups,
+        ..
+    } = launch;
     let geo = Geometry::new(&global, &local)?;
+    let span = groups.unwrap_or(0..geo.units);
+    if span.start >= span.end || span.end > geo.units {
+        return Err(Error::BadRange(format!(
+            "work-group range {span:?} is empty or outside the NDRange's 0..{}",
+            geo.units
+        )));
+    }
+    let units = span.end - span.start;
     if !program.kernel_names.contains(&kernel) {
         return Err(Error::NoSuchKernel {
             name: kernel,
@@ -429,9 +448,9 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
             setup: (0..n).map(|_| None).collect(),
             balancer,
             retry: Vec::new(),
-            handed: vec![0; geo.units.div_ceil(64) as usize],
-            total_units: geo.units,
-            unmerged_units: geo.units,
+            handed: vec![0; units.div_ceil(64) as usize],
+            total_units: units,
+            unmerged_units: units,
             devices: (0..n).map(|_| DeviceState::default()).collect(),
             trace: Vec::new(),
             faults: Vec::new(),
@@ -455,6 +474,8 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
             args: plans.clone(),
             faults: faults.iter().copied().filter(|f| fault_device(f) == me).collect(),
             warmup,
+            first_unit: span.start,
+            units,
             shared: shared.clone(),
         };
         let spawned = std::thread::Builder::new()
@@ -473,7 +494,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         }
     }
 
-    let outcome = coordinate(&shared, n, geo.units, watchdog);
+    let outcome = coordinate(&shared, n, units, watchdog);
     // Close the gate: from here on no device thread touches the caller's memory.
     *shared.gate.write().unwrap_or_else(|e| e.into_inner()) = true;
     let lost: Vec<bool> = {
@@ -512,7 +533,8 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
     Ok(Report {
         kernel,
         balancer: s.balancer.name(),
-        total_groups: geo.units,
+        first_group: span.start,
+        total_groups: units,
         balance: report::balance(&finish),
         devices,
         trace: std::mem::take(&mut s.trace),

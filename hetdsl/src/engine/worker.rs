@@ -64,7 +64,18 @@ pub(crate) struct Job {
     pub args: Vec<ArgPlan>,
     pub faults: Vec<Fault>,
     pub warmup: bool,
+    /// The run covers balancing units `first_unit..first_unit + units`; packages from the
+    /// coordinator count from `first_unit`.
+    pub first_unit: u64,
+    pub units: u64,
     pub shared: Arc<Shared>,
+}
+
+impl Job {
+    /// A package in the NDRange's own coordinates.
+    fn absolute(&self, p: Package) -> Package {
+        Package { offset: p.offset + self.first_unit, len: p.len }
+    }
 }
 
 /// Host memory the device transfers from and to.
@@ -316,7 +327,7 @@ fn set_up(job: &Job) -> Result<Device> {
     if job.warmup {
         // One work-group at offset 0 and one at the last unit: PoCL compiles a zero and a
         // non-zero global offset separately, and both kinds of package will come.
-        let last = job.geo.units - 1;
+        let last = job.units - 1;
         for offset in if last > 0 { vec![0, last] } else { vec![0] } {
             let p = Package { offset, len: 1 };
             let ev = launch(job, &mut device, p)
@@ -333,6 +344,7 @@ fn launch(
     d: &mut Device,
     p: Package,
 ) -> std::result::Result<Event, opencl3::error_codes::ClError> {
+    let p = job.absolute(p);
     let mut writes: Vec<Event> = Vec::new();
     for b in d.buffers.iter_mut().filter(|b| b.dir.reads() && b.pattern != Pattern::Whole) {
         let range = b.bytes(&job.geo, p);
@@ -387,6 +399,7 @@ fn read_back(
     p: Package,
     kernel: &Event,
 ) -> std::result::Result<Vec<Event>, opencl3::error_codes::ClError> {
+    let p = job.absolute(p);
     let mut reads = Vec::new();
     let wait = [kernel.get()];
     for b in d.buffers.iter_mut().filter(|b| b.dir.writes()) {
@@ -420,11 +433,12 @@ fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), Str
         r.wait().map_err(|e| format!("read-back of package {:?} failed: {e}", f.package))?;
     }
     let p = f.package;
+    let abs = job.absolute(p);
     let geo = &job.geo;
     let buffers = &mut d.buffers;
     job.shared.merge(job.me, p, || {
         for b in buffers.iter_mut().filter(|b| b.dir.writes()) {
-            let range = b.bytes(geo, p);
+            let range = b.bytes(geo, abs);
             let host = b.host;
             if let Some(staging) = b.staging.as_mut() {
                 let src = &staging.bytes()[range.clone()];
