@@ -20,7 +20,7 @@ use super::{Arg, Fault, Launch, WatchdogConfig};
 use crate::balance::{Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup};
 use crate::error::{DeviceFault, Error, Result};
 use crate::pattern::{Direction, Pattern};
-use crate::report::{self, DeviceReport, PackageTrace, Report};
+use crate::report::{self, DeviceReport, PackageTrace, Report, Transfer};
 
 /// What a device is told when it asks for work.
 pub(crate) enum Ask {
@@ -194,7 +194,13 @@ impl Shared {
 
     /// The kernel of `p` finished on `me` after `kernel_seconds` of device time.
     /// Returns whether `me` is still part of the run.
-    pub fn kernel_done(&self, me: usize, p: Package, kernel_seconds: Option<f64>) -> bool {
+    pub fn kernel_done(
+        &self,
+        me: usize,
+        p: Package,
+        kernel_seconds: Option<f64>,
+        written: Transfer,
+    ) -> bool {
         let mut s = self.lock();
         if !self.alive(me) || s.phase != Phase::Running {
             return false;
@@ -219,6 +225,8 @@ impl Shared {
             host_start: started,
             host_end: now,
             kernel_seconds,
+            written,
+            read: Transfer::default(),
         });
         let d = &mut s.devices[me];
         d.unmerged.push(p);
@@ -232,7 +240,7 @@ impl Shared {
 
     /// Copy a finished package's output into the caller's memory with `merge`, unless the run
     /// is over or `me` was dropped from it.
-    pub fn merge(&self, me: usize, p: Package, merge: impl FnOnce()) -> bool {
+    pub fn merge(&self, me: usize, p: Package, read: Transfer, merge: impl FnOnce()) -> bool {
         let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
         let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
         if *closed || !self.alive(me) {
@@ -242,6 +250,9 @@ impl Shared {
         drop(closed);
         let mut s = self.lock();
         let now = self.now(&s);
+        if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
+            t.read = read;
+        }
         let d = &mut s.devices[me];
         d.unmerged.retain(|q| *q != p);
         d.finish = now;
