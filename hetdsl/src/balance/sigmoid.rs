@@ -28,7 +28,7 @@
 //!    work-groups: the fewest that fill it, so its speed is representative) instead of a
 //!    nominal-speed share: nothing large is committed before its real speed is known.
 //! 2. **Horizon.** From the measured speeds and the packages still running (an overdue one is
-//!    expected to need as long again as it has taken), predict the instant E at which the run
+//!    expected to overrun by as much again as it has so far), predict the instant E at which the run
 //!    would end if the work left were spread so that every device finishes together (the
 //!    min–max point of `model.rs`). A package is cut so that it is predicted to end by E, but
 //!    never below `oc_j`, nor below the p·t seconds of imbalance the paper tolerates. When it
@@ -167,16 +167,7 @@ impl Sigmoid {
         (0..self.alive.len())
             .map(|d| {
                 let speed = self.speeds.speed(d);
-                let busy_for = self.running[d].map(|r| {
-                    // A package already overdue has run into costlier work than its device's
-                    // speed says: expect it to need as long again as it has taken so far.
-                    let predicted = r.since + r.package.len as f64 / speed - now;
-                    if predicted > 0.0 {
-                        predicted
-                    } else {
-                        now - r.since
-                    }
-                });
+                let busy_for = self.running[d].map(|r| remaining_seconds(r, speed, now));
                 DeviceView {
                     alive: self.alive[d],
                     speed,
@@ -186,6 +177,22 @@ impl Sigmoid {
                 }
             })
             .collect()
+    }
+}
+
+/// Seconds `running` is expected to need still, at `speed` work-groups per second. A package
+/// already overdue has run into costlier work than the speed says; expect it to overrun by as
+/// much again as it has overrun so far. (Expecting it to need its whole elapsed time again
+/// made a package a few percent late on a kernel whose cost rises steadily, like RAP, look
+/// busy for a whole package more, and the crumb rule then gave the last work-groups to one
+/// device instead of splitting them with that one.)
+fn remaining_seconds(running: Running, speed: f64, now: f64) -> f64 {
+    let planned = running.package.len as f64 / speed;
+    let elapsed = now - running.since;
+    if elapsed <= planned {
+        planned - elapsed
+    } else {
+        elapsed - planned
     }
 }
 
@@ -439,6 +446,15 @@ mod tests {
         let end = now + current.len as f64 / 1000.0;
         finish(&mut b, 0, current, 1000.0, end);
         assert!(matches!(b.next(1, end), Next::Run(_)));
+    }
+
+    #[test]
+    fn a_running_package_is_expected_to_end_on_time_or_overrun_as_much_again() {
+        let r = Running { package: Package { offset: 0, len: 100 }, since: 1.0 };
+        // 100 groups at 50/s: planned 2 s. At 1.5 s, 1.5 s are left.
+        assert_eq!(remaining_seconds(r, 50.0, 1.5), 1.5);
+        // At 3.5 s it is 0.5 s late: expect 0.5 s more, not the 2.5 s it has taken.
+        assert_eq!(remaining_seconds(r, 50.0, 3.5), 0.5);
     }
 
     #[test]
