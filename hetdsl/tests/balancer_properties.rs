@@ -1,7 +1,8 @@
 //! Property tests: every balancer, driven by the simulator over random machines and kernels,
 //! hands out every work-group exactly once, never an empty package, and the run terminates —
 //! also when a random device is lost at a random instant (its running package is then re-run
-//! by the driver, so the completed packages still cover every work-group exactly once).
+//! by the driver, so the completed packages still cover every work-group exactly once) — and
+//! no run beats the simulator's ideal makespan, which must be a lower bound.
 //!
 //! Cases come from a seeded generator: a failure prints the case seed, and
 //! `HETDSL_PROPERTY_SEED=<seed>` replays that one case (`HETDSL_PROPERTY_CASES` sets the count).
@@ -109,6 +110,13 @@ fn check(case: &Case, r: &SimResult) -> Result<(), String> {
     }
     if !(r.makespan.is_finite() && r.makespan >= 0.0) {
         return Err(format!("makespan {}", r.makespan));
+    }
+    // The ideal makespan is a lower bound (sim::SimDevice::alone_seconds): no balancer beats it.
+    if r.makespan < r.ideal_makespan * (1.0 - 1e-9) || r.efficiency > 1.0 + 1e-9 {
+        return Err(format!(
+            "makespan {} below the ideal {} (efficiency {})",
+            r.makespan, r.ideal_makespan, r.efficiency
+        ));
     }
     Ok(())
 }
