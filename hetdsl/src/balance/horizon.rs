@@ -26,7 +26,8 @@ pub(crate) struct Outlook<'a> {
     pub left: f64,
     /// Widest ratio of fastest to slowest speed any device has shown (1: regular).
     pub variability: f64,
-    /// Seconds of imbalance the paper tolerates now (p·t).
+    /// Seconds of imbalance the paper tolerates now (p·t); the cap keeps p·t/v seconds of
+    /// work at least.
     pub tolerated: f64,
 }
 
@@ -63,9 +64,13 @@ impl Outlook<'_> {
             return Some(f64::INFINITY);
         };
         // The run may end `margin` times sooner and this package take `margin` times longer,
-        // but never below the p·t seconds of imbalance the paper itself tolerates.
+        // but the cap never goes below the p·t seconds of imbalance the paper itself tolerates,
+        // counted at the worst cost seen: a package of p·t seconds at the measured speed may
+        // take v times as long (on a bursty kernel the speed was measured on cheap work), so
+        // p·t/v seconds of work keep the overrun within the paper's p·t.
         let careful = me.speed / margins[device];
-        let cap = ((end / margins[device]).max(self.tolerated) * careful).floor();
+        let floor = self.tolerated / self.variability;
+        let cap = ((end / margins[device]).max(floor) * careful).floor();
         if cap >= me.occupancy {
             return Some(cap);
         }
@@ -173,8 +178,13 @@ mod tests {
         let m = 4f64.powf(0.8);
         assert_eq!(o.cap(0), Some((100.0 / (m * m)).floor()));
         assert_eq!(o.cap(1), Some(900.0));
-        // The paper's p·t tolerance is a floor: 0.5 s of the slow device's careful speed.
-        let o = Outlook { tolerated: 0.5, ..o };
-        assert_eq!(o.cap(0), Some((0.5 * 100.0 / m).floor()));
+        // The paper's p·t tolerance is a floor: at v = 1 (no margin then either) 1.5 s, above
+        // E = 1 s, of the slow device's speed...
+        let o = Outlook { tolerated: 1.5, variability: 1.0, ..o };
+        assert_eq!(o.cap(0), Some(150.0));
+        // ...and p·t/v at v = 4: max(E/m, 2.4/4) = 0.6 s at the careful speed 100/m.
+        let o = Outlook { tolerated: 2.4, variability: 4.0, ..o };
+        assert!(1.0 / m < 0.6);
+        assert_eq!(o.cap(0), Some((0.6 * 100.0 / m).floor()));
     }
 }

@@ -28,10 +28,11 @@
 //!    work-groups: the fewest that fill it, so its speed is representative) instead of a
 //!    nominal-speed share: nothing large is committed before its real speed is known.
 //! 2. **Horizon.** From the measured speeds and the packages still running (an overdue one is
-//!    expected to overrun by as much again as it has so far), predict the instant E at which the run
-//!    would end if the work left were spread so that every device finishes together (the
-//!    min–max point of `model.rs`). A package is cut so that it is predicted to end by E, but
-//!    never below `oc_j`, nor below the p·t seconds of imbalance the paper tolerates. When it
+//!    expected to overrun by as much again as it has so far), predict the instant E at which
+//!    the run would end if the work left were spread so that every device finishes together
+//!    (the min–max point of `model.rs`). A package is cut so that it is predicted to end by E,
+//!    but never below `oc_j`, nor below p·t/v seconds of work (v as in 3): the p·t seconds of
+//!    imbalance the paper tolerates, should the work cost v times what it did. When it
 //!    would leave less than `oc_j` behind (a crumb that costs a whole fill), it takes everything
 //!    unless another device could run the crumb beside it and end sooner.
 //! 3. **Irregularity margin.** Let v be the widest ratio of fastest to slowest speed any device
