@@ -7,6 +7,9 @@ use super::model::{common_finish, LinearTime};
 /// What the rule knows of one device.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct DeviceView {
+    /// Nominally of a slower class than the fastest device (`sigmoid::SLOW_CLASS`): only such
+    /// a device may be told to wait.
+    pub guarded: bool,
     pub alive: bool,
     /// Planning speed, work-groups per second (recent mean).
     pub speed: f64,
@@ -71,8 +74,12 @@ impl Outlook<'_> {
         let careful = me.speed / margins[device];
         let floor = self.tolerated / self.variability;
         let cap = ((end / margins[device]).max(floor) * careful).floor();
-        if cap >= me.occupancy {
-            return Some(cap);
+        // A peer of the fastest device waits only in the tail, when less than one fill per live
+        // device is left: earlier, its speed measured on other work-groups says little, and
+        // idling it can cost most of the run.
+        let tail: f64 = self.devices.iter().filter(|d| d.alive).map(|d| d.occupancy).sum();
+        if cap >= me.occupancy || (!me.guarded && self.left >= tail) {
+            return Some(cap.max(me.occupancy));
         }
         // Even a full-occupancy package overruns the predicted end. Wait only if the devices
         // already running could, once free, finish everything left (at their careful speeds)
@@ -126,7 +133,30 @@ mod tests {
     use super::*;
 
     fn view(speed: f64, busy_for: Option<f64>, occupancy: f64) -> DeviceView {
-        DeviceView { alive: true, speed, best: speed, busy_for, occupancy }
+        DeviceView { guarded: true, alive: true, speed, best: speed, busy_for, occupancy }
+    }
+
+    #[test]
+    fn only_a_slower_class_device_may_wait() {
+        // The snapshot of two H200s on Mandelbrot's band: device 0 measured 7.5 M groups/s on
+        // cheap work and runs a large package; device 1 measured 43 k/s on costly work, and the
+        // spread of speeds seen is 175x. As a device of a slower class, device 1 would wait;
+        // as a nominal peer of device 0 it gets a package.
+        let fast = view(7.5e6, Some(0.4), 792.0);
+        let slow = view(4.3e4, None, 792.0);
+        let cap = |guarded| {
+            let devices = [fast, DeviceView { guarded, ..slow }];
+            let outlook = Outlook {
+                devices: &devices,
+                left: 174_000.0,
+                variability: 175.0,
+                tolerated: 0.0055,
+            };
+            outlook.cap(1)
+        };
+        assert_eq!(cap(true), None, "a slower-class device waits");
+        let cap = cap(false).expect("a peer never waits");
+        assert!(cap >= 792.0, "a peer gets at least its occupancy bound: {cap}");
     }
 
     #[test]
