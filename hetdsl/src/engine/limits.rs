@@ -14,7 +14,13 @@ pub(crate) struct Needs<'a> {
     pub local_bytes: u64,
     /// (argument index, bytes) of each buffer the device must hold.
     pub buffers: Vec<(usize, u64)>,
+    /// Work-items of the whole NDRange.
+    pub total_items: u64,
 }
+
+/// NVIDIA's OpenCL faults (Xid 13, an out-of-range address) when a launch's global offset plus
+/// size reaches 2^31 work-items, although the standard allows 64-bit ids; seen on two H200s.
+pub(crate) const NVIDIA_MAX_GLOBAL_ITEMS: u64 = 1 << 31;
 
 /// `Err` names the first limit exceeded.
 pub(crate) fn check(info: &DeviceInfo, needs: &Needs) -> Result<(), String> {
@@ -47,6 +53,13 @@ pub(crate) fn check(info: &DeviceInfo, needs: &Needs) -> Result<(), String> {
             ));
         }
     }
+    if info.nvidia.is_some() && needs.total_items >= NVIDIA_MAX_GLOBAL_ITEMS {
+        return Err(format!(
+            "the NDRange has {} work-items; NVIDIA's OpenCL fails on global ids of 2^31 and \
+             above: give each work-item more work or split the problem",
+            needs.total_items
+        ));
+    }
     let total: u64 = needs.buffers.iter().map(|b| b.1).sum();
     if total > info.global_mem_bytes {
         return Err(format!(
@@ -72,7 +85,13 @@ mod tests {
     }
 
     fn needs(local: &[usize]) -> Needs<'_> {
-        Needs { local, kernel_max_work_group: 256, local_bytes: 0, buffers: vec![] }
+        Needs {
+            local,
+            kernel_max_work_group: 256,
+            local_bytes: 0,
+            buffers: vec![],
+            total_items: 1 << 20,
+        }
     }
 
     #[test]
@@ -107,5 +126,23 @@ mod tests {
             let e = check(&d, &n).unwrap_err();
             assert!(e.contains(expected), "{e:?} should mention {expected:?}");
         }
+    }
+
+    #[test]
+    fn nvidia_global_ids_stay_below_2_to_the_31() {
+        let mut gpu = small_device();
+        gpu.nvidia = Some(crate::device::NvidiaInfo {
+            compute_capability: (9, 0),
+            registers_per_block: 65536,
+            warp_size: 32,
+            pci_bus_id: None,
+            pci_slot_id: None,
+        });
+        let under = Needs { total_items: (1 << 31) - 1, ..needs(&[64]) };
+        let over = Needs { total_items: 1 << 31, ..needs(&[64]) };
+        assert_eq!(check(&gpu, &under), Ok(()));
+        assert!(check(&gpu, &over).unwrap_err().contains("2^31"));
+        // Other devices take 64-bit ids.
+        assert_eq!(check(&small_device(), &over), Ok(()));
     }
 }

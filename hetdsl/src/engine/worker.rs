@@ -282,6 +282,7 @@ fn set_up(job: &Job) -> Result<Device> {
     // Read after the __local arguments are set: some drivers count them only then.
     let local_total = kernel.get_local_mem_size(id).unwrap_or(0).max(local_bytes);
     let needs = limits::Needs {
+        total_items: job.geo.total_items(),
         local: &job.geo.local,
         kernel_max_work_group: kernel.get_work_group_size(id).unwrap_or(info.max_work_group_size),
         local_bytes: local_total,
