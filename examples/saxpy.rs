@@ -55,6 +55,18 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         .inout(&mut y, Pattern::ONE_TO_ONE)
         .run()?;
     println!("{}", report.table());
+    for d in &report.devices {
+        if let Some(rate) = report.read_rate(d.index) {
+            println!(
+                "device {} read-back: {:.2} GB/s of device transfer time",
+                d.index,
+                rate / 1e9
+            );
+        }
+    }
+    if let Some(o) = report.host_overhead_per_package() {
+        println!("host overhead per package: {:.1} µs", o * 1e6);
+    }
 
     // The reference computes the same single-precision expression; FMA contraction on a device
     // may differ in the last bit, hence the relative tolerance.

@@ -167,3 +167,43 @@ fn build_errors_name_the_original_file_and_line() {
         Ok(_) => panic!("a broken kernel built"),
     }
 }
+
+#[test]
+fn a_sub_range_of_work_groups_writes_only_its_outputs() {
+    let p = program("engine.cl");
+    let (n, lws) = (1 << 14, 64);
+    let input = lcg(8, n);
+    let sentinel = 0xdead_beef;
+    let mut out = vec![sentinel; 4 * n];
+    let r = p
+        .launch("expand4")
+        .global(&[n])
+        .local(&[lws])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .groups(40..200)
+        .balancer(round_robin(3))
+        .run()
+        .unwrap();
+    assert_eq!((r.first_group, r.total_groups), (40, 160));
+    for (i, &v) in input.iter().enumerate() {
+        let got = &out[4 * i..4 * i + 4];
+        if (40 * lws..200 * lws).contains(&i) {
+            assert_eq!(got, [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a], "item {i}");
+        } else {
+            assert_eq!(got, [sentinel; 4], "item {i} is outside the range and must be untouched");
+        }
+    }
+    assert_coexecuted(&r);
+    // A range outside the NDRange is refused.
+    let mut out2 = vec![0u32; 4 * n];
+    let bad = p
+        .launch("expand4")
+        .global(&[n])
+        .local(&[lws])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut out2, Pattern::ratio(4, 1).unwrap())
+        .groups(200..300)
+        .run();
+    assert!(matches!(bad, Err(Error::BadRange(_))), "{bad:?}");
+}

@@ -20,7 +20,7 @@ use super::{Arg, Fault, Launch, WatchdogConfig};
 use crate::balance::{Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup};
 use crate::error::{DeviceFault, Error, Result};
 use crate::pattern::{Direction, Pattern};
-use crate::report::{self, DeviceReport, PackageTrace, Report};
+use crate::report::{self, DeviceReport, PackageTrace, Report, Transfer};
 
 /// What a device is told when it asks for work.
 pub(crate) enum Ask {
@@ -194,7 +194,13 @@ impl Shared {
 
     /// The kernel of `p` finished on `me` after `kernel_seconds` of device time.
     /// Returns whether `me` is still part of the run.
-    pub fn kernel_done(&self, me: usize, p: Package, kernel_seconds: Option<f64>) -> bool {
+    pub fn kernel_done(
+        &self,
+        me: usize,
+        p: Package,
+        kernel_seconds: Option<f64>,
+        written: Transfer,
+    ) -> bool {
         let mut s = self.lock();
         if !self.alive(me) || s.phase != Phase::Running {
             return false;
@@ -219,6 +225,8 @@ impl Shared {
             host_start: started,
             host_end: now,
             kernel_seconds,
+            written,
+            read: Transfer::default(),
         });
         let d = &mut s.devices[me];
         d.unmerged.push(p);
@@ -232,7 +240,7 @@ impl Shared {
 
     /// Copy a finished package's output into the caller's memory with `merge`, unless the run
     /// is over or `me` was dropped from it.
-    pub fn merge(&self, me: usize, p: Package, merge: impl FnOnce()) -> bool {
+    pub fn merge(&self, me: usize, p: Package, read: Transfer, merge: impl FnOnce()) -> bool {
         let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
         let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
         if *closed || !self.alive(me) {
@@ -242,6 +250,9 @@ impl Shared {
         drop(closed);
         let mut s = self.lock();
         let now = self.now(&s);
+        if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
+            t.read = read;
+        }
         let d = &mut s.devices[me];
         d.unmerged.retain(|q| *q != p);
         d.finish = now;
@@ -389,9 +400,28 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
 
 pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result<Report> {
     let t_binary = Instant::now();
-    let Launch { program, kernel, global, local, args, devices, faults, watchdog, warmup, .. } =
-        launch;
+    let Launch {
+        program,
+        kernel,
+        global,
+        local,
+        args,
+        devices,
+        faults,
+        watchdog,
+        warmup,
+        groups,
+        ..
+    } = launch;
     let geo = Geometry::new(&global, &local)?;
+    let span = groups.unwrap_or(0..geo.units);
+    if span.start >= span.end || span.end > geo.units {
+        return Err(Error::BadRange(format!(
+            "work-group range {span:?} is empty or outside the NDRange's 0..{}",
+            geo.units
+        )));
+    }
+    let units = span.end - span.start;
     if !program.kernel_names.contains(&kernel) {
         return Err(Error::NoSuchKernel {
             name: kernel,
@@ -429,9 +459,9 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
             setup: (0..n).map(|_| None).collect(),
             balancer,
             retry: Vec::new(),
-            handed: vec![0; geo.units.div_ceil(64) as usize],
-            total_units: geo.units,
-            unmerged_units: geo.units,
+            handed: vec![0; units.div_ceil(64) as usize],
+            total_units: units,
+            unmerged_units: units,
             devices: (0..n).map(|_| DeviceState::default()).collect(),
             trace: Vec::new(),
             faults: Vec::new(),
@@ -455,6 +485,8 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
             args: plans.clone(),
             faults: faults.iter().copied().filter(|f| fault_device(f) == me).collect(),
             warmup,
+            first_unit: span.start,
+            units,
             shared: shared.clone(),
         };
         let spawned = std::thread::Builder::new()
@@ -473,7 +505,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         }
     }
 
-    let outcome = coordinate(&shared, n, geo.units, watchdog);
+    let outcome = coordinate(&shared, n, units, watchdog);
     // Close the gate: from here on no device thread touches the caller's memory.
     *shared.gate.write().unwrap_or_else(|e| e.into_inner()) = true;
     let lost: Vec<bool> = {
@@ -512,7 +544,8 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
     Ok(Report {
         kernel,
         balancer: s.balancer.name(),
-        total_groups: geo.units,
+        first_group: span.start,
+        total_groups: units,
         balance: report::balance(&finish),
         devices,
         trace: std::mem::take(&mut s.trace),

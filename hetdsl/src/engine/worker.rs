@@ -34,6 +34,7 @@ use crate::balance::{DeviceProfile, Package};
 use crate::error::{ClContext, Error, Result};
 use crate::occupancy::{self, KernelResources};
 use crate::pattern::{Direction, Pattern};
+use crate::report::Transfer;
 
 /// The caller's memory for one buffer argument. Only dereferenced under the run's gate.
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +65,18 @@ pub(crate) struct Job {
     pub args: Vec<ArgPlan>,
     pub faults: Vec<Fault>,
     pub warmup: bool,
+    /// The run covers balancing units `first_unit..first_unit + units`; packages from the
+    /// coordinator count from `first_unit`.
+    pub first_unit: u64,
+    pub units: u64,
     pub shared: Arc<Shared>,
+}
+
+impl Job {
+    /// A package in the NDRange's own coordinates.
+    fn absolute(&self, p: Package) -> Package {
+        Package { offset: p.offset + self.first_unit, len: p.len }
+    }
 }
 
 /// Host memory the device transfers from and to.
@@ -147,6 +159,20 @@ impl DeviceBuffer {
 struct InFlight {
     package: Package,
     reads: Vec<Event>,
+    read_bytes: u64,
+}
+
+/// A launched package: its kernel and the input writes it waits for.
+struct Launched {
+    kernel: Event,
+    writes: Vec<Event>,
+    write_bytes: u64,
+}
+
+/// Bytes moved by `events` and the device time they took (profiling), if the device says.
+fn transfer(events: &[Event], bytes: u64) -> Transfer {
+    let seconds: Option<f64> = events.iter().map(device_seconds).sum();
+    Transfer { bytes, seconds: if events.is_empty() { Some(0.0) } else { seconds } }
 }
 
 struct Device {
@@ -316,24 +342,26 @@ fn set_up(job: &Job) -> Result<Device> {
     if job.warmup {
         // One work-group at offset 0 and one at the last unit: PoCL compiles a zero and a
         // non-zero global offset separately, and both kinds of package will come.
-        let last = job.geo.units - 1;
+        let last = job.units - 1;
         for offset in if last > 0 { vec![0, last] } else { vec![0] } {
             let p = Package { offset, len: 1 };
-            let ev = launch(job, &mut device, p)
+            let launched = launch(job, &mut device, p)
                 .map_err(|e| Error::Cl { call: "warm-up launch", code: e })?;
-            ev.wait().call("warm-up launch")?;
+            launched.kernel.wait().call("warm-up launch")?;
         }
     }
     Ok(device)
 }
 
-/// Write a package's inputs and launch its kernel; returns the kernel's event.
+/// Write a package's inputs and launch its kernel.
 fn launch(
     job: &Job,
     d: &mut Device,
     p: Package,
-) -> std::result::Result<Event, opencl3::error_codes::ClError> {
+) -> std::result::Result<Launched, opencl3::error_codes::ClError> {
+    let p = job.absolute(p);
     let mut writes: Vec<Event> = Vec::new();
+    let mut write_bytes = 0;
     for b in d.buffers.iter_mut().filter(|b| b.dir.reads() && b.pattern != Pattern::Whole) {
         let range = b.bytes(&job.geo, p);
         if range.is_empty() {
@@ -363,6 +391,7 @@ fn launch(
             )
         }?;
         writes.push(Event::new(ev));
+        write_bytes += range.len() as u64;
     }
     let (offset, size) = job.geo.launch(p);
     let wait: Vec<cl_event> = writes.iter().map(|e| e.get()).collect();
@@ -377,7 +406,7 @@ fn launch(
         )
     }?;
     d.compute.flush()?;
-    Ok(ev)
+    Ok(Launched { kernel: ev, writes, write_bytes })
 }
 
 /// Queue the read-back of a package's outputs after its kernel.
@@ -386,8 +415,11 @@ fn read_back(
     d: &mut Device,
     p: Package,
     kernel: &Event,
-) -> std::result::Result<Vec<Event>, opencl3::error_codes::ClError> {
+) -> std::result::Result<InFlight, opencl3::error_codes::ClError> {
+    let package = p;
+    let p = job.absolute(p);
     let mut reads = Vec::new();
+    let mut read_bytes = 0;
     let wait = [kernel.get()];
     for b in d.buffers.iter_mut().filter(|b| b.dir.writes()) {
         let range = b.bytes(&job.geo, p);
@@ -409,9 +441,10 @@ fn read_back(
             )
         }?;
         reads.push(Event::new(ev));
+        read_bytes += range.len() as u64;
     }
     d.transfer.flush()?;
-    Ok(reads)
+    Ok(InFlight { package, reads, read_bytes })
 }
 
 /// Wait for a package's read-back and merge it into the caller's memory.
@@ -420,11 +453,12 @@ fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), Str
         r.wait().map_err(|e| format!("read-back of package {:?} failed: {e}", f.package))?;
     }
     let p = f.package;
+    let abs = job.absolute(p);
     let geo = &job.geo;
     let buffers = &mut d.buffers;
-    job.shared.merge(job.me, p, || {
+    job.shared.merge(job.me, p, transfer(&f.reads, f.read_bytes), || {
         for b in buffers.iter_mut().filter(|b| b.dir.writes()) {
-            let range = b.bytes(geo, p);
+            let range = b.bytes(geo, abs);
             let host = b.host;
             if let Some(staging) = b.staging.as_mut() {
                 let src = &staging.bytes()[range.clone()];
@@ -439,7 +473,8 @@ fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), Str
     Ok(())
 }
 
-fn kernel_seconds(ev: &Event) -> Option<f64> {
+/// Device time of a command, from its profiling timestamps.
+fn device_seconds(ev: &Event) -> Option<f64> {
     let start = ev.profiling_command_start().ok()?;
     let end = ev.profiling_command_end().ok()?;
     (end >= start && start > 0).then(|| (end - start) as f64 * 1e-9)
@@ -469,7 +504,7 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
             }
             return Err(reason);
         }
-        let kernel =
+        let launched =
             launch(job, d, p).map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
         if let Some(f) = previous.take() {
             finish(job, d, f)?;
@@ -481,18 +516,19 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
             }
             return Ok(());
         }
-        kernel.wait().map_err(|e| format!("kernel on package {p:?} failed: {e}"))?;
-        let seconds = kernel_seconds(&kernel);
+        launched.kernel.wait().map_err(|e| format!("kernel on package {p:?} failed: {e}"))?;
+        let seconds = device_seconds(&launched.kernel);
         if let Some(factor) = injected_slowdown(job) {
             let t = seconds.unwrap_or(1e-3) * (factor.saturating_sub(1)) as f64;
             std::thread::sleep(Duration::from_secs_f64(t));
         }
-        if !job.shared.kernel_done(me, p, seconds) {
+        let written = transfer(&launched.writes, launched.write_bytes);
+        if !job.shared.kernel_done(me, p, seconds, written) {
             return Ok(());
         }
-        let reads = read_back(job, d, p, &kernel)
+        let in_flight = read_back(job, d, p, &launched.kernel)
             .map_err(|e| format!("read-back of package {p:?} failed: {e}"))?;
-        previous = Some(InFlight { package: p, reads });
+        previous = Some(in_flight);
     }
     if let Some(f) = previous.take() {
         finish(job, d, f)?;
