@@ -2,8 +2,10 @@
 //! declared with `kernel!` and `#[coexec]`, co-executed on two devices with every device running
 //! several packages, each result checked against a plain CPU loop.
 
-use hetdsl::balance::{Balancer, Completion, Next, Package, Setup};
-use hetdsl::{Report, Runtime};
+mod common;
+
+use common::{assert_coexecuted, round_robin};
+use hetdsl::Runtime;
 
 hetdsl::kernel! {
     /// y = a·x + y, one element per work-item, split among devices in 64 packages.
@@ -59,78 +61,6 @@ fn runtime() -> Runtime {
     rt
 }
 
-/// Every device ran at least two packages, and the packages tile the range exactly once.
-fn assert_coexecuted(r: &Report) {
-    assert!(r.devices.len() >= 2, "{}", r.table());
-    for d in &r.devices {
-        assert!(
-            d.packages >= 2,
-            "device {} ran {} package(s):\n{}",
-            d.index,
-            d.packages,
-            r.table()
-        );
-    }
-    let mut covered: Vec<_> = r.trace.iter().map(|t| (t.package.offset, t.package.len)).collect();
-    covered.sort();
-    let mut next = 0;
-    for (offset, len) in covered {
-        assert_eq!(offset, next, "packages must tile the range: {:?}", r.trace);
-        next = offset + len;
-    }
-    assert_eq!(next, r.total_groups);
-}
-
-/// A balancer given at call time: `per_device` equal packages for each device, device `d`
-/// taking packages `d`, `d + N`, `d + 2N`, … So every device runs several packages however
-/// fast it is (first-come-first-served `Dynamic` lets one device take everything of a run this
-/// short), which is what these tests check.
-struct Interleaved {
-    per_device: u64,
-    packages: Vec<Package>,
-    taken: Vec<usize>,
-    lost: Vec<bool>,
-}
-
-fn interleaved(per_device: u64) -> Box<dyn Balancer> {
-    Box::new(Interleaved { per_device, packages: Vec::new(), taken: Vec::new(), lost: Vec::new() })
-}
-
-impl Balancer for Interleaved {
-    fn name(&self) -> String {
-        format!("interleaved({})", self.per_device)
-    }
-    fn start(&mut self, setup: &Setup) -> hetdsl::Result<()> {
-        let n = setup.devices.len();
-        let count = (n as u64 * self.per_device).clamp(1, setup.total_groups.max(1));
-        let size = setup.total_groups.div_ceil(count);
-        self.packages = (0..setup.total_groups)
-            .step_by(size as usize)
-            .map(|offset| Package { offset, len: size.min(setup.total_groups - offset) })
-            .collect();
-        self.taken = vec![0; n];
-        self.lost = vec![false; n];
-        Ok(())
-    }
-    fn next(&mut self, device: usize, _now: f64) -> Next {
-        let n = self.taken.len();
-        // Device `device`'s k-th package, or a lost device's when its own are done.
-        let owners = std::iter::once(device).chain((0..n).filter(|&d| self.lost[d]));
-        for owner in owners {
-            let k = self.taken[owner];
-            if let Some(p) = self.packages.get(owner + k * n) {
-                self.taken[owner] += 1;
-                return Next::Run(*p);
-            }
-        }
-        Next::Done
-    }
-    fn completed(&mut self, _done: &Completion) {}
-    fn device_lost(&mut self, device: usize) {
-        self.lost[device] = true;
-    }
-}
-
 /// Deterministic inputs in [0, 1) (a 32-bit LCG), different per seed.
 fn inputs(n: usize, seed: u32) -> Vec<f32> {
     let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
@@ -181,7 +111,7 @@ fn coexec_function_with_balancer_overridden_at_call_time() {
     let mut y = y0.clone();
     let report = scale_add::launch(&rt, n, 0.5, &x, &mut y)
         .expect("launch")
-        .balancer(interleaved(6))
+        .balancer(round_robin(6))
         .run()
         .expect("scale_add runs");
     assert_coexecuted(&report);
@@ -206,7 +136,7 @@ fn one_struct_per_work_group_matches_cpu_reduction() {
     let report = stats_kernel
         .launch(groups * GROUP, &x, &mut stats)
         .expect("launch")
-        .balancer(interleaved(4))
+        .balancer(round_robin(4))
         .run()
         .expect("group_stats runs");
     assert_coexecuted(&report);
@@ -230,7 +160,7 @@ fn four_outputs_per_work_item_on_a_2d_range_match_cpu_loop() {
     let report = quad
         .launch([width, height], &mut out, c, width as u32)
         .expect("launch")
-        .balancer(interleaved(3))
+        .balancer(round_robin(3))
         .run()
         .expect("quad_2d runs");
     assert_coexecuted(&report);

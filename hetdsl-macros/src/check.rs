@@ -453,7 +453,15 @@ impl Ctx<'_> {
             let (Some(offset), Some(l)) = (field.offset, field.ty.layout(&self.cl.structs)) else {
                 continue;
             };
-            let ident = field_ident(&field.name, span);
+            let Some(ident) = field_ident(&field.name, span) else {
+                let msg = format!(
+                    "field `{}` of `{name}` ({}) has a name no Rust field can have; rename it in OpenCL",
+                    field.name,
+                    self.source.at(field.line)
+                );
+                checks.extend(quote_spanned! {span=> ::core::compile_error!(#msg); });
+                continue;
+            };
             let (offset, fsize) = (offset as usize, l.size as usize);
             let fat = self.source.at(field.line);
             let ty = field.ty.display(&self.cl.structs);
@@ -544,13 +552,13 @@ fn is_primitive(ty: &Type) -> bool {
     path_ident(ty).is_some_and(|i| PRIMITIVES.contains(&i.as_str()))
 }
 
-/// A field name as a Rust identifier (`r#type` for keywords).
-fn field_ident(name: &str, span: Span) -> syn::Ident {
-    match syn::parse_str::<syn::Ident>(name) {
-        Ok(mut id) => {
-            id.set_span(span);
-            id
-        }
-        Err(_) => syn::Ident::new_raw(name, span),
+/// A field name as a Rust identifier (`r#type` for keywords); `None` for the names no raw
+/// identifier can spell (`self`, `super`, `crate`, `Self`, `_`).
+fn field_ident(name: &str, span: Span) -> Option<syn::Ident> {
+    if let Ok(mut id) = syn::parse_str::<syn::Ident>(name) {
+        id.set_span(span);
+        return Some(id);
     }
+    let raw = format!("r#{name}");
+    syn::parse_str::<syn::Ident>(&raw).ok().map(|_| syn::Ident::new_raw(name, span))
 }

@@ -45,7 +45,7 @@ pub struct Param {
     pub role: Role,
 }
 
-/// Partition pattern of a buffer (hetdsl's `Pattern`, as tokens to check and to expand).
+/// Partition pattern of a buffer, as declared (mirrors `hetdsl::Pattern`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pattern {
     Ratio(u64, u64),

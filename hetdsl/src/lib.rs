@@ -9,7 +9,9 @@
 //! Map of the crate:
 //! - pure parts (numbers in, numbers out): [`balance`] (the balancers), [`pattern`],
 //!   [`report`] (metrics), [`device`] (device descriptions and filters);
-//! - [`engine`]: the only part that touches OpenCL.
+//! - [`engine`]: the only part that touches OpenCL;
+//! - [`kernel!`] and [`macro@coexec`]: a kernel declared in Rust, checked against its OpenCL
+//!   signature at compile time, co-executed through a typed function.
 
 pub mod balance;
 pub mod device;

@@ -48,36 +48,8 @@ pub const fn size_of_field<T, F>(_field: fn(&T) -> &F) -> usize {
 }
 
 /// The balancer a declaration names (validated at compile time against the same grammar).
-///
-/// Interim: maps the balancers this build of the runtime has; to become
-/// `spec.parse::<BalancerSpec>()?.build()` once `balance::BalancerSpec` is on main.
 pub fn balancer(spec: &str) -> Result<Box<dyn Balancer>> {
-    use crate::balance::{Dynamic, Static};
-    use crate::error::Error;
-    let bad = |why: &str| Error::BadBalancer(format!("`{spec}`: {why}"));
-    let (name, options) = match spec.split_once(':') {
-        Some((n, o)) => (n.trim(), Some(o.trim())),
-        None => (spec.trim(), None),
-    };
-    let count = |default: u64| -> Result<u64> {
-        options.map_or(Ok(default), |o| o.parse().map_err(|_| bad("expects one whole number")))
-    };
-    let weights = || -> Result<Option<Vec<f64>>> {
-        options
-            .map(|o| {
-                o.split(',').map(|w| w.trim().parse().map_err(|_| bad("expects numbers"))).collect()
-            })
-            .transpose()
-    };
-    Ok(match name {
-        "static" | "static-rev" => {
-            let s = weights()?.map_or_else(Static::nominal, Static::with_weights);
-            Box::new(if name == "static-rev" { s.reversed() } else { s })
-        }
-        "dynamic" => Box::new(Dynamic::packages(count(128)?)),
-        "dynamic-chunk" => Box::new(Dynamic::chunk(count(64)?)),
-        _ => return Err(bad("this balancer is not in this build of the runtime yet")),
-    })
+    Ok(spec.parse::<crate::balance::BalancerSpec>()?.build())
 }
 
 /// Programs built by `#[coexec]` functions, one per device selection, kept for the process.
