@@ -108,10 +108,11 @@ pub fn all_close(
     let mut bad = 0usize;
     for (k, (o, r)) in out.iter().zip(reference).enumerate() {
         let excess = (o - r).abs() / tolerance(k, *r);
-        if !(excess <= 1.0) {
+        // NaN counts as out of tolerance.
+        if excess.is_nan() || excess > 1.0 {
             bad += 1;
         }
-        if worst.is_none_or(|(_, w)| !(excess <= w)) {
+        if worst.is_none_or(|(_, w)| excess.is_nan() || excess > w) {
             worst = Some((k, excess));
         }
     }

@@ -4,6 +4,8 @@
 
 pub mod balancers;
 pub mod check;
+pub mod cli;
+pub mod example;
 pub mod png;
 pub mod rng;
 pub mod samples;

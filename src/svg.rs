@@ -18,7 +18,7 @@ const COLOURS: [&str; 8] = [
 
 /// Round, readable tick positions covering [0, max]: steps of 1, 2 or 5 × 10^k.
 fn ticks(max: f64) -> Vec<f64> {
-    if !(max > 0.0) || !max.is_finite() {
+    if max.is_nan() || max <= 0.0 || !max.is_finite() {
         return vec![0.0];
     }
     let raw = max / 5.0;

@@ -102,7 +102,7 @@ pub fn kernel_source(file: &str) -> hetdsl::Result<KernelSource> {
     let dir = std::env::var_os("HETDSL_SAMPLES_KERNELS")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels")));
-    KernelSource::from_file(dir.join(file), &[dir.clone()])
+    KernelSource::from_file(dir.join(file), std::slice::from_ref(&dir))
 }
 
 /// Apply the device selection and the balancer to a launch.

@@ -11,6 +11,9 @@ pub const LWS: usize = 128;
 pub const DT: f32 = 0.005;
 pub const SOFTENING2: f32 = 500.0;
 
+/// A body's new position and velocity.
+type Moved = ([f64; 4], [f64; 4]);
+
 pub struct NBody {
     size: Size,
     /// xyz position, w mass.
@@ -18,15 +21,11 @@ pub struct NBody {
     pub velocity: Vec<[f32; 4]>,
     new_position: Vec<[f32; 4]>,
     new_velocity: Vec<[f32; 4]>,
-    reference: Option<(Vec<usize>, Vec<([f64; 4], [f64; 4])>)>,
+    reference: Option<(Vec<usize>, Vec<Moved>)>,
 }
 
 /// CPU reference for body `i`: its new position and velocity, summed in double precision.
-pub fn reference_body(
-    position: &[[f32; 4]],
-    velocity: &[[f32; 4]],
-    i: usize,
-) -> ([f64; 4], [f64; 4]) {
+pub fn reference_body(position: &[[f32; 4]], velocity: &[[f32; 4]], i: usize) -> Moved {
     let me = position[i].map(f64::from);
     let mut acc = [0.0f64; 3];
     for other in position {
@@ -60,7 +59,7 @@ impl NBody {
             Size::Small => 2048,
             Size::Paper => 1 << 20,
         };
-        let mut rng = Rng::new(0x0B0D_1E5);
+        let mut rng = Rng::new(0x00B0_D1E5);
         // The SDK's distribution: xyz in [3, 50], mass in [1, 1000]. Velocities are random here
         // (the SDK starts at rest) so that a wrongly sliced velocity input shows in the output.
         let position = (0..bodies)

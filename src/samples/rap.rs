@@ -37,10 +37,9 @@ pub fn reference_stage_at(previous: &[i32], profit: &[i32], j: usize) -> i32 {
 pub fn reference_solve(profits: &[Vec<i32>]) -> Vec<i32> {
     let units = profits.first().map_or(0, Vec::len);
     let mut best = vec![0; units];
+    let all: Vec<usize> = (0..units).collect();
     for profit in profits {
-        best = (0..units)
-            .map(|j| reference_stage_at(&best, profit, j))
-            .collect();
+        best = par_map(&all, |j| reference_stage_at(&best, profit, j));
     }
     best
 }
