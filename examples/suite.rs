@@ -196,7 +196,7 @@ fn run() -> Result<bool, String> {
             if let Some(dir) = &opts.plots {
                 write(
                     &dir.join(file_name(kernel, name)),
-                    &hetdsl_samples::svg::run_plot(&report),
+                    &hetdsl_samples::svg::run_plot(kernel, &report),
                 )?;
             }
             rows.push(json!({

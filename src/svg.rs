@@ -207,8 +207,8 @@ fn panel(
     }
 }
 
-/// The SVG document for one run.
-pub fn run_plot(report: &Report) -> String {
+/// The SVG document for one run; `label` names the problem in the title (e.g. the sample).
+pub fn run_plot(label: &str, report: &Report) -> String {
     let segs = segments(report);
     let t_max = segs
         .iter()
@@ -229,7 +229,8 @@ pub fn run_plot(report: &Report) -> String {
         .collect();
     let _ = writeln!(
         svg,
-        r#"<text x="{LEFT}" y="26" font-size="18" font-weight="bold">{} — {}: ROI {:.2} ms, balance {:.3}, packages {}</text>"#,
+        r#"<text x="{LEFT}" y="26" font-size="18" font-weight="bold">{} ({}) — {}: ROI {:.2} ms, balance {:.3}, packages {}</text>"#,
+        escape(label),
         escape(&report.kernel),
         escape(&report.balancer),
         report.roi_seconds * 1e3,
@@ -292,6 +293,55 @@ mod tests {
         let t = ticks(123.0);
         assert_eq!(t[1], 50.0);
         assert!(*t.last().unwrap() <= 123.0 && *t.last().unwrap() + 50.0 > 123.0);
+    }
+
+    #[test]
+    fn plot_has_one_line_per_device_and_a_segment_per_package() {
+        use hetdsl::balance::{DeviceKind, Package};
+        use hetdsl::report::{DeviceReport, PackageTrace};
+        let device = |index: usize, packages: usize| DeviceReport {
+            index,
+            name: format!("dev<{index}>"),
+            kind: DeviceKind::Cpu,
+            packages,
+            groups: 10,
+            busy_seconds: 0.01,
+            finish_seconds: 0.02,
+            fault: None,
+        };
+        let package = |device: usize, offset: u64, start: f64| PackageTrace {
+            device,
+            package: Package { offset, len: 5 },
+            host_start: start,
+            host_end: start + 0.01,
+            kernel_seconds: Some(0.005),
+        };
+        let report = Report {
+            kernel: "k".into(),
+            balancer: "b".into(),
+            total_groups: 20,
+            devices: vec![device(0, 2), device(1, 2)],
+            trace: vec![
+                package(0, 0, 0.0),
+                package(1, 5, 0.0),
+                package(0, 10, 0.01),
+                package(1, 15, 0.01),
+            ],
+            roi_seconds: 0.02,
+            binary_seconds: 0.03,
+            balance: 1.0,
+            speedup: None,
+            smax: None,
+            efficiency: None,
+            faults: vec![],
+        };
+        let svg = run_plot("sample", &report);
+        // Two panels × two devices: four step lines; two panels × four packages: eight bars.
+        assert_eq!(svg.matches("<polyline").count(), 4);
+        assert_eq!(svg.matches("stroke-width=\"3\"").count(), 8 + 2);
+        assert!(svg.contains("dev&lt;1&gt;"), "names are escaped");
+        // Speed: 5 groups in 5 ms of kernel time = 1000 groups/s, inside the axis range.
+        assert!(svg.contains(">1000<") || svg.contains(">1k<") || svg.contains(">800<"));
     }
 
     #[test]

@@ -131,7 +131,7 @@ pub struct Aho {
 impl Aho {
     pub fn new(size: Size) -> Self {
         let text_len = match size {
-            Size::Small => 64 * 1024,
+            Size::Small => 32 * 1024,
             Size::Paper => 256 << 20,
         };
         let (patterns, text) = generate(text_len, 96, 0xA40);

@@ -53,7 +53,7 @@ pub fn reference_price(r: f32, steps: usize) -> f64 {
 impl Binomial {
     pub fn new(size: Size) -> Self {
         let groups = match size {
-            Size::Small => 768,
+            Size::Small => 256,
             Size::Paper => 8 << 20,
         };
         let mut rng = Rng::new(0xB1_0001);

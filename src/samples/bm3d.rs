@@ -124,7 +124,7 @@ pub struct Bm3d {
 impl Bm3d {
     pub fn new(size: Size) -> Self {
         let problem = match size {
-            Size::Small => make_problem(64, 96, 5, 12.0, 0xB3D),
+            Size::Small => make_problem(48, 64, 4, 12.0, 0xB3D),
             Size::Paper => make_problem(4096, 4096, 10, 12.0, 0xB3D),
         };
         let filtered = vec![0; problem.rows * problem.cols];

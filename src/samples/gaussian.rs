@@ -86,7 +86,7 @@ pub fn reference_pixel(
 impl Gaussian {
     pub fn new(size: Size) -> Self {
         let (rows, cols, filter_width) = match size {
-            Size::Small => (128, 192, 9),
+            Size::Small => (96, 128, 9),
             Size::Paper => (8192, 8192, 81),
         };
         Gaussian {

@@ -76,7 +76,7 @@ pub struct Rap {
 impl Rap {
     pub fn new(size: Size) -> Self {
         let units = match size {
-            Size::Small => 8192,
+            Size::Small => 4096,
             Size::Paper => 2 << 20,
         };
         let mut rng = Rng::new(0x0AA9);

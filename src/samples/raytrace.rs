@@ -358,7 +358,7 @@ pub struct RayTrace {
 impl RayTrace {
     pub fn new(size: Size, scene_kind: Scene) -> Self {
         let (width, height) = match size {
-            Size::Small => (128, 96),
+            Size::Small => (96, 64),
             Size::Paper => (4096, 3072),
         };
         let view = View {

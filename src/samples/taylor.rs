@@ -80,7 +80,7 @@ pub struct Taylor {
 impl Taylor {
     pub fn new(size: Size) -> Self {
         let grid = match size {
-            Size::Small => Grid::centred(256, 128, 24),
+            Size::Small => Grid::centred(128, 128, 16),
             Size::Paper => Grid::centred(8192, 8192, 160),
         };
         Taylor {
