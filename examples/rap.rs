@@ -21,18 +21,14 @@ fn run() -> Result<bool, String> {
     };
     let runtime = Runtime::new().map_err(|e| e.to_string())?;
     let sample = samples::create("rap", size).ok_or("no rap sample")?;
-    let program = runtime
-        .program(&sample.source().map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
-    let devices = select_devices(
-        flags.get("devices").map_or("all", String::as_str),
-        &program.devices(),
-    )?;
+    let program =
+        runtime.program(&sample.source().map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let devices =
+        select_devices(flags.get("devices").map_or("all", String::as_str), &program.devices())?;
 
     let mut rng = Rng::new(0x0AA9_0001);
-    let profits: Vec<Vec<i32>> = (0..activities)
-        .map(|_| profit_table(units, 50, &mut rng))
-        .collect();
+    let profits: Vec<Vec<i32>> =
+        (0..activities).map(|_| profit_table(units, 50, &mut rng)).collect();
     let mut best = vec![0i32; units];
     let mut seconds = 0.0;
     for (stage, profit) in profits.iter().enumerate() {

@@ -34,40 +34,22 @@ struct Options {
 fn options() -> Result<Options, String> {
     let flags = parse_flags(
         std::env::args().skip(1),
-        &[
-            "kernels",
-            "balancers",
-            "devices",
-            "size",
-            "reps",
-            "json",
-            "plots",
-        ],
+        &["kernels", "balancers", "devices", "size", "reps", "json", "plots"],
     )?;
     let kernels: Vec<String> = match flags.get("kernels").map_or("all", String::as_str) {
         "all" => samples::NAMES.iter().map(|s| s.to_string()).collect(),
         list => list.split(',').map(|s| s.trim().to_string()).collect(),
     };
-    if let Some(bad) = kernels
-        .iter()
-        .find(|k| !samples::NAMES.contains(&k.as_str()))
-    {
-        return Err(format!(
-            "unknown kernel `{bad}`; kernels: {}",
-            samples::NAMES.join(", ")
-        ));
+    if let Some(bad) = kernels.iter().find(|k| !samples::NAMES.contains(&k.as_str())) {
+        return Err(format!("unknown kernel `{bad}`; kernels: {}", samples::NAMES.join(", ")));
     }
-    let reps: usize = flags.get("reps").map_or(Ok(3), |r| {
-        r.parse()
-            .map_err(|_| format!("--reps `{r}` is not a count"))
-    })?;
+    let reps: usize = flags
+        .get("reps")
+        .map_or(Ok(3), |r| r.parse().map_err(|_| format!("--reps `{r}` is not a count")))?;
     Ok(Options {
         kernels,
         balancers: balancers::parse_list(flags.get("balancers").map_or("all", String::as_str))?,
-        devices: flags
-            .get("devices")
-            .cloned()
-            .unwrap_or_else(|| "all".into()),
+        devices: flags.get("devices").cloned().unwrap_or_else(|| "all".into()),
         size: flags.get("size").map_or(Ok(Size::Small), |s| s.parse())?,
         reps: reps.max(1),
         json: flags.get("json").map(PathBuf::from),
@@ -87,9 +69,7 @@ fn repeat(
     let mut reports = Vec::new();
     let mut verdict: Option<Verdict> = None;
     for _ in 0..reps {
-        let report = sample
-            .run(program, Some(devices), balancer()?)
-            .map_err(|e| e.to_string())?;
+        let report = sample.run(program, Some(devices), balancer()?).map_err(|e| e.to_string())?;
         let v = sample.verify();
         if verdict.as_ref().is_none_or(|old| old.correct) {
             verdict = Some(v);
@@ -98,22 +78,13 @@ fn repeat(
     }
     reports.sort_by(|a, b| a.roi_seconds.total_cmp(&b.roi_seconds));
     let median = reports.swap_remove(reports.len() / 2);
-    Ok((
-        median,
-        verdict.unwrap_or_else(|| Verdict::new(false, 0, "no run")),
-    ))
+    Ok((median, verdict.unwrap_or_else(|| Verdict::new(false, 0, "no run"))))
 }
 
 fn file_name(kernel: &str, balancer: &str) -> String {
     let clean: String = balancer
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
         .collect();
     format!("{kernel}_{clean}.svg")
 }
@@ -173,15 +144,10 @@ fn run() -> Result<bool, String> {
 
         for name in &opts.balancers {
             let (mut report, verdict) =
-                repeat(sample.as_mut(), &program, &chosen, opts.reps, &|| {
-                    balancers::parse(name)
-                })?;
+                repeat(sample.as_mut(), &program, &chosen, opts.reps, &|| balancers::parse(name))?;
             report.compare_with_single_device(&single);
-            let packages: Vec<String> = report
-                .devices
-                .iter()
-                .map(|d| d.packages.to_string())
-                .collect();
+            let packages: Vec<String> =
+                report.devices.iter().map(|d| d.packages.to_string()).collect();
             println!(
                 "{kernel:<10} {name:<16} {:>11.3} {:>8.3} {:>6.3} {:>6.3} {:>7.3} {:>12} {:>7}",
                 report.roi_seconds * 1e3,
@@ -220,10 +186,7 @@ fn run() -> Result<bool, String> {
     if let Some(path) = &opts.json {
         let doc =
             json!({"size": opts.size, "reps": opts.reps, "devices": device_list, "runs": rows});
-        write(
-            path,
-            &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?,
-        )?;
+        write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)?;
         println!("wrote {}", path.display());
     }
     Ok(all_correct)

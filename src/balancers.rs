@@ -23,14 +23,9 @@ pub fn parse(name: &str) -> Result<Box<dyn Balancer>, String> {
         ("dynamic", None) => Ok(Box::new(Dynamic::default())),
         ("dynamic", Some(n)) => match n.parse::<u64>() {
             Ok(n) if n > 0 => Ok(Box::new(Dynamic::packages(n))),
-            _ => Err(format!(
-                "`{name}`: the package count must be a positive integer"
-            )),
+            _ => Err(format!("`{name}`: the package count must be a positive integer")),
         },
-        _ => Err(format!(
-            "unknown balancer `{name}`; known: {}",
-            ALL.join(", ")
-        )),
+        _ => Err(format!("unknown balancer `{name}`; known: {}", ALL.join(", "))),
     }
 }
 
@@ -39,10 +34,7 @@ pub fn parse_list(list: &str) -> Result<Vec<String>, String> {
     let names: Vec<String> = if list == "all" {
         ALL.iter().map(|s| s.to_string()).collect()
     } else {
-        list.split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect()
+        list.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
     };
     for n in &names {
         parse(n)?;
@@ -60,10 +52,7 @@ mod tests {
     #[test]
     fn names_parse_or_explain() {
         assert!(parse("static").is_ok());
-        assert_eq!(
-            parse("dynamic:8").map(|b| b.name()),
-            Ok("dynamic(8)".to_string())
-        );
+        assert_eq!(parse("dynamic:8").map(|b| b.name()), Ok("dynamic(8)".to_string()));
         assert!(parse("dynamic:0").is_err());
         assert!(parse("nope").err().unwrap_or_default().contains("known"));
         assert_eq!(parse_list("all").map(|l| l.len()), Ok(ALL.len()));

@@ -16,11 +16,7 @@ pub struct Verdict {
 
 impl Verdict {
     pub fn new(correct: bool, checked: usize, detail: impl Into<String>) -> Self {
-        Verdict {
-            correct,
-            checked,
-            detail: detail.into(),
-        }
+        Verdict { correct, checked, detail: detail.into() }
     }
 
     /// Both verdicts must hold.
@@ -71,21 +67,14 @@ pub fn par_map<T: Send>(indices: &[usize], f: impl Fn(usize) -> T + Sync) -> Vec
                 scope.spawn(move || part.iter().map(|&i| f(i)).collect::<Vec<T>>())
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
     })
 }
 
 /// The AMD APP SDK's `compare`: relative L2 norm ‖out − ref‖ / ‖ref‖ below `limit`. Like the
 /// SDK, a reference with ‖ref‖² < 1e-7 fails (the ratio would mean nothing).
 pub fn relative_l2(name: &str, out: &[f64], reference: &[f64], limit: f64) -> Verdict {
-    let diff: f64 = out
-        .iter()
-        .zip(reference)
-        .map(|(o, r)| (o - r) * (o - r))
-        .sum();
+    let diff: f64 = out.iter().zip(reference).map(|(o, r)| (o - r) * (o - r)).sum();
     let norm: f64 = reference.iter().map(|r| r * r).sum();
     let error = (diff / norm).sqrt();
     let correct =
@@ -123,11 +112,7 @@ pub fn all_close(
         ),
         None => format!("{name}: nothing to compare"),
     };
-    Verdict::new(
-        bad == 0 && out.len() == reference.len() && !out.is_empty(),
-        out.len(),
-        detail,
-    )
+    Verdict::new(bad == 0 && out.len() == reference.len() && !out.is_empty(), out.len(), detail)
 }
 
 /// Exact equality of integer outputs; reports the first difference.
@@ -135,17 +120,12 @@ pub fn all_equal<T: PartialEq + fmt::Debug>(name: &str, out: &[T], reference: &[
     let bad = out.iter().zip(reference).filter(|(o, r)| o != r).count();
     let first = out.iter().zip(reference).position(|(o, r)| o != r);
     let detail = match first {
-        Some(k) => format!(
-            "{name}: {bad} differ, first #{k}: out {:?} ref {:?}",
-            out[k], reference[k]
-        ),
+        Some(k) => {
+            format!("{name}: {bad} differ, first #{k}: out {:?} ref {:?}", out[k], reference[k])
+        }
         None => format!("{name}: all equal"),
     };
-    Verdict::new(
-        bad == 0 && out.len() == reference.len() && !out.is_empty(),
-        out.len(),
-        detail,
-    )
+    Verdict::new(bad == 0 && out.len() == reference.len() && !out.is_empty(), out.len(), detail)
 }
 
 /// The AMD SDK Mandelbrot rule, also used for the ray tracer: a pixel mismatches when any
@@ -161,11 +141,7 @@ pub fn pixels_match(
     let bad = out
         .iter()
         .zip(reference)
-        .filter(|(o, r)| {
-            o.iter()
-                .zip(r.iter())
-                .any(|(a, b)| a.abs_diff(*b) > max_channel_diff)
-        })
+        .filter(|(o, r)| o.iter().zip(r.iter()).any(|(a, b)| a.abs_diff(*b) > max_channel_diff))
         .count();
     let fraction = bad as f64 / out.len().max(1) as f64;
     Verdict::new(
@@ -195,10 +171,7 @@ mod tests {
     #[test]
     fn par_map_keeps_order() {
         let idx: Vec<usize> = (0..1000).collect();
-        assert_eq!(
-            par_map(&idx, |i| i * 2),
-            idx.iter().map(|i| i * 2).collect::<Vec<_>>()
-        );
+        assert_eq!(par_map(&idx, |i| i * 2), idx.iter().map(|i| i * 2).collect::<Vec<_>>());
     }
 
     #[test]
@@ -207,9 +180,8 @@ mod tests {
         assert!(!relative_l2("x", &[1.0, 2.5], &[1.0, 2.0], 1e-3).correct);
         assert!(!relative_l2("x", &[0.0], &[0.0], 1e-3).correct);
         assert!(
-            all_close("x", &[1.0, 100.0], &[1.0005, 100.05], |_, r| 1e-3
-                * r.abs().max(1.0))
-            .correct
+            all_close("x", &[1.0, 100.0], &[1.0005, 100.05], |_, r| 1e-3 * r.abs().max(1.0))
+                .correct
         );
         assert!(!all_close("x", &[1.0, f64::NAN], &[1.0, 1.0], |_, _| 1.0).correct);
         assert!(all_equal("x", &[1, 2], &[1, 2]).correct);

@@ -14,22 +14,14 @@ pub fn parse_flags(
     let mut flags = HashMap::new();
     let mut args = args.peekable();
     while let Some(a) = args.next() {
-        let name = a
-            .strip_prefix("--")
-            .ok_or_else(|| format!("unexpected argument `{a}`"))?;
+        let name = a.strip_prefix("--").ok_or_else(|| format!("unexpected argument `{a}`"))?;
         if !known.contains(&name) {
             return Err(format!(
                 "unknown flag `--{name}`; flags: {}",
-                known
-                    .iter()
-                    .map(|k| format!("--{k}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
+                known.iter().map(|k| format!("--{k}")).collect::<Vec<_>>().join(" ")
             ));
         }
-        let value = args
-            .next()
-            .ok_or_else(|| format!("`--{name}` needs a value"))?;
+        let value = args.next().ok_or_else(|| format!("`--{name}` needs a value"))?;
         flags.insert(name.to_string(), value);
     }
     Ok(flags)
@@ -38,9 +30,7 @@ pub fn parse_flags(
 /// Positions (in `devices`) selected by `all`, `cpu`, `gpu` or a list such as `0,2`.
 pub fn select_devices(spec: &str, devices: &[DeviceInfo]) -> Result<Vec<usize>, String> {
     let by_kind = |kind: DeviceKind| -> Vec<usize> {
-        (0..devices.len())
-            .filter(|&i| devices[i].kind == kind)
-            .collect()
+        (0..devices.len()).filter(|&i| devices[i].kind == kind).collect()
     };
     let chosen = match spec {
         "all" => (0..devices.len()).collect(),

@@ -36,25 +36,19 @@ pub fn run(name: &str, args: impl Iterator<Item = String>) -> Result<bool, Strin
     let mut sample =
         samples::create(name, size).ok_or_else(|| format!("no sample called `{name}`"))?;
     let runtime = Runtime::new().map_err(|e| e.to_string())?;
-    let program = runtime
-        .program(&sample.source().map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
-    let devices = select_devices(
-        flags.get("devices").map_or("all", String::as_str),
-        &program.devices(),
-    )?;
+    let program =
+        runtime.program(&sample.source().map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let devices =
+        select_devices(flags.get("devices").map_or("all", String::as_str), &program.devices())?;
 
     println!("{name}: {}", sample.describe());
-    let report = sample
-        .run(&program, Some(&devices), balancer)
-        .map_err(|e| e.to_string())?;
+    let report = sample.run(&program, Some(&devices), balancer).map_err(|e| e.to_string())?;
     println!("{}", report.table());
     let verdict = sample.verify();
     println!("check against the CPU reference: {verdict}");
     if let Some((width, height, pixels)) = sample.image() {
-        let path = flags
-            .get("out")
-            .map_or_else(|| PathBuf::from(format!("{name}.png")), PathBuf::from);
+        let path =
+            flags.get("out").map_or_else(|| PathBuf::from(format!("{name}.png")), PathBuf::from);
         crate::png::write_rgba(&path, width, height, &pixels)
             .map_err(|e| format!("writing {}: {e}", path.display()))?;
         println!("wrote {} ({width}x{height})", path.display());

@@ -1,6 +1,7 @@
 //! Shared code of the hetdsl samples: inputs, CPU references, tolerance rules and runners of
 //! the ported kernels ([`samples`]), plus the small utilities they need (a seeded RNG, a PNG
-//! writer, SVG plots of a run, balancer names for the command line).
+//! writer, SVG plots of a run, balancer names for the command line), and helpers for the
+//! integration tests.
 
 pub mod balancers;
 pub mod check;
@@ -10,3 +11,18 @@ pub mod png;
 pub mod rng;
 pub mod samples;
 pub mod svg;
+
+use hetdsl::{Program, Result, Runtime};
+
+/// Path of a file under the repository's `kernels/` directory.
+pub fn kernel_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels").join(name)
+}
+
+/// The runtime and a program built from `kernels/<name>`.
+pub fn build(name: &str) -> Result<(Runtime, Program)> {
+    let rt = Runtime::new()?;
+    let source = hetdsl::KernelSource::from_file(kernel_path(name), &[kernel_path("include")])?;
+    let program = rt.program(&source)?;
+    Ok((rt, program))
+}

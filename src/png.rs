@@ -9,11 +9,7 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &b in bytes {
         crc ^= b as u32;
         for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
         }
     }
     !crc
@@ -43,11 +39,7 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
 
 /// The PNG file bytes of a `width × height` RGBA image, rows top to bottom.
 pub fn encode_rgba(width: usize, height: usize, pixels: &[[u8; 4]]) -> Vec<u8> {
-    assert_eq!(
-        pixels.len(),
-        width * height,
-        "pixel count must be width × height"
-    );
+    assert_eq!(pixels.len(), width * height, "pixel count must be width × height");
     // Scanlines, each prefixed by filter type 0 (none).
     let mut raw = Vec::with_capacity(height * (1 + 4 * width));
     for row in pixels.chunks(width.max(1)) {

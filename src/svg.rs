@@ -12,9 +12,8 @@ const LEFT: f64 = 90.0;
 const RIGHT: f64 = 30.0;
 const TOP: f64 = 70.0;
 const GAP: f64 = 70.0;
-const COLOURS: [&str; 8] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-];
+const COLOURS: [&str; 8] =
+    ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
 /// Round, readable tick positions covering [0, max]: steps of 1, 2 or 5 × 10^k.
 fn ticks(max: f64) -> Vec<f64> {
@@ -23,15 +22,9 @@ fn ticks(max: f64) -> Vec<f64> {
     }
     let raw = max / 5.0;
     let magnitude = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * magnitude)
-        .find(|s| *s >= raw)
-        .unwrap_or(raw);
-    (0..)
-        .map(|k| k as f64 * step)
-        .take_while(|t| *t <= max * 1.0001)
-        .collect()
+    let step =
+        [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * magnitude).find(|s| *s >= raw).unwrap_or(raw);
+    (0..).map(|k| k as f64 * step).take_while(|t| *t <= max * 1.0001).collect()
 }
 
 /// A compact number for axis labels (12, 1.5k, 3.2M).
@@ -58,10 +51,7 @@ fn short(v: f64) -> String {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// One package's point on the plots: (device, start s, end s, groups, groups per second).
@@ -107,14 +97,7 @@ fn panel(
     let plot_w = WIDTH - LEFT - RIGHT;
     let v_max = segs.iter().map(&value).fold(0.0, f64::max) * 1.08;
     let x = |t: f64| LEFT + t / t_max * plot_w;
-    let y = |v: f64| {
-        top + PANEL_HEIGHT
-            - if v_max > 0.0 {
-                v / v_max * PANEL_HEIGHT
-            } else {
-                0.0
-            }
-    };
+    let y = |v: f64| top + PANEL_HEIGHT - if v_max > 0.0 { v / v_max * PANEL_HEIGHT } else { 0.0 };
 
     let _ = writeln!(
         svg,
@@ -172,10 +155,8 @@ fn panel(
     let mut start = 0;
     while start < segs.len() {
         let device = segs[start].device;
-        let end = segs[start..]
-            .iter()
-            .position(|s| s.device != device)
-            .map_or(segs.len(), |k| start + k);
+        let end =
+            segs[start..].iter().position(|s| s.device != device).map_or(segs.len(), |k| start + k);
         let colour = COLOURS[device % COLOURS.len()];
         let mut points = String::new();
         for s in &segs[start..end] {
@@ -210,11 +191,7 @@ fn panel(
 /// The SVG document for one run; `label` names the problem in the title (e.g. the sample).
 pub fn run_plot(label: &str, report: &Report) -> String {
     let segs = segments(report);
-    let t_max = segs
-        .iter()
-        .map(|s| s.end)
-        .fold(report.roi_seconds, f64::max)
-        .max(1e-6);
+    let t_max = segs.iter().map(|s| s.end).fold(report.roi_seconds, f64::max).max(1e-6);
     let height = TOP + 2.0 * PANEL_HEIGHT + GAP + 110.0;
     let mut svg = String::new();
     let _ = writeln!(
@@ -222,11 +199,7 @@ pub fn run_plot(label: &str, report: &Report) -> String {
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif">"#
     );
     let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let packages: Vec<String> = report
-        .devices
-        .iter()
-        .map(|d| d.packages.to_string())
-        .collect();
+    let packages: Vec<String> = report.devices.iter().map(|d| d.packages.to_string()).collect();
     let _ = writeln!(
         svg,
         r#"<text x="{LEFT}" y="26" font-size="18" font-weight="bold">{} ({}) — {}: ROI {:.2} ms, balance {:.3}, packages {}</text>"#,
@@ -246,15 +219,9 @@ pub fn run_plot(label: &str, report: &Report) -> String {
         t_max,
         |s| s.speed,
     );
-    panel(
-        &mut svg,
-        TOP + PANEL_HEIGHT + GAP,
-        "Package size",
-        "work-groups",
-        &segs,
-        t_max,
-        |s| s.groups,
-    );
+    panel(&mut svg, TOP + PANEL_HEIGHT + GAP, "Package size", "work-groups", &segs, t_max, |s| {
+        s.groups
+    });
     // Legend, one line per device.
     let legend_top = TOP + 2.0 * PANEL_HEIGHT + GAP + 58.0;
     for (k, d) in report.devices.iter().enumerate() {

@@ -27,10 +27,7 @@ impl Balancer for Interleaved {
         let mut offset = 0;
         for k in 0..count {
             let end = setup.total_groups * (k + 1) / count;
-            queues[(k % n) as usize].push(Package {
-                offset,
-                len: end - offset,
-            });
+            queues[(k % n) as usize].push(Package { offset, len: end - offset });
             offset = end;
         }
         // Pop from the back: keep each queue in reverse order.
@@ -40,10 +37,7 @@ impl Balancer for Interleaved {
     }
 
     fn next(&mut self, device: usize, _now: f64) -> Next {
-        self.queues
-            .get_mut(device)
-            .and_then(Vec::pop)
-            .map_or(Next::Done, Next::Run)
+        self.queues.get_mut(device).and_then(Vec::pop).map_or(Next::Done, Next::Run)
     }
 
     fn completed(&mut self, _done: &Completion) {}
@@ -84,10 +78,7 @@ fn every_kernel_small_on_two_pocl_devices() {
         let report = match sample.run(
             &program,
             Some(&pair),
-            Box::new(Interleaved {
-                per_device,
-                queues: Vec::new(),
-            }),
+            Box::new(Interleaved { per_device, queues: Vec::new() }),
         ) {
             Ok(r) => r,
             Err(e) => {
@@ -98,10 +89,7 @@ fn every_kernel_small_on_two_pocl_devices() {
         let verdict = sample.verify();
         let packages: Vec<usize> = report.devices.iter().map(|d| d.packages).collect();
         let groups: u64 = report.devices.iter().map(|d| d.groups).sum();
-        println!(
-            "{name:<10} {}: packages {packages:?}, {verdict}",
-            sample.describe()
-        );
+        println!("{name:<10} {}: packages {packages:?}, {verdict}", sample.describe());
         if !verdict.correct {
             failures.push(format!("{name}: {verdict}"));
         }
@@ -117,12 +105,7 @@ fn every_kernel_small_on_two_pocl_devices() {
             ));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
@@ -136,9 +119,6 @@ fn every_kernel_builds_on_every_device() {
         let program = runtime
             .program(&sample.source().expect("kernel file readable"))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(
-            !program.kernel_names().is_empty(),
-            "{name}: no kernel in the program"
-        );
+        assert!(!program.kernel_names().is_empty(), "{name}: no kernel in the program");
     }
 }

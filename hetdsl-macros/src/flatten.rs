@@ -74,9 +74,6 @@ pub fn flatten(path: &Path, include_dirs: &[PathBuf]) -> io::Result<Flattened> {
 /// with characters a C string literal cannot hold escaped.
 fn display_name(file: &Path) -> String {
     let cwd = std::env::current_dir().ok();
-    let shown = cwd
-        .as_deref()
-        .and_then(|c| file.strip_prefix(c).ok())
-        .unwrap_or(file);
+    let shown = cwd.as_deref().and_then(|c| file.strip_prefix(c).ok()).unwrap_or(file);
     shown.display().to_string().replace('\\', "\\\\").replace('"', "\\\"")
 }

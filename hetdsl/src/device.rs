@@ -75,6 +75,68 @@ impl DeviceInfo {
             amd: None,
         }
     }
+
+    /// A device that looks like an NVIDIA GPU of compute capability `cc` as NVIDIA's OpenCL
+    /// reports it (48 KiB local memory, 1024-work-item groups, warp 32, 64 Ki registers per
+    /// block); e.g. an H200 is `example_nvidia(0, "NVIDIA H200", (9, 0), 132, 1980)`.
+    pub fn example_nvidia(
+        index: usize,
+        name: &str,
+        cc: (u32, u32),
+        compute_units: u32,
+        clock_mhz: u32,
+    ) -> Self {
+        DeviceInfo {
+            platform: "NVIDIA CUDA".into(),
+            name: name.into(),
+            vendor: "NVIDIA Corporation".into(),
+            kind: DeviceKind::Gpu,
+            compute_units,
+            clock_mhz,
+            local_mem_bytes: 48 << 10,
+            max_work_group_size: 1024,
+            max_work_item_sizes: vec![1024, 1024, 64],
+            host_unified_memory: false,
+            native_float_width: 1,
+            nvidia: Some(NvidiaInfo {
+                compute_capability: cc,
+                registers_per_block: 65536,
+                warp_size: 32,
+                pci_bus_id: None,
+                pci_slot_id: None,
+            }),
+            ..DeviceInfo::example_cpu(index, compute_units)
+        }
+    }
+
+    /// A device that looks like an AMD GPU under ROCm OpenCL (`name` is its gfx target, e.g.
+    /// `gfx90a:sramecc+:xnack-`), reporting `simd_per_compute_unit` SIMDs per compute unit.
+    pub fn example_amd(
+        index: usize,
+        name: &str,
+        compute_units: u32,
+        wavefront_width: u32,
+        simd_per_compute_unit: u32,
+    ) -> Self {
+        DeviceInfo {
+            platform: "AMD Accelerated Parallel Processing".into(),
+            name: name.into(),
+            vendor: "Advanced Micro Devices, Inc.".into(),
+            kind: DeviceKind::Gpu,
+            clock_mhz: 1700,
+            local_mem_bytes: 64 << 10,
+            max_work_group_size: 1024,
+            max_work_item_sizes: vec![1024, 1024, 1024],
+            host_unified_memory: false,
+            native_float_width: 1,
+            amd: Some(AmdInfo {
+                wavefront_width,
+                simd_per_compute_unit,
+                board_name: String::new(),
+            }),
+            ..DeviceInfo::example_cpu(index, compute_units)
+        }
+    }
 }
 
 /// Which devices a run uses: from code, or from `HETDSL_DEVICES` (`all`, `cpu`, `gpu`,

@@ -15,6 +15,7 @@ pub mod balance;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod occupancy;
 pub mod pattern;
 pub mod pod;
 pub mod report;

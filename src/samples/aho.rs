@@ -27,11 +27,8 @@ pub struct Table {
 impl Table {
     /// Build the failureless trie of `patterns` (distinct, non-empty).
     pub fn build(patterns: &[Vec<u8>]) -> Table {
-        let finals: HashMap<&[u8], i32> = patterns
-            .iter()
-            .enumerate()
-            .map(|(k, p)| (p.as_slice(), k as i32 + 1))
-            .collect();
+        let finals: HashMap<&[u8], i32> =
+            patterns.iter().enumerate().map(|(k, p)| (p.as_slice(), k as i32 + 1)).collect();
         let initial = patterns.len() as i32 + 1;
         let mut inner: HashMap<&[u8], i32> = HashMap::new();
         let mut states = initial + 1;
@@ -55,11 +52,7 @@ impl Table {
         for (from, byte, to) in edges {
             next[from as usize * 256 + byte as usize] = to;
         }
-        Table {
-            next,
-            patterns: patterns.len() as i32,
-            initial,
-        }
+        Table { next, patterns: patterns.len() as i32, initial }
     }
 }
 
@@ -82,9 +75,7 @@ pub fn reference_match(patterns: &[Vec<u8>], text: &[u8], start: usize) -> i32 {
 pub fn generate(text_len: usize, pattern_count: usize, seed: u64) -> (Vec<Vec<u8>>, Vec<u8>) {
     let mut rng = Rng::new(seed);
     let base = |rng: &mut Rng| ALPHABET[rng.below(4) as usize];
-    let motifs: Vec<Vec<u8>> = (0..8)
-        .map(|_| (0..48).map(|_| base(&mut rng)).collect())
-        .collect();
+    let motifs: Vec<Vec<u8>> = (0..8).map(|_| (0..48).map(|_| base(&mut rng)).collect()).collect();
     let mut patterns: Vec<Vec<u8>> = Vec::new();
     while patterns.len() < pattern_count {
         let p: Vec<u8> = if rng.below(5) == 0 {
@@ -136,14 +127,7 @@ impl Aho {
         };
         let (patterns, text) = generate(text_len, 96, 0xA40);
         let table = Table::build(&patterns);
-        Aho {
-            size,
-            patterns,
-            text,
-            table,
-            matches: vec![0; text_len],
-            reference: None,
-        }
+        Aho { size, patterns, text, table, matches: vec![0; text_len], reference: None }
     }
 }
 
@@ -220,19 +204,13 @@ mod tests {
     #[test]
     fn pfac_example_from_the_paper_repository() {
         // PFAC's test/pattern/example_pattern and test/data/example_input.
-        let patterns: Vec<Vec<u8>> = ["AB", "ABG", "BEDE", "ED"]
-            .iter()
-            .map(|s| s.as_bytes().to_vec())
-            .collect();
+        let patterns: Vec<Vec<u8>> =
+            ["AB", "ABG", "BEDE", "ED"].iter().map(|s| s.as_bytes().to_vec()).collect();
         let text = b"ABEDEDABG";
         let table = Table::build(&patterns);
         let expected = [1, 3, 4, 0, 4, 0, 2, 0, 0];
         for (s, &want) in expected.iter().enumerate() {
-            assert_eq!(
-                reference_match(&patterns, text, s),
-                want,
-                "reference at {s}"
-            );
+            assert_eq!(reference_match(&patterns, text, s), want, "reference at {s}");
             assert_eq!(walk(&table, text, s), want, "table walk at {s}");
         }
     }
@@ -242,9 +220,7 @@ mod tests {
         let (patterns, text) = generate(20_000, 96, 1);
         assert_eq!(text.len(), 20_000);
         let table = Table::build(&patterns);
-        let hits = (0..text.len())
-            .filter(|&s| walk(&table, &text, s) != 0)
-            .count();
+        let hits = (0..text.len()).filter(|&s| walk(&table, &text, s) != 0).count();
         assert!(hits > 200, "only {hits} matches");
     }
 }

@@ -23,11 +23,7 @@ pub struct Binomial {
 /// An option's (spot, strike, years to expiry), interpolated from one uniform number as in
 /// the SDK sample.
 pub fn option_parameters(r: f64) -> (f64, f64, f64) {
-    (
-        5.0 * (1.0 - r) + 30.0 * r,
-        1.0 * (1.0 - r) + 100.0 * r,
-        0.25 * (1.0 - r) + 10.0 * r,
-    )
+    (5.0 * (1.0 - r) + 30.0 * r, 1.0 * (1.0 - r) + 100.0 * r, 0.25 * (1.0 - r) + 10.0 * r)
 }
 
 /// CPU reference: the call's price on a `steps`-step CRR tree, in double precision.
@@ -58,21 +54,9 @@ impl Binomial {
         };
         let mut rng = Rng::new(0xB1_0001);
         let random = (0..groups)
-            .map(|_| {
-                [
-                    rng.unit_f32(),
-                    rng.unit_f32(),
-                    rng.unit_f32(),
-                    rng.unit_f32(),
-                ]
-            })
+            .map(|_| [rng.unit_f32(), rng.unit_f32(), rng.unit_f32(), rng.unit_f32()])
             .collect();
-        Binomial {
-            size,
-            random,
-            prices: vec![[0.0; 4]; groups],
-            reference: None,
-        }
+        Binomial { size, random, prices: vec![[0.0; 4]; groups], reference: None }
     }
 
     /// Option prices of the last run, in option order.
@@ -87,11 +71,7 @@ impl Sample for Binomial {
     }
 
     fn describe(&self) -> String {
-        format!(
-            "{} options, {STEPS} steps, lws {}",
-            self.random.len() * 4,
-            STEPS + 1
-        )
+        format!("{} options, {STEPS} steps, lws {}", self.random.len() * 4, STEPS + 1)
     }
 
     fn source(&self) -> hetdsl::Result<KernelSource> {
@@ -107,10 +87,7 @@ impl Sample for Binomial {
         self.prices.fill([f32::NAN; 4]);
         let lws = STEPS + 1;
         // One float4 (four options) per work-group of STEPS + 1 work-items, in and out.
-        let per_group = Pattern::Ratio {
-            a: 1,
-            b: lws as u64,
-        };
+        let per_group = Pattern::Ratio { a: 1, b: lws as u64 };
         let launch = program
             .launch("binomial_options")
             .global(&[self.random.len() * lws])
@@ -130,10 +107,7 @@ impl Sample for Binomial {
             let prices = par_map(&options, |k| reference_price(random[k / 4][k % 4], STEPS));
             (options, prices)
         });
-        let got: Vec<f64> = indices
-            .iter()
-            .map(|&k| self.prices[k / 4][k % 4] as f64)
-            .collect();
+        let got: Vec<f64> = indices.iter().map(|&k| self.prices[k / 4][k % 4] as f64).collect();
         // The SDK's rule (relative L2 < 1e-3), and element by element: 254 float levels of
         // rounding leave ~1e-5 relative error; 1e-3 of max(1, |price|) also absorbs the ulps of
         // exp/sqrt that differ between devices, while any wrongly indexed option (prices

@@ -59,14 +59,7 @@ pub fn make_problem(rows: usize, cols: usize, radius: i32, sigma: f64, seed: u64
     // Two blocks of one flat region differ by noise alone: expected SSD 2·σ²·BLOCK²; accept up
     // to 1.5 times that.
     let threshold = (1.5 * 2.0 * sigma * sigma * (BLOCK * BLOCK) as f64) as i32;
-    Problem {
-        rows,
-        cols,
-        radius,
-        threshold,
-        clean,
-        noisy,
-    }
+    Problem { rows, cols, radius, threshold, clean, noisy }
 }
 
 fn at(p: &Problem, y: isize, x: isize) -> i32 {
@@ -105,11 +98,7 @@ pub fn reference_pixel(p: &Problem, row: usize, col: usize) -> u8 {
 
 /// Peak signal-to-noise ratio of `image` against `clean`, in dB.
 pub fn psnr(image: &[u8], clean: &[u8]) -> f64 {
-    let mse = image
-        .iter()
-        .zip(clean)
-        .map(|(a, b)| (*a as f64 - *b as f64).powi(2))
-        .sum::<f64>()
+    let mse = image.iter().zip(clean).map(|(a, b)| (*a as f64 - *b as f64).powi(2)).sum::<f64>()
         / clean.len() as f64;
     10.0 * (255.0 * 255.0 / mse).log10()
 }
@@ -128,12 +117,7 @@ impl Bm3d {
             Size::Paper => make_problem(4096, 4096, 10, 12.0, 0xB3D),
         };
         let filtered = vec![0; problem.rows * problem.cols];
-        Bm3d {
-            size,
-            problem,
-            filtered,
-            reference: None,
-        }
+        Bm3d { size, problem, filtered, reference: None }
     }
 
     /// The denoised image of the last run.
@@ -206,21 +190,14 @@ mod tests {
     #[test]
     fn reference_filter_denoises() {
         let p = make_problem(32, 48, 4, 12.0, 5);
-        let filtered: Vec<u8> = (0..p.rows * p.cols)
-            .map(|q| reference_pixel(&p, q / p.cols, q % p.cols))
-            .collect();
+        let filtered: Vec<u8> =
+            (0..p.rows * p.cols).map(|q| reference_pixel(&p, q / p.cols, q % p.cols)).collect();
         // On the flat part the mean of matched blocks must beat the noisy image clearly.
         let flat = |img: &[u8]| -> Vec<u8> {
-            (0..p.rows * p.cols)
-                .filter(|q| q % p.cols < p.cols / 2)
-                .map(|q| img[q])
-                .collect()
+            (0..p.rows * p.cols).filter(|q| q % p.cols < p.cols / 2).map(|q| img[q]).collect()
         };
         let clean = flat(&p.clean);
-        let (before, after) = (
-            psnr(&flat(&p.noisy), &clean),
-            psnr(&flat(&filtered), &clean),
-        );
+        let (before, after) = (psnr(&flat(&p.noisy), &clean), psnr(&flat(&filtered), &clean));
         assert!(after > before + 3.0, "PSNR {before:.1} dB -> {after:.1} dB");
     }
 }

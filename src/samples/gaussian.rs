@@ -43,10 +43,8 @@ pub fn test_image(rows: usize, cols: usize, seed: u64) -> Vec<[u8; 4]> {
     (0..rows * cols)
         .map(|p| {
             let (y, x) = (p / cols, p % cols);
-            let (cy, cx) = (
-                (y % cell) as f64 - cell as f64 / 2.0,
-                (x % cell) as f64 - cell as f64 / 2.0,
-            );
+            let (cy, cx) =
+                ((y % cell) as f64 - cell as f64 / 2.0, (x % cell) as f64 - cell as f64 / 2.0);
             let disc = cx * cx + cy * cy < (cell as f64 / 3.0).powi(2);
             let noise = rng.below(48) as f64;
             let r = 255.0 * x as f64 / cols as f64;
@@ -142,13 +140,8 @@ impl Sample for Gaussian {
     fn verify(&mut self) -> Verdict {
         let (indices, expected) = self.reference.get_or_insert_with(|| {
             let pixels = check_indices(self.rows * self.cols, self.size, 14);
-            let (image, filter, rows, cols, width) = (
-                &self.image,
-                &self.filter,
-                self.rows,
-                self.cols,
-                self.filter_width,
-            );
+            let (image, filter, rows, cols, width) =
+                (&self.image, &self.filter, self.rows, self.cols, self.filter_width);
             let out = par_map(&pixels, |p| {
                 reference_pixel(image, rows, cols, filter, width, p / cols, p % cols)
             });

@@ -24,14 +24,7 @@ impl View {
     /// The whole set: x in [-2.25, 0.75], centred vertically on the real axis.
     pub fn whole_set(width: usize, height: usize, max_iterations: i32) -> Self {
         let step = 3.0 / width as f32;
-        View {
-            width,
-            height,
-            left: -2.25,
-            top: step * height as f32 / 2.0,
-            step,
-            max_iterations,
-        }
+        View { width, height, left: -2.25, top: step * height as f32 / 2.0, step, max_iterations }
     }
 }
 
@@ -45,12 +38,7 @@ pub fn shade(iterations: i32, radius2: f32, max_iterations: i32) -> [u8; 4] {
     let phase = smooth * two_pi / 256.0;
     let third = two_pi / 3.0;
     let channel = |angle: f32| ((1.0 + angle.cos()) * 0.5 * 255.0) as u8;
-    [
-        channel(phase),
-        channel(2.0 * phase + third),
-        channel(phase - third),
-        255,
-    ]
+    [channel(phase), channel(2.0 * phase + third), channel(phase - third), 255]
 }
 
 /// CPU reference for pixel (column, row): the plain scalar escape-time loop in f32.
@@ -85,12 +73,7 @@ impl Mandelbrot {
             Size::Small => View::whole_set(256, 192, 256),
             Size::Paper => View::whole_set(16384, 16384, 98304),
         };
-        Mandelbrot {
-            size,
-            view,
-            image: vec![[0; 4]; view.width * view.height],
-            reference: None,
-        }
+        Mandelbrot { size, view, image: vec![[0; 4]; view.width * view.height], reference: None }
     }
 }
 
@@ -137,9 +120,8 @@ impl Sample for Mandelbrot {
         let (indices, expected) = self.reference.get_or_insert_with(|| {
             let pixels = check_indices(self.view.width * self.view.height, self.size, 12);
             let view = self.view;
-            let colours = par_map(&pixels, |p| {
-                reference_pixel(&view, p % view.width, p / view.width)
-            });
+            let colours =
+                par_map(&pixels, |p| reference_pixel(&view, p % view.width, p / view.width));
             (pixels, colours)
         });
         let got: Vec<[u8; 4]> = indices.iter().map(|&p| self.image[p]).collect();

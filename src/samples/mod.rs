@@ -33,9 +33,7 @@ impl std::str::FromStr for Size {
         match s {
             "small" => Ok(Size::Small),
             "paper" => Ok(Size::Paper),
-            other => Err(format!(
-                "unknown size `{other}`: expected `small` or `paper`"
-            )),
+            other => Err(format!("unknown size `{other}`: expected `small` or `paper`")),
         }
     }
 }
@@ -102,6 +100,8 @@ pub fn kernel_source(file: &str) -> hetdsl::Result<KernelSource> {
     let dir = std::env::var_os("HETDSL_SAMPLES_KERNELS")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels")));
+    // The include resolver wants absolute paths.
+    let dir = dir.canonicalize().unwrap_or(dir);
     KernelSource::from_file(dir.join(file), std::slice::from_ref(&dir))
 }
 

@@ -44,12 +44,7 @@ pub fn reference_body(position: &[[f32; 4]], velocity: &[[f32; 4]], i: usize) ->
         me[2] + v[2] * dt + 0.5 * acc[2] * dt * dt,
         me[3],
     ];
-    let vel = [
-        v[0] + acc[0] * dt,
-        v[1] + acc[1] * dt,
-        v[2] + acc[2] * dt,
-        v[3],
-    ];
+    let vel = [v[0] + acc[0] * dt, v[1] + acc[1] * dt, v[2] + acc[2] * dt, v[3]];
     (pos, vel)
 }
 
@@ -74,12 +69,7 @@ impl NBody {
             .collect();
         let velocity = (0..bodies)
             .map(|_| {
-                [
-                    rng.range_f32(-1.0, 1.0),
-                    rng.range_f32(-1.0, 1.0),
-                    rng.range_f32(-1.0, 1.0),
-                    0.0,
-                ]
+                [rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0), 0.0]
             })
             .collect();
         NBody {

@@ -26,10 +26,7 @@ pub fn profit_table(len: usize, max_step: u64, rng: &mut Rng) -> Vec<i32> {
 
 /// CPU reference of one stage at `j`.
 pub fn reference_stage_at(previous: &[i32], profit: &[i32], j: usize) -> i32 {
-    (0..=j)
-        .map(|x| previous[j - x] + profit[x])
-        .max()
-        .unwrap_or(i32::MIN)
+    (0..=j).map(|x| previous[j - x] + profit[x]).max().unwrap_or(i32::MIN)
 }
 
 /// CPU reference of the whole programme: the best profit for every budget 0..units after
@@ -83,13 +80,7 @@ impl Rap {
         // `previous` is itself a stage's output: a non-decreasing row.
         let previous = profit_table(units, 100, &mut rng);
         let profit = profit_table(units, 100, &mut rng);
-        Rap {
-            size,
-            previous,
-            profit,
-            next: vec![0; units],
-            reference: None,
-        }
+        Rap { size, previous, profit, next: vec![0; units], reference: None }
     }
 }
 
@@ -113,14 +104,7 @@ impl Sample for Rap {
         balancer: Box<dyn Balancer>,
     ) -> hetdsl::Result<Report> {
         self.next.fill(i32::MIN);
-        run_stage(
-            program,
-            &self.previous,
-            &self.profit,
-            &mut self.next,
-            devices,
-            balancer,
-        )
+        run_stage(program, &self.previous, &self.profit, &mut self.next, devices, balancer)
     }
 
     fn verify(&mut self) -> Verdict {

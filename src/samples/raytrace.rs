@@ -115,21 +115,13 @@ pub fn build_scene(scene: Scene) -> Vec<Primitive> {
     for k in 0..12 {
         let radius = rng.range_f32(0.45, 0.8);
         let centre = match scene {
-            Scene::Clustered => [
-                rng.range_f32(-4.0, 4.0),
-                -3.0 + radius,
-                rng.range_f32(1.0, 7.0),
-            ],
+            Scene::Clustered => [rng.range_f32(-4.0, 4.0), -3.0 + radius, rng.range_f32(1.0, 7.0)],
             Scene::Spread => {
                 let (cx, cy) = ((k % 4) as f32, (k / 4) as f32);
                 [-4.0 + cx * 2.7, -2.0 + cy * 2.0, rng.range_f32(2.0, 6.0)]
             }
         };
-        let colour = [
-            rng.range_f32(0.3, 1.0),
-            rng.range_f32(0.3, 1.0),
-            rng.range_f32(0.3, 1.0),
-        ];
+        let colour = [rng.range_f32(0.3, 1.0), rng.range_f32(0.3, 1.0), rng.range_f32(0.3, 1.0)];
         let mut s = Primitive::sphere(centre, radius, colour);
         match k % 3 {
             0 => {
@@ -211,12 +203,7 @@ struct Ray {
 
 /// CPU reference: the colour one primary ray gathers (same algorithm as the kernel).
 fn trace(scene: &[Primitive], origin: V3, direction: V3) -> V3 {
-    let mut stack = vec![Ray {
-        origin,
-        direction,
-        weight: [1.0; 3],
-        depth: 0,
-    }];
+    let mut stack = vec![Ray { origin, direction, weight: [1.0; 3], depth: 0 }];
     let mut colour = [0.0f32; 3];
     while let Some(ray) = stack.pop() {
         let mut nearest: Option<(usize, f32, bool)> = None;
@@ -291,11 +278,7 @@ fn trace(scene: &[Primitive], origin: V3, direction: V3) -> V3 {
             });
         }
         if hit.refraction > 0.0 && stack.len() < MAX_RAYS {
-            let eta = if inside {
-                hit.refr_index
-            } else {
-                1.0 / hit.refr_index
-            };
+            let eta = if inside { hit.refr_index } else { 1.0 / hit.refr_index };
             let k = 1.0 - eta * eta * (1.0 - cos_in * cos_in);
             if k >= 0.0 {
                 stack.push(Ray {
@@ -331,15 +314,8 @@ pub fn reference_pixel(scene: &[Primitive], view: &View, px: usize, py: usize) -
         for sx in 0..SAMPLES_PER_AXIS {
             let u = (px as f32 + (sx as f32 + 0.5) / n) / view.width as f32;
             let v = (py as f32 + (sy as f32 + 0.5) / n) / view.height as f32;
-            let on_screen = [
-                (u - 0.5) * view.view_width,
-                (0.5 - v) * view.view_height,
-                0.0,
-            ];
-            colour = add(
-                colour,
-                trace(scene, view.camera, normalize(sub(on_screen, view.camera))),
-            );
+            let on_screen = [(u - 0.5) * view.view_width, (0.5 - v) * view.view_height, 0.0];
+            colour = add(colour, trace(scene, view.camera, normalize(sub(on_screen, view.camera))));
         }
     }
     let c = scale(colour, 255.0 / (n * n));
@@ -361,13 +337,8 @@ impl RayTrace {
             Size::Small => (96, 64),
             Size::Paper => (4096, 3072),
         };
-        let view = View {
-            width,
-            height,
-            camera: [0.0, 0.25, -7.0],
-            view_width: 6.0,
-            view_height: 4.5,
-        };
+        let view =
+            View { width, height, camera: [0.0, 0.25, -7.0], view_width: 6.0, view_height: 4.5 };
         RayTrace {
             size,
             scene_kind,
@@ -431,9 +402,8 @@ impl Sample for RayTrace {
         let (indices, expected) = self.reference.get_or_insert_with(|| {
             let pixels = check_indices(self.view.width * self.view.height, self.size, 19);
             let (scene, view) = (&self.scene, self.view);
-            let colours = par_map(&pixels, |p| {
-                reference_pixel(scene, &view, p % view.width, p / view.width)
-            });
+            let colours =
+                par_map(&pixels, |p| reference_pixel(scene, &view, p % view.width, p / view.width));
             (pixels, colours)
         });
         let got: Vec<[u8; 4]> = indices.iter().map(|&p| self.pixels[p]).collect();

@@ -41,10 +41,7 @@ impl Grid {
 
     /// The offsets (dx, dy) of point (gx, gy) from the centre, computed as the kernel does.
     pub fn offsets(&self, gx: usize, gy: usize) -> (f32, f32) {
-        (
-            self.x_min + gx as f32 * self.step - self.x0,
-            self.y_min + gy as f32 * self.step - self.y0,
-        )
+        (self.x_min + gx as f32 * self.step - self.x0, self.y_min + gy as f32 * self.step - self.y0)
     }
 }
 
@@ -54,12 +51,9 @@ pub fn reference_point(grid: &Grid, gx: usize, gy: usize) -> f64 {
     let (dx, dy) = grid.offsets(gx, gy);
     let (dx, dy, y0) = (dx as f64, dy as f64, grid.y0 as f64);
     let order = grid.order.max(0) as usize;
-    let derivative: Vec<f64> = (0..=order)
-        .map(|n| (y0 + n as f64 * std::f64::consts::FRAC_PI_2).sin())
-        .collect();
-    let factorial: Vec<f64> = (0..=order)
-        .map(|k| (1..=k).map(|i| i as f64).product())
-        .collect();
+    let derivative: Vec<f64> =
+        (0..=order).map(|n| (y0 + n as f64 * std::f64::consts::FRAC_PI_2).sin()).collect();
+    let factorial: Vec<f64> = (0..=order).map(|k| (1..=k).map(|i| i as f64).product()).collect();
     let mut total = 0.0;
     for m in 0..=order {
         for n in 0..=order - m {
@@ -83,12 +77,7 @@ impl Taylor {
             Size::Small => Grid::centred(128, 128, 16),
             Size::Paper => Grid::centred(8192, 8192, 160),
         };
-        Taylor {
-            size,
-            grid,
-            approx: vec![0.0; grid.width * grid.height],
-            reference: None,
-        }
+        Taylor { size, grid, approx: vec![0.0; grid.width * grid.height], reference: None }
     }
 }
 
@@ -135,9 +124,8 @@ impl Sample for Taylor {
         let grid = self.grid;
         let (indices, expected) = self.reference.get_or_insert_with(|| {
             let points = check_indices(grid.width * grid.height, self.size, 15);
-            let values = par_map(&points, |p| {
-                reference_point(&grid, p % grid.width, p / grid.width)
-            });
+            let values =
+                par_map(&points, |p| reference_point(&grid, p % grid.width, p / grid.width));
             (points, values)
         });
         let got: Vec<f64> = indices.iter().map(|&p| self.approx[p] as f64).collect();

@@ -47,7 +47,9 @@ impl Balancer for Dynamic {
         check_setup(setup)?;
         self.size = match self.chunking {
             Chunking::Count(0) | Chunking::Size(0) => {
-                return Err(Error::BadBalancer("dynamic needs a non-zero package count or size".into()))
+                return Err(Error::BadBalancer(
+                    "dynamic needs a non-zero package count or size".into(),
+                ))
             }
             Chunking::Count(n) => setup.total_groups.div_ceil(n),
             Chunking::Size(s) => s,

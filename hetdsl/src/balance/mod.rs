@@ -144,10 +144,8 @@ impl Remaining {
 /// Split `total` into parts proportional to `weights` that add up to `total` exactly (largest
 /// remainder). Non-finite or negative weights count as zero; all-zero weights split evenly.
 pub fn proportional_split(total: u64, weights: &[f64]) -> Vec<u64> {
-    let clean: Vec<f64> = weights
-        .iter()
-        .map(|w| if w.is_finite() && *w > 0.0 { *w } else { 0.0 })
-        .collect();
+    let clean: Vec<f64> =
+        weights.iter().map(|w| if w.is_finite() && *w > 0.0 { *w } else { 0.0 }).collect();
     let sum: f64 = clean.iter().sum();
     let clean = if sum > 0.0 { clean } else { vec![1.0; weights.len()] };
     let sum: f64 = clean.iter().sum();

@@ -49,7 +49,9 @@ impl Balancer for Static {
                     w.len()
                 )))
             }
-            Some(w) if w.iter().any(|x| !x.is_finite() || *x < 0.0) || w.iter().all(|x| *x == 0.0) => {
+            Some(w)
+                if w.iter().any(|x| !x.is_finite() || *x < 0.0) || w.iter().all(|x| *x == 0.0) =>
+            {
                 return Err(Error::BadBalancer(format!(
                     "static weights must be non-negative and not all zero, got {w:?}"
                 )))
@@ -58,7 +60,8 @@ impl Balancer for Static {
             None => setup.devices.iter().map(|d| d.nominal_gflops).collect(),
         };
         let sizes = proportional_split(setup.total_groups, &weights);
-        let order: Vec<usize> = if self.reverse { (0..n).rev().collect() } else { (0..n).collect() };
+        let order: Vec<usize> =
+            if self.reverse { (0..n).rev().collect() } else { (0..n).collect() };
         self.planned = vec![None; n];
         self.orphans.clear();
         let mut offset = 0;

@@ -3,6 +3,8 @@
 use opencl3::device::{
     Device, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
 };
+use std::sync::OnceLock;
+
 use opencl3::platform::get_platforms;
 
 use crate::balance::DeviceKind;
@@ -18,8 +20,18 @@ pub(crate) struct Found {
     pub platform: usize,
 }
 
-/// Every device of every platform, in platform order.
+/// Every device of every platform, in platform order. Discovered once per process: some ICDs
+/// (PoCL among them) crash or report nothing when first initialised from several threads at
+/// once, and the device list does not change while a process runs.
 pub(crate) fn discover() -> Result<Vec<Found>> {
+    static FOUND: OnceLock<std::result::Result<Vec<Found>, String>> = OnceLock::new();
+    match FOUND.get_or_init(|| discover_now().map_err(|e| e.to_string())) {
+        Ok(found) => Ok(found.clone()),
+        Err(reason) => Err(Error::NoPlatformFound(reason.clone())),
+    }
+}
+
+fn discover_now() -> Result<Vec<Found>> {
     let platforms = get_platforms().map_err(Error::NoPlatform)?;
     if platforms.is_empty() {
         return Err(Error::NoPlatform(opencl3::error_codes::ClError(-1001)));

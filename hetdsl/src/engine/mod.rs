@@ -8,6 +8,7 @@
 //! ```
 
 mod discover;
+mod geometry;
 mod program;
 mod run;
 mod worker;
@@ -120,7 +121,9 @@ pub enum Arg<'a> {
 impl std::fmt::Debug for Arg<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Arg::In { bytes, elem, pattern } => write!(f, "In({} B, elem {elem}, {pattern})", bytes.len()),
+            Arg::In { bytes, elem, pattern } => {
+                write!(f, "In({} B, elem {elem}, {pattern})", bytes.len())
+            }
             Arg::Out { bytes, elem, pattern, dir } => {
                 write!(f, "{dir:?}({} B, elem {elem}, {pattern})", bytes.len())
             }
@@ -213,7 +216,12 @@ impl<'a> Launch<'a> {
     /// A buffer the kernel reads and writes, split by `pattern`.
     pub fn inout<T: Pod>(mut self, data: &'a mut [T], pattern: Pattern) -> Self {
         let elem = size_of::<T>();
-        self.args.push(Arg::Out { bytes: bytes_of_mut(data), elem, pattern, dir: Direction::InOut });
+        self.args.push(Arg::Out {
+            bytes: bytes_of_mut(data),
+            elem,
+            pattern,
+            dir: Direction::InOut,
+        });
         self
     }
 

@@ -58,7 +58,12 @@ impl Program {
                 ids.iter().map(|id| program.get_build_log(*id).unwrap_or_default()).collect();
             if built.is_err() {
                 for (f, log) in members.iter().zip(&logs) {
-                    failures.push(format!("--- {} ({}):\n{}", f.info.name, f.info.platform, log.trim()));
+                    failures.push(format!(
+                        "--- {} ({}):\n{}",
+                        f.info.name,
+                        f.info.platform,
+                        log.trim()
+                    ));
                 }
                 continue;
             }

@@ -1,9 +1,696 @@
-//! Executes a launch.
-use super::Launch;
-use crate::balance::Balancer;
-use crate::error::Result;
-use crate::report::Report;
+//! Executes a launch: checks it, starts one host thread per device, hands packages out through
+//! the balancer, watches for hung devices, and assembles the report.
+//!
+//! Who owns what:
+//! - [`Shared::state`] (one mutex) holds the balancer and all bookkeeping; device threads take it
+//!   only to ask for work and to report, never across an OpenCL wait.
+//! - The caller's slices are touched only by device threads copying whole packages in or out,
+//!   each under the [`Shared::gate`] read lock and its device's commit lock. When the run ends the
+//!   gate is closed for good, so a device left behind (hung in a driver call) can never touch the
+//!   caller's memory after `run` returns.
 
-pub(crate) fn execute(_launch: Launch<'_>, _balancer: Box<dyn Balancer>) -> Result<Report> {
-    todo!("engine under construction")
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
+
+use super::geometry::Geometry;
+use super::program::ProgramDevice;
+use super::worker::{self, ArgPlan, HostPtr};
+use super::{Arg, Fault, Launch, WatchdogConfig};
+use crate::balance::{Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup};
+use crate::error::{DeviceFault, Error, Result};
+use crate::pattern::{Direction, Pattern};
+use crate::report::{self, DeviceReport, PackageTrace, Report};
+
+/// What a device is told when it asks for work.
+pub(crate) enum Ask {
+    Run(Package),
+    /// Nothing now; ask again (only when not blocking).
+    Later,
+    /// Leave the run.
+    Stop,
+}
+
+/// Per-device bookkeeping.
+#[derive(Debug, Default)]
+struct DeviceState {
+    /// Answered `Done` by the balancer: only re-runs of failed packages are left for it.
+    balancer_done: bool,
+    /// Blocked waiting for work.
+    waiting: bool,
+    /// The package whose kernel is running, and when it was handed out.
+    running: Option<(Package, Instant)>,
+    /// Packages whose kernel finished but whose output is not merged yet.
+    unmerged: Vec<Package>,
+    packages: usize,
+    groups: u64,
+    busy: f64,
+    finish: f64,
+    /// Measured balancing units per second (host time of the last package).
+    speed: Option<f64>,
+    fault: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Setup,
+    Running,
+    Over,
+}
+
+pub(crate) struct State {
+    phase: Phase,
+    setup: Vec<Option<std::result::Result<(), Error>>>,
+    balancer: Box<dyn Balancer>,
+    /// Packages of failed devices, to run again on any device left.
+    retry: Vec<Package>,
+    /// Which balancing units the balancer has handed out (guards against a faulty balancer).
+    handed: Vec<u64>,
+    /// G, the run's balancing units.
+    total_units: u64,
+    /// Units whose output is not merged yet; the run is over at zero.
+    unmerged_units: u64,
+    devices: Vec<DeviceState>,
+    trace: Vec<PackageTrace>,
+    faults: Vec<(usize, Package, String)>,
+    t0: Instant,
+    fatal: Option<Error>,
+}
+
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+    /// `true` once the run is over: the caller's memory is off limits.
+    pub gate: RwLock<bool>,
+    /// Per device: still part of the run. Read without the state lock.
+    alive: Vec<AtomicBool>,
+    /// Per device: held while merging a package into the caller's memory.
+    commit: Vec<Mutex<()>>,
+    names: Vec<String>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A device thread that panicked cannot leave the state half-updated in a way that
+        // matters more than losing the run; recover the guard rather than propagate the panic.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn alive(&self, me: usize) -> bool {
+        self.alive[me].load(Ordering::Acquire)
+    }
+
+    /// Seconds since the run began.
+    fn now(&self, s: &State) -> f64 {
+        s.t0.elapsed().as_secs_f64()
+    }
+
+    /// A device finished (or failed) its set-up; then waits until every device has.
+    /// Returns whether to go on.
+    pub fn setup_done(&self, me: usize, result: Result<()>) -> bool {
+        let mut s = self.lock();
+        s.setup[me] = Some(result);
+        self.wake.notify_all();
+        while s.phase == Phase::Setup {
+            s = self.wake.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.phase == Phase::Running && self.alive(me)
+    }
+
+    /// The next package for `me`. With `block`, waits until there is one; without, answers
+    /// [`Ask::Later`] instead of waiting (a device with an output still to merge must merge it
+    /// before it waits, or the run could never end).
+    pub fn next_package(&self, me: usize, block: bool) -> Ask {
+        let mut s = self.lock();
+        loop {
+            if s.phase != Phase::Running || !self.alive(me) || s.unmerged_units == 0 {
+                return Ask::Stop;
+            }
+            if let Some(p) = s.retry.pop() {
+                return Ask::Run(self.hand_out(&mut s, me, p));
+            }
+            if !s.devices[me].balancer_done {
+                let now = self.now(&s);
+                let total = s.total_units;
+                match s.balancer.next(me, now) {
+                    Next::Run(p) => match check_fresh(&mut s.handed, total, p) {
+                        Ok(()) => return Ask::Run(self.hand_out(&mut s, me, p)),
+                        Err(e) => {
+                            self.abort(&mut s, e);
+                            return Ask::Stop;
+                        }
+                    },
+                    Next::Wait => {}
+                    Next::Done => s.devices[me].balancer_done = true,
+                }
+            }
+            if !block {
+                return Ask::Later;
+            }
+            s.devices[me].waiting = true;
+            if let Some(e) = self.stalled(&s) {
+                self.abort(&mut s, e);
+                return Ask::Stop;
+            }
+            s = self.wake.wait(s).unwrap_or_else(|e| e.into_inner());
+            s.devices[me].waiting = false;
+        }
+    }
+
+    fn hand_out(&self, s: &mut State, me: usize, p: Package) -> Package {
+        s.devices[me].running = Some((p, Instant::now()));
+        p
+    }
+
+    /// Every live device waits, nothing runs, yet work is left: the balancer will never hand it
+    /// out. That is a balancer bug; end the run with an error instead of hanging.
+    fn stalled(&self, s: &State) -> Option<Error> {
+        let live = (0..s.devices.len()).filter(|&d| self.alive(d));
+        let mut any = false;
+        for d in live {
+            any = true;
+            let st = &s.devices[d];
+            if !st.waiting || st.running.is_some() || !st.unmerged.is_empty() {
+                return None;
+            }
+        }
+        if !any || !s.retry.is_empty() || s.unmerged_units == 0 {
+            return None;
+        }
+        Some(Error::BadBalancer(format!(
+            "balancer `{}` stopped handing out work with {} unit(s) left",
+            s.balancer.name(),
+            s.unmerged_units
+        )))
+    }
+
+    fn abort(&self, s: &mut State, e: Error) {
+        if s.fatal.is_none() {
+            s.fatal = Some(e);
+        }
+        s.phase = Phase::Over;
+        self.wake.notify_all();
+    }
+
+    /// The kernel of `p` finished on `me` after `kernel_seconds` of device time.
+    /// Returns whether `me` is still part of the run.
+    pub fn kernel_done(&self, me: usize, p: Package, kernel_seconds: Option<f64>) -> bool {
+        let mut s = self.lock();
+        if !self.alive(me) || s.phase != Phase::Running {
+            return false;
+        }
+        let now = self.now(&s);
+        let started = match s.devices[me].running.take() {
+            Some((_, at)) => at.duration_since(s.t0).as_secs_f64(),
+            None => now,
+        };
+        let host = (now - started).max(1e-9);
+        let done = Completion {
+            device: me,
+            package: p,
+            kernel_seconds: kernel_seconds.unwrap_or(host),
+            host_start: started,
+            host_end: now,
+        };
+        s.balancer.completed(&done);
+        s.trace.push(PackageTrace {
+            device: me,
+            package: p,
+            host_start: started,
+            host_end: now,
+            kernel_seconds,
+        });
+        let d = &mut s.devices[me];
+        d.unmerged.push(p);
+        d.packages += 1;
+        d.groups += p.len;
+        d.busy += done.kernel_seconds;
+        d.speed = Some(p.len as f64 / host);
+        self.wake.notify_all();
+        true
+    }
+
+    /// Copy a finished package's output into the caller's memory with `merge`, unless the run
+    /// is over or `me` was dropped from it.
+    pub fn merge(&self, me: usize, p: Package, merge: impl FnOnce()) -> bool {
+        let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
+        let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        if *closed || !self.alive(me) {
+            return false;
+        }
+        merge();
+        drop(closed);
+        let mut s = self.lock();
+        let now = self.now(&s);
+        let d = &mut s.devices[me];
+        d.unmerged.retain(|q| *q != p);
+        d.finish = now;
+        s.unmerged_units -= p.len;
+        self.wake.notify_all();
+        true
+    }
+
+    /// Read the caller's memory (input slices) under the gate. `false` if the run is over.
+    pub fn with_caller_memory(&self, read: impl FnOnce()) -> bool {
+        let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        if *closed {
+            return false;
+        }
+        read();
+        true
+    }
+
+    /// `me` failed: its running and unmerged packages go back to the pool.
+    pub fn device_failed(&self, me: usize, reason: String) {
+        {
+            // Wait for a merge in progress to end, so none starts after this.
+            let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
+            self.alive[me].store(false, Ordering::Release);
+        }
+        let mut s = self.lock();
+        self.lose(&mut s, me, reason);
+    }
+
+    fn lose(&self, s: &mut State, me: usize, reason: String) {
+        let d = &mut s.devices[me];
+        if d.fault.is_some() {
+            return;
+        }
+        d.fault = Some(reason.clone());
+        let mut lost: Vec<Package> = d.unmerged.drain(..).collect();
+        lost.extend(d.running.take().map(|(p, _)| p));
+        for p in &lost {
+            s.faults.push((me, *p, reason.clone()));
+        }
+        s.retry.extend(lost);
+        s.balancer.device_lost(me);
+        if !(0..s.devices.len()).any(|d| self.alive(d)) && s.unmerged_units > 0 {
+            let faults = fault_list(s, &self.names);
+            self.abort(s, Error::AllDevicesFailed(faults));
+        }
+        self.wake.notify_all();
+    }
+}
+
+fn fault_list(s: &State, names: &[String]) -> Vec<DeviceFault> {
+    s.devices
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            d.fault.as_ref().map(|r| DeviceFault {
+                device: i,
+                name: names[i].clone(),
+                reason: r.clone(),
+            })
+        })
+        .collect()
+}
+
+/// A package from the balancer must lie inside the range and cover only units never handed out.
+fn check_fresh(handed: &mut [u64], total: u64, p: Package) -> Result<()> {
+    if p.len == 0 || p.end() > total {
+        return Err(Error::BadBalancer(format!(
+            "balancer returned package {p:?} outside the range"
+        )));
+    }
+    for u in p.offset..p.end() {
+        let (w, b) = ((u / 64) as usize, u % 64);
+        if handed[w] & (1 << b) != 0 {
+            return Err(Error::BadBalancer(format!(
+                "balancer handed out work-group {u} twice (package {p:?})"
+            )));
+        }
+        handed[w] |= 1 << b;
+    }
+    Ok(())
+}
+
+/// Everything a launch asks for, checked against the kernel's geometry.
+fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
+    let total_items = geo.total_items();
+    let mut plans = Vec::with_capacity(args.len());
+    for (index, arg) in args.into_iter().enumerate() {
+        let bad = |reason: String| Error::BadArgument { index, reason };
+        let (ptr, len, elem, pattern, dir) = match arg {
+            Arg::Scalar(bytes) => {
+                plans.push(ArgPlan::Scalar { index, bytes });
+                continue;
+            }
+            Arg::Local(bytes) => {
+                if bytes == 0 {
+                    return Err(bad("a __local buffer of 0 bytes".into()));
+                }
+                plans.push(ArgPlan::Local { index, bytes });
+                continue;
+            }
+            Arg::In { bytes, elem, pattern } => {
+                (bytes.as_ptr() as *mut u8, bytes.len(), elem, pattern, Direction::In)
+            }
+            Arg::Out { bytes, elem, pattern, dir } => {
+                (bytes.as_mut_ptr(), bytes.len(), elem, pattern, dir)
+            }
+        };
+        if len == 0 {
+            return Err(bad("an empty buffer (OpenCL cannot allocate 0 bytes)".into()));
+        }
+        if elem == 0 || len % elem != 0 {
+            return Err(bad(format!("{len} bytes is not a whole number of {elem}-byte elements")));
+        }
+        let elems = (len / elem) as u64;
+        match pattern {
+            Pattern::Whole if dir.writes() => {
+                return Err(bad(
+                    "an output cannot be `whole`: each device would write all of it; give it a pattern a:b".into(),
+                ))
+            }
+            Pattern::Whole => {}
+            Pattern::Ratio { .. } => {
+                pattern.check_granularity(geo.items_per_unit).map_err(bad)?;
+                let Some(need) = pattern.required_len(total_items) else {
+                    return Err(bad(format!(
+                        "pattern {pattern} does not give a whole number of elements for {total_items} work-items"
+                    )));
+                };
+                if need != elems {
+                    return Err(bad(format!(
+                        "buffer has {elems} elements but pattern {pattern} over {total_items} work-items needs {need}",
+                    )));
+                }
+            }
+        }
+        plans.push(ArgPlan::Buffer { index, host: HostPtr { ptr, len }, elem, pattern, dir });
+    }
+    Ok(plans)
+}
+
+/// What the balancer learns of a device before the run: nominal speed and fill bound.
+/// (Interim rule until the occupancy module lands: see issue 4.)
+fn profile(d: &ProgramDevice, geo: &Geometry) -> DeviceProfile {
+    let info = &d.info;
+    let ghz = info.clock_mhz.max(1) as f64 / 1000.0;
+    let (lanes, groups_per_cu) = match info.kind {
+        DeviceKind::Cpu => (info.native_float_width.max(1) as f64 * 2.0, 1),
+        _ => (64.0, 2),
+    };
+    let nominal = info.compute_units as f64 * lanes * 2.0 * ghz;
+    let groups = info.compute_units as u64 * groups_per_cu;
+    DeviceProfile {
+        kind: info.kind,
+        nominal_gflops: nominal,
+        min_groups: groups.div_ceil(geo.groups_per_unit()).max(1),
+    }
+}
+
+pub(crate) fn execute(launch: Launch<'_>, mut balancer: Box<dyn Balancer>) -> Result<Report> {
+    let t_binary = Instant::now();
+    let Launch { program, kernel, global, local, args, devices, faults, watchdog, warmup, .. } =
+        launch;
+    let geo = Geometry::new(&global, &local)?;
+    if !program.kernel_names.iter().any(|k| *k == kernel) {
+        return Err(Error::NoSuchKernel {
+            name: kernel,
+            file: program.source_name.clone(),
+            available: program.kernel_names.join(", "),
+        });
+    }
+    let chosen: Vec<ProgramDevice> = match &devices {
+        None => program.devices.clone(),
+        Some(ix) => {
+            let mut v = Vec::new();
+            for &i in ix {
+                let d = program.devices.get(i).ok_or_else(|| Error::NoDeviceMatches {
+                    filter: format!("device position {i}"),
+                    found: format!("{} device(s) in the program", program.devices.len()),
+                })?;
+                v.push(d.clone());
+            }
+            v
+        }
+    };
+    if chosen.is_empty() {
+        return Err(Error::NoDeviceMatches {
+            filter: "an empty device list".into(),
+            found: String::new(),
+        });
+    }
+    let plans = plan_arguments(args, &geo)?;
+    let n = chosen.len();
+    let setup = Setup {
+        total_groups: geo.units,
+        devices: chosen.iter().map(|d| profile(d, &geo)).collect(),
+    };
+    balancer.start(&setup)?;
+
+    let names: Vec<String> = chosen.iter().map(|d| d.info.name.clone()).collect();
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State {
+            phase: Phase::Setup,
+            setup: (0..n).map(|_| None).collect(),
+            balancer,
+            retry: Vec::new(),
+            handed: vec![0; geo.units.div_ceil(64) as usize],
+            total_units: geo.units,
+            unmerged_units: geo.units,
+            devices: (0..n).map(|_| DeviceState::default()).collect(),
+            trace: Vec::new(),
+            faults: Vec::new(),
+            t0: Instant::now(),
+            fatal: None,
+        }),
+        wake: Condvar::new(),
+        gate: RwLock::new(false),
+        alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
+        commit: (0..n).map(|_| Mutex::new(())).collect(),
+        names: names.clone(),
+    });
+
+    let mut handles = Vec::with_capacity(n);
+    for (me, dev) in chosen.iter().enumerate() {
+        let job = worker::Job {
+            me,
+            device: dev.clone(),
+            kernel: kernel.clone(),
+            geo: geo.clone(),
+            args: plans.clone(),
+            faults: faults.iter().copied().filter(|f| fault_device(f) == me).collect(),
+            warmup,
+            shared: shared.clone(),
+        };
+        let spawned = std::thread::Builder::new()
+            .name(format!("hetdsl-dev{me}"))
+            .spawn(move || worker::run(job));
+        match spawned {
+            Ok(h) => handles.push(Some(h)),
+            Err(e) => {
+                shared.device_failed(me, format!("cannot start its host thread: {e}"));
+                shared.setup_done(
+                    me,
+                    Err(Error::Io { path: "thread".into(), reason: e.to_string() }),
+                );
+                handles.push(None);
+            }
+        }
+    }
+
+    let outcome = coordinate(&shared, n, watchdog);
+    // Close the gate: from here on no device thread touches the caller's memory.
+    *shared.gate.write().unwrap_or_else(|e| e.into_inner()) = true;
+    let lost: Vec<bool> = {
+        let mut s = shared.lock();
+        s.phase = Phase::Over;
+        shared.wake.notify_all();
+        (0..n).map(|d| !shared.alive(d)).collect()
+    };
+    // Join the devices still part of the run (they finish their release); a lost device may be
+    // stuck in its driver and is left behind, holding nothing of the caller's.
+    for (h, lost) in handles.into_iter().zip(lost) {
+        if let (Some(h), false) = (h, lost) {
+            let _ = h.join();
+        }
+    }
+    outcome?;
+    let mut s = shared.lock();
+    let devices: Vec<DeviceReport> = chosen
+        .iter()
+        .zip(&s.devices)
+        .enumerate()
+        .map(|(i, (d, st))| DeviceReport {
+            index: i,
+            name: d.info.name.clone(),
+            kind: d.info.kind,
+            packages: st.packages,
+            groups: st.groups,
+            busy_seconds: st.busy,
+            finish_seconds: st.finish,
+            fault: st.fault.clone(),
+        })
+        .collect();
+    let finish: Vec<f64> =
+        devices.iter().filter(|d| d.fault.is_none()).map(|d| d.finish_seconds).collect();
+    let roi = devices.iter().map(|d| d.finish_seconds).fold(0.0, f64::max);
+    Ok(Report {
+        kernel,
+        balancer: s.balancer.name(),
+        total_groups: geo.units,
+        balance: report::balance(&finish),
+        devices,
+        trace: std::mem::take(&mut s.trace),
+        roi_seconds: roi,
+        binary_seconds: t_binary.elapsed().as_secs_f64(),
+        speedup: None,
+        smax: None,
+        efficiency: None,
+        faults: std::mem::take(&mut s.faults),
+    })
+}
+
+fn fault_device(f: &Fault) -> usize {
+    match *f {
+        Fault::Fail { device, .. } | Fault::Hang { device, .. } | Fault::Slow { device, .. } => {
+            device
+        }
+    }
+}
+
+/// The caller's thread: waits for set-up, starts the run, then watches for hung devices until
+/// every unit's output is merged or the run fails.
+fn coordinate(shared: &Shared, n: usize, watchdog: WatchdogConfig) -> Result<()> {
+    let mut s = shared.lock();
+    while s.setup.iter().any(Option::is_none) {
+        s = shared.wake.wait(s).unwrap_or_else(|e| e.into_inner());
+    }
+    // A user error found while setting up (limits, arguments) is reported as such; a device that
+    // merely failed to set up is dropped from the run.
+    let mut setup_errors = Vec::new();
+    for d in 0..n {
+        if let Some(Err(e)) = s.setup[d].take() {
+            setup_errors.push((d, e));
+        }
+    }
+    if let Some(pos) = setup_errors.iter().position(|(_, e)| !matches!(e, Error::Cl { .. })) {
+        let e = setup_errors.swap_remove(pos).1;
+        s.phase = Phase::Over;
+        shared.wake.notify_all();
+        return Err(e);
+    }
+    for (d, e) in setup_errors {
+        shared.alive[d].store(false, Ordering::Release);
+        let reason = format!("set-up failed: {e}");
+        s.devices[d].fault = Some(reason);
+        s.balancer.device_lost(d);
+    }
+    if !(0..n).any(|d| shared.alive(d)) {
+        s.phase = Phase::Over;
+        shared.wake.notify_all();
+        return Err(Error::AllDevicesFailed(fault_list(&s, &shared.names)));
+    }
+    s.t0 = Instant::now();
+    s.phase = Phase::Running;
+    shared.wake.notify_all();
+    loop {
+        if let Some(e) = s.fatal.take() {
+            return Err(e);
+        }
+        if s.unmerged_units == 0 {
+            return Ok(());
+        }
+        if s.phase == Phase::Over {
+            return Err(Error::BadBalancer("the run ended with work left".into()));
+        }
+        let hung: Vec<(usize, String)> = (0..n)
+            .filter(|&d| shared.alive(d))
+            .filter_map(|d| {
+                let st = &s.devices[d];
+                let (p, since) = st.running?;
+                let elapsed = since.elapsed();
+                let expected = st.speed.map(|v| Duration::from_secs_f64(p.len as f64 / v));
+                let limit =
+                    expected.map_or(watchdog.min, |e| e.mul_f64(watchdog.factor).max(watchdog.min));
+                (elapsed > limit).then(|| {
+                    (
+                        d,
+                        format!(
+                            "hung: package {p:?} ran {:.3} s, limit {:.3} s",
+                            elapsed.as_secs_f64(),
+                            limit.as_secs_f64()
+                        ),
+                    )
+                })
+            })
+            .collect();
+        for (d, reason) in hung {
+            drop(s);
+            shared.device_failed(d, reason);
+            s = shared.lock();
+        }
+        s = shared
+            .wake
+            .wait_timeout(s, Duration::from_millis(20))
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked_against_patterns() {
+        let geo = Geometry::new(&[256], &[64]).unwrap();
+        let x = vec![0f32; 256];
+        let short = vec![0f32; 255];
+        let mut out = vec![0f32; 4];
+        let ok = plan_arguments(
+            vec![
+                Arg::In { bytes: crate::pod::bytes_of(&x), elem: 4, pattern: Pattern::ONE_TO_ONE },
+                Arg::Out {
+                    bytes: crate::pod::bytes_of_mut(&mut out),
+                    elem: 4,
+                    pattern: Pattern::ratio(1, 64).unwrap(),
+                    dir: Direction::Out,
+                },
+                Arg::Scalar(vec![0; 4]),
+            ],
+            &geo,
+        );
+        assert_eq!(ok.unwrap().len(), 3);
+        let bad = plan_arguments(
+            vec![Arg::In {
+                bytes: crate::pod::bytes_of(&short),
+                elem: 4,
+                pattern: Pattern::ONE_TO_ONE,
+            }],
+            &geo,
+        );
+        assert!(matches!(bad, Err(Error::BadArgument { index: 0, .. })));
+        let whole_out = plan_arguments(
+            vec![Arg::Out {
+                bytes: crate::pod::bytes_of_mut(&mut out),
+                elem: 4,
+                pattern: Pattern::Whole,
+                dir: Direction::Out,
+            }],
+            &geo,
+        );
+        assert!(matches!(whole_out, Err(Error::BadArgument { .. })));
+        let split = plan_arguments(
+            vec![Arg::In {
+                bytes: crate::pod::bytes_of(&x),
+                elem: 4,
+                pattern: Pattern::ratio(1, 128).unwrap(),
+            }],
+            &geo,
+        );
+        assert!(matches!(split, Err(Error::BadArgument { .. })), "1:128 cannot split groups of 64");
+    }
+
+    #[test]
+    fn handed_out_work_is_checked() {
+        let mut handed = vec![0u64; 2];
+        assert!(check_fresh(&mut handed, 128, Package { offset: 0, len: 70 }).is_ok());
+        assert!(check_fresh(&mut handed, 128, Package { offset: 69, len: 2 }).is_err());
+        assert!(check_fresh(&mut handed, 128, Package { offset: 100, len: 0 }).is_err());
+        assert!(check_fresh(&mut handed, 128, Package { offset: 120, len: 9 }).is_err());
+    }
 }

@@ -1,1 +1,516 @@
-//! One host thread per device.
+//! One host thread per device: it owns the device's queues, its own `Kernel` (opencl3's `Kernel`
+//! is not `Sync`), its buffers and their host staging, and runs packages until the coordinator
+//! has nothing left for it.
+//!
+//! Per package: copy the package's slice of each sliced input into host staging, write it to the
+//! device, launch the kernel over the package with a global work offset, and read the output
+//! slices back into staging on a second queue; the next package is launched before that
+//! read-back is waited for, so the device computes while the previous output returns. Outputs
+//! reach the caller's memory only through [`Shared::merge`].
+//!
+//! Staging is pinned host memory where the driver gives it (`CL_MEM_ALLOC_HOST_PTR`, mapped once),
+//! which is what makes GPU read-back run at link speed rather than through pageable copies.
+
+use std::ops::Range;
+use std::ptr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::event::Event;
+use opencl3::kernel::Kernel;
+use opencl3::memory::{
+    Buffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_COPY_HOST_PTR,
+    CL_MEM_READ_ONLY, CL_MEM_READ_WRITE,
+};
+use opencl3::types::{cl_event, CL_BLOCKING, CL_NON_BLOCKING};
+
+use super::geometry::Geometry;
+use super::program::ProgramDevice;
+use super::run::{Ask, Shared};
+use super::Fault;
+use crate::balance::Package;
+use crate::error::{ClContext, Error, Result};
+use crate::pattern::{Direction, Pattern};
+
+/// The caller's memory for one buffer argument. Only dereferenced under the run's gate.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostPtr {
+    pub ptr: *mut u8,
+    pub len: usize,
+}
+// SAFETY: the pointer is only dereferenced by device threads under `Shared::gate`, while the
+// `Launch` that borrowed the caller's slices is still inside `run`; packages touch disjoint
+// ranges of outputs, and inputs are only read.
+unsafe impl Send for HostPtr {}
+unsafe impl Sync for HostPtr {}
+
+/// One kernel argument, ready for a device.
+#[derive(Debug, Clone)]
+pub(crate) enum ArgPlan {
+    Buffer { index: usize, host: HostPtr, elem: usize, pattern: Pattern, dir: Direction },
+    Scalar { index: usize, bytes: Vec<u8> },
+    Local { index: usize, bytes: usize },
+}
+
+/// What a device thread is given.
+pub(crate) struct Job {
+    pub me: usize,
+    pub device: ProgramDevice,
+    pub kernel: String,
+    pub geo: Geometry,
+    pub args: Vec<ArgPlan>,
+    pub faults: Vec<Fault>,
+    pub warmup: bool,
+    pub shared: Arc<Shared>,
+}
+
+/// Host memory the device transfers from and to.
+enum Staging {
+    /// Pinned: a mapped `CL_MEM_ALLOC_HOST_PTR` buffer.
+    Pinned { buffer: Buffer<u8>, ptr: *mut u8, len: usize },
+    /// Ordinary heap memory when the driver offers no pinned memory.
+    Heap(Vec<u8>),
+}
+
+impl Staging {
+    fn new(queue: &CommandQueue, context: &opencl3::context::Context, len: usize) -> Staging {
+        let pinned = unsafe {
+            Buffer::<u8>::create(
+                context,
+                CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
+                len,
+                ptr::null_mut(),
+            )
+        }
+        .and_then(|buffer| {
+            let mut mapped = ptr::null_mut();
+            unsafe {
+                queue.enqueue_map_buffer(
+                    &buffer,
+                    CL_BLOCKING,
+                    CL_MAP_READ | CL_MAP_WRITE,
+                    0,
+                    len,
+                    &mut mapped,
+                    &[],
+                )
+            }
+            .map(|_| Staging::Pinned { buffer, ptr: mapped as *mut u8, len })
+        });
+        pinned.unwrap_or_else(|_| Staging::Heap(vec![0; len]))
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        match self {
+            // SAFETY: the mapping stays valid until `unmap` and covers `len` bytes.
+            Staging::Pinned { ptr, len, .. } => unsafe {
+                std::slice::from_raw_parts_mut(*ptr, *len)
+            },
+            Staging::Heap(v) => v,
+        }
+    }
+
+    fn unmap(&mut self, queue: &CommandQueue) {
+        if let Staging::Pinned { buffer, ptr, .. } = self {
+            let mapped = *ptr as *mut std::ffi::c_void;
+            if unsafe { queue.enqueue_unmap_mem_object(buffer.get(), mapped, &[]) }.is_ok() {
+                let _ = queue.finish();
+            }
+        }
+    }
+}
+
+/// A buffer argument on one device.
+struct DeviceBuffer {
+    host: HostPtr,
+    elem: usize,
+    pattern: Pattern,
+    dir: Direction,
+    buffer: Buffer<u8>,
+    /// Staging for sliced buffers; whole inputs are copied at creation and need none.
+    staging: Option<Staging>,
+}
+
+impl DeviceBuffer {
+    /// Byte range of this buffer that a package touches.
+    fn bytes(&self, geo: &Geometry, p: Package) -> Range<usize> {
+        let (first, items) = geo.items(p);
+        let elems = self.pattern.elements(first, items, (self.host.len / self.elem) as u64);
+        elems.start as usize * self.elem..elems.end as usize * self.elem
+    }
+}
+
+/// A package in flight on this device.
+struct InFlight {
+    package: Package,
+    reads: Vec<Event>,
+}
+
+struct Device {
+    compute: CommandQueue,
+    transfer: CommandQueue,
+    kernel: Kernel,
+    buffers: Vec<DeviceBuffer>,
+}
+
+/// The thread's body.
+pub(crate) fn run(job: Job) {
+    let me = job.me;
+    let shared = job.shared.clone();
+    let mut device = match set_up(&job) {
+        Ok(d) => d,
+        Err(e) => {
+            shared.setup_done(me, Err(e));
+            return;
+        }
+    };
+    if shared.setup_done(me, Ok(())) {
+        if let Err(reason) = work(&job, &mut device) {
+            shared.device_failed(me, reason);
+        }
+    }
+    for b in &mut device.buffers {
+        if let Some(s) = &mut b.staging {
+            s.unmap(&device.transfer);
+        }
+    }
+}
+
+fn set_up(job: &Job) -> Result<Device> {
+    let dev = &job.device;
+    let info = &dev.info;
+    let limit =
+        |reason: String| Error::DeviceLimit { device: job.me, name: info.name.clone(), reason };
+    let context = &dev.platform.context;
+    let id = dev.device.id();
+    let queue = || unsafe {
+        CommandQueue::create_with_properties(context, id, CL_QUEUE_PROFILING_ENABLE, 0)
+    };
+    let compute = queue().call("clCreateCommandQueueWithProperties")?;
+    let transfer = queue().call("clCreateCommandQueueWithProperties")?;
+    let kernel = Kernel::create(&dev.platform.program, &job.kernel).call("clCreateKernel")?;
+
+    let wg: usize = job.geo.local.iter().product();
+    let kernel_max = kernel.get_work_group_size(id).unwrap_or(info.max_work_group_size);
+    if wg > info.max_work_group_size || wg > kernel_max {
+        return Err(limit(format!(
+            "work-group size {:?} ({wg} work-items) exceeds the maximum {} for this kernel on this device",
+            job.geo.local,
+            kernel_max.min(info.max_work_group_size)
+        )));
+    }
+    for (d, (l, max)) in job.geo.local.iter().zip(&info.max_work_item_sizes).enumerate() {
+        if l > max {
+            return Err(limit(format!(
+                "work-group size {l} in dimension {d} exceeds the device's maximum {max}"
+            )));
+        }
+    }
+    let num_args = kernel.num_args().call("clGetKernelInfo(NUM_ARGS)")? as usize;
+    if num_args != job.args.len() {
+        return Err(Error::BadArgument {
+            index: job.args.len().min(num_args),
+            reason: format!(
+                "kernel `{}` takes {num_args} arguments, {} given",
+                job.kernel,
+                job.args.len()
+            ),
+        });
+    }
+
+    let mut buffers = Vec::new();
+    let mut local_bytes = 0u64;
+    for arg in &job.args {
+        match arg {
+            ArgPlan::Scalar { index, bytes } => unsafe {
+                opencl3::kernel::set_kernel_arg(
+                    kernel.get(),
+                    *index as u32,
+                    bytes.len(),
+                    bytes.as_ptr().cast(),
+                )
+            }
+            .map_err(|e| Error::BadArgument {
+                index: *index,
+                reason: format!("the kernel rejected a {}-byte scalar: {e}", bytes.len()),
+            })?,
+            ArgPlan::Local { index, bytes } => {
+                local_bytes += *bytes as u64;
+                unsafe { kernel.set_arg_local_buffer(*index as u32, *bytes) }.map_err(|e| {
+                    Error::BadArgument {
+                        index: *index,
+                        reason: format!(
+                            "the kernel rejected a __local buffer of {bytes} bytes: {e}"
+                        ),
+                    }
+                })?
+            }
+            ArgPlan::Buffer { index, host, elem, pattern, dir } => {
+                if host.len as u64 > info.max_alloc_bytes {
+                    return Err(limit(format!(
+                        "argument {index}: a buffer of {} bytes exceeds the device's maximum allocation of {} bytes",
+                        host.len, info.max_alloc_bytes
+                    )));
+                }
+                let whole_input = *pattern == Pattern::Whole;
+                let buffer = if whole_input {
+                    // Copied by the driver during creation: the caller's memory is not used after.
+                    let mut made = None;
+                    job.shared.with_caller_memory(|| {
+                        made = Some(unsafe {
+                            Buffer::<u8>::create(
+                                context,
+                                CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                host.len,
+                                host.ptr.cast(),
+                            )
+                        });
+                    });
+                    made.ok_or_else(|| Error::BadArgument {
+                        index: *index,
+                        reason: "run closed".into(),
+                    })?
+                } else {
+                    let flags =
+                        if *dir == Direction::In { CL_MEM_READ_ONLY } else { CL_MEM_READ_WRITE };
+                    unsafe { Buffer::<u8>::create(context, flags, host.len, ptr::null_mut()) }
+                }
+                .map_err(|e| {
+                    limit(format!("argument {index}: cannot allocate {} bytes: {e}", host.len))
+                })?;
+                unsafe { kernel.set_arg(*index as u32, &buffer.get()) }.map_err(|e| {
+                    Error::BadArgument {
+                        index: *index,
+                        reason: format!(
+                            "the kernel rejected a buffer here ({e}); is this argument a pointer?"
+                        ),
+                    }
+                })?;
+                let staging = (!whole_input).then(|| Staging::new(&transfer, context, host.len));
+                buffers.push(DeviceBuffer {
+                    host: *host,
+                    elem: *elem,
+                    pattern: *pattern,
+                    dir: *dir,
+                    buffer,
+                    staging,
+                });
+            }
+        }
+    }
+    let static_local = kernel.get_local_mem_size(id).unwrap_or(0);
+    let local_total = static_local.max(local_bytes);
+    if local_total > info.local_mem_bytes {
+        return Err(limit(format!(
+            "the kernel needs {local_total} bytes of local memory per work-group, the device has {}",
+            info.local_mem_bytes
+        )));
+    }
+    let mut device = Device { compute, transfer, kernel, buffers };
+    if job.warmup {
+        // One work-group at offset 0 and one at the last unit: PoCL compiles a zero and a
+        // non-zero global offset separately, and both kinds of package will come.
+        let last = job.geo.units - 1;
+        for offset in if last > 0 { vec![0, last] } else { vec![0] } {
+            let p = Package { offset, len: 1 };
+            let ev = launch(job, &mut device, p)
+                .map_err(|e| Error::Cl { call: "warm-up launch", code: e })?;
+            ev.wait().call("warm-up launch")?;
+        }
+    }
+    Ok(device)
+}
+
+/// Write a package's inputs and launch its kernel; returns the kernel's event.
+fn launch(
+    job: &Job,
+    d: &mut Device,
+    p: Package,
+) -> std::result::Result<Event, opencl3::error_codes::ClError> {
+    let mut writes: Vec<Event> = Vec::new();
+    for b in d.buffers.iter_mut().filter(|b| b.dir.reads() && b.pattern != Pattern::Whole) {
+        let range = b.bytes(&job.geo, p);
+        if range.is_empty() {
+            continue;
+        }
+        let Some(staging) = b.staging.as_mut() else { continue };
+        let host = b.host;
+        let dst = &mut staging.bytes()[range.clone()];
+        let copied = job.shared.with_caller_memory(|| {
+            // SAFETY: inside the gate; `range` lies within the caller's slice (checked by the plan).
+            let src = unsafe { std::slice::from_raw_parts(host.ptr.add(range.start), range.len()) };
+            dst.copy_from_slice(src);
+        });
+        if !copied {
+            return Err(opencl3::error_codes::ClError(opencl3::error_codes::CL_INVALID_OPERATION));
+        }
+        let ev = unsafe {
+            opencl3::command_queue::enqueue_write_buffer(
+                d.compute.get(),
+                b.buffer.get(),
+                CL_NON_BLOCKING,
+                range.start,
+                range.len(),
+                dst.as_ptr().cast(),
+                0,
+                ptr::null(),
+            )
+        }?;
+        writes.push(Event::new(ev));
+    }
+    let (offset, size) = job.geo.launch(p);
+    let wait: Vec<cl_event> = writes.iter().map(|e| e.get()).collect();
+    let ev = unsafe {
+        d.compute.enqueue_nd_range_kernel(
+            d.kernel.get(),
+            offset.len() as u32,
+            offset.as_ptr(),
+            size.as_ptr(),
+            job.geo.local.as_ptr(),
+            &wait,
+        )
+    }?;
+    d.compute.flush()?;
+    Ok(ev)
+}
+
+/// Queue the read-back of a package's outputs after its kernel.
+fn read_back(
+    job: &Job,
+    d: &mut Device,
+    p: Package,
+    kernel: &Event,
+) -> std::result::Result<Vec<Event>, opencl3::error_codes::ClError> {
+    let mut reads = Vec::new();
+    let wait = [kernel.get()];
+    for b in d.buffers.iter_mut().filter(|b| b.dir.writes()) {
+        let range = b.bytes(&job.geo, p);
+        if range.is_empty() {
+            continue;
+        }
+        let Some(staging) = b.staging.as_mut() else { continue };
+        let dst = &mut staging.bytes()[range.clone()];
+        let ev = unsafe {
+            opencl3::command_queue::enqueue_read_buffer(
+                d.transfer.get(),
+                b.buffer.get(),
+                CL_NON_BLOCKING,
+                range.start,
+                range.len(),
+                dst.as_mut_ptr().cast(),
+                1,
+                wait.as_ptr(),
+            )
+        }?;
+        reads.push(Event::new(ev));
+    }
+    d.transfer.flush()?;
+    Ok(reads)
+}
+
+/// Wait for a package's read-back and merge it into the caller's memory.
+fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), String> {
+    for r in &f.reads {
+        r.wait().map_err(|e| format!("read-back of package {:?} failed: {e}", f.package))?;
+    }
+    let p = f.package;
+    let geo = &job.geo;
+    let buffers = &mut d.buffers;
+    job.shared.merge(job.me, p, || {
+        for b in buffers.iter_mut().filter(|b| b.dir.writes()) {
+            let range = b.bytes(geo, p);
+            let host = b.host;
+            if let Some(staging) = b.staging.as_mut() {
+                let src = &staging.bytes()[range.clone()];
+                // SAFETY: under the gate and this device's commit lock; packages are disjoint.
+                let dst = unsafe {
+                    std::slice::from_raw_parts_mut(host.ptr.add(range.start), range.len())
+                };
+                dst.copy_from_slice(src);
+            }
+        }
+    });
+    Ok(())
+}
+
+fn kernel_seconds(ev: &Event) -> Option<f64> {
+    let start = ev.profiling_command_start().ok()?;
+    let end = ev.profiling_command_end().ok()?;
+    (end >= start && start > 0).then(|| (end - start) as f64 * 1e-9)
+}
+
+/// The package loop. `Err` carries the reason this device must leave the run.
+fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
+    let me = job.me;
+    let mut previous: Option<InFlight> = None;
+    let mut count = 0usize;
+    loop {
+        let p = match job.shared.next_package(me, previous.is_none()) {
+            Ask::Run(p) => p,
+            Ask::Stop => break,
+            Ask::Later => {
+                if let Some(f) = previous.take() {
+                    finish(job, d, f)?;
+                }
+                continue;
+            }
+        };
+        let index = count;
+        count += 1;
+        if let Some(reason) = injected_failure(job, index) {
+            if let Some(f) = previous.take() {
+                finish(job, d, f)?;
+            }
+            return Err(reason);
+        }
+        let kernel =
+            launch(job, d, p).map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
+        if let Some(f) = previous.take() {
+            finish(job, d, f)?;
+        }
+        if injected_hang(job, index) {
+            // Behave like a device that never answers: block until dropped from the run.
+            while job.shared.alive(me) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            return Ok(());
+        }
+        kernel.wait().map_err(|e| format!("kernel on package {p:?} failed: {e}"))?;
+        let seconds = kernel_seconds(&kernel);
+        if let Some(factor) = injected_slowdown(job) {
+            let t = seconds.unwrap_or(1e-3) * (factor.saturating_sub(1)) as f64;
+            std::thread::sleep(Duration::from_secs_f64(t));
+        }
+        if !job.shared.kernel_done(me, p, seconds) {
+            return Ok(());
+        }
+        let reads = read_back(job, d, p, &kernel)
+            .map_err(|e| format!("read-back of package {p:?} failed: {e}"))?;
+        previous = Some(InFlight { package: p, reads });
+    }
+    if let Some(f) = previous.take() {
+        finish(job, d, f)?;
+    }
+    Ok(())
+}
+
+fn injected_failure(job: &Job, index: usize) -> Option<String> {
+    job.faults.iter().find_map(|f| match *f {
+        Fault::Fail { package, .. } if package == index => {
+            Some(format!("injected failure at its package {index} (CL_OUT_OF_RESOURCES)"))
+        }
+        _ => None,
+    })
+}
+
+fn injected_hang(job: &Job, index: usize) -> bool {
+    job.faults.iter().any(|f| matches!(*f, Fault::Hang { package, .. } if package == index))
+}
+
+fn injected_slowdown(job: &Job) -> Option<u32> {
+    job.faults.iter().find_map(|f| match *f {
+        Fault::Slow { factor, .. } => Some(factor),
+        _ => None,
+    })
+}

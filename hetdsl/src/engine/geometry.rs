@@ -1,0 +1,139 @@
+//! NDRange geometry: how packages of balancing units map to launches and to buffer elements.
+//!
+//! The balancing unit is one work-group for 1-D ranges and one row of work-groups for 2-D ranges
+//! (2-D packages are bands of rows), so that every package is a contiguous range of the
+//! row-major linearised work-item index `y · width + x`, which is what patterns apply to.
+
+use crate::balance::Package;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    pub global: Vec<usize>,
+    pub local: Vec<usize>,
+    /// G: balancing units (work-groups, or rows of work-groups in 2-D).
+    pub units: u64,
+    /// Work-items per balancing unit.
+    pub items_per_unit: u64,
+    /// Work-items per work-group.
+    pub items_per_group: u64,
+}
+
+impl Geometry {
+    pub fn new(global: &[usize], local: &[usize]) -> Result<Self> {
+        if global.is_empty() {
+            return Err(Error::BadRange(
+                "no global size given: call `.global(&[n])` or `.global(&[w, h])`".into(),
+            ));
+        }
+        if global.len() > 2 {
+            return Err(Error::BadRange(format!(
+                "{}-D NDRange {global:?}: only 1-D and 2-D ranges are supported",
+                global.len()
+            )));
+        }
+        if local.is_empty() {
+            return Err(Error::BadRange(
+                "no work-group size given: call `.local(..)` with as many dimensions as the NDRange".into(),
+            ));
+        }
+        if local.len() != global.len() {
+            return Err(Error::BadRange(format!(
+                "global size {global:?} has {} dimension(s) but the work-group size {local:?} has {}",
+                global.len(),
+                local.len()
+            )));
+        }
+        if global.contains(&0) {
+            return Err(Error::BadRange(format!("empty NDRange {global:?}")));
+        }
+        if local.contains(&0) {
+            return Err(Error::BadRange(format!("work-group size {local:?} has a zero dimension")));
+        }
+        for (d, (g, l)) in global.iter().zip(local).enumerate() {
+            if g % l != 0 {
+                return Err(Error::BadRange(format!(
+                    "global size {g} in dimension {d} is not a multiple of the work-group size {l}"
+                )));
+            }
+        }
+        let items_per_group: u64 = local.iter().map(|x| *x as u64).product();
+        let (units, items_per_unit) = match global.len() {
+            1 => ((global[0] / local[0]) as u64, local[0] as u64),
+            _ => ((global[1] / local[1]) as u64, (global[0] * local[1]) as u64),
+        };
+        Ok(Geometry {
+            global: global.to_vec(),
+            local: local.to_vec(),
+            units,
+            items_per_unit,
+            items_per_group,
+        })
+    }
+
+    pub fn total_items(&self) -> u64 {
+        self.units * self.items_per_unit
+    }
+
+    /// The work-items of a package: (first linear item, count).
+    pub fn items(&self, p: Package) -> (u64, u64) {
+        (p.offset * self.items_per_unit, p.len * self.items_per_unit)
+    }
+
+    /// Global work offset and size of the launch for a package.
+    pub fn launch(&self, p: Package) -> (Vec<usize>, Vec<usize>) {
+        match self.global.len() {
+            1 => {
+                let l = self.local[0];
+                (vec![p.offset as usize * l], vec![p.len as usize * l])
+            }
+            _ => {
+                let l = self.local[1];
+                (vec![0, p.offset as usize * l], vec![self.global[0], p.len as usize * l])
+            }
+        }
+    }
+
+    /// Work-groups in a package (what occupancy bounds count).
+    pub fn groups_per_unit(&self) -> u64 {
+        self.items_per_unit / self.items_per_group
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_dimension() {
+        let g = Geometry::new(&[1024], &[64]).unwrap();
+        assert_eq!((g.units, g.items_per_unit), (16, 64));
+        let p = Package { offset: 3, len: 2 };
+        assert_eq!(g.launch(p), (vec![192], vec![128]));
+        assert_eq!(g.items(p), (192, 128));
+    }
+
+    #[test]
+    fn two_dimensions_are_bands_of_rows() {
+        let g = Geometry::new(&[64, 32], &[16, 4]).unwrap();
+        assert_eq!((g.units, g.items_per_unit, g.groups_per_unit()), (8, 256, 4));
+        let p = Package { offset: 2, len: 3 };
+        assert_eq!(g.launch(p), (vec![0, 8], vec![64, 12]));
+        assert_eq!(g.items(p), (512, 768));
+    }
+
+    #[test]
+    fn rejects_bad_ranges() {
+        for (g, l) in [
+            (vec![], vec![]),
+            (vec![100], vec![]),
+            (vec![100], vec![64]),
+            (vec![0], vec![1]),
+            (vec![64], vec![0]),
+            (vec![64, 64], vec![8]),
+            (vec![8, 8, 8], vec![2, 2, 2]),
+        ] {
+            assert!(matches!(Geometry::new(&g, &l), Err(Error::BadRange(_))), "{g:?} {l:?}");
+        }
+    }
+}
