@@ -7,6 +7,10 @@
 
 #define TWO_PI 6.28318530718f
 
+// No fused multiply-adds: every device then iterates exactly like the plain IEEE reference, so
+// only the colour's cos/log2 ulps differ, instead of chaotic boundary orbits diverging.
+#pragma OPENCL FP_CONTRACT OFF
+
 static uchar4 shade(float iterations_done, float radius2, int max_iterations)
 {
     if (iterations_done >= (float)max_iterations) {
