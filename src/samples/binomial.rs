@@ -50,7 +50,7 @@ impl Binomial {
     pub fn new(size: Size) -> Self {
         let groups = match size {
             Size::Small => 256,
-            Size::Paper => 8 << 20,
+            Size::Paper => 24 << 20,
         };
         let mut rng = Rng::new(0xB1_0001);
         let random = (0..groups)

@@ -85,7 +85,7 @@ impl Gaussian {
     pub fn new(size: Size) -> Self {
         let (rows, cols, filter_width) = match size {
             Size::Small => (96, 128, 9),
-            Size::Paper => (8192, 8192, 81),
+            Size::Paper => (8192, 8192, 161),
         };
         Gaussian {
             size,

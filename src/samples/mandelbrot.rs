@@ -71,7 +71,7 @@ impl Mandelbrot {
     pub fn new(size: Size) -> Self {
         let view = match size {
             Size::Small => View::whole_set(256, 192, 256),
-            Size::Paper => View::whole_set(16384, 16384, 98304),
+            Size::Paper => View::whole_set(16384, 16384, 57344),
         };
         Mandelbrot { size, view, image: vec![[0; 4]; view.width * view.height], reference: None }
     }

@@ -52,7 +52,7 @@ impl NBody {
     pub fn new(size: Size) -> Self {
         let bodies = match size {
             Size::Small => 2048,
-            Size::Paper => 1 << 20,
+            Size::Paper => 1_441_792,
         };
         let mut rng = Rng::new(0x00B0_D1E5);
         // The SDK's distribution: xyz in [3, 50], mass in [1, 1000]. Velocities are random here

@@ -12,7 +12,7 @@ use crate::rng::Rng;
 pub const LWS: usize = 64;
 /// Must match the defines of kernels/raytrace.cl.
 const MAX_DEPTH: i32 = 4;
-const MAX_RAYS: usize = 16;
+const MAX_RAYS: usize = 6;
 const SAMPLES_PER_AXIS: usize = 2;
 const EPSILON: f32 = 1e-3;
 const SHININESS: f32 = 20.0;
