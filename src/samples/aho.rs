@@ -69,14 +69,28 @@ pub fn reference_match(patterns: &[Vec<u8>], text: &[u8], start: usize) -> i32 {
     best.1
 }
 
-/// Deterministic patterns and text: `motifs` random strands; patterns are pieces of them (some
-/// with a mutated last base) plus a few random short ones; the text alternates random
-/// stretches with copies of motifs.
-pub fn generate(text_len: usize, pattern_count: usize, seed: u64) -> (Vec<Vec<u8>>, Vec<u8>) {
+/// Deterministic patterns and text. `motifs` random strands; patterns are pieces of them (some
+/// with a mutated last base), a few random short ones, and tandem repeats `(AC)^n` / `(CA)^n`
+/// up to n = `max_repeat` (microsatellites). The text mixes random stretches (walks end after a
+/// few bytes), copies of motifs (walks of tens of bytes) and tandem-repeat regions (walks run up
+/// to 2·`max_repeat` bytes): PFAC's worst case, and what makes the kernel irregular.
+pub fn generate(
+    text_len: usize,
+    pattern_count: usize,
+    max_repeat: usize,
+    seed: u64,
+) -> (Vec<Vec<u8>>, Vec<u8>) {
     let mut rng = Rng::new(seed);
     let base = |rng: &mut Rng| ALPHABET[rng.below(4) as usize];
     let motifs: Vec<Vec<u8>> = (0..8).map(|_| (0..48).map(|_| base(&mut rng)).collect()).collect();
     let mut patterns: Vec<Vec<u8>> = Vec::new();
+    // Tandem repeats of every length max_repeat, max_repeat / 2, ..., 1 units.
+    let mut n = max_repeat;
+    while n > 0 {
+        patterns.push(b"AC".repeat(n));
+        patterns.push(b"CA".repeat(n));
+        n /= 2;
+    }
     while patterns.len() < pattern_count {
         let p: Vec<u8> = if rng.below(5) == 0 {
             (0..4 + rng.below(8)).map(|_| base(&mut rng)).collect()
@@ -96,13 +110,19 @@ pub fn generate(text_len: usize, pattern_count: usize, seed: u64) -> (Vec<Vec<u8
     }
     let mut text = Vec::with_capacity(text_len);
     while text.len() < text_len {
-        let stretch = 256 + rng.below(4096) as usize;
-        if rng.below(2) == 0 {
-            text.extend((0..stretch).map(|_| base(&mut rng)));
-        } else {
-            let end = text.len() + stretch;
-            while text.len() < end {
-                text.extend_from_slice(&motifs[rng.below(motifs.len() as u64) as usize]);
+        let stretch = 256 + rng.below(4096.max(4 * max_repeat as u64)) as usize;
+        let end = text.len() + stretch;
+        match rng.below(3) {
+            0 => text.extend((0..stretch).map(|_| base(&mut rng))),
+            1 => {
+                while text.len() < end {
+                    text.extend_from_slice(&motifs[rng.below(motifs.len() as u64) as usize]);
+                }
+            }
+            _ => {
+                while text.len() < end {
+                    text.extend_from_slice(b"AC");
+                }
             }
         }
     }
@@ -121,11 +141,11 @@ pub struct Aho {
 
 impl Aho {
     pub fn new(size: Size) -> Self {
-        let text_len = match size {
-            Size::Small => 32 * 1024,
-            Size::Paper => 256 << 20,
+        let (text_len, max_repeat) = match size {
+            Size::Small => (32 * 1024, 16),
+            Size::Paper => (512 << 20, 2048),
         };
-        let (patterns, text) = generate(text_len, 96, 0xA40);
+        let (patterns, text) = generate(text_len, 96, max_repeat, 0xA40);
         let table = Table::build(&patterns);
         Aho { size, patterns, text, table, matches: vec![0; text_len], reference: None }
     }
@@ -217,7 +237,7 @@ mod tests {
 
     #[test]
     fn generated_text_has_matches_and_long_walks() {
-        let (patterns, text) = generate(20_000, 96, 1);
+        let (patterns, text) = generate(20_000, 96, 16, 1);
         assert_eq!(text.len(), 20_000);
         let table = Table::build(&patterns);
         let hits = (0..text.len()).filter(|&s| walk(&table, &text, s) != 0).count();

@@ -114,7 +114,7 @@ impl Bm3d {
     pub fn new(size: Size) -> Self {
         let problem = match size {
             Size::Small => make_problem(48, 64, 4, 12.0, 0xB3D),
-            Size::Paper => make_problem(4096, 4096, 10, 12.0, 0xB3D),
+            Size::Paper => make_problem(8192, 8192, 19, 12.0, 0xB3D),
         };
         let filtered = vec![0; problem.rows * problem.cols];
         Bm3d { size, problem, filtered, reference: None }

@@ -74,7 +74,7 @@ impl Rap {
     pub fn new(size: Size) -> Self {
         let units = match size {
             Size::Small => 4096,
-            Size::Paper => 2 << 20,
+            Size::Paper => 3 << 20,
         };
         let mut rng = Rng::new(0x0AA9);
         // `previous` is itself a stage's output: a non-decreasing row.

@@ -99,8 +99,9 @@ pub enum Scene {
     Spread,
 }
 
-/// A room of five planes, three lights, and twelve spheres placed as `scene` says.
-pub fn build_scene(scene: Scene) -> Vec<Primitive> {
+/// A room of five planes, three lights, and `spheres` spheres placed as `scene` says: a third
+/// mirrors, a third glass, a third matt.
+pub fn build_scene(scene: Scene, spheres: usize) -> Vec<Primitive> {
     let mut prims = vec![
         Primitive::plane([0.0, 1.0, 0.0], -3.0, [0.8, 0.8, 0.75], 0.8, 0.1), // floor y = -3
         Primitive::plane([0.0, -1.0, 0.0], -3.0, [0.7, 0.7, 0.8], 0.8, 0.0), // ceiling y = 3
@@ -112,13 +113,24 @@ pub fn build_scene(scene: Scene) -> Vec<Primitive> {
         Primitive::light([3.5, 2.5, 6.0], 0.4),
     ];
     let mut rng = Rng::new(0x5CE7E);
-    for k in 0..12 {
-        let radius = rng.range_f32(0.45, 0.8);
+    // The spread scene's grid: about 4:3 like the view.
+    let columns = ((spheres as f32 * 4.0 / 3.0).sqrt().ceil() as usize).max(1);
+    let rows = spheres.div_ceil(columns);
+    let cell = (8.8 / columns as f32).min(5.4 / rows as f32);
+    for k in 0..spheres {
+        let radius = match scene {
+            Scene::Clustered => rng.range_f32(0.45, 0.8),
+            Scene::Spread => rng.range_f32(0.3, 0.45) * cell,
+        };
         let centre = match scene {
             Scene::Clustered => [rng.range_f32(-4.0, 4.0), -3.0 + radius, rng.range_f32(1.0, 7.0)],
             Scene::Spread => {
-                let (cx, cy) = ((k % 4) as f32, (k / 4) as f32);
-                [-4.0 + cx * 2.7, -2.0 + cy * 2.0, rng.range_f32(2.0, 6.0)]
+                let (cx, cy) = ((k % columns) as f32 + 0.5, (k / columns) as f32 + 0.5);
+                [
+                    -4.4 + cx * 8.8 / columns as f32,
+                    -2.7 + cy * 5.4 / rows as f32,
+                    rng.range_f32(2.0, 6.0),
+                ]
             }
         };
         let colour = [rng.range_f32(0.3, 1.0), rng.range_f32(0.3, 1.0), rng.range_f32(0.3, 1.0)];
@@ -333,16 +345,16 @@ pub struct RayTrace {
 
 impl RayTrace {
     pub fn new(size: Size, scene_kind: Scene) -> Self {
-        let (width, height) = match size {
-            Size::Small => (96, 64),
-            Size::Paper => (4096, 3072),
+        let (width, height, spheres) = match size {
+            Size::Small => (96, 64, 12),
+            Size::Paper => (12288, 12288, 48),
         };
         let view =
             View { width, height, camera: [0.0, 0.25, -7.0], view_width: 6.0, view_height: 4.5 };
         RayTrace {
             size,
             scene_kind,
-            scene: build_scene(scene_kind),
+            scene: build_scene(scene_kind, spheres),
             view,
             pixels: vec![[0; 4]; width * height],
             reference: None,

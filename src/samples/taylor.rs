@@ -75,7 +75,7 @@ impl Taylor {
     pub fn new(size: Size) -> Self {
         let grid = match size {
             Size::Small => Grid::centred(128, 128, 16),
-            Size::Paper => Grid::centred(8192, 8192, 160),
+            Size::Paper => Grid::centred(8192, 8192, 320),
         };
         Taylor { size, grid, approx: vec![0.0; grid.width * grid.height], reference: None }
     }
