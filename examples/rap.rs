@@ -21,8 +21,7 @@ fn run() -> Result<bool, String> {
     };
     let runtime = Runtime::new().map_err(|e| e.to_string())?;
     let sample = samples::create("rap", size).ok_or("no rap sample")?;
-    let program =
-        runtime.program(&sample.source().map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let program = samples::build(&runtime, sample.as_ref()).map_err(|e| e.to_string())?;
     let devices =
         select_devices(flags.get("devices").map_or("all", String::as_str), &program.devices())?;
 

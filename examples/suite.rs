@@ -71,6 +71,9 @@ fn repeat(
     for _ in 0..reps {
         let report = sample.run(program, Some(devices), balancer()?).map_err(|e| e.to_string())?;
         let v = sample.verify();
+        if !v.correct {
+            eprintln!("{}: {v}", sample.name());
+        }
         if verdict.as_ref().is_none_or(|old| old.correct) {
             verdict = Some(v);
         }
@@ -109,9 +112,8 @@ fn run() -> Result<bool, String> {
     for kernel in &opts.kernels {
         let mut sample =
             samples::create(kernel, opts.size).ok_or_else(|| format!("no sample `{kernel}`"))?;
-        let program = runtime
-            .program(&sample.source().map_err(|e| e.to_string())?)
-            .map_err(|e| format!("{kernel}: {e}"))?;
+        let program =
+            samples::build(&runtime, sample.as_ref()).map_err(|e| format!("{kernel}: {e}"))?;
         let all = program.devices();
         let chosen = select_devices(&opts.devices, &all)?;
         device_list = json!(chosen

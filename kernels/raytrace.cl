@@ -7,6 +7,10 @@
 
 #include "include/raytrace_scene.h"
 
+// No fused multiply-adds, so that devices trace the same rays as the IEEE CPU reference: only
+// the ulps of sqrt, pow and normalize differ.
+#pragma OPENCL FP_CONTRACT OFF
+
 #define MAX_DEPTH 4
 #define MAX_RAYS 6
 // Rays one primary ray can spawn: a full binary tree of depth MAX_DEPTH.
@@ -17,6 +21,18 @@
 
 // A pending ray; kept small (48 bytes) because PoCL's CPU driver gives every work-item of a
 // group its own copy of the ray stack once the kernel has a barrier.
+// dot and normalize written out: the builtins may fuse or reorder (NVIDIA's do), and a ray
+// that bounces among many spheres turns an ulp into a different pixel.
+static float dot3(float3 a, float3 b)
+{
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+
+static float3 unit3(float3 v)
+{
+    return v * (1.0f / sqrt(dot3(v, v)));
+}
+
 typedef struct {
     float3 origin;
     float3 direction;
@@ -31,16 +47,16 @@ static float2 intersect(__local const Primitive *p, float3 origin, float3 direct
     const float2 miss = (float2)(-1.0f, 0.0f);
     if (p->kind == PRIM_PLANE) {
         const float3 n = p->position.xyz;
-        const float facing = dot(n, direction);
+        const float facing = dot3(n, direction);
         if (facing == 0.0f) {
             return miss;
         }
-        const float t = (p->size - dot(n, origin)) / facing;
+        const float t = (p->size - dot3(n, origin)) / facing;
         return t > EPSILON ? (float2)(t, 0.0f) : miss;
     }
     const float3 oc = origin - p->position.xyz;
-    const float b = dot(oc, direction);
-    const float c = dot(oc, oc) - p->size * p->size;
+    const float b = dot3(oc, direction);
+    const float c = dot3(oc, oc) - p->size * p->size;
     const float discriminant = b * b - c;
     if (discriminant < 0.0f) {
         return miss;
@@ -115,17 +131,17 @@ static float3 shade_ray(__local const Primitive *scene, int count, const Ray ray
             continue;
         }
         float3 to_light = scene[l].position.xyz - point;
-        const float light_distance = length(to_light);
+        const float light_distance = sqrt(dot3(to_light, to_light));
         to_light = to_light / light_distance;
         if (shadowed(scene, count, point + normal * EPSILON, to_light, light_distance)) {
             continue;
         }
-        const float lambert = dot(normal, to_light);
+        const float lambert = dot3(normal, to_light);
         if (lambert > 0.0f) {
             colour += ray.weight.xyz * (hit->diffuse * lambert) * hit->colour.xyz * scene[l].colour.xyz;
         }
         const float3 mirrored = to_light - 2.0f * lambert * normal;
-        const float highlight = dot(ray.direction, mirrored);
+        const float highlight = dot3(ray.direction, mirrored);
         if (highlight > 0.0f) {
             colour += ray.weight.xyz * (hit->specular * pow(highlight, SHININESS)) * scene[l].colour.xyz;
         }
@@ -134,7 +150,7 @@ static float3 shade_ray(__local const Primitive *scene, int count, const Ray ray
     if (depth >= MAX_DEPTH) {
         return colour;
     }
-    const float cos_in = -dot(normal, ray.direction);
+    const float cos_in = -dot3(normal, ray.direction);
     if (hit->reflection > 0.0f && *pending < MAX_RAYS) {
         Ray r;
         r.direction = ray.direction + 2.0f * cos_in * normal;
@@ -147,7 +163,7 @@ static float3 shade_ray(__local const Primitive *scene, int count, const Ray ray
         const float k = 1.0f - eta * eta * (1.0f - cos_in * cos_in);
         if (k >= 0.0f) {
             Ray r;
-            r.direction = normalize(eta * ray.direction + (eta * cos_in - sqrt(k)) * normal);
+            r.direction = unit3(eta * ray.direction + (eta * cos_in - sqrt(k)) * normal);
             r.origin = point - normal * EPSILON;
             r.weight = (float4)(ray.weight.xyz * hit->refraction, depth + 1);
             stack[(*pending)++] = r;
@@ -210,7 +226,7 @@ __kernel void raytrace(__global uchar4 *pixels,
             const float u = ((float)px + ((float)sx + 0.5f) / SAMPLES_PER_AXIS) / (float)width;
             const float v = ((float)py + ((float)sy + 0.5f) / SAMPLES_PER_AXIS) / (float)height;
             const float3 on_screen = (float3)((u - 0.5f) * view_width, (0.5f - v) * view_height, 0.0f);
-            colour += trace(scene, primitive_count, camera, normalize(on_screen - camera));
+            colour += trace(scene, primitive_count, camera, unit3(on_screen - camera));
         }
     }
     const float3 scaled = colour * (255.0f / (SAMPLES_PER_AXIS * SAMPLES_PER_AXIS));

@@ -36,8 +36,7 @@ pub fn run(name: &str, args: impl Iterator<Item = String>) -> Result<bool, Strin
     let mut sample =
         samples::create(name, size).ok_or_else(|| format!("no sample called `{name}`"))?;
     let runtime = Runtime::new().map_err(|e| e.to_string())?;
-    let program =
-        runtime.program(&sample.source().map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let program = samples::build(&runtime, sample.as_ref()).map_err(|e| e.to_string())?;
     let devices =
         select_devices(flags.get("devices").map_or("all", String::as_str), &program.devices())?;
 

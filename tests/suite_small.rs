@@ -67,7 +67,7 @@ fn every_kernel_small_on_two_pocl_devices() {
     let mut failures = Vec::new();
     for name in samples::NAMES {
         let mut sample = samples::create(name, Size::Small).expect("every listed sample exists");
-        let program = match sample.source().and_then(|s| runtime.program(&s)) {
+        let program = match samples::build(&runtime, sample.as_ref()) {
             Ok(p) => p,
             Err(e) => {
                 failures.push(format!("{name}: build failed: {e}"));

@@ -143,7 +143,7 @@ impl Aho {
     pub fn new(size: Size) -> Self {
         let (text_len, max_repeat) = match size {
             Size::Small => (32 * 1024, 16),
-            Size::Paper => (512 << 20, 2048),
+            Size::Paper => (512 << 20, 6144),
         };
         let (patterns, text) = generate(text_len, 96, max_repeat, 0xA40);
         let table = Table::build(&patterns);

@@ -46,6 +46,10 @@ pub trait Sample {
     fn describe(&self) -> String;
     /// The OpenCL source of the kernel.
     fn source(&self) -> hetdsl::Result<KernelSource>;
+    /// Extra OpenCL build options the kernel needs (none by default).
+    fn build_options(&self) -> &'static str {
+        ""
+    }
     /// Co-execute the kernel once on `devices` (positions in `program.devices()`, all if
     /// `None`) with `balancer`. The outputs are poisoned first, so a work-item that was never
     /// run shows up in [`Sample::verify`].
@@ -103,6 +107,11 @@ pub fn kernel_source(file: &str) -> hetdsl::Result<KernelSource> {
     // The include resolver wants absolute paths.
     let dir = dir.canonicalize().unwrap_or(dir);
     KernelSource::from_file(dir.join(file), std::slice::from_ref(&dir))
+}
+
+/// Build `sample`'s kernel for the runtime's devices, with the options it asks for.
+pub fn build(runtime: &hetdsl::Runtime, sample: &dyn Sample) -> hetdsl::Result<Program> {
+    runtime.program_with_options(&sample.source()?, sample.build_options())
 }
 
 /// Apply the device selection and the balancer to a launch.
