@@ -14,9 +14,17 @@ pub mod svg;
 
 use hetdsl::{Program, Result, Runtime};
 
-/// Path of a file under the repository's `kernels/` directory.
+/// Path of a file under the repository's `kernels/` directory: `HETDSL_KERNELS` if set, else
+/// the checkout the binary was built from, else `./kernels` (a binary copied to another machine
+/// and run from a copy of the repository).
 pub fn kernel_path(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels").join(name)
+    let built = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let dir = match std::env::var_os("HETDSL_KERNELS") {
+        Some(d) => d.into(),
+        None if built.is_dir() => built,
+        None => std::path::PathBuf::from("kernels"),
+    };
+    dir.join(name)
 }
 
 /// The runtime and a program built from `kernels/<name>`.

@@ -2,94 +2,12 @@
 //! output pattern, whole inputs, 2-D ranges and build errors, each checked against a plain CPU
 //! loop.
 
-use hetdsl::balance::{Balancer, Completion, Next, Package, Setup, Static};
-use hetdsl::{Error, KernelSource, Pattern, Program, Report, Runtime};
+mod common;
+
+use common::{assert_coexecuted, lcg, program, round_robin};
+use hetdsl::balance::Static;
+use hetdsl::{Error, KernelSource, Pattern, Runtime};
 use std::path::Path;
-
-fn program(file: &str) -> Program {
-    let rt = Runtime::new().expect("an OpenCL runtime (install pocl-opencl-icd)");
-    assert!(
-        rt.devices().len() >= 2,
-        "these tests co-execute on two devices; run with POCL_DEVICES=\"pthread basic\" (found {:?})",
-        rt.devices().iter().map(|d| &d.name).collect::<Vec<_>>()
-    );
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(file);
-    let source = KernelSource::from_file(&path, &[]).expect("kernel source");
-    rt.program(&source).expect("kernel builds")
-}
-
-/// Every device ran at least two packages, and the packages tile the range exactly once.
-fn assert_coexecuted(r: &Report) {
-    for d in &r.devices {
-        assert!(
-            d.packages >= 2,
-            "device {} ran {} package(s):\n{}",
-            d.index,
-            d.packages,
-            r.table()
-        );
-    }
-    let mut covered: Vec<_> = r.trace.iter().map(|t| (t.package.offset, t.package.len)).collect();
-    covered.sort();
-    let mut next = 0;
-    for (o, l) in covered {
-        assert_eq!(o, next, "packages must tile the range: {:?}", r.trace);
-        next = o + l;
-    }
-    assert_eq!(next, r.total_groups);
-    assert!(r.balance > 0.0 && r.balance <= 1.0);
-}
-
-/// A test balancer written against the public trait: `per_device` packages for each device,
-/// dealt round-robin, so that every device runs several packages whatever its speed.
-struct RoundRobin {
-    per_device: u64,
-    queues: Vec<Vec<Package>>,
-}
-
-fn round_robin(per_device: u64) -> Box<dyn Balancer> {
-    Box::new(RoundRobin { per_device, queues: Vec::new() })
-}
-
-impl Balancer for RoundRobin {
-    fn name(&self) -> String {
-        format!("round-robin({})", self.per_device)
-    }
-    fn start(&mut self, setup: &Setup) -> hetdsl::Result<()> {
-        let n = setup.devices.len() as u64;
-        let count = (n * self.per_device).min(setup.total_groups);
-        let size = setup.total_groups.div_ceil(count);
-        self.queues = vec![Vec::new(); n as usize];
-        let (mut offset, mut k) = (0, 0);
-        while offset < setup.total_groups {
-            let len = size.min(setup.total_groups - offset);
-            self.queues[(k % n) as usize].insert(0, Package { offset, len });
-            offset += len;
-            k += 1;
-        }
-        Ok(())
-    }
-    fn next(&mut self, device: usize, _now: f64) -> Next {
-        self.queues[device].pop().map_or(Next::Done, Next::Run)
-    }
-    fn completed(&mut self, _done: &Completion) {}
-    fn device_lost(&mut self, device: usize) {
-        // Hand the lost device's queue to the next device.
-        let orphans = std::mem::take(&mut self.queues[device]);
-        let heir = (device + 1) % self.queues.len();
-        self.queues[heir].extend(orphans);
-    }
-}
-
-fn lcg(seed: u32, n: usize) -> Vec<u32> {
-    let mut x = seed;
-    (0..n)
-        .map(|_| {
-            x = x.wrapping_mul(1664525).wrapping_add(1013904223);
-            x >> 8
-        })
-        .collect()
-}
 
 #[test]
 fn one_to_one_integer_output_is_exact() {
@@ -248,4 +166,44 @@ fn build_errors_name_the_original_file_and_line() {
         Err(e) => panic!("expected a build error, got {e}"),
         Ok(_) => panic!("a broken kernel built"),
     }
+}
+
+#[test]
+fn a_sub_range_of_work_groups_writes_only_its_outputs() {
+    let p = program("engine.cl");
+    let (n, lws) = (1 << 14, 64);
+    let input = lcg(8, n);
+    let sentinel = 0xdead_beef;
+    let mut out = vec![sentinel; 4 * n];
+    let r = p
+        .launch("expand4")
+        .global(&[n])
+        .local(&[lws])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .groups(40..200)
+        .balancer(round_robin(3))
+        .run()
+        .unwrap();
+    assert_eq!((r.first_group, r.total_groups), (40, 160));
+    for (i, &v) in input.iter().enumerate() {
+        let got = &out[4 * i..4 * i + 4];
+        if (40 * lws..200 * lws).contains(&i) {
+            assert_eq!(got, [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a], "item {i}");
+        } else {
+            assert_eq!(got, [sentinel; 4], "item {i} is outside the range and must be untouched");
+        }
+    }
+    assert_coexecuted(&r);
+    // A range outside the NDRange is refused.
+    let mut out2 = vec![0u32; 4 * n];
+    let bad = p
+        .launch("expand4")
+        .global(&[n])
+        .local(&[lws])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut out2, Pattern::ratio(4, 1).unwrap())
+        .groups(200..300)
+        .run();
+    assert!(matches!(bad, Err(Error::BadRange(_))), "{bad:?}");
 }

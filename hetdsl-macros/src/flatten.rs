@@ -28,7 +28,19 @@ struct Recording {
 
 impl ocl_include::Source for Recording {
     fn read(&self, path: &Path, dir: Option<&Path>) -> io::Result<(PathBuf, String)> {
-        let (abs, text) = self.inner.read(path, dir)?;
+        let (abs, text) = self.inner.read(path, dir).map_err(|e| {
+            let why = match e.kind() {
+                io::ErrorKind::NotFound => "not found".to_string(),
+                _ => e.to_string(),
+            };
+            // ocl-include adds the including file; say which file and where it was looked for.
+            // (Not `NotFound`: ocl-include would replace this message with its own, which
+            // names neither.)
+            io::Error::other(format!(
+                "`{}` {why} (searched beside the including file and in the include directories)",
+                path.display()
+            ))
+        })?;
         let mut seen = self.seen.borrow_mut();
         if !seen.contains(&abs) {
             seen.push(abs.clone());
@@ -38,8 +50,20 @@ impl ocl_include::Source for Recording {
 }
 
 /// Read `path` and everything it includes (searched beside the including file, then in
-/// `include_dirs`).
+/// `include_dirs`). `#line` names files relative to the current directory.
 pub fn flatten(path: &Path, include_dirs: &[PathBuf]) -> io::Result<Flattened> {
+    let cwd = std::env::current_dir().ok();
+    flatten_named(path, include_dirs, cwd.as_deref())
+}
+
+/// [`flatten`], with `#line` naming files relative to `name_base` when they lie under it (the
+/// macros use the calling crate's manifest directory, so that embedded sources and messages do
+/// not depend on where the crate was checked out).
+pub fn flatten_named(
+    path: &Path,
+    include_dirs: &[PathBuf],
+    name_base: Option<&Path>,
+) -> io::Result<Flattened> {
     let mut fs = ocl_include::source::Fs::builder();
     for dir in include_dirs {
         fs = fs.include_dir(dir)?;
@@ -59,7 +83,7 @@ pub fn flatten(path: &Path, include_dirs: &[PathBuf]) -> io::Result<Flattened> {
         let (file, line0) = index.search(i).unwrap_or_else(|| (path.to_path_buf(), i));
         let origin = (file.clone(), line0 + 1);
         if expected.as_ref() != Some(&origin) {
-            text.push_str(&format!("#line {} \"{}\"\n", origin.1, display_name(&file)));
+            text.push_str(&format!("#line {} \"{}\"\n", origin.1, display_name(&file, name_base)));
         }
         text.push_str(line);
         text.push('\n');
@@ -70,10 +94,9 @@ pub fn flatten(path: &Path, include_dirs: &[PathBuf]) -> io::Result<Flattened> {
     Ok(Flattened { text, lines, files })
 }
 
-/// The name used in `#line`: the file name relative to the current directory when possible,
-/// with characters a C string literal cannot hold escaped.
-fn display_name(file: &Path) -> String {
-    let cwd = std::env::current_dir().ok();
-    let shown = cwd.as_deref().and_then(|c| file.strip_prefix(c).ok()).unwrap_or(file);
+/// The name used in `#line`: the file name relative to `base` when possible, with characters a
+/// C string literal cannot hold escaped.
+fn display_name(file: &Path, base: Option<&Path>) -> String {
+    let shown = base.and_then(|b| file.strip_prefix(b).ok()).unwrap_or(file);
     shown.display().to_string().replace('\\', "\\\\").replace('"', "\\\"")
 }

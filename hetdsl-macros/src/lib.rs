@@ -1,1 +1,102 @@
-//! Procedural macros of hetdsl: `kernel!` and `#[coexec]`. Filled in by issue 5.
+//! Procedural macros of hetdsl: [`kernel!`] and [`#[coexec]`](macro@coexec). Use them through
+//! the `hetdsl` crate, which re-exports both.
+//!
+//! Both read a declaration of an OpenCL kernel written as a Rust function signature, check it
+//! against the kernel's real signature at compile time, and generate typed Rust code that
+//! co-executes the kernel on every device through the hetdsl runtime.
+//!
+//! Layout of the crate: `parse` (the macro input), `clsig` (a reader of OpenCL C declarations),
+//! `check` (declaration against kernel), `expand` (code generation); `flatten` resolves
+//! `#include`s and is shared with the runtime.
+
+mod balancer_names;
+mod check;
+mod clsig;
+mod errors;
+mod expand;
+// `flatten()` itself is the runtime's entry point; the macros call `flatten_named()`.
+#[allow(dead_code)]
+mod flatten;
+mod parse;
+
+use proc_macro::TokenStream;
+
+/// Declares a struct that co-executes one OpenCL kernel, checked against the kernel at compile
+/// time.
+///
+/// ```ignore
+/// hetdsl::kernel! {
+///     /// y = a·x + y, on every device.
+///     #[kernel(file = "kernels/saxpy.cl", local = 64, balancer = "dynamic:32")]
+///     pub struct Saxpy {
+///         fn saxpy(a: f32, #[input(1:1)] x: &[f32], #[inout(1:1)] y: &mut [f32], n: i32);
+///     }
+/// }
+///
+/// let rt = hetdsl::Runtime::new()?;
+/// let saxpy = Saxpy::new(&rt)?;                        // builds the program once
+/// let report = saxpy.run(n, 2.0, &x, &mut y, n as i32)?; // global size first, then the arguments
+/// let report = saxpy.launch(n, 2.0, &x, &mut y, n as i32)?
+///     .balancer(Box::new(hetdsl::balance::Dynamic::packages(8)))   // override at call time
+///     .run()?;
+/// ```
+///
+/// # Options (`#[kernel(..)]`)
+/// - `file = "path.cl"` (required): the OpenCL C source, relative to the crate's `Cargo.toml`.
+///   It is read with its `#include`s (searched beside the including file, then in `include`
+///   directories) and embedded in the binary; a change to any of those files rebuilds the crate.
+/// - `local = 64` or `local = [16, 16]` (required): the work-group size, and so the NDRange's
+///   dimensions: `run` takes `global: usize` (1-D) or `global: [usize; 2]` (2-D).
+/// - `name = "k"`: the kernel's name in the source, when it differs from the Rust `fn` name.
+/// - `balancer = "spec"`: any balancer of `hetdsl::balance::BalancerSpec` (`sigmoid`,
+///   `dynamic:64`, `hguided:k=2,m=1`, …); default: the runtime's default (Sigmoid).
+/// - `include = "dir"` or `include = ["a", "b"]`: more include directories.
+///
+/// # Parameters, in the kernel's order
+/// - a value: `n: i32` for `int n`; `v: [f32; 4]` (or a `#[repr(C)]` newtype) for `float4 v`;
+///   a `#[repr(C)]` struct for an OpenCL struct (see below).
+/// - a buffer: `#[input(p)] x: &[T]`, `#[output(p)] y: &mut [T]` or `#[inout(p)] y: &mut [T]`
+///   for a `__global T*` (`__constant` for inputs), where the partition pattern `p` is `a:b`
+///   (`a` elements for every `b` work-items: `1:1`, `1:255`, `4:1`) or `whole` (every device
+///   reads all of it; inputs only). Packages are split and merged by this pattern.
+/// - a `__local` buffer: `#[local] s: [T; N]`, N elements per work-group; not a `run` argument.
+///
+/// # What is checked at compile time
+/// The kernel exists; the argument count; each value's width and signedness (`uint` is `u32`);
+/// vector widths (`float3` takes the room of `[f32; 4]`); address spaces against roles;
+/// `const` data against outputs; patterns against the work-group size; the balancer's name
+/// and options; duplicate and missing options. OpenCL structs are matched field by field:
+/// the macro emits `const` assertions that the Rust type's size, alignment, field offsets and
+/// field sizes equal the OpenCL layout, and that every field is `hetdsl::Pod`. Every problem
+/// is reported in one compile, on the Rust token at fault. Types come from the flattened source,
+/// with `typedef`s and object-like `#define`s resolved.
+///
+/// User structs need no `Pod` impl for the macros (their checks stand in for it); implement
+/// `hetdsl::Pod` yourself to use them with the runtime's builder API too.
+#[proc_macro]
+pub fn kernel(input: TokenStream) -> TokenStream {
+    expand::kernel(input.into()).into()
+}
+
+/// Turns a function signature into a function that co-executes an OpenCL kernel, checked against
+/// the kernel at compile time: the one-line form of [`kernel!`], with the same options and
+/// parameter syntax.
+///
+/// ```ignore
+/// #[hetdsl::coexec(file = "kernels/saxpy.cl", local = 64)]
+/// pub fn saxpy(a: f32, #[input(1:1)] x: &[f32], #[inout(1:1)] y: &mut [f32], n: i32);
+///
+/// let rt = hetdsl::Runtime::new()?;
+/// let report = saxpy(&rt, n, 2.0, &x, &mut y, n as i32)?;        // runtime, global size, arguments
+/// let report = saxpy::launch(&rt, n, 2.0, &x, &mut y, n as i32)? // a module of the same name
+///     .balancer(Box::new(hetdsl::balance::Dynamic::packages(8)))
+///     .run()?;
+/// ```
+///
+/// The program is built at the first call for the runtime's device selection and kept for the
+/// rest of the process. Declare the function at module level: the companion module reaches
+/// the types of the signature through `use super::*`.
+#[proc_macro_attribute]
+pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::coexec(args.into(), item.into()).into()
+}

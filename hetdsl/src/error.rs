@@ -31,10 +31,6 @@ pub enum Error {
     #[error("no OpenCL platform found ({0}); install an OpenCL driver, e.g. `apt-get install pocl-opencl-icd ocl-icd-libopencl1`")]
     NoPlatform(ClError),
 
-    /// Device discovery failed earlier in this process (discovery runs once); the reason.
-    #[error("{0}")]
-    NoPlatformFound(String),
-
     /// The device filter (code or `HETDSL_DEVICES`) selected nothing.
     #[error("no device matches `{filter}`; devices found: {found}")]
     NoDeviceMatches { filter: String, found: String },

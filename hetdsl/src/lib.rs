@@ -13,12 +13,20 @@
 
 pub mod balance;
 pub mod device;
+pub mod energy;
 pub mod engine;
 pub mod error;
 pub mod occupancy;
 pub mod pattern;
 pub mod pod;
 pub mod report;
+pub mod sim;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use hetdsl_macros::{coexec, kernel};
 
 pub use balance::{Balancer, Package};
 pub use device::{DeviceFilter, DeviceInfo};
@@ -27,3 +35,20 @@ pub use error::{Error, Result};
 pub use pattern::{Direction, Pattern};
 pub use pod::Pod;
 pub use report::Report;
+
+/// Compile-time proof that the public types can cross threads: a runtime or program built once
+/// can serve several threads, and a launch can be prepared on one thread and run on another.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    const fn send<T: Send>() {}
+    send_sync::<Runtime>();
+    send_sync::<Program>();
+    send_sync::<KernelSource>();
+    send_sync::<Report>();
+    send_sync::<Error>();
+    send_sync::<DeviceInfo>();
+    send_sync::<Pattern>();
+    send_sync::<energy::EnergyReading>();
+    send::<Launch<'static>>();
+    send::<Box<dyn Balancer>>();
+};

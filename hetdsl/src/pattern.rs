@@ -51,7 +51,7 @@ impl Pattern {
         match *self {
             Pattern::Ratio { a, b } => {
                 let n = a as u128 * total_items as u128;
-                (n % b as u128 == 0).then(|| (n / b as u128) as u64)
+                n.is_multiple_of(b as u128).then(|| (n / b as u128) as u64)
             }
             Pattern::Whole => None,
         }
@@ -61,7 +61,9 @@ impl Pattern {
     /// a whole element, so that no element is shared by two packages. Returns the reason if not.
     pub fn check_granularity(&self, items_per_group: u64) -> Result<(), String> {
         match *self {
-            Pattern::Ratio { a, b } if (a as u128 * items_per_group as u128) % b as u128 != 0 => {
+            Pattern::Ratio { a, b }
+                if !(a as u128 * items_per_group as u128).is_multiple_of(b as u128) =>
+            {
                 Err(format!(
                     "pattern {self} splits a work-group of {items_per_group} work-items into \
                      {a}·{items_per_group}/{b} elements, which is not whole; the work-group size \

@@ -3,6 +3,13 @@
 
 use crate::balance::{DeviceKind, Package};
 
+/// Bytes a package moved one way, and the device time that took (profiling).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Transfer {
+    pub bytes: u64,
+    pub seconds: Option<f64>,
+}
+
 /// One package as it ran.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PackageTrace {
@@ -14,6 +21,10 @@ pub struct PackageTrace {
     pub host_end: f64,
     /// Kernel time measured by the device's profiling clock, in seconds.
     pub kernel_seconds: Option<f64>,
+    /// Sliced inputs written before the kernel.
+    pub written: Transfer,
+    /// Outputs read back after it.
+    pub read: Transfer,
 }
 
 /// One device's share of a run.
@@ -37,6 +48,9 @@ pub struct DeviceReport {
 pub struct Report {
     pub kernel: String,
     pub balancer: String,
+    /// The first balancing unit of the run (0 unless `Launch::groups` chose a sub-range).
+    pub first_group: u64,
+    /// Balancing units in the run: work-groups, or rows of work-groups for 2-D ranges.
     pub total_groups: u64,
     pub devices: Vec<DeviceReport>,
     pub trace: Vec<PackageTrace>,
@@ -132,6 +146,33 @@ impl Report {
             out += &format!(" | {} package(s) re-run after faults", self.faults.len());
         }
         out
+    }
+
+    /// Host overhead per package, seconds: the mean of (host span − input transfer − kernel
+    /// time) over packages with device times. The span runs from handing the package out to
+    /// seeing its kernel complete, so this is what the engine and driver add around each kernel
+    /// (copying inputs into staging included).
+    pub fn host_overhead_per_package(&self) -> Option<f64> {
+        let gaps: Vec<f64> = self
+            .trace
+            .iter()
+            .filter_map(|t| {
+                let busy = t.kernel_seconds? + t.written.seconds?;
+                Some((t.host_end - t.host_start - busy).max(0.0))
+            })
+            .collect();
+        (!gaps.is_empty()).then(|| gaps.iter().sum::<f64>() / gaps.len() as f64)
+    }
+
+    /// Read-back rate of one device over the run: bytes per second of device transfer time.
+    pub fn read_rate(&self, device: usize) -> Option<f64> {
+        let (bytes, secs) = self
+            .trace
+            .iter()
+            .filter(|t| t.device == device)
+            .filter_map(|t| t.read.seconds.map(|s| (t.read.bytes, s)))
+            .fold((0u64, 0.0), |(b, s), (tb, ts)| (b + tb, s + ts));
+        (bytes > 0 && secs > 0.0).then(|| bytes as f64 / secs)
     }
 
     /// The report as JSON.

@@ -8,7 +8,8 @@
 //! 2. [`Balancer::next`] for device `j` only while `j` has no package running; the package that
 //!    `j` ran before has been reported through [`Balancer::completed`] first.
 //! 3. [`Next::Wait`] means "nothing for you yet": the driver asks again after the next
-//!    completion or loss on any device. [`Next::Done`] is final for that device.
+//!    completion or loss on any device. [`Next::Done`] is final for that device, unless another
+//!    device is lost later: then every device is asked again.
 //! 4. [`Balancer::device_lost`] when a device faults: the balancer must hand the work it kept for
 //!    that device to the others (the package that was running there is re-run by the driver, not
 //!    the balancer).
@@ -16,10 +17,25 @@
 //! And what every balancer guarantees: each work-group in `0..total_groups` is handed out exactly
 //! once, no package is empty, and once every device has answered `Done` nothing is left.
 
+mod adaptive;
 mod dynamic;
+mod hguided;
+mod linear;
+mod minmax;
+mod model;
+pub mod probe;
+mod sigmoid;
+pub mod spec;
+mod speeds;
 mod static_split;
 
+pub use adaptive::{Adaptive, AdaptiveRule};
 pub use dynamic::Dynamic;
+pub use hguided::{HGuided, PerDevice};
+pub use linear::{LinearTwoPoint, TwoPointRule};
+pub use minmax::{MinMax, MinMaxRule};
+pub use sigmoid::{Sigmoid, SigmoidParams};
+pub use spec::{BalancerSpec, NAMES};
 pub use static_split::Static;
 
 use crate::error::{Error, Result};
@@ -178,6 +194,12 @@ pub(crate) fn check_setup(setup: &Setup) -> Result<()> {
     Ok(())
 }
 
+/// The balancer a launch uses when none is given: Sigmoid with the probe-and-horizon guard
+/// (see [`Sigmoid`]; `sigmoid-faithful` selects the paper's exact algorithm).
+pub fn default_balancer() -> Box<dyn Balancer> {
+    Box::new(Sigmoid::guarded())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,9 +223,4 @@ mod tests {
         let p = proportional_split(1000, &[1.0, 700.0, 700.0]);
         assert_eq!(p.iter().sum::<u64>(), 1000);
     }
-}
-
-/// The balancer a launch uses when none is given.
-pub fn default_balancer() -> Box<dyn Balancer> {
-    Box::new(Dynamic::default())
 }

@@ -9,7 +9,7 @@ use opencl3::platform::get_platforms;
 
 use crate::balance::DeviceKind;
 use crate::device::{AmdInfo, DeviceInfo, NvidiaInfo};
-use crate::error::{ClContext, Error, Result};
+use crate::error::{ClContext, ClError, Error, Result};
 
 /// A discovered device: its description and its OpenCL handle.
 #[derive(Debug, Clone)]
@@ -24,14 +24,30 @@ pub(crate) struct Found {
 /// (PoCL among them) crash or report nothing when first initialised from several threads at
 /// once, and the device list does not change while a process runs.
 pub(crate) fn discover() -> Result<Vec<Found>> {
-    static FOUND: OnceLock<std::result::Result<Vec<Found>, String>> = OnceLock::new();
-    match FOUND.get_or_init(|| discover_now().map_err(|e| e.to_string())) {
+    // The failure is kept as its OpenCL status so every call returns the same error.
+    type Failure = (Option<&'static str>, ClError);
+    static FOUND: OnceLock<std::result::Result<Vec<Found>, Failure>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        discover_now().map_err(|e| match e {
+            Error::Cl { call, code } => (Some(call), code),
+            Error::NoPlatform(code) => (None, code),
+            other => unreachable!("discovery fails only with OpenCL statuses, not {other}"),
+        })
+    });
+    match found {
         Ok(found) => Ok(found.clone()),
-        Err(reason) => Err(Error::NoPlatformFound(reason.clone())),
+        Err((Some(call), code)) => Err(Error::Cl { call, code: ClError(code.0) }),
+        Err((None, code)) => Err(Error::NoPlatform(ClError(code.0))),
     }
 }
 
 fn discover_now() -> Result<Vec<Found>> {
+    // NVIDIA's JIT cache drops the `-cl-nv-verbose` register lines on a cache hit, and the
+    // occupancy bound needs them. The driver reads this when it loads, i.e. on the first
+    // platform query below. A value the user set is left alone.
+    if std::env::var_os("CUDA_CACHE_DISABLE").is_none() {
+        std::env::set_var("CUDA_CACHE_DISABLE", "1");
+    }
     let platforms = get_platforms().map_err(Error::NoPlatform)?;
     if platforms.is_empty() {
         return Err(Error::NoPlatform(opencl3::error_codes::ClError(-1001)));

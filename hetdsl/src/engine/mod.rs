@@ -9,6 +9,7 @@
 
 mod discover;
 mod geometry;
+mod limits;
 mod program;
 mod run;
 mod worker;
@@ -156,6 +157,7 @@ pub struct Launch<'a> {
     pub(crate) faults: Vec<Fault>,
     pub(crate) watchdog: WatchdogConfig,
     pub(crate) warmup: bool,
+    pub(crate) groups: Option<std::ops::Range<u64>>,
 }
 
 /// When a device is declared hung: its package has run longer than `factor` times the time
@@ -185,6 +187,7 @@ impl<'a> Launch<'a> {
             faults: Vec::new(),
             watchdog: WatchdogConfig::default(),
             warmup: true,
+            groups: None,
         }
     }
 
@@ -271,6 +274,14 @@ impl<'a> Launch<'a> {
     /// just-in-time compilation (PoCL compiles at the first launch) does not skew balancing.
     pub fn warmup(mut self, on: bool) -> Self {
         self.warmup = on;
+        self
+    }
+
+    /// Run only the balancing units `range` of the NDRange (work-groups in 1-D, rows of
+    /// work-groups in 2-D); the outputs outside it are left as they are. Useful to time a slow
+    /// device on a sample of a large problem, or to process a problem in pieces.
+    pub fn groups(mut self, range: std::ops::Range<u64>) -> Self {
+        self.groups = Some(range);
         self
     }
 

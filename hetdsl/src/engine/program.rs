@@ -1,5 +1,6 @@
 //! A program built for every selected device: one context and one `cl_program` per platform.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use opencl3::context::Context;
@@ -9,6 +10,7 @@ use super::discover::Found;
 use super::{KernelSource, Launch};
 use crate::device::DeviceInfo;
 use crate::error::{ClContext, Error, Result};
+use crate::occupancy::{parse_nv_verbose, NvKernelUsage};
 
 /// One platform's share of a program.
 pub(crate) struct PlatformProgram {
@@ -24,6 +26,8 @@ pub(crate) struct ProgramDevice {
     pub platform: Arc<PlatformProgram>,
     /// The device's build log (warnings, `-cl-nv-verbose` resource lines).
     pub build_log: String,
+    /// Registers and shared memory per kernel, parsed from an NVIDIA build log.
+    pub nv_usage: Arc<HashMap<String, NvKernelUsage>>,
 }
 
 /// A kernel source compiled for every selected device.
@@ -81,6 +85,7 @@ impl Program {
                     info: f.info.clone(),
                     device: f.device,
                     platform: platform.clone(),
+                    nv_usage: Arc::new(parse_nv_verbose(&log)),
                     build_log: log,
                 });
             }

@@ -20,7 +20,7 @@ use super::{Arg, Fault, Launch, WatchdogConfig};
 use crate::balance::{Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup};
 use crate::error::{DeviceFault, Error, Result};
 use crate::pattern::{Direction, Pattern};
-use crate::report::{self, DeviceReport, PackageTrace, Report};
+use crate::report::{self, DeviceReport, PackageTrace, Report, Transfer};
 
 /// What a device is told when it asks for work.
 pub(crate) enum Ask {
@@ -60,7 +60,7 @@ enum Phase {
 
 pub(crate) struct State {
     phase: Phase,
-    setup: Vec<Option<std::result::Result<(), Error>>>,
+    setup: Vec<Option<std::result::Result<DeviceProfile, Error>>>,
     balancer: Box<dyn Balancer>,
     /// Packages of failed devices, to run again on any device left.
     retry: Vec<Package>,
@@ -107,7 +107,7 @@ impl Shared {
 
     /// A device finished (or failed) its set-up; then waits until every device has.
     /// Returns whether to go on.
-    pub fn setup_done(&self, me: usize, result: Result<()>) -> bool {
+    pub fn setup_done(&self, me: usize, result: Result<DeviceProfile>) -> bool {
         let mut s = self.lock();
         s.setup[me] = Some(result);
         self.wake.notify_all();
@@ -194,7 +194,13 @@ impl Shared {
 
     /// The kernel of `p` finished on `me` after `kernel_seconds` of device time.
     /// Returns whether `me` is still part of the run.
-    pub fn kernel_done(&self, me: usize, p: Package, kernel_seconds: Option<f64>) -> bool {
+    pub fn kernel_done(
+        &self,
+        me: usize,
+        p: Package,
+        kernel_seconds: Option<f64>,
+        written: Transfer,
+    ) -> bool {
         let mut s = self.lock();
         if !self.alive(me) || s.phase != Phase::Running {
             return false;
@@ -219,6 +225,8 @@ impl Shared {
             host_start: started,
             host_end: now,
             kernel_seconds,
+            written,
+            read: Transfer::default(),
         });
         let d = &mut s.devices[me];
         d.unmerged.push(p);
@@ -232,7 +240,7 @@ impl Shared {
 
     /// Copy a finished package's output into the caller's memory with `merge`, unless the run
     /// is over or `me` was dropped from it.
-    pub fn merge(&self, me: usize, p: Package, merge: impl FnOnce()) -> bool {
+    pub fn merge(&self, me: usize, p: Package, read: Transfer, merge: impl FnOnce()) -> bool {
         let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
         let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
         if *closed || !self.alive(me) {
@@ -242,6 +250,9 @@ impl Shared {
         drop(closed);
         let mut s = self.lock();
         let now = self.now(&s);
+        if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
+            t.read = read;
+        }
         let d = &mut s.devices[me];
         d.unmerged.retain(|q| *q != p);
         d.finish = now;
@@ -284,6 +295,10 @@ impl Shared {
         }
         s.retry.extend(lost);
         s.balancer.device_lost(me);
+        // The balancer may have given the lost device's share to devices it had told `Done`.
+        for d in s.devices.iter_mut() {
+            d.balancer_done = false;
+        }
         if !(0..s.devices.len()).any(|d| self.alive(d)) && s.unmerged_units > 0 {
             let faults = fault_list(s, &self.names);
             self.abort(s, Error::AllDevicesFailed(faults));
@@ -383,30 +398,31 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
     Ok(plans)
 }
 
-/// What the balancer learns of a device before the run: nominal speed and fill bound.
-/// (Interim rule until the occupancy module lands: see issue 4.)
-fn profile(d: &ProgramDevice, geo: &Geometry) -> DeviceProfile {
-    let info = &d.info;
-    let ghz = info.clock_mhz.max(1) as f64 / 1000.0;
-    let (lanes, groups_per_cu) = match info.kind {
-        DeviceKind::Cpu => (info.native_float_width.max(1) as f64 * 2.0, 1),
-        _ => (64.0, 2),
-    };
-    let nominal = info.compute_units as f64 * lanes * 2.0 * ghz;
-    let groups = info.compute_units as u64 * groups_per_cu;
-    DeviceProfile {
-        kind: info.kind,
-        nominal_gflops: nominal,
-        min_groups: groups.div_ceil(geo.groups_per_unit()).max(1),
-    }
-}
-
-pub(crate) fn execute(launch: Launch<'_>, mut balancer: Box<dyn Balancer>) -> Result<Report> {
+pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result<Report> {
     let t_binary = Instant::now();
-    let Launch { program, kernel, global, local, args, devices, faults, watchdog, warmup, .. } =
-        launch;
+    let Launch {
+        program,
+        kernel,
+        global,
+        local,
+        args,
+        devices,
+        faults,
+        watchdog,
+        warmup,
+        groups,
+        ..
+    } = launch;
     let geo = Geometry::new(&global, &local)?;
-    if !program.kernel_names.iter().any(|k| *k == kernel) {
+    let span = groups.unwrap_or(0..geo.units);
+    if span.start >= span.end || span.end > geo.units {
+        return Err(Error::BadRange(format!(
+            "work-group range {span:?} is empty or outside the NDRange's 0..{}",
+            geo.units
+        )));
+    }
+    let units = span.end - span.start;
+    if !program.kernel_names.contains(&kernel) {
         return Err(Error::NoSuchKernel {
             name: kernel,
             file: program.source_name.clone(),
@@ -435,11 +451,6 @@ pub(crate) fn execute(launch: Launch<'_>, mut balancer: Box<dyn Balancer>) -> Re
     }
     let plans = plan_arguments(args, &geo)?;
     let n = chosen.len();
-    let setup = Setup {
-        total_groups: geo.units,
-        devices: chosen.iter().map(|d| profile(d, &geo)).collect(),
-    };
-    balancer.start(&setup)?;
 
     let names: Vec<String> = chosen.iter().map(|d| d.info.name.clone()).collect();
     let shared = Arc::new(Shared {
@@ -448,9 +459,9 @@ pub(crate) fn execute(launch: Launch<'_>, mut balancer: Box<dyn Balancer>) -> Re
             setup: (0..n).map(|_| None).collect(),
             balancer,
             retry: Vec::new(),
-            handed: vec![0; geo.units.div_ceil(64) as usize],
-            total_units: geo.units,
-            unmerged_units: geo.units,
+            handed: vec![0; units.div_ceil(64) as usize],
+            total_units: units,
+            unmerged_units: units,
             devices: (0..n).map(|_| DeviceState::default()).collect(),
             trace: Vec::new(),
             faults: Vec::new(),
@@ -474,6 +485,8 @@ pub(crate) fn execute(launch: Launch<'_>, mut balancer: Box<dyn Balancer>) -> Re
             args: plans.clone(),
             faults: faults.iter().copied().filter(|f| fault_device(f) == me).collect(),
             warmup,
+            first_unit: span.start,
+            units,
             shared: shared.clone(),
         };
         let spawned = std::thread::Builder::new()
@@ -492,7 +505,7 @@ pub(crate) fn execute(launch: Launch<'_>, mut balancer: Box<dyn Balancer>) -> Re
         }
     }
 
-    let outcome = coordinate(&shared, n, watchdog);
+    let outcome = coordinate(&shared, n, units, watchdog);
     // Close the gate: from here on no device thread touches the caller's memory.
     *shared.gate.write().unwrap_or_else(|e| e.into_inner()) = true;
     let lost: Vec<bool> = {
@@ -531,7 +544,8 @@ pub(crate) fn execute(launch: Launch<'_>, mut balancer: Box<dyn Balancer>) -> Re
     Ok(Report {
         kernel,
         balancer: s.balancer.name(),
-        total_groups: geo.units,
+        first_group: span.start,
+        total_groups: units,
         balance: report::balance(&finish),
         devices,
         trace: std::mem::take(&mut s.trace),
@@ -554,7 +568,7 @@ fn fault_device(f: &Fault) -> usize {
 
 /// The caller's thread: waits for set-up, starts the run, then watches for hung devices until
 /// every unit's output is merged or the run fails.
-fn coordinate(shared: &Shared, n: usize, watchdog: WatchdogConfig) -> Result<()> {
+fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -> Result<()> {
     let mut s = shared.lock();
     while s.setup.iter().any(Option::is_none) {
         s = shared.wake.wait(s).unwrap_or_else(|e| e.into_inner());
@@ -562,10 +576,26 @@ fn coordinate(shared: &Shared, n: usize, watchdog: WatchdogConfig) -> Result<()>
     // A user error found while setting up (limits, arguments) is reported as such; a device that
     // merely failed to set up is dropped from the run.
     let mut setup_errors = Vec::new();
+    let mut profiles = Vec::with_capacity(n);
     for d in 0..n {
-        if let Some(Err(e)) = s.setup[d].take() {
-            setup_errors.push((d, e));
+        match s.setup[d].take() {
+            Some(Ok(profile)) => profiles.push(profile),
+            Some(Err(e)) => {
+                // A device that could not set up still has a slot; it never asks for work.
+                profiles.push(DeviceProfile {
+                    kind: DeviceKind::Other,
+                    nominal_gflops: 0.0,
+                    min_groups: 1,
+                });
+                setup_errors.push((d, e));
+            }
+            None => unreachable!("every device reported its set-up"),
         }
+    }
+    if let Err(e) = s.balancer.start(&Setup { total_groups: units, devices: profiles }) {
+        s.phase = Phase::Over;
+        shared.wake.notify_all();
+        return Err(e);
     }
     if let Some(pos) = setup_errors.iter().position(|(_, e)| !matches!(e, Error::Cl { .. })) {
         let e = setup_errors.swap_remove(pos).1;
@@ -575,9 +605,7 @@ fn coordinate(shared: &Shared, n: usize, watchdog: WatchdogConfig) -> Result<()>
     }
     for (d, e) in setup_errors {
         shared.alive[d].store(false, Ordering::Release);
-        let reason = format!("set-up failed: {e}");
-        s.devices[d].fault = Some(reason);
-        s.balancer.device_lost(d);
+        shared.lose(&mut s, d, format!("set-up failed: {e}"));
     }
     if !(0..n).any(|d| shared.alive(d)) {
         s.phase = Phase::Over;

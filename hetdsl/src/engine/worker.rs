@@ -26,12 +26,15 @@ use opencl3::memory::{
 use opencl3::types::{cl_event, CL_BLOCKING, CL_NON_BLOCKING};
 
 use super::geometry::Geometry;
+use super::limits;
 use super::program::ProgramDevice;
 use super::run::{Ask, Shared};
 use super::Fault;
-use crate::balance::Package;
+use crate::balance::{DeviceProfile, Package};
 use crate::error::{ClContext, Error, Result};
+use crate::occupancy::{self, KernelResources};
 use crate::pattern::{Direction, Pattern};
+use crate::report::Transfer;
 
 /// The caller's memory for one buffer argument. Only dereferenced under the run's gate.
 #[derive(Debug, Clone, Copy)]
@@ -62,7 +65,18 @@ pub(crate) struct Job {
     pub args: Vec<ArgPlan>,
     pub faults: Vec<Fault>,
     pub warmup: bool,
+    /// The run covers balancing units `first_unit..first_unit + units`; packages from the
+    /// coordinator count from `first_unit`.
+    pub first_unit: u64,
+    pub units: u64,
     pub shared: Arc<Shared>,
+}
+
+impl Job {
+    /// A package in the NDRange's own coordinates.
+    fn absolute(&self, p: Package) -> Package {
+        Package { offset: p.offset + self.first_unit, len: p.len }
+    }
 }
 
 /// Host memory the device transfers from and to.
@@ -145,9 +159,24 @@ impl DeviceBuffer {
 struct InFlight {
     package: Package,
     reads: Vec<Event>,
+    read_bytes: u64,
+}
+
+/// A launched package: its kernel and the input writes it waits for.
+struct Launched {
+    kernel: Event,
+    writes: Vec<Event>,
+    write_bytes: u64,
+}
+
+/// Bytes moved by `events` and the device time they took (profiling), if the device says.
+fn transfer(events: &[Event], bytes: u64) -> Transfer {
+    let seconds: Option<f64> = events.iter().map(device_seconds).sum();
+    Transfer { bytes, seconds: if events.is_empty() { Some(0.0) } else { seconds } }
 }
 
 struct Device {
+    profile: DeviceProfile,
     compute: CommandQueue,
     transfer: CommandQueue,
     kernel: Kernel,
@@ -165,7 +194,7 @@ pub(crate) fn run(job: Job) {
             return;
         }
     };
-    if shared.setup_done(me, Ok(())) {
+    if shared.setup_done(me, Ok(device.profile.clone())) {
         if let Err(reason) = work(&job, &mut device) {
             shared.device_failed(me, reason);
         }
@@ -174,6 +203,24 @@ pub(crate) fn run(job: Job) {
         if let Some(s) = &mut b.staging {
             s.unmap(&device.transfer);
         }
+    }
+}
+
+/// What the balancer learns of this device before the run: its nominal speed, and the fewest
+/// balancing units that fill it (the occupancy lower bound, from the kernel's registers where
+/// NVIDIA's build log gives them and its real local memory use).
+fn profile(job: &Job, local_bytes: u64) -> DeviceProfile {
+    let info = &job.device.info;
+    let mut resources =
+        KernelResources::new(job.geo.items_per_group as u32).with_local_mem(local_bytes);
+    if let Some(usage) = job.device.nv_usage.get(&job.kernel) {
+        resources = resources.with_nv_usage(usage);
+    }
+    let fill = occupancy::occupancy(info, &resources);
+    DeviceProfile {
+        kind: info.kind,
+        nominal_gflops: occupancy::nominal_gflops(info),
+        min_groups: fill.min_groups.div_ceil(job.geo.groups_per_unit()).max(1),
     }
 }
 
@@ -191,22 +238,6 @@ fn set_up(job: &Job) -> Result<Device> {
     let transfer = queue().call("clCreateCommandQueueWithProperties")?;
     let kernel = Kernel::create(&dev.platform.program, &job.kernel).call("clCreateKernel")?;
 
-    let wg: usize = job.geo.local.iter().product();
-    let kernel_max = kernel.get_work_group_size(id).unwrap_or(info.max_work_group_size);
-    if wg > info.max_work_group_size || wg > kernel_max {
-        return Err(limit(format!(
-            "work-group size {:?} ({wg} work-items) exceeds the maximum {} for this kernel on this device",
-            job.geo.local,
-            kernel_max.min(info.max_work_group_size)
-        )));
-    }
-    for (d, (l, max)) in job.geo.local.iter().zip(&info.max_work_item_sizes).enumerate() {
-        if l > max {
-            return Err(limit(format!(
-                "work-group size {l} in dimension {d} exceeds the device's maximum {max}"
-            )));
-        }
-    }
     let num_args = kernel.num_args().call("clGetKernelInfo(NUM_ARGS)")? as usize;
     if num_args != job.args.len() {
         return Err(Error::BadArgument {
@@ -219,7 +250,6 @@ fn set_up(job: &Job) -> Result<Device> {
         });
     }
 
-    let mut buffers = Vec::new();
     let mut local_bytes = 0u64;
     for arg in &job.args {
         match arg {
@@ -233,7 +263,7 @@ fn set_up(job: &Job) -> Result<Device> {
             }
             .map_err(|e| Error::BadArgument {
                 index: *index,
-                reason: format!("the kernel rejected a {}-byte scalar: {e}", bytes.len()),
+                reason: format!("the kernel rejected a {}-byte scalar here: {e}", bytes.len()),
             })?,
             ArgPlan::Local { index, bytes } => {
                 local_bytes += *bytes as u64;
@@ -241,94 +271,97 @@ fn set_up(job: &Job) -> Result<Device> {
                     Error::BadArgument {
                         index: *index,
                         reason: format!(
-                            "the kernel rejected a __local buffer of {bytes} bytes: {e}"
+                            "the kernel rejected a __local buffer of {bytes} bytes here: {e}"
                         ),
                     }
                 })?
             }
-            ArgPlan::Buffer { index, host, elem, pattern, dir } => {
-                if host.len as u64 > info.max_alloc_bytes {
-                    return Err(limit(format!(
-                        "argument {index}: a buffer of {} bytes exceeds the device's maximum allocation of {} bytes",
-                        host.len, info.max_alloc_bytes
-                    )));
-                }
-                let whole_input = *pattern == Pattern::Whole;
-                let buffer = if whole_input {
-                    // Copied by the driver during creation: the caller's memory is not used after.
-                    let mut made = None;
-                    job.shared.with_caller_memory(|| {
-                        made = Some(unsafe {
-                            Buffer::<u8>::create(
-                                context,
-                                CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                host.len,
-                                host.ptr.cast(),
-                            )
-                        });
-                    });
-                    made.ok_or_else(|| Error::BadArgument {
-                        index: *index,
-                        reason: "run closed".into(),
-                    })?
-                } else {
-                    let flags =
-                        if *dir == Direction::In { CL_MEM_READ_ONLY } else { CL_MEM_READ_WRITE };
-                    unsafe { Buffer::<u8>::create(context, flags, host.len, ptr::null_mut()) }
-                }
-                .map_err(|e| {
-                    limit(format!("argument {index}: cannot allocate {} bytes: {e}", host.len))
-                })?;
-                unsafe { kernel.set_arg(*index as u32, &buffer.get()) }.map_err(|e| {
-                    Error::BadArgument {
-                        index: *index,
-                        reason: format!(
-                            "the kernel rejected a buffer here ({e}); is this argument a pointer?"
-                        ),
-                    }
-                })?;
-                let staging = (!whole_input).then(|| Staging::new(&transfer, context, host.len));
-                buffers.push(DeviceBuffer {
-                    host: *host,
-                    elem: *elem,
-                    pattern: *pattern,
-                    dir: *dir,
-                    buffer,
-                    staging,
-                });
-            }
+            ArgPlan::Buffer { .. } => {}
         }
     }
-    let static_local = kernel.get_local_mem_size(id).unwrap_or(0);
-    let local_total = static_local.max(local_bytes);
-    if local_total > info.local_mem_bytes {
-        return Err(limit(format!(
-            "the kernel needs {local_total} bytes of local memory per work-group, the device has {}",
-            info.local_mem_bytes
-        )));
+    // Read after the __local arguments are set: some drivers count them only then.
+    let local_total = kernel.get_local_mem_size(id).unwrap_or(0).max(local_bytes);
+    let needs = limits::Needs {
+        local: &job.geo.local,
+        kernel_max_work_group: kernel.get_work_group_size(id).unwrap_or(info.max_work_group_size),
+        local_bytes: local_total,
+        buffers: job
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ArgPlan::Buffer { index, host, .. } => Some((*index, host.len as u64)),
+                _ => None,
+            })
+            .collect(),
+    };
+    limits::check(info, &needs).map_err(limit)?;
+
+    let mut buffers = Vec::new();
+    for arg in &job.args {
+        let ArgPlan::Buffer { index, host, elem, pattern, dir } = arg else { continue };
+        let whole_input = *pattern == Pattern::Whole;
+        let buffer = if whole_input {
+            // Copied by the driver during creation: the caller's memory is not used after.
+            let mut made = None;
+            job.shared.with_caller_memory(|| {
+                made = Some(unsafe {
+                    Buffer::<u8>::create(
+                        context,
+                        CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                        host.len,
+                        host.ptr.cast(),
+                    )
+                });
+            });
+            made.ok_or_else(|| Error::BadArgument { index: *index, reason: "run closed".into() })?
+        } else {
+            let flags = if *dir == Direction::In { CL_MEM_READ_ONLY } else { CL_MEM_READ_WRITE };
+            unsafe { Buffer::<u8>::create(context, flags, host.len, ptr::null_mut()) }
+        }
+        .map_err(|e| limit(format!("argument {index}: cannot allocate {} bytes: {e}", host.len)))?;
+        unsafe { kernel.set_arg(*index as u32, &buffer.get()) }.map_err(|e| {
+            Error::BadArgument {
+                index: *index,
+                reason: format!(
+                    "the kernel rejected a buffer here ({e}); is this argument a pointer?"
+                ),
+            }
+        })?;
+        let staging = (!whole_input).then(|| Staging::new(&transfer, context, host.len));
+        buffers.push(DeviceBuffer {
+            host: *host,
+            elem: *elem,
+            pattern: *pattern,
+            dir: *dir,
+            buffer,
+            staging,
+        });
     }
-    let mut device = Device { compute, transfer, kernel, buffers };
+    let profile = profile(job, local_total);
+    let mut device = Device { compute, transfer, kernel, buffers, profile };
     if job.warmup {
         // One work-group at offset 0 and one at the last unit: PoCL compiles a zero and a
         // non-zero global offset separately, and both kinds of package will come.
-        let last = job.geo.units - 1;
+        let last = job.units - 1;
         for offset in if last > 0 { vec![0, last] } else { vec![0] } {
             let p = Package { offset, len: 1 };
-            let ev = launch(job, &mut device, p)
+            let launched = launch(job, &mut device, p)
                 .map_err(|e| Error::Cl { call: "warm-up launch", code: e })?;
-            ev.wait().call("warm-up launch")?;
+            launched.kernel.wait().call("warm-up launch")?;
         }
     }
     Ok(device)
 }
 
-/// Write a package's inputs and launch its kernel; returns the kernel's event.
+/// Write a package's inputs and launch its kernel.
 fn launch(
     job: &Job,
     d: &mut Device,
     p: Package,
-) -> std::result::Result<Event, opencl3::error_codes::ClError> {
+) -> std::result::Result<Launched, opencl3::error_codes::ClError> {
+    let p = job.absolute(p);
     let mut writes: Vec<Event> = Vec::new();
+    let mut write_bytes = 0;
     for b in d.buffers.iter_mut().filter(|b| b.dir.reads() && b.pattern != Pattern::Whole) {
         let range = b.bytes(&job.geo, p);
         if range.is_empty() {
@@ -358,6 +391,7 @@ fn launch(
             )
         }?;
         writes.push(Event::new(ev));
+        write_bytes += range.len() as u64;
     }
     let (offset, size) = job.geo.launch(p);
     let wait: Vec<cl_event> = writes.iter().map(|e| e.get()).collect();
@@ -372,7 +406,7 @@ fn launch(
         )
     }?;
     d.compute.flush()?;
-    Ok(ev)
+    Ok(Launched { kernel: ev, writes, write_bytes })
 }
 
 /// Queue the read-back of a package's outputs after its kernel.
@@ -381,8 +415,11 @@ fn read_back(
     d: &mut Device,
     p: Package,
     kernel: &Event,
-) -> std::result::Result<Vec<Event>, opencl3::error_codes::ClError> {
+) -> std::result::Result<InFlight, opencl3::error_codes::ClError> {
+    let package = p;
+    let p = job.absolute(p);
     let mut reads = Vec::new();
+    let mut read_bytes = 0;
     let wait = [kernel.get()];
     for b in d.buffers.iter_mut().filter(|b| b.dir.writes()) {
         let range = b.bytes(&job.geo, p);
@@ -404,9 +441,10 @@ fn read_back(
             )
         }?;
         reads.push(Event::new(ev));
+        read_bytes += range.len() as u64;
     }
     d.transfer.flush()?;
-    Ok(reads)
+    Ok(InFlight { package, reads, read_bytes })
 }
 
 /// Wait for a package's read-back and merge it into the caller's memory.
@@ -415,11 +453,12 @@ fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), Str
         r.wait().map_err(|e| format!("read-back of package {:?} failed: {e}", f.package))?;
     }
     let p = f.package;
+    let abs = job.absolute(p);
     let geo = &job.geo;
     let buffers = &mut d.buffers;
-    job.shared.merge(job.me, p, || {
+    job.shared.merge(job.me, p, transfer(&f.reads, f.read_bytes), || {
         for b in buffers.iter_mut().filter(|b| b.dir.writes()) {
-            let range = b.bytes(geo, p);
+            let range = b.bytes(geo, abs);
             let host = b.host;
             if let Some(staging) = b.staging.as_mut() {
                 let src = &staging.bytes()[range.clone()];
@@ -434,7 +473,8 @@ fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), Str
     Ok(())
 }
 
-fn kernel_seconds(ev: &Event) -> Option<f64> {
+/// Device time of a command, from its profiling timestamps.
+fn device_seconds(ev: &Event) -> Option<f64> {
     let start = ev.profiling_command_start().ok()?;
     let end = ev.profiling_command_end().ok()?;
     (end >= start && start > 0).then(|| (end - start) as f64 * 1e-9)
@@ -464,7 +504,7 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
             }
             return Err(reason);
         }
-        let kernel =
+        let launched =
             launch(job, d, p).map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
         if let Some(f) = previous.take() {
             finish(job, d, f)?;
@@ -476,18 +516,19 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
             }
             return Ok(());
         }
-        kernel.wait().map_err(|e| format!("kernel on package {p:?} failed: {e}"))?;
-        let seconds = kernel_seconds(&kernel);
+        launched.kernel.wait().map_err(|e| format!("kernel on package {p:?} failed: {e}"))?;
+        let seconds = device_seconds(&launched.kernel);
         if let Some(factor) = injected_slowdown(job) {
             let t = seconds.unwrap_or(1e-3) * (factor.saturating_sub(1)) as f64;
             std::thread::sleep(Duration::from_secs_f64(t));
         }
-        if !job.shared.kernel_done(me, p, seconds) {
+        let written = transfer(&launched.writes, launched.write_bytes);
+        if !job.shared.kernel_done(me, p, seconds, written) {
             return Ok(());
         }
-        let reads = read_back(job, d, p, &kernel)
+        let in_flight = read_back(job, d, p, &launched.kernel)
             .map_err(|e| format!("read-back of package {p:?} failed: {e}"))?;
-        previous = Some(InFlight { package: p, reads });
+        previous = Some(in_flight);
     }
     if let Some(f) = previous.take() {
         finish(job, d, f)?;

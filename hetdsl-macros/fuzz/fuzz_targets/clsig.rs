@@ -1,0 +1,24 @@
+//! Fuzzes the OpenCL C declaration reader that `kernel!` runs on user sources at compile time:
+//! any input must give `Ok` or an error, never a panic (a panic in a proc macro is an
+//! unreadable compile error) nor a hang, and what it returns must be self-consistent.
+//!
+//! Run: `cd hetdsl-macros/fuzz && cargo +nightly fuzz run clsig corpus/clsig`. The corpus is
+//! also replayed on stable by the test `clsig::tests::fuzz_corpus_reads_consistently`.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+// The reader is compiled in from the macro crate (a proc-macro crate exports only macros).
+#[allow(dead_code)]
+#[path = "../../src/clsig/mod.rs"]
+mod clsig;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if let Ok(source) = clsig::parse(text) {
+        if let Err(why) = source.self_check(text) {
+            panic!("inconsistent result: {why}");
+        }
+    }
+});

@@ -1,0 +1,254 @@
+//! Code generation. Both macros produce the same launch code; `kernel!` wraps it in a struct
+//! that owns the built program, `#[coexec]` in a function backed by a per-process program cache.
+//! Generated paths are absolute (`::hetdsl::…`, `::core::…`) so that user imports cannot change
+//! their meaning.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::check::{self, Checked};
+use crate::errors::Errors;
+use crate::parse::{CoexecInput, Direction, Func, KernelInput, Param, Pattern, Role};
+
+pub fn kernel(input: TokenStream) -> TokenStream {
+    let input: KernelInput = match syn::parse2(input) {
+        Ok(i) => i,
+        Err(e) => return e.into_compile_error(),
+    };
+    let mut errors = Errors::default();
+    let checked = check::check(&input.options, &input.func, &mut errors);
+    let KernelInput { attrs, vis, struct_name, func, .. } = &input;
+    let parts = Parts::new(func, &checked);
+    let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
+    let body = parts.launch_body(quote!(&self.program));
+    let doc_run = format!(
+        "Co-executes `{}` over `global` work-items on every device of the program, with the declared \
+         balancer. The outputs are complete when this returns `Ok`.",
+        checked.kernel_name
+    );
+    let extras = parts.extras(&checked);
+    let errors = errors.finish().err().map(syn::Error::into_compile_error);
+    quote! {
+        #errors
+        #(#attrs)*
+        #vis struct #struct_name {
+            program: ::hetdsl::Program,
+        }
+
+        impl #struct_name {
+            /// The kernel's name in the OpenCL source.
+            pub const KERNEL: &'static str = #kernel_name;
+
+            /// The OpenCL source with its includes, as embedded at compile time.
+            pub fn source() -> ::hetdsl::KernelSource {
+                #source
+            }
+
+            /// Builds the kernel for every device of `rt`. Build once, run many times.
+            pub fn new(rt: &::hetdsl::Runtime) -> ::hetdsl::Result<Self> {
+                ::core::result::Result::Ok(Self { program: rt.program(&Self::source())? })
+            }
+
+            /// The built program: its devices and build logs.
+            pub fn program(&self) -> &::hetdsl::Program {
+                &self.program
+            }
+
+            #[doc = #doc_run]
+            #[allow(clippy::too_many_arguments)]
+            pub fn run(&self, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Report> {
+                self.launch(global, #(#names),*)?.run()
+            }
+
+            /// The launch [`Self::run`] would run, to adjust before `.run()`: another balancer
+            /// (`.balancer(..)`), a subset of devices, fault injection.
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch<'a>(&'a self, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::Launch<'a>> {
+                #body
+            }
+        }
+
+        #extras
+    }
+}
+
+pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
+    let input = match CoexecInput::parse(args, item) {
+        Ok(i) => i,
+        Err(e) => return e.into_compile_error(),
+    };
+    let mut errors = Errors::default();
+    let checked = check::check(&input.options, &input.func, &mut errors);
+    let CoexecInput { attrs, vis, func, .. } = &input;
+    let parts = Parts::new(func, &checked);
+    let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
+    let ident = &func.ident;
+    let body = parts.launch_body(quote!(program));
+    let mod_doc = format!(
+        "Companions of [`{ident}()`]: its source, its cached program and its launch before it runs."
+    );
+    let extras = parts.extras(&checked);
+    let errors = errors.finish().err().map(syn::Error::into_compile_error);
+    quote! {
+        #errors
+        #(#attrs)*
+        #[allow(clippy::too_many_arguments)]
+        #vis fn #ident(rt: &::hetdsl::Runtime, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Report> {
+            #ident::launch(rt, global, #(#names),*)?.run()
+        }
+
+        #[doc = #mod_doc]
+        #vis mod #ident {
+            #[allow(unused_imports)]
+            use super::*;
+
+            /// The kernel's name in the OpenCL source.
+            pub const KERNEL: &str = #kernel_name;
+
+            /// The OpenCL source with its includes, as embedded at compile time.
+            pub fn source() -> ::hetdsl::KernelSource {
+                #source
+            }
+
+            /// The program for the devices of `rt`, built at the first call and kept for the rest
+            /// of the process (one per distinct device selection).
+            pub fn program(rt: &::hetdsl::Runtime) -> ::hetdsl::Result<&'static ::hetdsl::Program> {
+                static CACHE: ::hetdsl::__private::ProgramCache = ::hetdsl::__private::ProgramCache::new();
+                CACHE.get(rt, source)
+            }
+
+            /// The launch the function would run, to adjust before `.run()`.
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch<'a>(rt: &::hetdsl::Runtime, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::Launch<'a>> {
+                let program = program(rt)?;
+                #body
+            }
+        }
+
+        #extras
+    }
+}
+
+/// The pieces both expansions share.
+struct Parts<'a> {
+    func: &'a Func,
+    checked: &'a Checked,
+    /// `usize` (1-D) or `[usize; 2]` (2-D).
+    global_ty: TokenStream,
+    /// `name: Type` of each host argument (`__local` buffers are not passed).
+    params: Vec<TokenStream>,
+    /// The same with references bound to `'a`.
+    args: Vec<TokenStream>,
+    names: Vec<syn::Ident>,
+    kernel_name: String,
+    source: TokenStream,
+}
+
+impl<'a> Parts<'a> {
+    fn new(func: &'a Func, checked: &'a Checked) -> Self {
+        let global_ty = if checked.local.len() == 2 { quote!([usize; 2]) } else { quote!(usize) };
+        let mut params = Vec::new();
+        let mut args = Vec::new();
+        let mut names = Vec::new();
+        for p in &func.params {
+            let Param { ident, ty, role } = p;
+            let bound = match role {
+                Role::Local { .. } => continue,
+                Role::Value => quote!(#ty),
+                Role::Buffer { dir: Direction::In, elem, .. } => quote!(&'a [#elem]),
+                Role::Buffer { elem, .. } => quote!(&'a mut [#elem]),
+            };
+            params.push(quote!(#ident: #ty));
+            args.push(quote!(#ident: #bound));
+            names.push(ident.clone());
+        }
+        let (name, text) = (&checked.source_name, &checked.source_text);
+        Parts {
+            func,
+            checked,
+            global_ty,
+            params,
+            args,
+            names,
+            kernel_name: checked.kernel_name.clone(),
+            source: quote!(::hetdsl::KernelSource::embedded(#name, #text)),
+        }
+    }
+
+    /// `Launch` construction from `program` (a `&Program` expression), arguments in order.
+    fn launch_body(&self, program: TokenStream) -> TokenStream {
+        let kernel = &self.kernel_name;
+        let local = self.checked.local.iter().map(|&n| n as usize);
+        let global =
+            if self.checked.local.len() == 2 { quote!(&global) } else { quote!(&[global]) };
+        let args = self.func.params.iter().map(arg_expr);
+        let balancer = self
+            .checked
+            .balancer
+            .as_ref()
+            .map(|spec| quote!(.balancer(::hetdsl::__private::balancer(#spec)?)));
+        quote! {
+            ::core::result::Result::Ok(
+                (#program).launch(#kernel)
+                    .global(#global)
+                    .local(&[#(#local),*])
+                    #(.arg(#args))*
+                    #balancer
+            )
+        }
+    }
+
+    /// Layout assertions and rebuild tracking.
+    fn extras(&self, checked: &Checked) -> TokenStream {
+        let asserts = &checked.asserts;
+        let files = checked.files.iter().filter_map(|f| f.to_str());
+        quote! {
+            #asserts
+            // A change to the kernel source or an include rebuilds this crate.
+            #(const _: &[u8] = ::core::include_bytes!(#files);)*
+        }
+    }
+}
+
+fn arg_expr(p: &Param) -> TokenStream {
+    let ident = &p.ident;
+    // SAFETY (of the generated `unsafe` blocks): each type was checked against the kernel's
+    // at compile time: primitives and arrays of them, or user types whose size, alignment, field
+    // offsets and plain-data fields are asserted by the `const` items next to this code.
+    match &p.role {
+        Role::Value => quote! {
+            ::hetdsl::Arg::Scalar(unsafe { ::hetdsl::__private::value_bytes(&#ident) })
+        },
+        Role::Buffer { dir, pattern, elem, .. } => {
+            let pattern = match pattern {
+                Pattern::Ratio(a, b) => quote!(::hetdsl::Pattern::Ratio { a: #a, b: #b }),
+                Pattern::Whole => quote!(::hetdsl::Pattern::Whole),
+            };
+            let elem_size = quote!(::core::mem::size_of::<#elem>());
+            match dir {
+                Direction::In => quote! {
+                    ::hetdsl::Arg::In {
+                        bytes: unsafe { ::hetdsl::__private::slice_bytes(#ident) },
+                        elem: #elem_size,
+                        pattern: #pattern,
+                    }
+                },
+                Direction::Out | Direction::InOut => {
+                    let d =
+                        format_ident!("{}", if *dir == Direction::Out { "Out" } else { "InOut" });
+                    quote! {
+                        ::hetdsl::Arg::Out {
+                            bytes: unsafe { ::hetdsl::__private::slice_bytes_mut(#ident) },
+                            elem: #elem_size,
+                            pattern: #pattern,
+                            dir: ::hetdsl::Direction::#d,
+                        }
+                    }
+                }
+            }
+        }
+        Role::Local { elem, count, .. } => {
+            quote!(::hetdsl::Arg::Local((#count) * ::core::mem::size_of::<#elem>()))
+        }
+    }
+}

@@ -1,0 +1,415 @@
+//! The macro input: options (`file = "…", local = 64, …`) and a Rust function signature whose
+//! parameters carry their role (`#[input(1:1)]`, `#[output(4:1)]`, `#[inout(whole)]`, `#[local]`).
+//! Only the Rust side is read here; what the kernel expects is checked in `check`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, Expr, FnArg, ForeignItemFn, Ident, LitInt, LitStr, Pat, Token, Type, Visibility,
+};
+
+use crate::errors::Errors;
+
+/// `kernel! { #[kernel(options)] vis struct Name { fn kernel(params); } }`
+pub struct KernelInput {
+    pub attrs: Vec<Attribute>,
+    pub options: Options,
+    pub vis: Visibility,
+    pub struct_name: Ident,
+    pub func: Func,
+}
+
+/// `#[coexec(options)] vis fn kernel(params);`
+pub struct CoexecInput {
+    pub options: Options,
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub func: Func,
+}
+
+/// The declared kernel function.
+pub struct Func {
+    pub ident: Ident,
+    pub params: Vec<Param>,
+    /// The whole signature, for spans.
+    pub sig_tokens: TokenStream,
+}
+
+/// One Rust parameter and how the kernel receives it.
+pub struct Param {
+    pub ident: Ident,
+    pub ty: Type,
+    pub role: Role,
+}
+
+/// Partition pattern of a buffer (hetdsl's `Pattern`, as tokens to check and to expand).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    Ratio(u64, u64),
+    Whole,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    In,
+    Out,
+    InOut,
+}
+
+impl Direction {
+    pub fn attr_name(self) -> &'static str {
+        match self {
+            Direction::In => "input",
+            Direction::Out => "output",
+            Direction::InOut => "inout",
+        }
+    }
+    pub fn writes(self) -> bool {
+        self != Direction::In
+    }
+}
+
+pub enum Role {
+    /// Passed by copy.
+    Value,
+    /// A host slice split by `pattern`; `elem` is the slice's element type.
+    Buffer { dir: Direction, pattern: Pattern, elem: Type, attr: Attribute },
+    /// `#[local] s: [T; N]`: N elements of T per work-group.
+    Local { elem: Type, count: Expr, attr: Attribute },
+}
+
+/// The declaration options, each with the span of its key for messages.
+#[derive(Default)]
+pub struct Options {
+    pub file: Option<LitStr>,
+    pub name: Option<LitStr>,
+    pub local: Option<(Vec<u64>, Span)>,
+    pub balancer: Option<LitStr>,
+    pub include: Vec<LitStr>,
+    /// Where to point "missing option" errors.
+    pub span: Option<Span>,
+}
+
+/// Parameter names the generated functions use themselves.
+const RESERVED: [&str; 3] = ["global", "rt", "self"];
+
+const OPTION_KEYS: &str = "`file`, `local`, `name`, `balancer`, `include`";
+
+impl Parse for KernelInput {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        input.parse::<Token![struct]>()?;
+        let struct_name: Ident = input.parse()?;
+        let body;
+        syn::braced!(body in input);
+        let item: ForeignItemFn = body.parse()?;
+        if !body.is_empty() {
+            return Err(body.error(
+                "one kernel per `kernel!` struct: declare another struct for the next kernel",
+            ));
+        }
+        let mut errors = Errors::default();
+        let options_at = attrs.iter().position(|a| a.path().is_ident("kernel"));
+        let options = match options_at {
+            Some(i) => {
+                let attr = attrs.remove(i);
+                let span = attr.span();
+                let mut o = attr.parse_args_with(Options::parse).unwrap_or_else(|e| {
+                    errors.push(e);
+                    Options::default()
+                });
+                o.span = Some(span);
+                if let Some(again) = attrs.iter().find(|a| a.path().is_ident("kernel")) {
+                    errors.push(syn::Error::new_spanned(
+                        again,
+                        "duplicate `#[kernel(..)]`: put every option in one",
+                    ));
+                }
+                o
+            }
+            None => {
+                errors.push(syn::Error::new(
+                    struct_name.span(),
+                    "missing `#[kernel(file = \"…\", local = …)]` above the struct: it names the OpenCL \
+                     source and the work-group size",
+                ));
+                Options::default()
+            }
+        };
+        let func = Func::from_item(item, &mut errors);
+        errors.finish()?;
+        Ok(KernelInput { attrs, options, vis, struct_name, func })
+    }
+}
+
+impl CoexecInput {
+    pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Self> {
+        let mut errors = Errors::default();
+        let span = args.span();
+        let mut options = syn::parse::Parser::parse2(Options::parse, args).unwrap_or_else(|e| {
+            errors.push(e);
+            Options::default()
+        });
+        options.span = Some(span);
+        let item: ForeignItemFn = syn::parse2(item).map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("{e}; `#[coexec]` goes on a function signature without a body: `fn saxpy(a: f32, …);`"),
+            )
+        })?;
+        let attrs = item.attrs.clone();
+        let vis = item.vis.clone();
+        let func = Func::from_item(item, &mut errors);
+        errors.finish()?;
+        Ok(CoexecInput { options, attrs, vis, func })
+    }
+}
+
+impl Options {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut o = Options::default();
+        let mut errors = Errors::default();
+        let mut seen: Vec<String> = Vec::new();
+        while !input.is_empty() {
+            let key: Ident = input.call(syn::ext::IdentExt::parse_any)?;
+            input.parse::<Token![=]>()?;
+            let name = key.to_string();
+            if seen.contains(&name) {
+                errors.push(syn::Error::new(key.span(), format!("duplicate option `{name}`")));
+            }
+            seen.push(name.clone());
+            match name.as_str() {
+                "file" => o.file = Some(input.parse()?),
+                "name" => o.name = Some(input.parse()?),
+                "balancer" => o.balancer = Some(input.parse()?),
+                "include" => o.include.extend(parse_one_or_list::<LitStr>(input)?),
+                "local" => {
+                    let span_start = input.span();
+                    let sizes = parse_one_or_list::<LitInt>(input)?;
+                    let mut dims = Vec::new();
+                    for lit in &sizes {
+                        match lit.base10_parse::<u64>() {
+                            Ok(0) | Err(_) => errors.push(syn::Error::new(
+                                lit.span(),
+                                "a work-group size is a positive integer",
+                            )),
+                            Ok(n) => dims.push(n),
+                        }
+                    }
+                    if !(1..=2).contains(&sizes.len()) {
+                        errors.push(syn::Error::new(
+                            span_start,
+                            "`local` is `N` (a 1-D NDRange) or `[X, Y]` (2-D)",
+                        ));
+                    }
+                    o.local = Some((dims, key.span()));
+                }
+                _ => {
+                    // Keep going so the rest of the options are still checked.
+                    let _: Expr = input.parse()?;
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        format!("unknown option `{name}`; the options are {OPTION_KEYS}"),
+                    ));
+                }
+            }
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        errors.finish()?;
+        Ok(o)
+    }
+}
+
+/// `x` or `[x, y, …]`.
+fn parse_one_or_list<T: Parse>(input: ParseStream) -> syn::Result<Vec<T>> {
+    if input.peek(syn::token::Bracket) {
+        let inner;
+        syn::bracketed!(inner in input);
+        Ok(Punctuated::<T, Token![,]>::parse_terminated(&inner)?.into_iter().collect())
+    } else {
+        Ok(vec![input.parse()?])
+    }
+}
+
+impl Func {
+    fn from_item(item: ForeignItemFn, errors: &mut Errors) -> Func {
+        let sig = &item.sig;
+        let sig_tokens = sig.to_token_stream();
+        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+            errors.push(syn::Error::new_spanned(
+                &sig.generics,
+                "a kernel declaration takes no generics",
+            ));
+        }
+        if let syn::ReturnType::Type(..) = sig.output {
+            errors.push(syn::Error::new_spanned(
+                &sig.output,
+                "a kernel returns nothing: the generated function returns the run's `hetdsl::Report`",
+            ));
+        }
+        if sig.asyncness.is_some()
+            || sig.constness.is_some()
+            || sig.abi.is_some()
+            || sig.variadic.is_some()
+        {
+            errors.push(syn::Error::new_spanned(
+                &sig_tokens,
+                "a kernel declaration is a plain `fn name(params);`",
+            ));
+        }
+        let mut params = Vec::new();
+        for arg in &sig.inputs {
+            match arg {
+                FnArg::Receiver(r) => {
+                    errors.push(syn::Error::new_spanned(r, "a kernel declaration takes no `self`"))
+                }
+                FnArg::Typed(pt) => {
+                    let ident = match &*pt.pat {
+                        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                            p.ident.clone()
+                        }
+                        other => {
+                            errors.push(syn::Error::new_spanned(
+                                other,
+                                "a parameter is a plain name",
+                            ));
+                            continue;
+                        }
+                    };
+                    if RESERVED.contains(&ident.to_string().as_str()) {
+                        errors.push(syn::Error::new(
+                            ident.span(),
+                            format!("`{ident}` is a parameter of the generated functions; rename this one"),
+                        ));
+                    }
+                    if let Some(role) = role(&pt.attrs, &pt.ty, errors) {
+                        params.push(Param { ident, ty: (*pt.ty).clone(), role });
+                    }
+                }
+            }
+        }
+        Func { ident: sig.ident.clone(), params, sig_tokens }
+    }
+}
+
+/// The parameter's role from its attribute, checked against the shape of its Rust type.
+fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role> {
+    let mut found: Option<Role> = None;
+    // A role attribute was written, even if it was wrong (then no "missing attribute" error).
+    let mut attempted = false;
+    for attr in attrs {
+        let path = attr.path();
+        let dir = if path.is_ident("input") {
+            Some(Direction::In)
+        } else if path.is_ident("output") {
+            Some(Direction::Out)
+        } else if path.is_ident("inout") {
+            Some(Direction::InOut)
+        } else {
+            None
+        };
+        if dir.is_some() || path.is_ident("local") {
+            if attempted {
+                errors.push(syn::Error::new_spanned(attr, "one role per parameter"));
+                continue;
+            }
+            attempted = true;
+        }
+        if let Some(dir) = dir {
+            let pattern = match attr.parse_args_with(parse_pattern) {
+                Ok(p) => p,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            let Some(elem) = slice_elem(ty, dir.writes()) else {
+                let want = if dir.writes() { "&mut [T]" } else { "&[T]" };
+                errors.push(syn::Error::new_spanned(
+                    ty,
+                    format!("an #[{}] buffer is a slice `{want}`", dir.attr_name()),
+                ));
+                continue;
+            };
+            found = Some(Role::Buffer { dir, pattern, elem, attr: attr.clone() });
+        } else if path.is_ident("local") {
+            if let Err(e) = attr.meta.require_path_only() {
+                errors.push(syn::Error::new(
+                    e.span(),
+                    "`#[local]` takes no arguments: the type `[T; N]` gives the size",
+                ));
+                continue;
+            }
+            match ty {
+                Type::Array(a) => {
+                    found = Some(Role::Local { elem: (*a.elem).clone(), count: a.len.clone(), attr: attr.clone() })
+                }
+                _ => errors.push(syn::Error::new_spanned(
+                    ty,
+                    "a `__local` buffer lives on the device, one per work-group, and cannot be given as a \
+                     slice: declare it `#[local] name: [T; N]` for N elements of T per work-group",
+                )),
+            }
+        } else {
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "unknown parameter attribute; buffers take `#[input(a:b)]`, `#[output(a:b)]` or \
+                 `#[inout(a:b)]` (a:b a pattern such as `1:1`, or `whole`), __local buffers `#[local]`",
+            ));
+        }
+    }
+    if found.is_none() {
+        if attempted {
+            return None;
+        }
+        if let Type::Reference(_) = ty {
+            errors.push(syn::Error::new_spanned(
+                ty,
+                "a buffer needs its direction and partition pattern, e.g. `#[input(1:1)] x: &[f32]` or \
+                 `#[output(1:1)] y: &mut [f32]`",
+            ));
+            return None;
+        }
+        return Some(Role::Value);
+    }
+    found
+}
+
+/// `a:b` or `whole`.
+fn parse_pattern(input: ParseStream) -> syn::Result<Pattern> {
+    if input.peek(Ident) {
+        let id: Ident = input.parse()?;
+        if id == "whole" {
+            return Ok(Pattern::Whole);
+        }
+        return Err(syn::Error::new(
+            id.span(),
+            "a pattern is `a:b` (such as `1:1`, `1:255`, `4:1`) or `whole`",
+        ));
+    }
+    let a: LitInt = input.parse()?;
+    input.parse::<Token![:]>()?;
+    let b: LitInt = input.parse()?;
+    let (x, y) = (a.base10_parse::<u64>()?, b.base10_parse::<u64>()?);
+    if x == 0 || y == 0 {
+        return Err(syn::Error::new(a.span(), "both sides of a pattern `a:b` are positive"));
+    }
+    Ok(Pattern::Ratio(x, y))
+}
+
+/// `T` of `&[T]` (or of `&mut [T]` when `mutable`).
+fn slice_elem(ty: &Type, mutable: bool) -> Option<Type> {
+    match ty {
+        Type::Reference(r) if r.mutability.is_some() == mutable => match &*r.elem {
+            Type::Slice(s) => Some((*s.elem).clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}

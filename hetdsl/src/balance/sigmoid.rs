@@ -1,0 +1,465 @@
+//! Sigmoid (seed 000, Algorithm 1): package sizes that follow a logistic curve of the work left,
+//! weighted by each device's measured speed, with a slope that turns gentle for good once the
+//! kernel shows itself irregular, and two lower bounds (imbalance and occupancy).
+//!
+//! Per package for device j, with x work-groups left out of G, N devices, speeds S (work-groups
+//! per second, the mean of the last 3 packages) and t seconds since the run began:
+//!
+//! ```text
+//! f(x)   = G/(2N) · (1 − e^{−6kx/G}) / (1 + e^{−6kx/G})        (= G/(2N) · tanh(3kx/G))
+//! first  = f(x) · S_j/S_T                                         (Algorithm 1, line 5)
+//! later  = max(f(x) · S_j/S_T, p·t·S_j, oc_j)                     (line 16)
+//! k      = k_r = 2 until σ(S_j)/S_j > d = 0.25 on any device, then k_i = 0.5 for good
+//! ```
+//!
+//! with p = 0.05 and oc_j the occupancy lower bound ([`DeviceProfile::min_groups`]). The first
+//! speeds are nominal GFLOP/s, rescaled onto the measured scale as measurements arrive (see
+//! `speeds.rs`). Sizes are floored to whole work-groups, at least 1 and at most x. σ is the
+//! population standard deviation of the same (up to 3) speeds the mean is taken over.
+//!
+//! # The probe-and-horizon guard (our extension, on by default)
+//!
+//! Nominal GFLOP/s can be far off for a given kernel: on the H200 machine the 16-core CPU looks
+//! 31× slower than the GPU on paper and is 700× slower on Mandelbrot, so the faithful first CPU
+//! package runs several times longer than the GPU needs for the whole problem. The guard adds
+//! two rules and leaves the curve alone:
+//!
+//! 1. **Probe.** A device that has no measured speed yet gets one occupancy-bound package
+//!    (`oc_j` work-groups: the fewest that fill it, so its speed is representative) instead of a
+//!    nominal-speed share. Nothing large is committed before the device's real speed is known.
+//! 2. **Horizon.** From measured speeds and the packages still running, predict when the whole
+//!    run would end if the work left were spread so that every device finishes together (the
+//!    min–max point of `model.rs`). A package is cut so that it is predicted to end by then (never
+//!    below `oc_j`, and never leaving less than `oc_j` behind). On an irregular kernel the
+//!    prediction allows for the package running v times slower than measured (v: the widest
+//!    spread of recent speeds on any device), weighted by the share of the machine that would
+//!    sit idle meanwhile (see `horizon_cap`). If even `oc_j` work-groups would end later, and a device that is running
+//!    now could finish everything left, once free, before this device finished those `oc_j`,
+//!    the device is told [`Next::Wait`](super::Next::Wait). Waiting needs a running device, so
+//!    the run always progresses. A device hundreds of times slower therefore only takes work it
+//!    can finish before the fast ones.
+//!
+//! [`Sigmoid::faithful`] keeps the paper's algorithm exactly, without the guard.
+
+use super::model::{common_finish, LinearTime};
+use super::speeds::SpeedBook;
+use super::{check_setup, Balancer, Completion, DeviceProfile, Next, Package, Remaining, Setup};
+use crate::error::{Error, Result};
+
+/// The paper's constants (seed 000 §3.4); all have defaults, none needs tuning.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SigmoidParams {
+    /// Slope while the kernel looks regular (k_r = 2).
+    pub k_regular: f64,
+    /// Slope once the kernel has shown itself irregular (k_i = 0.5).
+    pub k_irregular: f64,
+    /// Irregularity threshold d on σ(S_j)/S_j (0.25).
+    pub irregularity: f64,
+    /// Maximum imbalance p: packages of at least p·t·S_j (0.05).
+    pub max_imbalance: f64,
+    /// Packages a device's speed is averaged over (3).
+    pub history: usize,
+}
+
+impl Default for SigmoidParams {
+    fn default() -> Self {
+        SigmoidParams {
+            k_regular: 2.0,
+            k_irregular: 0.5,
+            irregularity: 0.25,
+            max_imbalance: 0.05,
+            history: 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Running {
+    package: Package,
+    since: f64,
+}
+
+/// The Sigmoid balancer. [`Sigmoid::default`] is the guarded form, [`Sigmoid::faithful`] the
+/// paper's.
+#[derive(Debug, Clone)]
+pub struct Sigmoid {
+    params: SigmoidParams,
+    guarded: bool,
+    total: u64,
+    occupancy: Vec<u64>,
+    left: Remaining,
+    speeds: SpeedBook,
+    irregular: bool,
+    alive: Vec<bool>,
+    running: Vec<Option<Running>>,
+    handed_first: Vec<bool>,
+}
+
+impl Default for Sigmoid {
+    fn default() -> Self {
+        Self::guarded()
+    }
+}
+
+impl Sigmoid {
+    /// Sigmoid with the probe-and-horizon guard (the default balancer).
+    pub fn guarded() -> Self {
+        Self::new(SigmoidParams::default(), true)
+    }
+    /// Sigmoid exactly as seed 000 Algorithm 1.
+    pub fn faithful() -> Self {
+        Self::new(SigmoidParams::default(), false)
+    }
+    /// Other constants, with or without the guard.
+    pub fn new(params: SigmoidParams, guarded: bool) -> Self {
+        Sigmoid {
+            params,
+            guarded,
+            total: 0,
+            occupancy: Vec::new(),
+            left: Remaining::default(),
+            speeds: SpeedBook::default(),
+            irregular: false,
+            alive: Vec::new(),
+            running: Vec::new(),
+            handed_first: Vec::new(),
+        }
+    }
+
+    fn slope(&self) -> f64 {
+        if self.irregular {
+            self.params.k_irregular
+        } else {
+            self.params.k_regular
+        }
+    }
+
+    fn live(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.alive.len()).filter(|&d| self.alive[d])
+    }
+
+    /// f(x) · S_j / S_T, in (fractional) work-groups.
+    fn curve_size(&self, device: usize) -> f64 {
+        let g = self.total as f64;
+        let n = self.live().count().max(1) as f64;
+        let x = self.left.left() as f64;
+        let e = (-6.0 * self.slope() * x / g).exp();
+        let f = g / (2.0 * n) * (1.0 - e) / (1.0 + e);
+        let total_speed: f64 = self.live().map(|d| self.speeds.speed(d)).sum();
+        f * self.speeds.speed(device) / total_speed
+    }
+
+    /// Line 16: the curve, the imbalance bound p·t·S_j and the occupancy bound.
+    fn bounded_size(&self, device: usize, now: f64) -> f64 {
+        let imbalance = self.params.max_imbalance * now * self.speeds.speed(device);
+        self.curve_size(device).max(imbalance).max(self.occupancy[device] as f64)
+    }
+
+    /// The speed the horizon rule plans `device` with. On an irregular kernel the next
+    /// work-groups may cost several times what the last ones did (v, the widest spread of recent
+    /// speeds). If this device's package runs v times longer, the rest of the machine idles
+    /// for the overrun, so the margin grows with the share of the machine that would idle:
+    /// nothing for a device doing almost all the work, the full v for one doing almost none.
+    fn careful_speed(&self, device: usize) -> f64 {
+        let speed = self.speeds.speed(device);
+        let total_speed: f64 = self.live().map(|d| self.speeds.speed(d)).sum();
+        let others_share = 1.0 - speed / total_speed;
+        speed / (1.0 + (self.speeds.variability() - 1.0) * others_share)
+    }
+
+    /// The horizon rule: `Some(cap)` on the package size, or `None` to wait.
+    fn horizon_cap(&self, device: usize, now: f64) -> Option<f64> {
+        let model = |d: usize| {
+            let speed = self.speeds.speed(d);
+            let ready = match self.running[d] {
+                Some(r) if d != device => (r.since + r.package.len as f64 / speed - now).max(0.0),
+                _ => 0.0,
+            };
+            LinearTime { ready, fixed: 0.0, per_group: 1.0 / speed }
+        };
+        let left = self.left.left() as f64;
+        let models: Vec<Option<LinearTime>> =
+            (0..self.alive.len()).map(|d| self.alive[d].then(|| model(d))).collect();
+        let occupancy = self.occupancy[device] as f64;
+        let Some(end) = common_finish(left, &models) else {
+            return Some(f64::INFINITY);
+        };
+        let careful_speed = self.careful_speed(device);
+        let cap = (end * careful_speed).floor();
+        if cap >= occupancy {
+            // Never leave behind less than a fill of this device: it would cost a whole
+            // package for a crumb.
+            return Some(if left - cap < occupancy { left } else { cap });
+        }
+        // Even a full-occupancy package overruns the predicted end. Wait only if some device
+        // already running could, once free, finish everything left before this device would
+        // finish its smallest package (which takes as long as a full one, being below the
+        // occupancy bound). Both sides are planned with their margins, so equal devices never
+        // wait for each other; devices that are idle or waiting themselves do not count.
+        let others_end = self
+            .live()
+            .filter(|&d| d != device && self.running[d].is_some())
+            .filter_map(|d| {
+                let ready = models[d]?.ready;
+                Some(ready + left.max(self.occupancy[d] as f64) / self.careful_speed(d))
+            })
+            .fold(f64::INFINITY, f64::min);
+        (occupancy / careful_speed < others_end).then_some(occupancy)
+    }
+}
+
+impl Balancer for Sigmoid {
+    fn name(&self) -> String {
+        if self.guarded {
+            "sigmoid".into()
+        } else {
+            "sigmoid-faithful".into()
+        }
+    }
+
+    fn start(&mut self, setup: &Setup) -> Result<()> {
+        check_setup(setup)?;
+        let p = &self.params;
+        let sane = |x: f64| x.is_finite() && x > 0.0;
+        if !(sane(p.k_regular)
+            && sane(p.k_irregular)
+            && sane(p.irregularity)
+            && p.max_imbalance >= 0.0)
+            || p.history == 0
+        {
+            return Err(Error::BadBalancer(format!("sigmoid parameters out of range: {p:?}")));
+        }
+        let n = setup.devices.len();
+        let nominal: Vec<f64> = setup.devices.iter().map(|d| d.nominal_gflops).collect();
+        self.total = setup.total_groups;
+        self.occupancy =
+            setup.devices.iter().map(|d: &DeviceProfile| d.min_groups.max(1)).collect();
+        self.left = Remaining::new(setup.total_groups);
+        self.speeds = SpeedBook::new(&nominal, p.history);
+        self.irregular = false;
+        self.alive = vec![true; n];
+        self.running = vec![None; n];
+        self.handed_first = vec![false; n];
+        Ok(())
+    }
+
+    fn next(&mut self, device: usize, now: f64) -> Next {
+        if !self.alive.get(device).copied().unwrap_or(false) || self.left.is_empty() {
+            return Next::Done;
+        }
+        let size = if !self.guarded {
+            if self.handed_first[device] {
+                self.bounded_size(device, now)
+            } else {
+                self.curve_size(device)
+            }
+        } else if self.speeds.measured(device).is_none() {
+            self.occupancy[device] as f64
+        } else {
+            match self.horizon_cap(device, now) {
+                Some(cap) => {
+                    self.bounded_size(device, now).min(cap.max(self.occupancy[device] as f64))
+                }
+                None => return Next::Wait,
+            }
+        };
+        let len = if size.is_finite() { size.floor() as u64 } else { 1 };
+        let Some(package) = self.left.take(len) else {
+            return Next::Done;
+        };
+        self.handed_first[device] = true;
+        self.running[device] = Some(Running { package, since: now });
+        Next::Run(package)
+    }
+
+    fn completed(&mut self, done: &Completion) {
+        let seconds = if done.kernel_seconds > 0.0 {
+            done.kernel_seconds
+        } else {
+            done.host_end - done.host_start
+        };
+        self.speeds.record(done.device, done.package.len, seconds);
+        if let Some((mean, sd)) = self.speeds.measured(done.device) {
+            if sd / mean > self.params.irregularity {
+                self.irregular = true;
+            }
+        }
+        if let Some(slot) = self.running.get_mut(done.device) {
+            if slot.is_some_and(|r| r.package == done.package) {
+                *slot = None;
+            }
+        }
+    }
+
+    fn device_lost(&mut self, device: usize) {
+        if let Some(a) = self.alive.get_mut(device) {
+            *a = false;
+            self.running[device] = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::balance::DeviceKind;
+
+    fn setup(total_groups: u64, devices: &[(f64, u64)]) -> Setup {
+        Setup {
+            total_groups,
+            devices: devices
+                .iter()
+                .map(|&(nominal_gflops, min_groups)| DeviceProfile {
+                    kind: DeviceKind::Gpu,
+                    nominal_gflops,
+                    min_groups,
+                })
+                .collect(),
+        }
+    }
+
+    fn run(b: &mut Sigmoid, device: usize, now: f64) -> Package {
+        match b.next(device, now) {
+            Next::Run(p) => p,
+            other => panic!("device {device} at {now}: expected a package, got {other:?}"),
+        }
+    }
+
+    /// Report `p` finished by `device` at `speed` work-groups per second, ending at `now`.
+    fn finish(b: &mut Sigmoid, device: usize, p: Package, speed: f64, now: f64) {
+        let secs = p.len as f64 / speed;
+        b.completed(&Completion {
+            device,
+            package: p,
+            kernel_seconds: secs,
+            host_start: now - secs,
+            host_end: now,
+        });
+    }
+
+    #[test]
+    fn first_packages_and_line_16_match_hand_computation() {
+        // G = 1000, N = 2, nominal 3:1, k_r = 2.
+        // Line 5, device 0: ⌊1000/4 · tanh(6) · 3/4⌋ = ⌊187.498⌋ = 187; x = 813.
+        // Line 5, device 1: ⌊1000/4 · tanh(6·0.813) · 1/4⌋ = 62; x = 751.
+        let mut b = Sigmoid::faithful();
+        b.start(&setup(1000, &[(3000.0, 10), (1000.0, 2)])).unwrap();
+        assert_eq!(run(&mut b, 0, 0.0), Package { offset: 0, len: 187 });
+        assert_eq!(run(&mut b, 1, 0.0), Package { offset: 187, len: 62 });
+        // Device 0 ran 187 groups in 1 s: S_0 = 187, S_1 (unmeasured) = 1000 · 187/3000.
+        // Line 16 at t = 1: max(250 · tanh(6·0.751) · 0.75, 0.05·1·187, 10) = max(187.45, 9.35, 10).
+        finish(&mut b, 0, Package { offset: 0, len: 187 }, 187.0, 1.0);
+        assert_eq!(run(&mut b, 0, 1.0), Package { offset: 249, len: 187 });
+    }
+
+    #[test]
+    fn imbalance_bound_p_t_s() {
+        // G = 100 000, two equal devices: first packages ⌊25 000 · tanh(6) / 2⌋ = 12 499 and
+        // ⌊25 000 · tanh(6 · 0.87501) / 2⌋ = 12 499; x = 75 002.
+        let mut b = Sigmoid::faithful();
+        b.start(&setup(100_000, &[(1.0, 1), (1.0, 1)])).unwrap();
+        let first = run(&mut b, 0, 0.0);
+        assert_eq!((first.len, run(&mut b, 1, 0.0).len), (12_499, 12_499));
+        // Device 0 needed 100 s: S = 124.99/s. At t = 4000 s the curve gives 12 496.9 but
+        // p·t·S = 0.05 · 4000 · 124.99 = 24 998 wins.
+        finish(&mut b, 0, first, 124.99, 4000.0);
+        assert_eq!(run(&mut b, 0, 4000.0).len, 24_998);
+    }
+
+    #[test]
+    fn occupancy_bound_applies_from_the_second_package() {
+        // G = 1000, two equal devices, device 0 fills only with 300 groups. Line 5 ignores the
+        // bound: ⌊250 · tanh(6) / 2⌋ = 124. Line 16: max(≤ 125, 0.05·1·124, 300) = 300.
+        let mut b = Sigmoid::faithful();
+        b.start(&setup(1000, &[(1.0, 300), (1.0, 1)])).unwrap();
+        let first = run(&mut b, 0, 0.0);
+        assert_eq!(first.len, 124);
+        run(&mut b, 1, 0.0);
+        finish(&mut b, 0, first, 124.0, 1.0);
+        assert_eq!(run(&mut b, 0, 1.0).len, 300);
+    }
+
+    /// Device 0 reports speeds 100, 100, `third`; returns the three sizes it gets after each
+    /// report, then three more after reports of a steady 120/s.
+    fn sizes_after_speeds(third: f64) -> Vec<u64> {
+        let mut b = Sigmoid::faithful();
+        b.start(&setup(100_000, &[(1.0, 1), (1.0, 1)])).unwrap();
+        let mut current = run(&mut b, 0, 0.0);
+        run(&mut b, 1, 0.0);
+        let mut sizes = Vec::new();
+        for speed in [100.0, 100.0, third, 120.0, 120.0, 120.0] {
+            finish(&mut b, 0, current, speed, 1.0);
+            current = run(&mut b, 0, 1.0);
+            sizes.push(current.len);
+        }
+        sizes
+    }
+
+    #[test]
+    fn switches_to_k_i_for_good_once_sigma_over_s_exceeds_d() {
+        // Speeds 100, 100, 160: σ/S = 28.28/120 = 0.236 ≤ 0.25, k stays 2: the third package is
+        // ⌊25 000 · tanh(6 · 50 020/100 000) / 2⌋ = 12 438.
+        assert_eq!(sizes_after_speeds(160.0)[..3], [12_496, 12_486, 12_438]);
+        // Speeds 100, 100, 170: σ/S = 33.0/123.3 = 0.268 > 0.25, k becomes 0.5:
+        // ⌊25 000 · tanh(1.5 · 50 020/100 000) / 2⌋ = 7 941.
+        let irregular = sizes_after_speeds(170.0);
+        assert_eq!(irregular[..3], [12_496, 12_486, 7_941]);
+        // Three steady speeds later σ = 0, yet k stays 0.5: 6 985, 6 032, 5 128 (with k = 2 they
+        // would be 12 340, 11 814, 9 894).
+        assert_eq!(irregular[3..], [6_985, 6_032, 5_128]);
+    }
+
+    #[test]
+    fn guard_probes_at_the_occupancy_bound_first() {
+        // Nominal says device 1 is a third of device 0; the faithful form commits 62 groups to
+        // it at once, the guarded form only its occupancy bound.
+        let mut b = Sigmoid::guarded();
+        b.start(&setup(1000, &[(3000.0, 10), (1000.0, 2)])).unwrap();
+        assert_eq!(run(&mut b, 0, 0.0).len, 10);
+        assert_eq!(run(&mut b, 1, 0.0).len, 2);
+    }
+
+    #[test]
+    fn guard_keeps_a_very_slow_device_off_the_end_of_the_run() {
+        // Device 0: 1000 groups/s, fills with 10. Device 1: 1 group/s, fills with 4, so any
+        // package takes it at least 4 s. Nominal speeds claim they are equal.
+        const G: u64 = 6000;
+        let mut b = Sigmoid::guarded();
+        b.start(&setup(G, &[(1.0, 10), (1.0, 4)])).unwrap();
+        let mut current = run(&mut b, 0, 0.0);
+        let probe = run(&mut b, 1, 0.0);
+        // Device 0 works alone until device 1's probe ends at 4 s.
+        let mut now = 0.0;
+        while now + current.len as f64 / 1000.0 < 4.0 {
+            now += current.len as f64 / 1000.0;
+            finish(&mut b, 0, current, 1000.0, now);
+            current = run(&mut b, 0, now);
+        }
+        finish(&mut b, 1, probe, 1.0, 4.0);
+        // Device 0 is still running and fewer than 4000 groups (4 s of its work) are left, so
+        // even an occupancy-bound package for device 1 would end after everything else.
+        let left = G - current.end();
+        assert!(left > 0 && left < 4000, "precondition: {left} groups left");
+        assert_eq!(b.next(1, 4.0), Next::Wait);
+        // With nothing else running, device 1 must take work rather than stall the run.
+        let end = now + current.len as f64 / 1000.0;
+        finish(&mut b, 0, current, 1000.0, end);
+        assert!(matches!(b.next(1, end), Next::Run(_)));
+    }
+
+    #[test]
+    fn a_lost_device_leaves_the_share_to_the_others() {
+        let mut b = Sigmoid::faithful();
+        b.start(&setup(100, &[(1.0, 1), (1.0, 1)])).unwrap();
+        let p0 = run(&mut b, 0, 0.0);
+        b.device_lost(1);
+        assert_eq!(b.next(1, 0.0), Next::Done);
+        finish(&mut b, 0, p0, 10.0, 1.0);
+        let mut handed = p0.len;
+        while let Next::Run(p) = b.next(0, 1.0) {
+            handed += p.len;
+            finish(&mut b, 0, p, 10.0, 1.0);
+        }
+        assert_eq!(handed, 100);
+    }
+}

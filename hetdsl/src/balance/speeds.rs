@@ -1,0 +1,142 @@
+//! Device speeds for the balancers that learn them at run time (Sigmoid).
+//!
+//! Before a device has finished a package its speed is only known as nominal GFLOP/s, while
+//! measured speeds are work-groups per second. The two scales cannot be mixed in `S_j / S_T`, so
+//! a device without a measurement is given its nominal speed times the ratio measured / nominal
+//! of the devices that do have one (DESIGN.md, "units caveat"). Until the first measurement all
+//! speeds are nominal, which is all the relative split of the first packages needs.
+
+use std::collections::VecDeque;
+
+/// Nominal speeds that can be used as weights: a missing or nonsensical figure (zero, negative,
+/// NaN) becomes the mean of the sensible ones, or 1 when none is.
+pub(crate) fn usable_nominal(nominal: &[f64]) -> Vec<f64> {
+    let good: Vec<f64> = nominal.iter().copied().filter(|g| g.is_finite() && *g > 0.0).collect();
+    let fill = if good.is_empty() { 1.0 } else { good.iter().sum::<f64>() / good.len() as f64 };
+    nominal.iter().map(|g| if g.is_finite() && *g > 0.0 { *g } else { fill }).collect()
+}
+
+/// The last few measured speeds of every device, and the nominal figures to fall back on.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SpeedBook {
+    nominal: Vec<f64>,
+    history: Vec<VecDeque<f64>>,
+    window: usize,
+}
+
+impl SpeedBook {
+    /// `window`: how many recent packages a device's speed is averaged over.
+    pub(crate) fn new(nominal: &[f64], window: usize) -> Self {
+        SpeedBook {
+            nominal: usable_nominal(nominal),
+            history: vec![VecDeque::with_capacity(window); nominal.len()],
+            window: window.max(1),
+        }
+    }
+
+    /// Record that `device` computed `groups` work-groups in `seconds`. A package with no usable
+    /// duration teaches nothing and is ignored.
+    pub(crate) fn record(&mut self, device: usize, groups: u64, seconds: f64) {
+        let Some(h) = self.history.get_mut(device) else {
+            return;
+        };
+        if !(seconds.is_finite() && seconds > 0.0) || groups == 0 {
+            return;
+        }
+        if h.len() == self.window {
+            h.pop_front();
+        }
+        h.push_back(groups as f64 / seconds);
+    }
+
+    /// Mean and population standard deviation of the device's recent speeds, if it has any.
+    pub(crate) fn measured(&self, device: usize) -> Option<(f64, f64)> {
+        let h = self.history.get(device).filter(|h| !h.is_empty())?;
+        let n = h.len() as f64;
+        let mean = h.iter().sum::<f64>() / n;
+        let var = h.iter().map(|s| (s - mean) * (s - mean)).sum::<f64>() / n;
+        Some((mean, var.sqrt()))
+    }
+
+    /// How far apart recent packages of one device ran: the largest ratio of fastest to slowest
+    /// speed in any device's window (1 for a perfectly regular kernel).
+    pub(crate) fn variability(&self) -> f64 {
+        self.history
+            .iter()
+            .filter(|h| h.len() > 1)
+            .map(|h| {
+                let fastest = h.iter().copied().fold(0.0, f64::max);
+                let slowest = h.iter().copied().fold(f64::INFINITY, f64::min);
+                fastest / slowest
+            })
+            .fold(1.0, f64::max)
+    }
+
+    /// The speed to plan with: measured if known, otherwise nominal put on the measured scale.
+    pub(crate) fn speed(&self, device: usize) -> f64 {
+        if let Some((mean, _)) = self.measured(device) {
+            return mean;
+        }
+        let (mut measured, mut nominal) = (0.0, 0.0);
+        for d in 0..self.history.len() {
+            if let Some((mean, _)) = self.measured(d) {
+                measured += mean;
+                nominal += self.nominal[d];
+            }
+        }
+        let scale = if nominal > 0.0 { measured / nominal } else { 1.0 };
+        self.nominal[device] * scale
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unmeasured_devices_are_rescaled_to_the_measured_scale() {
+        // Nominal 2:1. Device 0 measures 100 groups/s: device 1 is then assumed at 50 groups/s.
+        let mut book = SpeedBook::new(&[2000.0, 1000.0], 3);
+        assert_eq!(book.speed(1), 1000.0);
+        book.record(0, 100, 1.0);
+        assert_eq!(book.speed(0), 100.0);
+        assert_eq!(book.speed(1), 50.0);
+    }
+
+    #[test]
+    fn speed_is_the_mean_of_the_last_window_packages() {
+        let mut book = SpeedBook::new(&[1.0], 3);
+        for (groups, secs) in [(10, 1.0), (20, 1.0), (30, 1.0), (60, 1.0)] {
+            book.record(0, groups, secs);
+        }
+        // The first package (10/s) has left the window: mean of 20, 30, 60.
+        let (mean, sd) = book.measured(0).unwrap();
+        assert!((mean - 110.0 / 3.0).abs() < 1e-9);
+        let expect_sd = (((20.0 - mean) * (20.0 - mean)
+            + (30.0 - mean) * (30.0 - mean)
+            + (60.0 - mean) * (60.0 - mean))
+            / 3.0_f64)
+            .sqrt();
+        assert!((sd - expect_sd).abs() < 1e-9);
+    }
+
+    #[test]
+    fn variability_is_the_widest_window_ratio() {
+        let mut book = SpeedBook::new(&[1.0, 1.0], 3);
+        assert_eq!(book.variability(), 1.0);
+        for (d, speed) in [(0, 10.0), (0, 20.0), (1, 5.0), (1, 30.0), (1, 15.0)] {
+            book.record(d, speed as u64, 1.0);
+        }
+        assert_eq!(book.variability(), 6.0);
+    }
+
+    #[test]
+    fn useless_samples_and_nominals_are_ignored() {
+        let mut book = SpeedBook::new(&[0.0, f64::NAN, 4.0], 3);
+        book.record(0, 5, 0.0);
+        book.record(0, 0, 1.0);
+        assert_eq!(book.measured(0), None);
+        assert_eq!(book.speed(0), 4.0);
+        assert_eq!(book.speed(1), 4.0);
+    }
+}

@@ -1,0 +1,331 @@
+//! Energy of a run: GPU power through NVML, sampled every 45 ms as seed 000 does, and CPU
+//! package energy through RAPL counters where the kernel exposes them readable.
+//!
+//! Optional by nature: where neither is readable (no NVIDIA driver, RAPL root-only or absent),
+//! [`Sampler::start`] still works and [`Sampler::stop`] says what was unavailable, so callers
+//! print "n/a" rather than fail. NVML is loaded at run time (`libnvidia-ml.so.1`), nothing links
+//! against it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Seed 000 samples power every 45 ms.
+pub const DEFAULT_PERIOD: Duration = Duration::from_millis(45);
+
+/// Energy of one power domain over the sampled interval.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DomainEnergy {
+    /// `gpu0 NVIDIA H200`, `package-0`, …
+    pub name: String,
+    pub joules: f64,
+    /// How it was obtained: `nvml-counter`, `nvml-power-samples`, `rapl`.
+    pub method: String,
+}
+
+/// What a [`Sampler`] measured.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EnergyReading {
+    pub seconds: f64,
+    pub samples: usize,
+    pub domains: Vec<DomainEnergy>,
+    /// Why some sources gave nothing (e.g. "NVML: libnvidia-ml.so.1 not found").
+    pub unavailable: Vec<String>,
+}
+
+impl EnergyReading {
+    /// Total joules over every domain; `None` when nothing was readable.
+    pub fn joules(&self) -> Option<f64> {
+        (!self.domains.is_empty()).then(|| self.domains.iter().map(|d| d.joules).sum())
+    }
+    /// Energy-delay product, J·s.
+    pub fn edp(&self) -> Option<f64> {
+        self.joules().map(|j| j * self.seconds)
+    }
+}
+
+/// Trapezoidal integral of power samples `(seconds, watts)`, in joules.
+pub fn integrate(samples: &[(f64, f64)]) -> f64 {
+    samples.windows(2).map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0).sum()
+}
+
+/// Difference of a counter that wraps at `max`.
+pub fn counter_delta(start: u64, end: u64, max: u64) -> u64 {
+    if end >= start {
+        end - start
+    } else {
+        max.saturating_sub(start) + end
+    }
+}
+
+/// Samples power in the background between `start` and `stop`.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<EnergyReading>>,
+}
+
+impl Sampler {
+    /// Start sampling every `period`.
+    pub fn start(period: Duration) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("hetdsl-energy".into())
+            .spawn(move || sample(period, &flag))
+            .ok();
+        Sampler { stop, handle }
+    }
+
+    /// Stop and return what was measured.
+    pub fn stop(mut self) -> EnergyReading {
+        self.stop.store(true, Ordering::Release);
+        match self.handle.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            _ => EnergyReading {
+                seconds: 0.0,
+                samples: 0,
+                domains: Vec::new(),
+                unavailable: vec!["the sampling thread could not run".into()],
+            },
+        }
+    }
+}
+
+fn sample(period: Duration, stop: &AtomicBool) -> EnergyReading {
+    let t0 = Instant::now();
+    let mut unavailable = Vec::new();
+    let nvml = nvml::Nvml::open().map_err(|e| unavailable.push(format!("NVML: {e}"))).ok();
+    let rapl = rapl::Rapl::open().map_err(|e| unavailable.push(format!("RAPL: {e}"))).ok();
+    let gpus = nvml.as_ref().map(|n| n.devices()).unwrap_or_default();
+    let counters_start: Vec<Option<u64>> =
+        gpus.iter().map(|g| nvml.as_ref().and_then(|n| n.energy_mj(g))).collect();
+    let rapl_start = rapl.as_ref().map(|r| r.read()).unwrap_or_default();
+    let mut power: Vec<Vec<(f64, f64)>> = vec![Vec::new(); gpus.len()];
+    let mut samples = 0;
+    loop {
+        let t = t0.elapsed().as_secs_f64();
+        if let Some(n) = &nvml {
+            for (i, g) in gpus.iter().enumerate() {
+                if let Some(w) = n.power_watts(g) {
+                    power[i].push((t, w));
+                }
+            }
+        }
+        samples += 1;
+        if stop.load(Ordering::Acquire) {
+            break;
+        }
+        std::thread::sleep(period);
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    let mut domains = Vec::new();
+    if let Some(n) = &nvml {
+        for (i, g) in gpus.iter().enumerate() {
+            let name = format!("gpu{i} {}", n.name(g));
+            match (counters_start[i], n.energy_mj(g)) {
+                // The driver's own energy counter (Volta and later) is finer than 45 ms samples.
+                (Some(a), Some(b)) if b >= a => domains.push(DomainEnergy {
+                    name,
+                    joules: (b - a) as f64 / 1e3,
+                    method: "nvml-counter".into(),
+                }),
+                _ if power[i].len() >= 2 => domains.push(DomainEnergy {
+                    name,
+                    joules: integrate(&power[i]),
+                    method: "nvml-power-samples".into(),
+                }),
+                _ => unavailable.push(format!("{name}: no power reading")),
+            }
+        }
+    }
+    if let Some(r) = &rapl {
+        for (start, end) in rapl_start.iter().zip(r.read()) {
+            domains.push(DomainEnergy {
+                name: start.name.clone(),
+                joules: counter_delta(start.microjoules, end.microjoules, start.max) as f64 / 1e6,
+                method: "rapl".into(),
+            });
+        }
+    }
+    EnergyReading { seconds, samples, domains, unavailable }
+}
+
+mod rapl {
+    //! Intel RAPL package counters under /sys/class/powercap (often readable by root only).
+    use std::path::PathBuf;
+
+    #[derive(Debug, Clone)]
+    pub struct Counter {
+        pub name: String,
+        pub microjoules: u64,
+        pub max: u64,
+    }
+
+    pub struct Rapl {
+        zones: Vec<PathBuf>,
+    }
+
+    impl Rapl {
+        pub fn open() -> Result<Rapl, String> {
+            let dir = std::fs::read_dir("/sys/class/powercap")
+                .map_err(|e| format!("/sys/class/powercap: {e}"))?;
+            let mut zones: Vec<PathBuf> = dir
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    let n =
+                        p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                    // Top-level package zones only (intel-rapl:0), not their sub-zones (intel-rapl:0:0).
+                    n.starts_with("intel-rapl:") && n.matches(':').count() == 1
+                })
+                .collect();
+            zones.sort();
+            zones.retain(|z| std::fs::read_to_string(z.join("energy_uj")).is_ok());
+            if zones.is_empty() {
+                return Err("no readable intel-rapl package zone".into());
+            }
+            Ok(Rapl { zones })
+        }
+
+        pub fn read(&self) -> Vec<Counter> {
+            let num = |p: PathBuf| {
+                std::fs::read_to_string(p).ok().and_then(|s| s.trim().parse::<u64>().ok())
+            };
+            self.zones
+                .iter()
+                .map(|z| Counter {
+                    name: std::fs::read_to_string(z.join("name"))
+                        .map(|s| s.trim().to_string())
+                        .unwrap_or_else(|_| z.display().to_string()),
+                    microjoules: num(z.join("energy_uj")).unwrap_or(0),
+                    max: num(z.join("max_energy_range_uj")).unwrap_or(u64::MAX),
+                })
+                .collect()
+        }
+    }
+}
+
+mod nvml {
+    //! The few NVML calls needed, loaded with dlopen so that nothing links against the driver.
+    use dlopen2::raw::Library;
+    use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr};
+
+    type Device = *mut c_void;
+    type Ret = c_int;
+
+    pub struct Nvml {
+        _lib: Library,
+        get_count: unsafe extern "C" fn(*mut c_uint) -> Ret,
+        get_handle: unsafe extern "C" fn(c_uint, *mut Device) -> Ret,
+        get_power: unsafe extern "C" fn(Device, *mut c_uint) -> Ret,
+        get_energy: unsafe extern "C" fn(Device, *mut c_ulonglong) -> Ret,
+        get_name: unsafe extern "C" fn(Device, *mut c_char, c_uint) -> Ret,
+        shutdown: unsafe extern "C" fn() -> Ret,
+    }
+
+    /// A function of `lib` with the signature `T`.
+    ///
+    /// # Safety
+    /// `T` must be the C signature of the symbol `name`.
+    unsafe fn symbol<T>(lib: &Library, name: &str) -> Result<T, String> {
+        unsafe { lib.symbol::<T>(name) }.map_err(|e| format!("{name}: {e}"))
+    }
+
+    /// An NVML device handle; valid while the `Nvml` that gave it lives.
+    pub struct Gpu(Device);
+
+    impl Nvml {
+        pub fn open() -> Result<Nvml, String> {
+            let lib = Library::open("libnvidia-ml.so.1")
+                .map_err(|e| format!("libnvidia-ml.so.1: {e}"))?;
+            // SAFETY: each field's type is the documented C signature of the NVML function named.
+            unsafe {
+                let init: unsafe extern "C" fn() -> Ret = symbol(&lib, "nvmlInit_v2")?;
+                let nvml = Nvml {
+                    get_count: symbol(&lib, "nvmlDeviceGetCount_v2")?,
+                    get_handle: symbol(&lib, "nvmlDeviceGetHandleByIndex_v2")?,
+                    get_power: symbol(&lib, "nvmlDeviceGetPowerUsage")?,
+                    get_energy: symbol(&lib, "nvmlDeviceGetTotalEnergyConsumption")?,
+                    get_name: symbol(&lib, "nvmlDeviceGetName")?,
+                    shutdown: symbol(&lib, "nvmlShutdown")?,
+                    _lib: lib,
+                };
+                match init() {
+                    0 => Ok(nvml),
+                    code => Err(format!("nvmlInit_v2 returned {code}")),
+                }
+            }
+        }
+
+        pub fn devices(&self) -> Vec<Gpu> {
+            let mut n: c_uint = 0;
+            // SAFETY: NVML was initialised in `open`; out-pointers are valid.
+            if unsafe { (self.get_count)(&mut n) } != 0 {
+                return Vec::new();
+            }
+            (0..n)
+                .filter_map(|i| {
+                    let mut d: Device = std::ptr::null_mut();
+                    (unsafe { (self.get_handle)(i, &mut d) } == 0).then_some(Gpu(d))
+                })
+                .collect()
+        }
+
+        pub fn power_watts(&self, g: &Gpu) -> Option<f64> {
+            let mut mw: c_uint = 0;
+            (unsafe { (self.get_power)(g.0, &mut mw) } == 0).then(|| mw as f64 / 1e3)
+        }
+
+        pub fn energy_mj(&self, g: &Gpu) -> Option<u64> {
+            let mut mj: c_ulonglong = 0;
+            (unsafe { (self.get_energy)(g.0, &mut mj) } == 0).then_some(mj)
+        }
+
+        pub fn name(&self, g: &Gpu) -> String {
+            let mut buf = [0 as c_char; 96];
+            if unsafe { (self.get_name)(g.0, buf.as_mut_ptr(), buf.len() as c_uint) } != 0 {
+                return "unknown GPU".into();
+            }
+            // SAFETY: NVML wrote a NUL-terminated string into the buffer.
+            unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()
+        }
+    }
+
+    impl Drop for Nvml {
+        fn drop(&mut self) {
+            // SAFETY: balanced with the successful nvmlInit_v2 in `open`.
+            unsafe { (self.shutdown)() };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trapezoid_integral() {
+        // 100 W for 1 s, then a ramp to 200 W over 1 s: 100 + 150 J.
+        assert!((integrate(&[(0.0, 100.0), (1.0, 100.0), (2.0, 200.0)]) - 250.0).abs() < 1e-9);
+        assert_eq!(integrate(&[(0.0, 5.0)]), 0.0);
+    }
+
+    #[test]
+    fn wrapping_counter() {
+        assert_eq!(counter_delta(10, 25, 100), 15);
+        assert_eq!(counter_delta(90, 5, 100), 15);
+    }
+
+    #[test]
+    fn sampler_degrades_gracefully_without_sources() {
+        let s = Sampler::start(Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(30));
+        let r = s.stop();
+        assert!(r.seconds >= 0.03 && r.samples >= 2, "{r:?}");
+        // On a machine with neither NVML nor readable RAPL, every source says why.
+        if r.domains.is_empty() {
+            assert_eq!(r.joules(), None);
+            assert!(r.unavailable.len() >= 2, "{r:?}");
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Device limits a launch must respect, checked before anything is allocated so the user gets
+//! a sentence naming the limit instead of an OpenCL status code. Pure.
+
+use crate::device::DeviceInfo;
+
+/// What a launch needs from one device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Needs<'a> {
+    /// The work-group size per dimension.
+    pub local: &'a [usize],
+    /// `CL_KERNEL_WORK_GROUP_SIZE` of this kernel on this device.
+    pub kernel_max_work_group: usize,
+    /// Local memory per work-group: the kernel's own plus its `__local` arguments.
+    pub local_bytes: u64,
+    /// (argument index, bytes) of each buffer the device must hold.
+    pub buffers: Vec<(usize, u64)>,
+}
+
+/// `Err` names the first limit exceeded.
+pub(crate) fn check(info: &DeviceInfo, needs: &Needs) -> Result<(), String> {
+    let wg: usize = needs.local.iter().product();
+    let max_wg = needs.kernel_max_work_group.min(info.max_work_group_size);
+    if wg > max_wg {
+        return Err(format!(
+            "work-group size {:?} ({wg} work-items) exceeds the maximum of {max_wg} for this kernel on this device",
+            needs.local
+        ));
+    }
+    for (d, (l, max)) in needs.local.iter().zip(&info.max_work_item_sizes).enumerate() {
+        if l > max {
+            return Err(format!(
+                "work-group size {l} in dimension {d} exceeds the device's maximum of {max}"
+            ));
+        }
+    }
+    if needs.local_bytes > info.local_mem_bytes {
+        return Err(format!(
+            "the kernel needs {} bytes of local memory per work-group; the device has {}",
+            needs.local_bytes, info.local_mem_bytes
+        ));
+    }
+    for &(index, bytes) in &needs.buffers {
+        if bytes > info.max_alloc_bytes {
+            return Err(format!(
+                "argument {index}: a buffer of {bytes} bytes exceeds the device's maximum allocation of {} bytes",
+                info.max_alloc_bytes
+            ));
+        }
+    }
+    let total: u64 = needs.buffers.iter().map(|b| b.1).sum();
+    if total > info.global_mem_bytes {
+        return Err(format!(
+            "the buffers need {total} bytes together; the device has {} bytes of global memory",
+            info.global_mem_bytes
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_device() -> DeviceInfo {
+        let mut d = DeviceInfo::example_cpu(0, 2);
+        d.max_work_group_size = 256;
+        d.max_work_item_sizes = vec![256, 64, 64];
+        d.local_mem_bytes = 32 << 10;
+        d.max_alloc_bytes = 1 << 30;
+        d.global_mem_bytes = 3 << 30;
+        d
+    }
+
+    fn needs(local: &[usize]) -> Needs<'_> {
+        Needs { local, kernel_max_work_group: 256, local_bytes: 0, buffers: vec![] }
+    }
+
+    #[test]
+    fn within_limits() {
+        let d = small_device();
+        let n = Needs {
+            buffers: vec![(0, 1 << 30), (1, 1 << 30)],
+            local_bytes: 32 << 10,
+            ..needs(&[16, 16])
+        };
+        assert_eq!(check(&d, &n), Ok(()));
+    }
+
+    #[test]
+    fn each_limit_is_named() {
+        let d = small_device();
+        let cases = [
+            (needs(&[512]), "exceeds the maximum of 256"),
+            (
+                Needs { kernel_max_work_group: 128, ..needs(&[256]) },
+                "maximum of 128 for this kernel",
+            ),
+            (needs(&[2, 128]), "dimension 1 exceeds the device's maximum of 64"),
+            (Needs { local_bytes: (32 << 10) + 1, ..needs(&[64]) }, "local memory"),
+            (
+                Needs { buffers: vec![(3, (1 << 30) + 1)], ..needs(&[64]) },
+                "argument 3: a buffer of 1073741825 bytes",
+            ),
+            (Needs { buffers: vec![(0, 1 << 30); 4], ..needs(&[64]) }, "global memory"),
+        ];
+        for (n, expected) in cases {
+            let e = check(&d, &n).unwrap_err();
+            assert!(e.contains(expected), "{e:?} should mention {expected:?}");
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Helpers for the code `kernel!` and `#[coexec]` generate. Not a public API: names and
+//! signatures change with the macros.
+
+use std::sync::{Mutex, PoisonError};
+
+use crate::balance::Balancer;
+use crate::device::DeviceInfo;
+use crate::engine::{KernelSource, Program, Runtime};
+use crate::error::Result;
+use crate::pod::Pod;
+
+/// The bytes of a value, to pass by copy.
+///
+/// # Safety
+/// `T` must be plain data without padding-dependent meaning: the macros call this only for
+/// types whose layout they checked against the kernel (primitives, arrays of them, and user
+/// types with asserted layouts and `Pod` fields).
+pub unsafe fn value_bytes<T: Copy + 'static>(value: &T) -> Vec<u8> {
+    // SAFETY: the caller guarantees T is plain data; `value` is a valid, initialised T.
+    unsafe { std::slice::from_raw_parts((value as *const T).cast::<u8>(), size_of::<T>()) }.to_vec()
+}
+
+/// The bytes of a slice, for a buffer the kernel reads.
+///
+/// # Safety
+/// As for [`value_bytes`].
+pub unsafe fn slice_bytes<T: Copy + 'static>(data: &[T]) -> &[u8] {
+    // SAFETY: the caller guarantees T is plain data; the slice is valid for its byte length.
+    unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), size_of_val(data)) }
+}
+
+/// The bytes of a slice, for a buffer the kernel writes.
+///
+/// # Safety
+/// As for [`value_bytes`], and every bit pattern must be a valid `T` (the checked fields are
+/// `Pod`), since the kernel's bytes are written over the values.
+pub unsafe fn slice_bytes_mut<T: Copy + 'static>(data: &mut [T]) -> &mut [u8] {
+    // SAFETY: as above; the borrow is exclusive for the returned lifetime.
+    unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<u8>(), size_of_val(data)) }
+}
+
+/// Compiles only for plain data: the generated code calls it on each field of a user struct.
+pub fn assert_pod<T: Pod>(_: &T) {}
+
+/// The size of the field that `field` selects, at compile time.
+pub const fn size_of_field<T, F>(_field: fn(&T) -> &F) -> usize {
+    size_of::<F>()
+}
+
+/// The balancer a declaration names (validated at compile time against the same grammar).
+///
+/// Interim: maps the balancers this build of the runtime has; to become
+/// `spec.parse::<BalancerSpec>()?.build()` once `balance::BalancerSpec` is on main.
+pub fn balancer(spec: &str) -> Result<Box<dyn Balancer>> {
+    use crate::balance::{Dynamic, Static};
+    use crate::error::Error;
+    let bad = |why: &str| Error::BadBalancer(format!("`{spec}`: {why}"));
+    let (name, options) = match spec.split_once(':') {
+        Some((n, o)) => (n.trim(), Some(o.trim())),
+        None => (spec.trim(), None),
+    };
+    let count = |default: u64| -> Result<u64> {
+        options.map_or(Ok(default), |o| o.parse().map_err(|_| bad("expects one whole number")))
+    };
+    let weights = || -> Result<Option<Vec<f64>>> {
+        options
+            .map(|o| {
+                o.split(',').map(|w| w.trim().parse().map_err(|_| bad("expects numbers"))).collect()
+            })
+            .transpose()
+    };
+    Ok(match name {
+        "static" | "static-rev" => {
+            let s = weights()?.map_or_else(Static::nominal, Static::with_weights);
+            Box::new(if name == "static-rev" { s.reversed() } else { s })
+        }
+        "dynamic" => Box::new(Dynamic::packages(count(128)?)),
+        "dynamic-chunk" => Box::new(Dynamic::chunk(count(64)?)),
+        _ => return Err(bad("this balancer is not in this build of the runtime yet")),
+    })
+}
+
+/// Programs built by `#[coexec]` functions, one per device selection, kept for the process.
+pub struct ProgramCache {
+    built: Mutex<Vec<(Vec<DeviceInfo>, &'static Program)>>,
+}
+
+impl ProgramCache {
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        ProgramCache { built: Mutex::new(Vec::new()) }
+    }
+
+    /// The program for `rt`'s devices, built from `source` at the first call.
+    pub fn get(&self, rt: &Runtime, source: fn() -> KernelSource) -> Result<&'static Program> {
+        let devices = rt.devices();
+        // A panic while building leaves the list as it was: keep using it.
+        let mut built = self.built.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, program)) = built.iter().find(|(d, _)| *d == devices) {
+            return Ok(program);
+        }
+        // Leaked on purpose: the cache lives in a `static`, for the rest of the process.
+        let program: &'static Program = Box::leak(Box::new(rt.program(&source())?));
+        built.push((devices, program));
+        Ok(program)
+    }
+}

@@ -1,0 +1,317 @@
+//! A deterministic discrete-event simulator that drives the very balancer objects the engine
+//! uses, under the same contract (see [`crate::balance`]): `start` once; `next` for a device only
+//! while it runs nothing, after its previous package was reported through `completed`; a device
+//! told `Wait` is asked again after the next completion or loss on any device; `Done` is final;
+//! `device_lost` when a device fails, whose running package the driver (not the balancer)
+//! runs again on the first survivor free, without reporting that re-run to the balancer.
+//!
+//! Each simulated device has a speed (work-groups of mean cost per second), a host-side
+//! overhead per package, an occupancy bound below which a package runs proportionally slower
+//! (it takes as long as a full one, cf. seed 003 Fig. 4) and a small per-package speed jitter.
+//! Kernels have a cost profile over the work-group index ([`CostProfile`]).
+
+mod profile;
+mod rng;
+pub mod scenario;
+
+pub use profile::{CostProfile, CostTable};
+pub use rng::SplitMix64;
+
+use crate::balance::{Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup};
+use crate::error::{Error, Result};
+use crate::report;
+
+/// One simulated device.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SimDevice {
+    pub name: String,
+    pub kind: DeviceKind,
+    /// Work-groups of mean cost per second, at full occupancy.
+    pub speed: f64,
+    /// Host seconds per package: launch, transfers, synchronisation.
+    pub overhead: f64,
+    /// Fewest work-groups that fill the device; balancers see it as `min_groups`.
+    pub min_groups: u64,
+    /// What the balancers are told the device's peak is.
+    pub nominal_gflops: f64,
+    /// Each package takes longer by a factor uniform in `[1, 1 + jitter)`.
+    pub jitter: f64,
+}
+
+impl SimDevice {
+    fn profile(&self) -> DeviceProfile {
+        DeviceProfile {
+            kind: self.kind,
+            nominal_gflops: self.nominal_gflops,
+            min_groups: self.min_groups.max(1),
+        }
+    }
+
+    /// Seconds of device time for a package costing `cost` mean work-groups over `len` groups.
+    /// Jitter only slows a package down (by `jitter / 2` on average).
+    fn compute_seconds(&self, cost: f64, len: u64, jitter_draw: f64) -> f64 {
+        let fill = (self.min_groups.max(1) as f64 / len as f64).max(1.0);
+        cost * fill * (1.0 + self.jitter * jitter_draw) / self.speed
+    }
+
+    /// This device alone on the whole problem, in one package at its mean jitter (the T_i of
+    /// Smax). A co-execution luckier than average can therefore score an efficiency a little
+    /// above 1, as a real run can against a measured single-device time.
+    pub fn alone_seconds(&self, work: &CostTable) -> f64 {
+        let g = work.total_groups();
+        self.overhead + self.compute_seconds(work.cost(0, g), g, 0.5)
+    }
+}
+
+/// A device failing for good at a given instant.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Loss {
+    pub device: usize,
+    pub at: f64,
+}
+
+/// Knobs of one simulation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SimOptions {
+    /// Seeds the per-package jitter.
+    pub seed: u64,
+    pub loss: Option<Loss>,
+}
+
+/// One package as it ran in the simulation.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SimPackage {
+    pub device: usize,
+    pub package: Package,
+    pub start: f64,
+    pub end: f64,
+    /// Run again by the driver after its first device was lost.
+    pub rerun: bool,
+    /// Cut short by the loss of its device (its work-groups are in a later `rerun` package).
+    pub aborted: bool,
+}
+
+/// What a simulation measured.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SimResult {
+    pub balancer: String,
+    /// Every package in hand-out order, aborted ones included.
+    pub packages: Vec<SimPackage>,
+    /// Packages each device completed (re-runs included).
+    pub device_packages: Vec<usize>,
+    /// When each device completed its last package (0 if none).
+    pub finish: Vec<f64>,
+    pub makespan: f64,
+    /// First device done / last device done (seed 001 §IV).
+    pub balance: f64,
+    /// 1 / Σ_i (1/T_i), T_i each device alone: the makespan of a perfect split.
+    pub ideal_makespan: f64,
+    /// speedup / Smax = ideal makespan / makespan.
+    pub efficiency: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    Idle,
+    Waiting,
+    Running { package: Package, start: f64, end: f64, rerun: bool, index: usize },
+    Done,
+    Lost,
+}
+
+struct Driver<'a> {
+    devices: &'a [SimDevice],
+    work: &'a CostTable,
+    balancer: &'a mut dyn Balancer,
+    seed: u64,
+    now: f64,
+    state: Vec<State>,
+    said_done: Vec<bool>,
+    reruns: Vec<Package>,
+    packages: Vec<SimPackage>,
+    finish: Vec<f64>,
+    done_count: Vec<usize>,
+}
+
+impl Driver<'_> {
+    fn launch(&mut self, device: usize, package: Package, rerun: bool) -> Result<()> {
+        let g = self.work.total_groups();
+        if package.len == 0 || package.end() > g {
+            return Err(Error::BadBalancer(format!(
+                "{} handed device {device} the package {package:?} outside 0..{g} or empty",
+                self.balancer.name()
+            )));
+        }
+        // More packages than work-groups means some group was handed out twice.
+        if self.packages.len() as u64 > 2 * g + 2 * self.devices.len() as u64 {
+            return Err(Error::BadBalancer(format!(
+                "{} does not stop handing out work",
+                self.balancer.name()
+            )));
+        }
+        let dev = &self.devices[device];
+        let draw =
+            SplitMix64::keyed(self.seed, &[device as u64, self.packages.len() as u64]).unit();
+        let compute =
+            dev.compute_seconds(self.work.cost(package.offset, package.len), package.len, draw);
+        let end = self.now + dev.overhead + compute;
+        self.state[device] =
+            State::Running { package, start: self.now, end, rerun, index: self.packages.len() };
+        self.packages.push(SimPackage {
+            device,
+            package,
+            start: self.now,
+            end,
+            rerun,
+            aborted: false,
+        });
+        Ok(())
+    }
+
+    /// Give an idle device a driver re-run if one is pending, else ask the balancer.
+    fn serve(&mut self, device: usize) -> Result<()> {
+        if let Some(p) = self.reruns.pop() {
+            return self.launch(device, p, true);
+        }
+        if self.said_done[device] {
+            self.state[device] = State::Done;
+            return Ok(());
+        }
+        match self.balancer.next(device, self.now) {
+            Next::Run(p) => self.launch(device, p, false)?,
+            Next::Wait => self.state[device] = State::Waiting,
+            Next::Done => {
+                self.said_done[device] = true;
+                self.state[device] = State::Done;
+            }
+        }
+        Ok(())
+    }
+
+    /// After any completion or loss: waiting devices ask again, idle survivors take re-runs.
+    fn wake(&mut self) -> Result<()> {
+        for d in 0..self.state.len() {
+            let free = matches!(self.state[d], State::Waiting | State::Idle)
+                || (self.state[d] == State::Done && !self.reruns.is_empty());
+            if free {
+                self.serve(d)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn complete(&mut self, device: usize) -> Result<()> {
+        let State::Running { package, start, end, rerun, .. } = self.state[device] else {
+            return Ok(());
+        };
+        self.now = end;
+        self.state[device] = State::Idle;
+        self.finish[device] = end;
+        self.done_count[device] += 1;
+        if !rerun {
+            let dev = &self.devices[device];
+            self.balancer.completed(&Completion {
+                device,
+                package,
+                kernel_seconds: (end - start - dev.overhead).max(0.0),
+                host_start: start,
+                host_end: end,
+            });
+        }
+        self.serve(device)?;
+        self.wake()
+    }
+
+    fn lose(&mut self, loss: Loss) -> Result<()> {
+        self.now = self.now.max(loss.at);
+        if let State::Running { package, index, .. } = self.state[loss.device] {
+            self.packages[index].aborted = true;
+            self.reruns.push(package);
+        }
+        self.state[loss.device] = State::Lost;
+        self.balancer.device_lost(loss.device);
+        self.wake()
+    }
+
+    fn next_completion(&self) -> Option<(usize, f64)> {
+        self.state
+            .iter()
+            .enumerate()
+            .filter_map(|(d, s)| match s {
+                State::Running { end, .. } => Some((d, *end)),
+                _ => None,
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+    }
+}
+
+/// Run `balancer` over `work` on `devices`.
+pub fn simulate(
+    devices: &[SimDevice],
+    work: &CostTable,
+    balancer: &mut dyn Balancer,
+    options: &SimOptions,
+) -> Result<SimResult> {
+    let n = devices.len();
+    let setup = Setup {
+        total_groups: work.total_groups(),
+        devices: devices.iter().map(SimDevice::profile).collect(),
+    };
+    balancer.start(&setup)?;
+    let mut driver = Driver {
+        devices,
+        work,
+        balancer,
+        seed: options.seed,
+        now: 0.0,
+        state: vec![State::Idle; n],
+        said_done: vec![false; n],
+        reruns: Vec::new(),
+        packages: Vec::new(),
+        finish: vec![0.0; n],
+        done_count: vec![0; n],
+    };
+    let mut loss = options.loss.filter(|l| l.device < n);
+    for d in 0..n {
+        driver.serve(d)?;
+    }
+    loop {
+        let next = driver.next_completion();
+        match (loss, next) {
+            (Some(l), Some((_, end))) if l.at <= end => {
+                loss = None;
+                driver.lose(l)?;
+            }
+            (_, Some((d, _))) => driver.complete(d)?,
+            (_, None) => break,
+        }
+    }
+    let name = driver.balancer.name();
+    if !driver.reruns.is_empty() {
+        let faults = options.loss.iter().map(|l| crate::error::DeviceFault {
+            device: l.device,
+            name: devices[l.device].name.clone(),
+            reason: format!("lost at {:.6} s with no other device left", l.at),
+        });
+        return Err(Error::AllDevicesFailed(faults.collect()));
+    }
+    if let Some(d) = driver.state.iter().position(|s| *s == State::Waiting) {
+        return Err(Error::BadBalancer(format!(
+            "{name} left device {d} waiting with nothing running"
+        )));
+    }
+    let makespan = driver.finish.iter().copied().fold(0.0, f64::max);
+    let alone: Vec<f64> = devices.iter().map(|d| d.alone_seconds(work)).collect();
+    let ideal_makespan = 1.0 / alone.iter().map(|t| 1.0 / t).sum::<f64>();
+    let efficiency = report::speedup(&alone, makespan) / report::smax(&alone);
+    Ok(SimResult {
+        balancer: name,
+        balance: report::balance(&driver.finish),
+        packages: driver.packages,
+        device_packages: driver.done_count,
+        finish: driver.finish,
+        makespan,
+        ideal_makespan,
+        efficiency,
+    })
+}

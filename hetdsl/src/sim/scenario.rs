@@ -1,0 +1,270 @@
+//! The machines and kernels the simulator is run on (`examples/simulate.rs`).
+//!
+//! Figures from the papers and from measurements are cited where they are used; the rest
+//! (per-package overheads, jitter, the GPU-alone time of the paper machines, the desktop's
+//! real speed ratios) are stated assumptions, the same for every balancer.
+
+use super::{simulate, CostProfile, CostTable, SimDevice, SimOptions, SimResult};
+use crate::balance::{BalancerSpec, DeviceKind};
+use crate::error::Result;
+
+/// Every scenario name [`scenario`] knows.
+pub const SCENARIOS: &[&str] = &["batel", "hydra", "desktop", "h200"];
+
+/// Per-package speed spread. Seed 000 Fig. 7 finds regular kernels vary up to ~20% between
+/// packages; 3% keeps the simulated regular kernels clearly regular.
+const JITTER: f64 = 0.03;
+/// Seconds the fastest device needs alone on the paper machines' kernels (seed 001 sizes its
+/// problems for about 2 s on the fastest device).
+const PAPER_GPU_SECONDS: f64 = 2.0;
+/// Host overhead per package on the paper machines (launch + output read-back over PCIe 2/3).
+const PAPER_OVERHEAD: f64 = 0.5e-3;
+/// Host overhead per package on the H200 machines: an NVIDIA launch and event wait, and a PoCL
+/// launch on the CPU.
+const H200_GPU_OVERHEAD: f64 = 20e-6;
+const H200_CPU_OVERHEAD: f64 = 50e-6;
+
+/// One simulation input: a machine, a kernel, and its size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub scenario: &'static str,
+    pub machine: String,
+    pub kernel: String,
+    pub profile: CostProfile,
+    pub total_groups: u64,
+    pub devices: Vec<SimDevice>,
+}
+
+fn device(
+    name: &str,
+    kind: DeviceKind,
+    speed: f64,
+    overhead: f64,
+    min_groups: u64,
+    nominal: f64,
+) -> SimDevice {
+    SimDevice {
+        name: name.into(),
+        kind,
+        speed,
+        overhead,
+        min_groups,
+        nominal_gflops: nominal,
+        jitter: JITTER,
+    }
+}
+
+/// The five cost shapes of the issue, for the machines without a per-kernel table.
+pub fn profiles() -> Vec<(&'static str, CostProfile)> {
+    vec![
+        ("uniform", CostProfile::Uniform),
+        ("mandelbrot-band", CostProfile::Band { center: 0.5, width: 0.15, peak: 6.0 }),
+        ("rap-rising", CostProfile::Rising { from: 0.2, to: 1.8 }),
+        ("aho-random", CostProfile::Random { spread: 0.6, seed: 11 }),
+        ("bursts", CostProfile::Bursts { rate: 0.02, height: 8.0, length: 0.01, seed: 13 }),
+    ]
+}
+
+/// Batel (seed 000 §4.2): two Xeon E5-2620 seen as one 24-thread CPU device and two Tesla
+/// K20m. Per kernel, Table 1 gives the GPU's speed relative to the CPU, the problem size and
+/// the local work size (G = size / lws) and whether it is regular.
+fn batel() -> Vec<Case> {
+    // K20m: 13 SMX × 192 lanes × 2 × 0.706 GHz. E5-2620 ×2: 12 cores × 2.0 GHz × 16 SP
+    // flop/cycle (AVX add + mul).
+    const K20M_GFLOPS: f64 = 3524.0;
+    const CPU_GFLOPS: f64 = 384.0;
+    // Kepler: at most 16 resident groups and 2048 work-items per SMX, 13 SMX.
+    let k20m_occupancy = |lws: u64| 13 * (2048 / lws).min(16);
+    let irregular_random = |seed| CostProfile::Random { spread: 0.6, seed };
+    let table: [(&str, f64, u64, u64, CostProfile); 9] = [
+        ("Binomial", 7.28, 2_048_000, 256, CostProfile::Uniform),
+        ("Gaussian", 13.77, 8000 * 8000, 128, CostProfile::Uniform),
+        ("Mandelbrot", 5.88, 20480 * 20480, 256, CostProfile::Uniform),
+        ("NBody", 7.33, 51_200, 128, CostProfile::Uniform),
+        ("Taylor", 2.06, 800 * 800, 128, CostProfile::Uniform),
+        ("Aho", 8.20, 1_536_000, 64, irregular_random(21)),
+        (
+            "BM3D",
+            2.28,
+            800 * 800,
+            64,
+            CostProfile::Bursts { rate: 0.02, height: 8.0, length: 0.01, seed: 22 },
+        ),
+        ("Rap", 4.26, 1024 * 1024, 64, CostProfile::Rising { from: 0.2, to: 1.8 }),
+        ("Ray", 7.70, 12000 * 12000, 64, irregular_random(23)),
+    ];
+    table
+        .into_iter()
+        .map(|(kernel, gpu_over_cpu, size, lws, profile)| {
+            let groups = size / lws;
+            let gpu_speed = groups as f64 / PAPER_GPU_SECONDS;
+            let gpu = |name| {
+                device(
+                    name,
+                    DeviceKind::Gpu,
+                    gpu_speed,
+                    PAPER_OVERHEAD,
+                    k20m_occupancy(lws),
+                    K20M_GFLOPS,
+                )
+            };
+            let cpu = device(
+                "2x Xeon E5-2620",
+                DeviceKind::Cpu,
+                gpu_speed / gpu_over_cpu,
+                PAPER_OVERHEAD,
+                24,
+                CPU_GFLOPS,
+            );
+            Case {
+                scenario: "batel",
+                machine: "CPU + 2 K20m".into(),
+                kernel: kernel.into(),
+                profile,
+                total_groups: groups,
+                devices: vec![cpu, gpu("K20m #0"), gpu("K20m #1")],
+            }
+        })
+        .collect()
+}
+
+/// Hydra (seed 000 §4.2): 2, 3 and 4 identical GTX Titan Black (15 SMX), no CPU.
+fn hydra() -> Vec<Case> {
+    // 15 SMX × 192 lanes × 2 × 0.889 GHz; 8 groups of 256 per SMX.
+    const TITAN_GFLOPS: f64 = 5120.0;
+    const GROUPS: u64 = 65_536;
+    let mut cases = Vec::new();
+    for gpus in 2..=4 {
+        for (kernel, profile) in profiles() {
+            let devices = (0..gpus)
+                .map(|i| {
+                    let speed = GROUPS as f64 / PAPER_GPU_SECONDS;
+                    device(
+                        &format!("Titan Black #{i}"),
+                        DeviceKind::Gpu,
+                        speed,
+                        PAPER_OVERHEAD,
+                        120,
+                        TITAN_GFLOPS,
+                    )
+                })
+                .collect();
+            cases.push(Case {
+                scenario: "hydra",
+                machine: format!("{gpus} GPUs"),
+                kernel: kernel.into(),
+                profile,
+                total_groups: GROUPS,
+                devices,
+            });
+        }
+    }
+    cases
+}
+
+/// The desktop of seed 001: A10-7850K CPU (4 compute units), its Kaveri iGPU (8 CUs) and a
+/// GTX 950 (6 SMs). Seed 001 publishes no speed table; real speeds are assumed 1 : 2.5 : 6
+/// against nominal 1 : 7.4 : 19, so nominal figures mislead as they do on real machines.
+fn desktop() -> Vec<Case> {
+    const GROUPS: u64 = 65_536;
+    let gpu_speed = GROUPS as f64 / PAPER_GPU_SECONDS;
+    profiles()
+        .into_iter()
+        .map(|(kernel, profile)| Case {
+            scenario: "desktop",
+            machine: "CPU + iGPU + GPU".into(),
+            kernel: kernel.into(),
+            profile,
+            total_groups: GROUPS,
+            devices: vec![
+                // 4 CUs × 8 SP flop/cycle × 3.142 GHz.
+                device("A10-7850K", DeviceKind::Cpu, gpu_speed / 6.0, PAPER_OVERHEAD, 4, 100.0),
+                // 512 lanes × 2 × 0.72 GHz; 8 CUs × 10 groups of 256.
+                device(
+                    "Kaveri R7",
+                    DeviceKind::Gpu,
+                    gpu_speed * 2.5 / 6.0,
+                    PAPER_OVERHEAD,
+                    80,
+                    737.0,
+                ),
+                // 768 lanes × 2 × 1.24 GHz; 6 SMs × 8 groups of 256.
+                device("GTX 950", DeviceKind::Gpu, gpu_speed, PAPER_OVERHEAD, 48, 1905.0),
+            ],
+        })
+        .collect()
+}
+
+/// The measured H200 machines (DESIGN.md "Real devices"): Mandelbrot 8192² at 2000 iterations,
+/// 4 pixels per work-item, 256 per group (G = 65 536), took 8.2 ms on one H200, 5.78 s on the
+/// 16-core CPU (≈ 700×) and 2.86 s on the 32-core CPU of the two-GPU machine (≈ 350×). Nominal:
+/// H200 132 SMs × 128 × 2 × 1.98 GHz = 66 908 GFLOP/s; CPU cores × 16 lanes × 2 FMA × 2 ×
+/// 2.1 GHz. Occupancy: 8 groups of 256 per SM × 132 (measured, research/occupancy.md); CPU one
+/// group per core.
+fn h200() -> Vec<Case> {
+    const GROUPS: u64 = 65_536;
+    const H200_GFLOPS: f64 = 66_908.0;
+    const H200_SECONDS: f64 = 8.2e-3;
+    let gpu_speed = GROUPS as f64 / H200_SECONDS;
+    let mut cases = Vec::new();
+    for (gpus, cores, cpu_seconds) in [(1usize, 16u64, 5.78), (2, 32, 2.86)] {
+        for (kernel, profile) in profiles() {
+            let cpu_gflops = cores as f64 * 16.0 * 2.0 * 2.0 * 2.1;
+            let mut devices = vec![device(
+                &format!("{cores}-core CPU"),
+                DeviceKind::Cpu,
+                GROUPS as f64 / cpu_seconds,
+                H200_CPU_OVERHEAD,
+                cores,
+                cpu_gflops,
+            )];
+            for i in 0..gpus {
+                devices.push(device(
+                    &format!("H200 #{i}"),
+                    DeviceKind::Gpu,
+                    gpu_speed,
+                    H200_GPU_OVERHEAD,
+                    132 * 8,
+                    H200_GFLOPS,
+                ));
+            }
+            cases.push(Case {
+                scenario: "h200",
+                machine: format!("{cores}-core CPU + {gpus} H200"),
+                kernel: kernel.into(),
+                profile,
+                total_groups: GROUPS,
+                devices,
+            });
+        }
+    }
+    cases
+}
+
+impl Case {
+    /// Tabulate the kernel's cost profile (4096 blocks: far finer than any package).
+    pub fn cost_table(&self) -> CostTable {
+        CostTable::new(&self.profile, self.total_groups, 4096)
+    }
+
+    /// Simulate this case under the balancer `spec` describes.
+    pub fn run(&self, spec: &BalancerSpec, seed: u64) -> Result<SimResult> {
+        simulate(
+            &self.devices,
+            &self.cost_table(),
+            spec.build().as_mut(),
+            &SimOptions { seed, loss: None },
+        )
+    }
+}
+
+/// The cases of one scenario by name (see [`SCENARIOS`]); `None` for an unknown name.
+pub fn scenario(name: &str) -> Option<Vec<Case>> {
+    match name {
+        "batel" => Some(batel()),
+        "hydra" => Some(hydra()),
+        "desktop" => Some(desktop()),
+        "h200" => Some(h200()),
+        _ => None,
+    }
+}

@@ -1,0 +1,8 @@
+hetdsl::kernel! {
+    #[kernel(file = "tests/ui/kernels/saxpy.cl", local = 64, local = 128)]
+    struct Saxpy {
+        fn saxpy(a: f32, #[input(1:1)] x: &[f32], #[inout(1:1)] y: &mut [f32], n: i32);
+    }
+}
+
+fn main() {}

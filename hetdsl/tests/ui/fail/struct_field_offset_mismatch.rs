@@ -1,0 +1,17 @@
+// Same size and alignment as the OpenCL struct, but `radius` and `material` are swapped.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct Sphere {
+    pub center: [f32; 4],
+    pub material: i32,
+    pub radius: f32,
+}
+
+hetdsl::kernel! {
+    #[kernel(file = "tests/ui/kernels/shapes.cl", local = 32)]
+    struct Shift {
+        fn shift(#[inout(1:1)] spheres: &mut [Sphere], offset: [f32; 4]);
+    }
+}
+
+fn main() {}

@@ -1,0 +1,358 @@
+//! The bad-input catalogue (docs/ERRORS.md): each mistake a user can make at run time gives an
+//! error that says what to fix — never a panic, a hang or wrong numbers. The compile-time
+//! mistakes are the DSL's UI tests (hetdsl/tests/ui).
+
+mod common;
+
+use common::{program, within};
+use hetdsl::balance::{Balancer, Completion, Dynamic, Next, Package, Setup, Static};
+use hetdsl::{DeviceFilter, Error, KernelSource, Pattern, Runtime};
+use std::path::Path;
+use std::time::Duration;
+
+fn kernels_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels")
+}
+
+/// The message of an error, with its variant checked by `expect`.
+fn message(r: hetdsl::Result<impl std::fmt::Debug>, expect: fn(&Error) -> bool) -> String {
+    match r {
+        Err(e) if expect(&e) => e.to_string(),
+        Err(e) => panic!("wrong kind of error: {e:?}"),
+        Ok(v) => panic!("expected an error, got {v:?}"),
+    }
+}
+
+fn assert_mentions(msg: &str, words: &[&str]) {
+    for w in words {
+        assert!(msg.contains(w), "error message should mention {w:?}: {msg}");
+    }
+}
+
+macro_rules! is {
+    ($p:pat) => {
+        |e: &Error| matches!(e, $p)
+    };
+}
+
+#[test]
+fn device_filter_matching_nothing() {
+    // PoCL offers CPUs only here, so asking for GPUs matches nothing.
+    let msg = message(
+        Runtime::with_filter(DeviceFilter::Kind(hetdsl::balance::DeviceKind::Gpu)).map(|_| ()),
+        is!(Error::NoDeviceMatches { .. }),
+    );
+    assert_mentions(&msg, &["gpu", "devices found", "0: "]);
+}
+
+#[test]
+fn device_index_out_of_range() {
+    let msg = message(
+        Runtime::with_filter(DeviceFilter::Indices(vec![0, 42])).map(|_| ()),
+        is!(Error::NoDeviceMatches { .. }),
+    );
+    assert_mentions(&msg, &["42"]);
+}
+
+#[test]
+fn unreadable_device_filter() {
+    let msg = message("fastest".parse::<DeviceFilter>(), is!(Error::BadDeviceFilter(_)));
+    assert_mentions(&msg, &["fastest", "`all`", "0,2"]);
+}
+
+#[test]
+fn missing_source_file() {
+    let msg = message(
+        KernelSource::from_file(kernels_dir().join("nope.cl"), &[]),
+        is!(Error::Source { .. }),
+    );
+    assert_mentions(&msg, &["nope.cl"]);
+}
+
+#[test]
+fn missing_include() {
+    let dir = std::env::temp_dir().join(format!("hetdsl-missing-include-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("main.cl");
+    std::fs::write(
+        &file,
+        "#include \"not_there.h\"\n__kernel void k(__global int* a) { a[0] = 1; }\n",
+    )
+    .unwrap();
+    let msg = message(KernelSource::from_file(&file, &[]), is!(Error::Source { .. }));
+    assert_mentions(&msg, &["not_there.h"]);
+}
+
+#[test]
+fn build_failure_names_file_and_line() {
+    let rt = Runtime::new().unwrap();
+    let source = KernelSource::from_file(kernels_dir().join("broken.cl"), &[]).unwrap();
+    let msg = message(rt.program(&source).map(|_| ()), is!(Error::Build { .. }));
+    assert_mentions(&msg, &["broken.cl:5:", "undeclared_identifier"]);
+}
+
+#[test]
+fn kernel_not_in_program() {
+    let p = program("engine.cl");
+    let mut out = vec![0u32; 64];
+    let r = p
+        .launch("no_such_kernel")
+        .global(&[64])
+        .local(&[64])
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .run();
+    let msg = message(r, is!(Error::NoSuchKernel { .. }));
+    assert_mentions(&msg, &["no_such_kernel", "engine.cl", "expand4"]);
+}
+
+/// A launch of `coords`-like 1:1 output over `global`/`local`, returning the error message.
+fn range_error(global: &[usize], local: &[usize]) -> String {
+    let p = program("engine.cl");
+    let mut out = vec![0u32; global.iter().product::<usize>().max(1)];
+    let r =
+        p.launch("coords").global(global).local(local).output(&mut out, Pattern::ONE_TO_ONE).run();
+    message(r, is!(Error::BadRange(_)))
+}
+
+#[test]
+fn range_not_a_multiple_of_the_work_group() {
+    assert_mentions(&range_error(&[100], &[64]), &["100", "not a multiple", "64"]);
+}
+
+#[test]
+fn empty_range() {
+    assert_mentions(&range_error(&[0], &[64]), &["empty NDRange"]);
+}
+
+#[test]
+fn missing_work_group_size() {
+    assert_mentions(&range_error(&[64], &[]), &["no work-group size"]);
+}
+
+#[test]
+fn work_group_dimensions_differ_from_the_range() {
+    assert_mentions(&range_error(&[64, 64], &[8]), &["2 dimension(s)", "has 1"]);
+}
+
+#[test]
+fn three_dimensional_range() {
+    assert_mentions(&range_error(&[8, 8, 8], &[2, 2, 2]), &["3-D", "1-D and 2-D"]);
+}
+
+#[test]
+fn zero_sized_work_group() {
+    assert_mentions(&range_error(&[64], &[0]), &["zero dimension"]);
+}
+
+/// `expand4` (one input 1:1, one output 4:1) with the given buffers and output pattern.
+fn expand4_error(input_len: usize, output_len: usize, out_pattern: Pattern) -> String {
+    let p = program("engine.cl");
+    let input = vec![1u32; input_len];
+    let mut out = vec![0u32; output_len];
+    let r = p
+        .launch("expand4")
+        .global(&[256])
+        .local(&[64])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut out, out_pattern)
+        .run();
+    message(r, is!(Error::BadArgument { .. }))
+}
+
+#[test]
+fn buffer_too_short_for_its_pattern() {
+    assert_mentions(
+        &expand4_error(255, 1024, Pattern::ratio(4, 1).unwrap()),
+        &["argument 0", "255 elements", "needs 256"],
+    );
+}
+
+#[test]
+fn buffer_too_long_for_its_pattern() {
+    assert_mentions(
+        &expand4_error(256, 1025, Pattern::ratio(4, 1).unwrap()),
+        &["argument 1", "1025 elements", "needs 1024"],
+    );
+}
+
+#[test]
+fn pattern_not_dividing_the_work_group() {
+    assert_mentions(
+        &expand4_error(256, 2, Pattern::ratio(1, 128).unwrap()),
+        &["1:128", "work-group of 64"],
+    );
+}
+
+#[test]
+fn output_given_as_whole() {
+    assert_mentions(&expand4_error(256, 1024, Pattern::Whole), &["cannot be `whole`"]);
+}
+
+#[test]
+fn empty_buffer() {
+    assert_mentions(&expand4_error(0, 1024, Pattern::ratio(4, 1).unwrap()), &["empty buffer"]);
+}
+
+#[test]
+fn wrong_argument_count() {
+    let p = program("engine.cl");
+    let input = vec![1u32; 256];
+    let r =
+        p.launch("expand4").global(&[256]).local(&[64]).input(&input, Pattern::ONE_TO_ONE).run();
+    let msg = message(r, is!(Error::BadArgument { .. }));
+    assert_mentions(&msg, &["takes 2 arguments, 1 given"]);
+}
+
+#[test]
+fn scalar_of_the_wrong_size() {
+    let p = program("engine.cl");
+    let (a, b) = (vec![1i32; 256], vec![2i32; 256]);
+    let mut out = vec![0i32; 256];
+    // `k` is an `int` in the kernel; an 8-byte value does not fit.
+    let r = p
+        .launch("scale_add")
+        .global(&[256])
+        .local(&[64])
+        .input(&a, Pattern::ONE_TO_ONE)
+        .input(&b, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .scalar(7i64)
+        .run();
+    let msg = message(r, is!(Error::BadArgument { index: 3, .. }));
+    assert_mentions(&msg, &["8-byte scalar"]);
+}
+
+#[test]
+fn work_group_larger_than_the_device_allows() {
+    let p = program("engine.cl");
+    let max = p.devices().iter().map(|d| d.max_work_group_size).max().unwrap();
+    let n = max * 2;
+    let input = vec![1u32; n];
+    let mut out = vec![0u32; 4 * n];
+    let r = p
+        .launch("expand4")
+        .global(&[n])
+        .local(&[n])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .run();
+    let msg = message(r, is!(Error::DeviceLimit { .. }));
+    assert_mentions(&msg, &["work-group size", "exceeds the maximum"]);
+}
+
+#[test]
+fn local_memory_over_the_device_limit() {
+    let p = program("engine.cl");
+    let local = p.devices().iter().map(|d| d.local_mem_bytes).max().unwrap() as usize;
+    let input = vec![1u32; 256];
+    let mut sums = vec![0u32; 2];
+    let r = p
+        .launch("group_sum")
+        .global(&[256])
+        .local(&[128])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut sums, Pattern::ratio(1, 128).unwrap())
+        .local_buffer::<u32>(local / 4 + 1)
+        .run();
+    let msg = message(r, is!(Error::DeviceLimit { .. }));
+    assert_mentions(&msg, &["local memory"]);
+}
+
+#[test]
+fn device_position_out_of_range() {
+    let p = program("engine.cl");
+    let input = vec![1u32; 256];
+    let mut out = vec![0u32; 1024];
+    let r = p
+        .launch("expand4")
+        .global(&[256])
+        .local(&[64])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .on_devices(&[7])
+        .run();
+    let msg = message(r, is!(Error::NoDeviceMatches { .. }));
+    assert_mentions(&msg, &["device position 7"]);
+}
+
+fn expand4_with(balancer: Box<dyn Balancer>) -> hetdsl::Result<hetdsl::Report> {
+    let p = program("engine.cl");
+    let input = vec![1u32; 1024];
+    let mut out = vec![0u32; 4096];
+    p.launch("expand4")
+        .global(&[1024])
+        .local(&[64])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .balancer(balancer)
+        .run()
+}
+
+#[test]
+fn static_weights_for_the_wrong_device_count() {
+    let msg = message(
+        expand4_with(Box::new(Static::with_weights(vec![1.0, 2.0, 3.0]))),
+        is!(Error::BadBalancer(_)),
+    );
+    assert_mentions(&msg, &["3 weights for 2 devices"]);
+}
+
+#[test]
+fn dynamic_with_zero_packages() {
+    let msg = message(expand4_with(Box::new(Dynamic::packages(0))), is!(Error::BadBalancer(_)));
+    assert_mentions(&msg, &["non-zero"]);
+}
+
+/// A faulty balancer: hands out the same package every time.
+struct Repeats;
+impl Balancer for Repeats {
+    fn name(&self) -> String {
+        "repeats".into()
+    }
+    fn start(&mut self, _: &Setup) -> hetdsl::Result<()> {
+        Ok(())
+    }
+    fn next(&mut self, _: usize, _: f64) -> Next {
+        Next::Run(Package { offset: 0, len: 1 })
+    }
+    fn completed(&mut self, _: &Completion) {}
+    fn device_lost(&mut self, _: usize) {}
+}
+
+/// A faulty balancer: never hands anything out.
+struct AlwaysWaits;
+impl Balancer for AlwaysWaits {
+    fn name(&self) -> String {
+        "always-waits".into()
+    }
+    fn start(&mut self, _: &Setup) -> hetdsl::Result<()> {
+        Ok(())
+    }
+    fn next(&mut self, _: usize, _: f64) -> Next {
+        Next::Wait
+    }
+    fn completed(&mut self, _: &Completion) {}
+    fn device_lost(&mut self, _: usize) {}
+}
+
+#[test]
+fn balancer_handing_out_work_twice_is_stopped() {
+    let msg = within(Duration::from_secs(60), || {
+        message(expand4_with(Box::new(Repeats)), is!(Error::BadBalancer(_)))
+    });
+    assert_mentions(&msg, &["twice"]);
+}
+
+#[test]
+fn balancer_that_never_hands_out_work_does_not_hang() {
+    let msg = within(Duration::from_secs(60), || {
+        message(expand4_with(Box::new(AlwaysWaits)), is!(Error::BadBalancer(_)))
+    });
+    assert_mentions(&msg, &["stopped handing out work", "16 unit(s) left"]);
+}
+
+#[test]
+fn zero_pattern_is_refused() {
+    assert!(Pattern::ratio(0, 1).is_none());
+    assert!("3:0".parse::<Pattern>().unwrap_err().contains("zero"));
+}

@@ -1,0 +1,103 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)] // each test crate uses its own subset
+
+use hetdsl::balance::{Balancer, Completion, Next, Package, Setup};
+use hetdsl::{KernelSource, Program, Report, Runtime};
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub fn program(file: &str) -> Program {
+    let rt = Runtime::new().expect("an OpenCL runtime (install pocl-opencl-icd)");
+    assert!(
+        rt.devices().len() >= 2,
+        "these tests co-execute on two devices; run with POCL_DEVICES=\"pthread basic\" (found {:?})",
+        rt.devices().iter().map(|d| &d.name).collect::<Vec<_>>()
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(file);
+    let source = KernelSource::from_file(&path, &[]).expect("kernel source");
+    rt.program(&source).expect("kernel builds")
+}
+
+/// Every device ran at least two packages, and the packages tile the range exactly once.
+pub fn assert_coexecuted(r: &Report) {
+    for d in &r.devices {
+        assert!(
+            d.packages >= 2,
+            "device {} ran {} package(s):\n{}",
+            d.index,
+            d.packages,
+            r.table()
+        );
+    }
+    let mut covered: Vec<_> = r.trace.iter().map(|t| (t.package.offset, t.package.len)).collect();
+    covered.sort();
+    let mut next = 0;
+    for (o, l) in covered {
+        assert_eq!(o, next, "packages must tile the range: {:?}", r.trace);
+        next = o + l;
+    }
+    assert_eq!(next, r.total_groups);
+    assert!(r.balance > 0.0 && r.balance <= 1.0);
+}
+
+/// A test balancer written against the public trait: `per_device` packages for each device,
+/// dealt round-robin, so that every device runs several packages whatever its speed.
+pub struct RoundRobin {
+    per_device: u64,
+    queues: Vec<Vec<Package>>,
+}
+
+pub fn round_robin(per_device: u64) -> Box<dyn Balancer> {
+    Box::new(RoundRobin { per_device, queues: Vec::new() })
+}
+
+impl Balancer for RoundRobin {
+    fn name(&self) -> String {
+        format!("round-robin({})", self.per_device)
+    }
+    fn start(&mut self, setup: &Setup) -> hetdsl::Result<()> {
+        let n = setup.devices.len() as u64;
+        let count = (n * self.per_device).min(setup.total_groups);
+        let size = setup.total_groups.div_ceil(count);
+        self.queues = vec![Vec::new(); n as usize];
+        let (mut offset, mut k) = (0, 0);
+        while offset < setup.total_groups {
+            let len = size.min(setup.total_groups - offset);
+            self.queues[(k % n) as usize].insert(0, Package { offset, len });
+            offset += len;
+            k += 1;
+        }
+        Ok(())
+    }
+    fn next(&mut self, device: usize, _now: f64) -> Next {
+        self.queues[device].pop().map_or(Next::Done, Next::Run)
+    }
+    fn completed(&mut self, _done: &Completion) {}
+    fn device_lost(&mut self, device: usize) {
+        // Hand the lost device's queue to the next device.
+        let orphans = std::mem::take(&mut self.queues[device]);
+        let heir = (device + 1) % self.queues.len();
+        self.queues[heir].extend(orphans);
+    }
+}
+
+pub fn lcg(seed: u32, n: usize) -> Vec<u32> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+            x >> 8
+        })
+        .collect()
+}
+
+/// Run `f` on its own thread and fail the test if it takes longer than `limit`: a run that
+/// hangs is a failure, not a stuck CI job.
+pub fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(limit).unwrap_or_else(|_| panic!("did not finish within {limit:?}"))
+}

@@ -1,0 +1,250 @@
+//! The DSL on real OpenCL devices (PoCL's `pthread` and `basic` CPU devices in CI): kernels
+//! declared with `kernel!` and `#[coexec]`, co-executed on two devices with every device running
+//! several packages, each result checked against a plain CPU loop.
+
+use hetdsl::balance::{Balancer, Completion, Next, Package, Setup};
+use hetdsl::{Report, Runtime};
+
+hetdsl::kernel! {
+    /// y = a·x + y, one element per work-item, split among devices in 64 packages.
+    #[kernel(file = "kernels/saxpy.cl", local = 64, balancer = "dynamic:64")]
+    struct Saxpy {
+        fn saxpy(a: f32, #[input(1:1)] x: &[f32], #[inout(1:1)] y: &mut [f32]);
+    }
+}
+
+/// The same kernel through `#[coexec]`, under another Rust name.
+#[hetdsl::coexec(file = "kernels/saxpy.cl", name = "saxpy", local = 64)]
+fn scale_add(a: f32, #[input(1:1)] x: &[f32], #[inout(1:1)] y: &mut [f32]);
+
+/// One `GroupStats` per work-group of 64, as OpenCL declares it in group_stats.cl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct GroupStats {
+    sum: f32,
+    max: f32,
+    count: u32,
+}
+
+const GROUP: usize = 64;
+
+hetdsl::kernel! {
+    /// Sum and maximum of each work-group's inputs (pattern 1:64).
+    #[kernel(file = "kernels/test/group_stats.cl", local = 64)]
+    struct Stats {
+        fn group_stats(
+            #[input(1:1)] x: &[f32],
+            #[output(1:64)] stats: &mut [GroupStats],
+            #[local] sums: [f32; GROUP],
+            #[local] maxes: [f32; GROUP],
+        );
+    }
+}
+
+hetdsl::kernel! {
+    /// Four outputs per work-item of a 2-D NDRange (pattern 4:1).
+    #[kernel(file = "kernels/test/quad_2d.cl", local = [16, 4])]
+    struct Quad2d {
+        fn quad_2d(#[output(4:1)] out: &mut [f32], c: [f32; 4], width: u32);
+    }
+}
+
+fn runtime() -> Runtime {
+    let rt = Runtime::new().expect("an OpenCL runtime (install pocl-opencl-icd)");
+    assert!(
+        rt.devices().len() >= 2,
+        "these tests co-execute on two devices; run with POCL_DEVICES=\"pthread basic\" (found {:?})",
+        rt.devices().iter().map(|d| &d.name).collect::<Vec<_>>()
+    );
+    rt
+}
+
+/// Every device ran at least two packages, and the packages tile the range exactly once.
+fn assert_coexecuted(r: &Report) {
+    assert!(r.devices.len() >= 2, "{}", r.table());
+    for d in &r.devices {
+        assert!(
+            d.packages >= 2,
+            "device {} ran {} package(s):\n{}",
+            d.index,
+            d.packages,
+            r.table()
+        );
+    }
+    let mut covered: Vec<_> = r.trace.iter().map(|t| (t.package.offset, t.package.len)).collect();
+    covered.sort();
+    let mut next = 0;
+    for (offset, len) in covered {
+        assert_eq!(offset, next, "packages must tile the range: {:?}", r.trace);
+        next = offset + len;
+    }
+    assert_eq!(next, r.total_groups);
+}
+
+/// A balancer given at call time: `per_device` equal packages for each device, device `d`
+/// taking packages `d`, `d + N`, `d + 2N`, … So every device runs several packages however
+/// fast it is (first-come-first-served `Dynamic` lets one device take everything of a run this
+/// short), which is what these tests check.
+struct Interleaved {
+    per_device: u64,
+    packages: Vec<Package>,
+    taken: Vec<usize>,
+    lost: Vec<bool>,
+}
+
+fn interleaved(per_device: u64) -> Box<dyn Balancer> {
+    Box::new(Interleaved { per_device, packages: Vec::new(), taken: Vec::new(), lost: Vec::new() })
+}
+
+impl Balancer for Interleaved {
+    fn name(&self) -> String {
+        format!("interleaved({})", self.per_device)
+    }
+    fn start(&mut self, setup: &Setup) -> hetdsl::Result<()> {
+        let n = setup.devices.len();
+        let count = (n as u64 * self.per_device).clamp(1, setup.total_groups.max(1));
+        let size = setup.total_groups.div_ceil(count);
+        self.packages = (0..setup.total_groups)
+            .step_by(size as usize)
+            .map(|offset| Package { offset, len: size.min(setup.total_groups - offset) })
+            .collect();
+        self.taken = vec![0; n];
+        self.lost = vec![false; n];
+        Ok(())
+    }
+    fn next(&mut self, device: usize, _now: f64) -> Next {
+        let n = self.taken.len();
+        // Device `device`'s k-th package, or a lost device's when its own are done.
+        let owners = std::iter::once(device).chain((0..n).filter(|&d| self.lost[d]));
+        for owner in owners {
+            let k = self.taken[owner];
+            if let Some(p) = self.packages.get(owner + k * n) {
+                self.taken[owner] += 1;
+                return Next::Run(*p);
+            }
+        }
+        Next::Done
+    }
+    fn completed(&mut self, _done: &Completion) {}
+    fn device_lost(&mut self, device: usize) {
+        self.lost[device] = true;
+    }
+}
+
+/// Deterministic inputs in [0, 1) (a 32-bit LCG), different per seed.
+fn inputs(n: usize, seed: u32) -> Vec<f32> {
+    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 8) as f32 / (1u32 << 24) as f32
+        })
+        .collect()
+}
+
+fn assert_close(got: f32, want: f32, what: &str) {
+    let tolerance = 1e-4 * want.abs().max(1.0);
+    assert!((got - want).abs() <= tolerance, "{what}: got {got}, want {want}");
+}
+
+#[test]
+fn saxpy_declared_balancer_matches_cpu_loop_and_runs_twice() {
+    let rt = runtime();
+    let saxpy = Saxpy::new(&rt).expect("saxpy builds");
+    let n = 1 << 20;
+    let x = inputs(n, 1);
+    let y0 = inputs(n, 2);
+    let mut y = y0.clone();
+    let report = saxpy.run(n, 2.5, &x, &mut y).expect("saxpy runs");
+    assert!(
+        report.balancer.to_lowercase().contains("dynamic"),
+        "declared balancer: {}",
+        report.balancer
+    );
+    assert_coexecuted(&report);
+    for i in 0..n {
+        assert_close(y[i], 2.5 * x[i] + y0[i], &format!("y[{i}]"));
+    }
+    // The program is built once: a second run on the same struct accumulates again.
+    saxpy.run(n, -1.0, &x, &mut y).expect("second run");
+    for i in 0..n {
+        assert_close(y[i], 1.5 * x[i] + y0[i], &format!("y[{i}] after the second run"));
+    }
+}
+
+#[test]
+fn coexec_function_with_balancer_overridden_at_call_time() {
+    let rt = runtime();
+    let n = 64 * 300;
+    let x = inputs(n, 3);
+    let y0 = inputs(n, 4);
+    let mut y = y0.clone();
+    let report = scale_add::launch(&rt, n, 0.5, &x, &mut y)
+        .expect("launch")
+        .balancer(interleaved(6))
+        .run()
+        .expect("scale_add runs");
+    assert_coexecuted(&report);
+    for i in 0..n {
+        assert_close(y[i], 0.5 * x[i] + y0[i], &format!("y[{i}]"));
+    }
+    // The cached program serves the plain call too.
+    let mut z = y0.clone();
+    scale_add(&rt, n, 3.0, &x, &mut z).expect("scale_add runs again");
+    for i in 0..n {
+        assert_close(z[i], 3.0 * x[i] + y0[i], &format!("z[{i}]"));
+    }
+}
+
+#[test]
+fn one_struct_per_work_group_matches_cpu_reduction() {
+    let rt = runtime();
+    let stats_kernel = Stats::new(&rt).expect("group_stats builds");
+    let groups = 512;
+    let x = inputs(groups * GROUP, 5);
+    let mut stats = vec![GroupStats::default(); groups];
+    let report = stats_kernel
+        .launch(groups * GROUP, &x, &mut stats)
+        .expect("launch")
+        .balancer(interleaved(4))
+        .run()
+        .expect("group_stats runs");
+    assert_coexecuted(&report);
+    for (g, s) in stats.iter().enumerate() {
+        let chunk = &x[g * GROUP..(g + 1) * GROUP];
+        let sum: f32 = chunk.iter().sum();
+        let max = chunk.iter().copied().fold(f32::MIN, f32::max);
+        assert_close(s.sum, sum, &format!("group {g} sum"));
+        assert_eq!(s.max, max, "group {g} max");
+        assert_eq!(s.count, GROUP as u32, "group {g} count");
+    }
+}
+
+#[test]
+fn four_outputs_per_work_item_on_a_2d_range_match_cpu_loop() {
+    let rt = runtime();
+    let quad = Quad2d::new(&rt).expect("quad_2d builds");
+    let (width, height) = (256usize, 64usize);
+    let c = [0.5f32, 0.25, 1.0, 0.0];
+    let mut out = vec![f32::NAN; 4 * width * height];
+    let report = quad
+        .launch([width, height], &mut out, c, width as u32)
+        .expect("launch")
+        .balancer(interleaved(3))
+        .run()
+        .expect("quad_2d runs");
+    assert_coexecuted(&report);
+    for y in 0..height {
+        for x in 0..width {
+            let base = x as f32 * c[0] + y as f32 * c[1];
+            for k in 0..4 {
+                let want = base * (k + 1) as f32 + c[2];
+                assert_close(
+                    out[4 * (y * width + x) + k],
+                    want,
+                    &format!("out at ({x}, {y}), k = {k}"),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Nothing lost: a device that fails or hangs mid-run hands its work to the others and the
+//! output still equals the CPU reference; when every device fails the error names each fault.
+//! Every test is bounded in time.
+
+mod common;
+
+use common::{lcg, program, round_robin, within};
+use hetdsl::{Error, Fault, Pattern, Report, WatchdogConfig};
+use std::time::Duration;
+
+const N: usize = 1 << 16;
+
+fn reference(input: &[u32]) -> Vec<u32> {
+    input.iter().flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a]).collect()
+}
+
+/// expand4 (4:1 output) over two devices, four packages each, with `faults` injected.
+fn run_with(
+    faults: Vec<Fault>,
+    watchdog: WatchdogConfig,
+) -> (hetdsl::Result<Report>, Vec<u32>, Vec<u32>) {
+    let p = program("engine.cl");
+    let input = lcg(11, N);
+    let mut out = vec![0u32; 4 * N];
+    let mut launch = p
+        .launch("expand4")
+        .global(&[N])
+        .local(&[64])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .balancer(round_robin(4))
+        .watchdog(watchdog);
+    for f in faults {
+        launch = launch.inject(f);
+    }
+    let r = launch.run();
+    (r, input, out)
+}
+
+#[test]
+fn a_device_failing_at_a_random_package_loses_nothing() {
+    // Several seeds: each picks the failing device and the package at which it fails.
+    for seed in 1..=4u32 {
+        let pick = lcg(seed, 2);
+        let (device, package) = ((pick[0] % 2) as usize, (pick[1] % 4) as usize);
+        let (r, input, out) = within(Duration::from_secs(60), move || {
+            run_with(vec![Fault::Fail { device, package }], WatchdogConfig::default())
+        });
+        let r = r.unwrap_or_else(|e| panic!("seed {seed}: run failed: {e}"));
+        assert_eq!(
+            out,
+            reference(&input),
+            "seed {seed}: device {device} failing at package {package}"
+        );
+        let d = &r.devices[device];
+        assert!(d.fault.as_deref().unwrap_or("").contains("injected"), "{}", r.table());
+        assert_eq!(d.packages, package, "it completed the packages before the fault");
+        assert!(!r.faults.is_empty() && r.faults.iter().all(|f| f.0 == device), "{:?}", r.faults);
+        let survivor = &r.devices[1 - device];
+        assert!(survivor.fault.is_none());
+        assert_eq!(survivor.groups + d.groups, r.total_groups, "{}", r.table());
+    }
+}
+
+#[test]
+fn a_hung_device_is_dropped_by_the_watchdog() {
+    let watchdog = WatchdogConfig { factor: 10.0, min: Duration::from_millis(300) };
+    let started = std::time::Instant::now();
+    let (r, input, out) = within(Duration::from_secs(60), move || {
+        run_with(vec![Fault::Hang { device: 1, package: 1 }], watchdog)
+    });
+    let r = r.unwrap();
+    assert_eq!(out, reference(&input));
+    let hung = &r.devices[1];
+    assert!(hung.fault.as_deref().unwrap_or("").starts_with("hung"), "{}", r.table());
+    assert_eq!(hung.packages, 1);
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn every_device_failing_is_an_error_naming_each_fault() {
+    let faults = vec![Fault::Fail { device: 0, package: 0 }, Fault::Fail { device: 1, package: 1 }];
+    let (r, _, _) =
+        within(Duration::from_secs(60), move || run_with(faults, WatchdogConfig::default()));
+    match r {
+        Err(Error::AllDevicesFailed(list)) => {
+            assert_eq!(list.len(), 2, "{list:?}");
+            assert!(list.iter().all(|f| f.reason.contains("injected")), "{list:?}");
+            let msg = Error::AllDevicesFailed(list).to_string();
+            assert!(msg.contains("device 0") && msg.contains("device 1"), "{msg}");
+        }
+        Err(e) => panic!("expected AllDevicesFailed, got {e}"),
+        Ok(r) => panic!("a run with every device failing succeeded:\n{}", r.table()),
+    }
+}
+
+#[test]
+fn a_slow_device_still_completes_correctly() {
+    let (r, input, out) = within(Duration::from_secs(60), || {
+        run_with(vec![Fault::Slow { device: 0, factor: 4 }], WatchdogConfig::default())
+    });
+    let r = r.unwrap();
+    assert_eq!(out, reference(&input));
+    assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
+}
