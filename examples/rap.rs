@@ -6,11 +6,12 @@
 use std::process::ExitCode;
 
 use hetdsl::Runtime;
+use hetdsl_samples::balancers;
 use hetdsl_samples::check::all_equal;
 use hetdsl_samples::cli::{parse_flags, select_devices};
 use hetdsl_samples::rng::Rng;
-use hetdsl_samples::samples::rap::{self, profit_table};
-use hetdsl_samples::samples::{self, Size};
+use hetdsl_samples::samples::rap::{self, profit_table, RapKernel};
+use hetdsl_samples::samples::Size;
 
 fn run() -> Result<bool, String> {
     let flags = parse_flags(std::env::args().skip(1), &["size", "balancer", "devices"])?;
@@ -20,10 +21,12 @@ fn run() -> Result<bool, String> {
         Size::Paper => (8, 1 << 17),
     };
     let runtime = Runtime::new().map_err(|e| e.to_string())?;
-    let sample = samples::create("rap", size).ok_or("no rap sample")?;
-    let program = samples::build(&runtime, sample.as_ref()).map_err(|e| e.to_string())?;
-    let devices =
-        select_devices(flags.get("devices").map_or("all", String::as_str), &program.devices())?;
+    // The stage kernel declared with `hetdsl::kernel!` in `samples::rap`, built once.
+    let kernel = RapKernel::new(&runtime).map_err(|e| e.to_string())?;
+    let devices = select_devices(
+        flags.get("devices").map_or("all", String::as_str),
+        &kernel.program().devices(),
+    )?;
 
     let mut rng = Rng::new(0x0AA9_0001);
     let profits: Vec<Vec<i32>> =
@@ -31,12 +34,9 @@ fn run() -> Result<bool, String> {
     let mut best = vec![0i32; units];
     let mut seconds = 0.0;
     for (stage, profit) in profits.iter().enumerate() {
-        let balancer = match flags.get("balancer") {
-            Some(b) => hetdsl_samples::balancers::parse(b)?,
-            None => hetdsl::balance::default_balancer(),
-        };
+        let balancer = flags.get("balancer").map(|b| balancers::parse(b)).transpose()?;
         let mut next = vec![i32::MIN; units];
-        let report = rap::run_stage(&program, &best, profit, &mut next, Some(&devices), balancer)
+        let report = rap::run_stage(&kernel, &best, profit, &mut next, Some(&devices), balancer)
             .map_err(|e| e.to_string())?;
         seconds += report.roi_seconds;
         let packages: Vec<usize> = report.devices.iter().map(|d| d.packages).collect();

@@ -57,7 +57,11 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     println!("{}", report.table());
     for d in &report.devices {
         if let Some(rate) = report.read_rate(d.index) {
-            println!("device {} read-back: {:.2} GB/s of device transfer time", d.index, rate / 1e9);
+            println!(
+                "device {} read-back: {:.2} GB/s of device transfer time",
+                d.index,
+                rate / 1e9
+            );
         }
     }
     if let Some(o) = report.host_overhead_per_package() {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use hetdsl::balance::Static;
-use hetdsl::{Program, Report, Runtime};
+use hetdsl::{Report, Runtime};
 use hetdsl_samples::balancers;
 use hetdsl_samples::check::Verdict;
 use hetdsl_samples::cli::{parse_flags, select_devices};
@@ -61,7 +61,6 @@ fn options() -> Result<Options, String> {
 /// run was correct (with the first failing verdict, or the last one).
 fn repeat(
     sample: &mut dyn Sample,
-    program: &Program,
     devices: &[usize],
     reps: usize,
     balancer: &dyn Fn() -> Result<Box<dyn hetdsl::Balancer>, String>,
@@ -69,7 +68,7 @@ fn repeat(
     let mut reports = Vec::new();
     let mut verdict: Option<Verdict> = None;
     for _ in 0..reps {
-        let report = sample.run(program, Some(devices), balancer()?).map_err(|e| e.to_string())?;
+        let report = sample.run(Some(devices), Some(balancer()?)).map_err(|e| e.to_string())?;
         let v = sample.verify();
         if !v.correct {
             eprintln!("{}: {v}", sample.name());
@@ -111,10 +110,8 @@ fn run() -> Result<bool, String> {
     );
     for kernel in &opts.kernels {
         let mut sample =
-            samples::create(kernel, opts.size).ok_or_else(|| format!("no sample `{kernel}`"))?;
-        let program =
-            samples::build(&runtime, sample.as_ref()).map_err(|e| format!("{kernel}: {e}"))?;
-        let all = program.devices();
+            samples::create(kernel, opts.size, &runtime).map_err(|e| format!("{kernel}: {e}"))?;
+        let all = sample.devices();
         let chosen = select_devices(&opts.devices, &all)?;
         device_list = json!(chosen
             .iter()
@@ -125,9 +122,8 @@ fn run() -> Result<bool, String> {
         let mut single = Vec::new();
         let mut single_rows = Vec::new();
         for &d in &chosen {
-            let (report, verdict) = repeat(sample.as_mut(), &program, &[d], opts.reps, &|| {
-                Ok(Box::new(Static::nominal()))
-            })?;
+            let (report, verdict) =
+                repeat(sample.as_mut(), &[d], opts.reps, &|| Ok(Box::new(Static::nominal())))?;
             println!(
                 "{kernel:<10} {:<16} {:>11.3} {:>8} {:>6} {:>6} {:>7} {:>12} {:>7}",
                 format!("alone: dev {d}"),
@@ -146,7 +142,7 @@ fn run() -> Result<bool, String> {
 
         for name in &opts.balancers {
             let (mut report, verdict) =
-                repeat(sample.as_mut(), &program, &chosen, opts.reps, &|| balancers::parse(name))?;
+                repeat(sample.as_mut(), &chosen, opts.reps, &|| balancers::parse(name))?;
             report.compare_with_single_device(&single);
             let packages: Vec<String> =
                 report.devices.iter().map(|d| d.packages.to_string()).collect();

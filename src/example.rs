@@ -2,7 +2,7 @@
 //! run the sample once, co-executed on the chosen devices, print the run's report and the
 //! check against the CPU reference, and save the output image where the sample makes one.
 //!
-//! Flags: `--size small|paper` (small), `--balancer NAME` (the library's default),
+//! Flags: `--size small|paper` (small), `--balancer NAME` (the kernel's declared one: Sigmoid),
 //! `--devices all|cpu|gpu|0,2` (all), `--out FILE.png` (`<sample>.png`).
 
 use std::path::PathBuf;
@@ -29,19 +29,14 @@ pub fn main_for(name: &str) -> ExitCode {
 pub fn run(name: &str, args: impl Iterator<Item = String>) -> Result<bool, String> {
     let flags = parse_flags(args, &["size", "balancer", "devices", "out"])?;
     let size: Size = flags.get("size").map_or(Ok(Size::Small), |s| s.parse())?;
-    let balancer = match flags.get("balancer") {
-        Some(b) => crate::balancers::parse(b)?,
-        None => hetdsl::balance::default_balancer(),
-    };
-    let mut sample =
-        samples::create(name, size).ok_or_else(|| format!("no sample called `{name}`"))?;
+    let balancer = flags.get("balancer").map(|b| crate::balancers::parse(b)).transpose()?;
     let runtime = Runtime::new().map_err(|e| e.to_string())?;
-    let program = samples::build(&runtime, sample.as_ref()).map_err(|e| e.to_string())?;
+    let mut sample = samples::create(name, size, &runtime)?;
     let devices =
-        select_devices(flags.get("devices").map_or("all", String::as_str), &program.devices())?;
+        select_devices(flags.get("devices").map_or("all", String::as_str), &sample.devices())?;
 
     println!("{name}: {}", sample.describe());
-    let report = sample.run(&program, Some(&devices), balancer).map_err(|e| e.to_string())?;
+    let report = sample.run(Some(&devices), balancer).map_err(|e| e.to_string())?;
     println!("{}", report.table());
     let verdict = sample.verify();
     println!("check against the CPU reference: {verdict}");

@@ -265,7 +265,7 @@ mod tests {
     #[test]
     fn plot_has_one_line_per_device_and_a_segment_per_package() {
         use hetdsl::balance::{DeviceKind, Package};
-        use hetdsl::report::{DeviceReport, PackageTrace};
+        use hetdsl::report::{DeviceReport, PackageTrace, Transfer};
         let device = |index: usize, packages: usize| DeviceReport {
             index,
             name: format!("dev<{index}>"),
@@ -282,10 +282,13 @@ mod tests {
             host_start: start,
             host_end: start + 0.01,
             kernel_seconds: Some(0.005),
+            written: Transfer::default(),
+            read: Transfer::default(),
         };
         let report = Report {
             kernel: "k".into(),
             balancer: "b".into(),
+            first_group: 0,
             total_groups: 20,
             devices: vec![device(0, 2), device(1, 2)],
             trace: vec![

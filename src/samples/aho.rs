@@ -5,9 +5,9 @@
 
 use std::collections::HashMap;
 
-use hetdsl::{Balancer, KernelSource, Pattern, Program, Report};
+use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 
-use super::{check_indices, kernel_source, place, Sample, Size};
+use super::{check_indices, place, Sample, Size};
 use crate::check::{all_equal, par_map, Verdict};
 use crate::rng::Rng;
 
@@ -130,8 +130,24 @@ pub fn generate(
     (patterns, text)
 }
 
+hetdsl::kernel! {
+    /// One text position per work-item; the walk runs past the package, so the text is whole.
+    #[kernel(file = "kernels/aho.cl", local = 64)]
+    pub struct AhoKernel {
+        fn pfac_match(
+            #[input(whole)] text: &[u8],
+            text_len: i32,
+            #[input(whole)] table: &[i32],
+            patterns: i32,
+            initial_state: i32,
+            #[output(1:1)] matches: &mut [i32],
+        );
+    }
+}
+
 pub struct Aho {
     size: Size,
+    kernel: AhoKernel,
     pub patterns: Vec<Vec<u8>>,
     pub text: Vec<u8>,
     pub table: Table,
@@ -140,14 +156,15 @@ pub struct Aho {
 }
 
 impl Aho {
-    pub fn new(size: Size) -> Self {
+    pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let (text_len, max_repeat) = match size {
             Size::Small => (32 * 1024, 16),
             Size::Paper => (512 << 20, 6144),
         };
         let (patterns, text) = generate(text_len, 96, max_repeat, 0xA40);
         let table = Table::build(&patterns);
-        Aho { size, patterns, text, table, matches: vec![0; text_len], reference: None }
+        let kernel = AhoKernel::new(runtime)?;
+        Ok(Aho { size, kernel, patterns, text, table, matches: vec![0; text_len], reference: None })
     }
 }
 
@@ -165,27 +182,25 @@ impl Sample for Aho {
         )
     }
 
-    fn source(&self) -> hetdsl::Result<KernelSource> {
-        kernel_source("aho.cl")
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.kernel.program().devices()
     }
 
     fn run(
         &mut self,
-        program: &Program,
         devices: Option<&[usize]>,
-        balancer: Box<dyn Balancer>,
+        balancer: Option<Box<dyn Balancer>>,
     ) -> hetdsl::Result<Report> {
         self.matches.fill(-7);
-        let launch = program
-            .launch("pfac_match")
-            .global(&[self.text.len()])
-            .local(&[LWS])
-            .input(&self.text, Pattern::Whole)
-            .scalar(self.text.len() as i32)
-            .input(&self.table.next, Pattern::Whole)
-            .scalar(self.table.patterns)
-            .scalar(self.table.initial)
-            .output(&mut self.matches, Pattern::ONE_TO_ONE);
+        let launch = self.kernel.launch(
+            self.text.len(),
+            &self.text,
+            self.text.len() as i32,
+            &self.table.next,
+            self.table.patterns,
+            self.table.initial,
+            &mut self.matches,
+        )?;
         place(launch, devices, balancer).run()
     }
 

@@ -1,9 +1,9 @@
 //! Binomial option pricing (AMD APP SDK `BinomialOption`): European calls on a 254-step
 //! Cox–Ross–Rubinstein tree, four options per work-group of 255 work-items; output 1:255.
 
-use hetdsl::{Balancer, KernelSource, Pattern, Program, Report};
+use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 
-use super::{check_indices, kernel_source, place, Sample, Size};
+use super::{check_indices, place, Sample, Size};
 use crate::check::{all_close, par_map, relative_l2, Verdict};
 use crate::rng::Rng;
 
@@ -12,8 +12,24 @@ pub const STEPS: usize = 254;
 pub const RISK_FREE: f64 = 0.02;
 pub const VOLATILITY: f64 = 0.30;
 
+hetdsl::kernel! {
+    /// Four options per work-group of STEPS + 1 = 255 work-items: one float4 in and one out per
+    /// work-group (pattern 1:255), and the two levels of the tree in local memory.
+    #[kernel(file = "kernels/binomial.cl", local = 255)]
+    pub struct BinomialKernel {
+        fn binomial_options(
+            steps: i32,
+            #[input(1:255)] rand_in: &[[f32; 4]],
+            #[output(1:255)] price_out: &mut [[f32; 4]],
+            #[local] value_a: [[f32; 4]; 255],
+            #[local] value_b: [[f32; 4]; 254],
+        );
+    }
+}
+
 pub struct Binomial {
     size: Size,
+    kernel: BinomialKernel,
     /// One uniform number per option, four options per work-group (float4).
     random: Vec<[f32; 4]>,
     prices: Vec<[f32; 4]>,
@@ -47,7 +63,7 @@ pub fn reference_price(r: f32, steps: usize) -> f64 {
 }
 
 impl Binomial {
-    pub fn new(size: Size) -> Self {
+    pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let groups = match size {
             Size::Small => 256,
             Size::Paper => 24 << 20,
@@ -56,7 +72,8 @@ impl Binomial {
         let random = (0..groups)
             .map(|_| [rng.unit_f32(), rng.unit_f32(), rng.unit_f32(), rng.unit_f32()])
             .collect();
-        Binomial { size, random, prices: vec![[0.0; 4]; groups], reference: None }
+        let kernel = BinomialKernel::new(runtime)?;
+        Ok(Binomial { size, kernel, random, prices: vec![[0.0; 4]; groups], reference: None })
     }
 
     /// Option prices of the last run, in option order.
@@ -74,29 +91,18 @@ impl Sample for Binomial {
         format!("{} options, {STEPS} steps, lws {}", self.random.len() * 4, STEPS + 1)
     }
 
-    fn source(&self) -> hetdsl::Result<KernelSource> {
-        kernel_source("binomial.cl")
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.kernel.program().devices()
     }
 
     fn run(
         &mut self,
-        program: &Program,
         devices: Option<&[usize]>,
-        balancer: Box<dyn Balancer>,
+        balancer: Option<Box<dyn Balancer>>,
     ) -> hetdsl::Result<Report> {
         self.prices.fill([f32::NAN; 4]);
-        let lws = STEPS + 1;
-        // One float4 (four options) per work-group of STEPS + 1 work-items, in and out.
-        let per_group = Pattern::Ratio { a: 1, b: lws as u64 };
-        let launch = program
-            .launch("binomial_options")
-            .global(&[self.random.len() * lws])
-            .local(&[lws])
-            .scalar(STEPS as i32)
-            .input(&self.random, per_group)
-            .output(&mut self.prices, per_group)
-            .local_buffer::<[f32; 4]>(STEPS + 1)
-            .local_buffer::<[f32; 4]>(STEPS);
+        let items = self.random.len() * (STEPS + 1);
+        let launch = self.kernel.launch(items, STEPS as i32, &self.random, &mut self.prices)?;
         place(launch, devices, balancer).run()
     }
 

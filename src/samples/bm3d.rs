@@ -3,9 +3,9 @@
 //! Integer arithmetic throughout, so the check is exact. Irregular: flat regions keep many
 //! candidates (full cost), textured ones drop them early.
 
-use hetdsl::{Balancer, KernelSource, Pattern, Program, Report};
+use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 
-use super::{check_indices, kernel_source, place, Sample, Size};
+use super::{check_indices, place, Sample, Size};
 use crate::check::{all_equal, par_map, Verdict};
 use crate::rng::Rng;
 
@@ -103,21 +103,38 @@ pub fn psnr(image: &[u8], clean: &[u8]) -> f64 {
     10.0 * (255.0 * 255.0 / mse).log10()
 }
 
+hetdsl::kernel! {
+    /// One pixel per work-item; the search window needs a halo of rows, so the image is whole.
+    #[kernel(file = "kernels/bm3d.cl", local = 64)]
+    pub struct Bm3dKernel {
+        fn block_match_filter(
+            #[input(whole)] noisy: &[u8],
+            rows: i32,
+            cols: i32,
+            radius: i32,
+            threshold: i32,
+            #[output(1:1)] filtered: &mut [u8],
+        );
+    }
+}
+
 pub struct Bm3d {
     size: Size,
+    kernel: Bm3dKernel,
     pub problem: Problem,
     filtered: Vec<u8>,
     reference: Option<(Vec<usize>, Vec<u8>)>,
 }
 
 impl Bm3d {
-    pub fn new(size: Size) -> Self {
+    pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let problem = match size {
             Size::Small => make_problem(48, 64, 4, 12.0, 0xB3D),
             Size::Paper => make_problem(8192, 8192, 19, 12.0, 0xB3D),
         };
         let filtered = vec![0; problem.rows * problem.cols];
-        Bm3d { size, problem, filtered, reference: None }
+        let kernel = Bm3dKernel::new(runtime)?;
+        Ok(Bm3d { size, kernel, problem, filtered, reference: None })
     }
 
     /// The denoised image of the last run.
@@ -139,29 +156,27 @@ impl Sample for Bm3d {
         )
     }
 
-    fn source(&self) -> hetdsl::Result<KernelSource> {
-        kernel_source("bm3d.cl")
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.kernel.program().devices()
     }
 
     fn run(
         &mut self,
-        program: &Program,
         devices: Option<&[usize]>,
-        balancer: Box<dyn Balancer>,
+        balancer: Option<Box<dyn Balancer>>,
     ) -> hetdsl::Result<Report> {
         // No noisy pixel is near 0, so neither is a mean of them: 0 marks an unwritten pixel.
         self.filtered.fill(0);
         let p = &self.problem;
-        let launch = program
-            .launch("block_match_filter")
-            .global(&[p.rows * p.cols])
-            .local(&[LWS])
-            .input(&p.noisy, Pattern::Whole)
-            .scalar(p.rows as i32)
-            .scalar(p.cols as i32)
-            .scalar(p.radius)
-            .scalar(p.threshold)
-            .output(&mut self.filtered, Pattern::ONE_TO_ONE);
+        let launch = self.kernel.launch(
+            p.rows * p.cols,
+            &p.noisy,
+            p.rows as i32,
+            p.cols as i32,
+            p.radius,
+            p.threshold,
+            &mut self.filtered,
+        )?;
         place(launch, devices, balancer).run()
     }
 

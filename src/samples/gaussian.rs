@@ -2,16 +2,32 @@
 //! Gaussian filter, borders clamped. The image is given whole (the rows of a package need a
 //! halo above and below), the filter weights are a second input, the output is 1:1.
 
-use hetdsl::{Balancer, KernelSource, Pattern, Program, Report};
+use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 
-use super::{check_indices, kernel_source, place, Sample, Size};
+use super::{check_indices, place, Sample, Size};
 use crate::check::{all_close, par_map, Verdict};
 use crate::rng::Rng;
 
 pub const LWS: usize = 128;
 
+hetdsl::kernel! {
+    /// One output pixel per work-item; the image (halo) and the filter are read whole.
+    #[kernel(file = "kernels/gaussian.cl", local = 128)]
+    pub struct GaussianKernel {
+        fn gaussian_blur(
+            #[input(whole)] image: &[[u8; 4]],
+            #[input(whole)] filter: &[f32],
+            #[output(1:1)] blurred: &mut [[u8; 4]],
+            rows: i32,
+            cols: i32,
+            filter_width: i32,
+        );
+    }
+}
+
 pub struct Gaussian {
     size: Size,
+    kernel: GaussianKernel,
     pub rows: usize,
     pub cols: usize,
     pub filter_width: usize,
@@ -82,13 +98,14 @@ pub fn reference_pixel(
 }
 
 impl Gaussian {
-    pub fn new(size: Size) -> Self {
+    pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let (rows, cols, filter_width) = match size {
             Size::Small => (96, 128, 9),
             Size::Paper => (8192, 8192, 161),
         };
-        Gaussian {
+        Ok(Gaussian {
             size,
+            kernel: GaussianKernel::new(runtime)?,
             rows,
             cols,
             filter_width,
@@ -96,7 +113,7 @@ impl Gaussian {
             filter: gaussian_filter(filter_width),
             blurred: vec![[0; 4]; rows * cols],
             reference: None,
-        }
+        })
     }
 }
 
@@ -112,28 +129,26 @@ impl Sample for Gaussian {
         )
     }
 
-    fn source(&self) -> hetdsl::Result<KernelSource> {
-        kernel_source("gaussian.cl")
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.kernel.program().devices()
     }
 
     fn run(
         &mut self,
-        program: &Program,
         devices: Option<&[usize]>,
-        balancer: Box<dyn Balancer>,
+        balancer: Option<Box<dyn Balancer>>,
     ) -> hetdsl::Result<Report> {
         // Alpha is 255 in every blurred pixel (the image's alpha is 255 and the weights sum to 1).
         self.blurred.fill([0, 0, 0, 0]);
-        let launch = program
-            .launch("gaussian_blur")
-            .global(&[self.rows * self.cols])
-            .local(&[LWS])
-            .input(&self.image, Pattern::Whole)
-            .input(&self.filter, Pattern::Whole)
-            .output(&mut self.blurred, Pattern::ONE_TO_ONE)
-            .scalar(self.rows as i32)
-            .scalar(self.cols as i32)
-            .scalar(self.filter_width as i32);
+        let launch = self.kernel.launch(
+            self.rows * self.cols,
+            &self.image,
+            &self.filter,
+            &mut self.blurred,
+            self.rows as i32,
+            self.cols as i32,
+            self.filter_width as i32,
+        )?;
         place(launch, devices, balancer).run()
     }
 

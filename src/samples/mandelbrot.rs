@@ -1,9 +1,9 @@
 //! Mandelbrot (AMD APP SDK `Mandelbrot`): four pixels per work-item (output 4:1), escape-time
 //! iteration with smooth colouring. Irregular: interior pixels iterate to the limit.
 
-use hetdsl::{Balancer, KernelSource, Pattern, Program, Report};
+use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 
-use super::{check_indices, kernel_source, place, Sample, Size};
+use super::{check_indices, place, Sample, Size};
 use crate::check::{par_map, pixels_match, Verdict};
 
 pub const LWS: usize = 256;
@@ -60,20 +60,39 @@ pub fn reference_pixel(view: &View, column: usize, row: usize) -> [u8; 4] {
     shade(iterations, radius2, view.max_iterations)
 }
 
+hetdsl::kernel! {
+    /// Four pixels per work-item: output pattern 4:1.
+    #[kernel(file = "kernels/mandelbrot.cl", local = 256)]
+    pub struct MandelbrotKernel {
+        fn mandelbrot(
+            #[output(4:1)] image: &mut [[u8; 4]],
+            left: f32,
+            top: f32,
+            step_x: f32,
+            step_y: f32,
+            max_iterations: i32,
+            width: i32,
+        );
+    }
+}
+
 pub struct Mandelbrot {
     size: Size,
+    kernel: MandelbrotKernel,
     pub view: View,
     image: Vec<[u8; 4]>,
     reference: Option<(Vec<usize>, Vec<[u8; 4]>)>,
 }
 
 impl Mandelbrot {
-    pub fn new(size: Size) -> Self {
+    pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let view = match size {
             Size::Small => View::whole_set(256, 192, 256),
             Size::Paper => View::whole_set(16384, 16384, 57344),
         };
-        Mandelbrot { size, view, image: vec![[0; 4]; view.width * view.height], reference: None }
+        let kernel = MandelbrotKernel::new(runtime)?;
+        let image = vec![[0; 4]; view.width * view.height];
+        Ok(Mandelbrot { size, kernel, view, image, reference: None })
     }
 }
 
@@ -89,30 +108,28 @@ impl Sample for Mandelbrot {
         )
     }
 
-    fn source(&self) -> hetdsl::Result<KernelSource> {
-        kernel_source("mandelbrot.cl")
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.kernel.program().devices()
     }
 
     fn run(
         &mut self,
-        program: &Program,
         devices: Option<&[usize]>,
-        balancer: Box<dyn Balancer>,
+        balancer: Option<Box<dyn Balancer>>,
     ) -> hetdsl::Result<Report> {
         // Alpha is always 255 in a computed pixel.
         self.image.fill([0, 0, 0, 0]);
         let v = self.view;
-        let launch = program
-            .launch("mandelbrot")
-            .global(&[v.width * v.height / 4])
-            .local(&[LWS])
-            .output(&mut self.image, Pattern::Ratio { a: 4, b: 1 })
-            .scalar(v.left)
-            .scalar(v.top)
-            .scalar(v.step)
-            .scalar(-v.step)
-            .scalar(v.max_iterations)
-            .scalar(v.width as i32);
+        let launch = self.kernel.launch(
+            v.width * v.height / 4,
+            &mut self.image,
+            v.left,
+            v.top,
+            v.step,
+            -v.step,
+            v.max_iterations,
+            v.width as i32,
+        )?;
         place(launch, devices, balancer).run()
     }
 

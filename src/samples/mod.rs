@@ -13,9 +13,7 @@ pub mod rap;
 pub mod raytrace;
 pub mod taylor;
 
-use std::path::PathBuf;
-
-use hetdsl::{Balancer, KernelSource, Launch, Program, Report};
+use hetdsl::{Balancer, DeviceInfo, Launch, Report, Runtime};
 
 use crate::check::Verdict;
 
@@ -38,26 +36,23 @@ impl std::str::FromStr for Size {
     }
 }
 
-/// A ported sample with its inputs generated, ready to run any number of times.
+/// A ported sample: its kernel declared with `hetdsl::kernel!` (checked against the OpenCL
+/// source at compile time) and built for a runtime's devices, its inputs generated, ready to
+/// run any number of times.
 pub trait Sample {
     /// The name used on the suite's command line (`mandelbrot`, `ray1`, …).
     fn name(&self) -> &str;
     /// The problem in words (sizes, parameters), for tables and reports.
     fn describe(&self) -> String;
-    /// The OpenCL source of the kernel.
-    fn source(&self) -> hetdsl::Result<KernelSource>;
-    /// Extra OpenCL build options the kernel needs (none by default).
-    fn build_options(&self) -> &'static str {
-        ""
-    }
-    /// Co-execute the kernel once on `devices` (positions in `program.devices()`, all if
-    /// `None`) with `balancer`. The outputs are poisoned first, so a work-item that was never
-    /// run shows up in [`Sample::verify`].
+    /// The devices the kernel was built for; `run`'s device positions index this list.
+    fn devices(&self) -> Vec<DeviceInfo>;
+    /// Co-execute the kernel once on `devices` (positions in [`Sample::devices`], all if `None`)
+    /// with `balancer` (the declared one if `None`). The outputs are poisoned first, so a
+    /// work-item that was never run shows up in [`Sample::verify`].
     fn run(
         &mut self,
-        program: &Program,
         devices: Option<&[usize]>,
-        balancer: Box<dyn Balancer>,
+        balancer: Option<Box<dyn Balancer>>,
     ) -> hetdsl::Result<Report>;
     /// Compare the last run's output with the CPU reference (computed once, then cached).
     fn verify(&mut self) -> Verdict;
@@ -81,46 +76,37 @@ pub const NAMES: &[&str] = &[
     "ray2",
 ];
 
-/// The sample called `name`, with its inputs for `size`.
-pub fn create(name: &str, size: Size) -> Option<Box<dyn Sample>> {
-    Some(match name {
-        "binomial" => Box::new(binomial::Binomial::new(size)),
-        "mandelbrot" => Box::new(mandelbrot::Mandelbrot::new(size)),
-        "nbody" => Box::new(nbody::NBody::new(size)),
-        "gaussian" => Box::new(gaussian::Gaussian::new(size)),
-        "taylor" => Box::new(taylor::Taylor::new(size)),
-        "aho" => Box::new(aho::Aho::new(size)),
-        "bm3d" => Box::new(bm3d::Bm3d::new(size)),
-        "rap" => Box::new(rap::Rap::new(size)),
-        "ray1" => Box::new(raytrace::RayTrace::new(size, raytrace::Scene::Clustered)),
-        "ray2" => Box::new(raytrace::RayTrace::new(size, raytrace::Scene::Spread)),
-        _ => return None,
-    })
+/// The sample called `name`, with its inputs for `size` and its kernel built for `runtime`'s
+/// devices.
+pub fn create(name: &str, size: Size, runtime: &Runtime) -> Result<Box<dyn Sample>, String> {
+    fn boxed<S: Sample + 'static>(s: hetdsl::Result<S>) -> Result<Box<dyn Sample>, String> {
+        s.map(|s| Box::new(s) as Box<dyn Sample>).map_err(|e| e.to_string())
+    }
+    match name {
+        "binomial" => boxed(binomial::Binomial::new(size, runtime)),
+        "mandelbrot" => boxed(mandelbrot::Mandelbrot::new(size, runtime)),
+        "nbody" => boxed(nbody::NBody::new(size, runtime)),
+        "gaussian" => boxed(gaussian::Gaussian::new(size, runtime)),
+        "taylor" => boxed(taylor::Taylor::new(size, runtime)),
+        "aho" => boxed(aho::Aho::new(size, runtime)),
+        "bm3d" => boxed(bm3d::Bm3d::new(size, runtime)),
+        "rap" => boxed(rap::Rap::new(size, runtime)),
+        "ray1" => boxed(raytrace::RayTrace::new(size, raytrace::Scene::Clustered, runtime)),
+        "ray2" => boxed(raytrace::RayTrace::new(size, raytrace::Scene::Spread, runtime)),
+        other => Err(format!("no sample called `{other}`; samples: {}", NAMES.join(", "))),
+    }
 }
 
-/// A kernel file of `kernels/`. The directory can be moved with `HETDSL_SAMPLES_KERNELS`
-/// (binaries built here and run on another machine).
-pub fn kernel_source(file: &str) -> hetdsl::Result<KernelSource> {
-    let dir = std::env::var_os("HETDSL_SAMPLES_KERNELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels")));
-    // The include resolver wants absolute paths.
-    let dir = dir.canonicalize().unwrap_or(dir);
-    KernelSource::from_file(dir.join(file), std::slice::from_ref(&dir))
-}
-
-/// Build `sample`'s kernel for the runtime's devices, with the options it asks for.
-pub fn build(runtime: &hetdsl::Runtime, sample: &dyn Sample) -> hetdsl::Result<Program> {
-    runtime.program_with_options(&sample.source()?, sample.build_options())
-}
-
-/// Apply the device selection and the balancer to a launch.
+/// Apply the device selection and the balancer (when one is given) to a launch.
 pub(crate) fn place<'a>(
     launch: Launch<'a>,
     devices: Option<&[usize]>,
-    balancer: Box<dyn Balancer>,
+    balancer: Option<Box<dyn Balancer>>,
 ) -> Launch<'a> {
-    let launch = launch.balancer(balancer);
+    let launch = match balancer {
+        Some(b) => launch.balancer(b),
+        None => launch,
+    };
     match devices {
         Some(d) => launch.on_devices(d),
         None => launch,

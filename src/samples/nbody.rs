@@ -1,9 +1,9 @@
 //! NBody (AMD APP SDK `NBody`): one step of a direct-sum gravitational simulation. Positions are
 //! read whole by every package; velocities and both outputs are sliced 1:1.
 
-use hetdsl::{Balancer, KernelSource, Pattern, Program, Report};
+use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 
-use super::{check_indices, kernel_source, place, Sample, Size};
+use super::{check_indices, place, Sample, Size};
 use crate::check::{par_map, relative_l2, Verdict};
 use crate::rng::Rng;
 
@@ -14,8 +14,25 @@ pub const SOFTENING2: f32 = 500.0;
 /// A body's new position and velocity.
 type Moved = ([f64; 4], [f64; 4]);
 
+hetdsl::kernel! {
+    /// One body per work-item; every package reads all positions (`whole`).
+    #[kernel(file = "kernels/nbody.cl", local = 128)]
+    pub struct NBodyKernel {
+        fn nbody_step(
+            #[input(whole)] position: &[[f32; 4]],
+            #[input(1:1)] velocity: &[[f32; 4]],
+            bodies: i32,
+            dt: f32,
+            softening2: f32,
+            #[output(1:1)] new_position: &mut [[f32; 4]],
+            #[output(1:1)] new_velocity: &mut [[f32; 4]],
+        );
+    }
+}
+
 pub struct NBody {
     size: Size,
+    kernel: NBodyKernel,
     /// xyz position, w mass.
     pub position: Vec<[f32; 4]>,
     pub velocity: Vec<[f32; 4]>,
@@ -49,7 +66,7 @@ pub fn reference_body(position: &[[f32; 4]], velocity: &[[f32; 4]], i: usize) ->
 }
 
 impl NBody {
-    pub fn new(size: Size) -> Self {
+    pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let bodies = match size {
             Size::Small => 2048,
             Size::Paper => 1_441_792,
@@ -72,14 +89,15 @@ impl NBody {
                 [rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0), 0.0]
             })
             .collect();
-        NBody {
+        Ok(NBody {
             size,
+            kernel: NBodyKernel::new(runtime)?,
             position,
             velocity,
             new_position: vec![[0.0; 4]; bodies],
             new_velocity: vec![[0.0; 4]; bodies],
             reference: None,
-        }
+        })
     }
 
     /// Positions after the last step.
@@ -97,29 +115,27 @@ impl Sample for NBody {
         format!("{} bodies, 1 step, lws {LWS}", self.position.len())
     }
 
-    fn source(&self) -> hetdsl::Result<KernelSource> {
-        kernel_source("nbody.cl")
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.kernel.program().devices()
     }
 
     fn run(
         &mut self,
-        program: &Program,
         devices: Option<&[usize]>,
-        balancer: Box<dyn Balancer>,
+        balancer: Option<Box<dyn Balancer>>,
     ) -> hetdsl::Result<Report> {
         self.new_position.fill([f32::NAN; 4]);
         self.new_velocity.fill([f32::NAN; 4]);
-        let launch = program
-            .launch("nbody_step")
-            .global(&[self.position.len()])
-            .local(&[LWS])
-            .input(&self.position, Pattern::Whole)
-            .input(&self.velocity, Pattern::ONE_TO_ONE)
-            .scalar(self.position.len() as i32)
-            .scalar(DT)
-            .scalar(SOFTENING2)
-            .output(&mut self.new_position, Pattern::ONE_TO_ONE)
-            .output(&mut self.new_velocity, Pattern::ONE_TO_ONE);
+        let launch = self.kernel.launch(
+            self.position.len(),
+            &self.position,
+            &self.velocity,
+            self.position.len() as i32,
+            DT,
+            SOFTENING2,
+            &mut self.new_position,
+            &mut self.new_velocity,
+        )?;
         place(launch, devices, balancer).run()
     }
 

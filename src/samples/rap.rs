@@ -2,9 +2,9 @@
 //! computes one stage, next[j] = max over x ≤ j of previous[j − x] + profit[x], one work-item
 //! per j; work-item j loops j + 1 times, so later packages cost more (irregular by design).
 
-use hetdsl::{Balancer, KernelSource, Pattern, Program, Report};
+use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 
-use super::{check_indices, kernel_source, place, Sample, Size};
+use super::{check_indices, place, Sample, Size};
 use crate::check::{all_equal, par_map, Verdict};
 use crate::rng::Rng;
 
@@ -41,28 +41,36 @@ pub fn reference_solve(profits: &[Vec<i32>]) -> Vec<i32> {
     best
 }
 
+hetdsl::kernel! {
+    /// One budget j per work-item; a package [a, b) reads the prefixes [0, b) of both rows,
+    /// so both are given whole.
+    #[kernel(file = "kernels/rap.cl", local = 64)]
+    pub struct RapKernel {
+        fn rap_stage(
+            #[input(whole)] previous: &[i32],
+            #[input(whole)] profit: &[i32],
+            #[output(1:1)] next: &mut [i32],
+        );
+    }
+}
+
 /// Run one stage (co-executed) with `previous` and `profit`, writing `next`.
 pub fn run_stage(
-    program: &Program,
+    kernel: &RapKernel,
     previous: &[i32],
     profit: &[i32],
     next: &mut [i32],
     devices: Option<&[usize]>,
-    balancer: Box<dyn Balancer>,
+    balancer: Option<Box<dyn Balancer>>,
 ) -> hetdsl::Result<Report> {
-    let launch = program
-        .launch("rap_stage")
-        .global(&[next.len()])
-        .local(&[LWS])
-        .input(previous, Pattern::Whole)
-        .input(profit, Pattern::Whole)
-        .output(next, Pattern::ONE_TO_ONE);
+    let launch = kernel.launch(next.len(), previous, profit, next)?;
     place(launch, devices, balancer).run()
 }
 
 /// One stage of the programme, as the suite runs it.
 pub struct Rap {
     size: Size,
+    kernel: RapKernel,
     /// Best profits of the activities before this stage, for 0..units budgets.
     pub previous: Vec<i32>,
     pub profit: Vec<i32>,
@@ -71,7 +79,7 @@ pub struct Rap {
 }
 
 impl Rap {
-    pub fn new(size: Size) -> Self {
+    pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let units = match size {
             Size::Small => 4096,
             Size::Paper => 3 << 20,
@@ -80,7 +88,8 @@ impl Rap {
         // `previous` is itself a stage's output: a non-decreasing row.
         let previous = profit_table(units, 100, &mut rng);
         let profit = profit_table(units, 100, &mut rng);
-        Rap { size, previous, profit, next: vec![0; units], reference: None }
+        let kernel = RapKernel::new(runtime)?;
+        Ok(Rap { size, kernel, previous, profit, next: vec![0; units], reference: None })
     }
 }
 
@@ -93,18 +102,17 @@ impl Sample for Rap {
         format!("1 stage over {} resource units, lws {LWS}", self.next.len())
     }
 
-    fn source(&self) -> hetdsl::Result<KernelSource> {
-        kernel_source("rap.cl")
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.kernel.program().devices()
     }
 
     fn run(
         &mut self,
-        program: &Program,
         devices: Option<&[usize]>,
-        balancer: Box<dyn Balancer>,
+        balancer: Option<Box<dyn Balancer>>,
     ) -> hetdsl::Result<Report> {
         self.next.fill(i32::MIN);
-        run_stage(program, &self.previous, &self.profit, &mut self.next, devices, balancer)
+        run_stage(&self.kernel, &self.previous, &self.profit, &mut self.next, devices, balancer)
     }
 
     fn verify(&mut self) -> Verdict {

@@ -3,9 +3,9 @@
 //! the scene cached in local memory. Two scenes with the same room but differently placed
 //! mirror and glass spheres: clustered at the bottom (Ray1) or spread over the view (Ray2).
 
-use hetdsl::{Balancer, KernelSource, Pattern, Program, Report};
+use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 
-use super::{check_indices, kernel_source, place, Sample, Size};
+use super::{check_indices, place, Sample, Size};
 use crate::check::{par_map, pixels_match, Verdict};
 use crate::rng::Rng;
 
@@ -334,8 +334,47 @@ pub fn reference_pixel(scene: &[Primitive], view: &View, px: usize, py: usize) -
     [c[0] as u8, c[1] as u8, c[2] as u8, 255]
 }
 
+/// Room for the largest scene (the paper size's 144 spheres, 5 planes, 3 lights) in local memory.
+pub const MAX_PRIMITIVES: usize = 152;
+
+hetdsl::kernel! {
+    /// One pixel per work-item (1:1); the scene is read whole and cached per work-group in
+    /// local memory. `Primitive` is checked field by field against the OpenCL typedef.
+    #[kernel(file = "kernels/raytrace.cl", local = 64)]
+    pub struct RayTraceKernel {
+        fn raytrace(
+            #[output(1:1)] pixels: &mut [[u8; 4]],
+            width: i32,
+            height: i32,
+            camera_x: f32,
+            camera_y: f32,
+            camera_z: f32,
+            view_width: f32,
+            view_height: f32,
+            #[input(whole)] primitives: &[Primitive],
+            primitive_count: i32,
+            #[local] scene: [Primitive; MAX_PRIMITIVES],
+        );
+    }
+}
+
+/// OpenCL lets `/` and `sqrt` be off by 2.5–3 ulp (NVIDIA's are); a ray bouncing among many
+/// spheres turns that into different pixels on 1 % of a busy scene. Correct rounding keeps every
+/// device on the CPU reference's rays. (`kernel!` has no build-option setting, so the program
+/// is built here from the source the macro embedded.)
+const BUILD_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
+
+impl RayTraceKernel {
+    fn with_exact_division(runtime: &Runtime) -> hetdsl::Result<Self> {
+        Ok(RayTraceKernel {
+            program: runtime.program_with_options(&Self::source(), BUILD_OPTIONS)?,
+        })
+    }
+}
+
 pub struct RayTrace {
     size: Size,
+    kernel: RayTraceKernel,
     scene_kind: Scene,
     pub scene: Vec<Primitive>,
     pub view: View,
@@ -344,21 +383,29 @@ pub struct RayTrace {
 }
 
 impl RayTrace {
-    pub fn new(size: Size, scene_kind: Scene) -> Self {
+    pub fn new(size: Size, scene_kind: Scene, runtime: &Runtime) -> hetdsl::Result<Self> {
         let (width, height, spheres) = match size {
             Size::Small => (96, 64, 12),
             Size::Paper => (16384, 12288, 144),
         };
         let view =
             View { width, height, camera: [0.0, 0.25, -7.0], view_width: 6.0, view_height: 4.5 };
-        RayTrace {
+        let scene = build_scene(scene_kind, spheres);
+        if scene.len() > MAX_PRIMITIVES {
+            return Err(hetdsl::Error::BadArgument {
+                index: 8,
+                reason: format!("{} primitives, room for {MAX_PRIMITIVES}", scene.len()),
+            });
+        }
+        Ok(RayTrace {
             size,
+            kernel: RayTraceKernel::with_exact_division(runtime)?,
             scene_kind,
-            scene: build_scene(scene_kind, spheres),
+            scene,
             view,
             pixels: vec![[0; 4]; width * height],
             reference: None,
-        }
+        })
     }
 }
 
@@ -380,40 +427,30 @@ impl Sample for RayTrace {
         )
     }
 
-    fn source(&self) -> hetdsl::Result<KernelSource> {
-        kernel_source("raytrace.cl")
-    }
-
-    /// OpenCL lets `/` and `sqrt` be off by 2.5–3 ulp (NVIDIA's are); a reflected ray chain
-    /// amplifies that into different pixels on 1 % of a busy scene. Correct rounding keeps every
-    /// device on the CPU reference's rays.
-    fn build_options(&self) -> &'static str {
-        "-cl-fp32-correctly-rounded-divide-sqrt"
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.kernel.program().devices()
     }
 
     fn run(
         &mut self,
-        program: &Program,
         devices: Option<&[usize]>,
-        balancer: Box<dyn Balancer>,
+        balancer: Option<Box<dyn Balancer>>,
     ) -> hetdsl::Result<Report> {
         self.pixels.fill([0, 0, 0, 0]);
         let v = self.view;
-        let launch = program
-            .launch("raytrace")
-            .global(&[v.width * v.height])
-            .local(&[LWS])
-            .output(&mut self.pixels, Pattern::ONE_TO_ONE)
-            .scalar(v.width as i32)
-            .scalar(v.height as i32)
-            .scalar(v.camera[0])
-            .scalar(v.camera[1])
-            .scalar(v.camera[2])
-            .scalar(v.view_width)
-            .scalar(v.view_height)
-            .input(&self.scene, Pattern::Whole)
-            .scalar(self.scene.len() as i32)
-            .local_buffer::<Primitive>(self.scene.len());
+        let launch = self.kernel.launch(
+            v.width * v.height,
+            &mut self.pixels,
+            v.width as i32,
+            v.height as i32,
+            v.camera[0],
+            v.camera[1],
+            v.camera[2],
+            v.view_width,
+            v.view_height,
+            &self.scene,
+            self.scene.len() as i32,
+        )?;
         place(launch, devices, balancer).run()
     }
 

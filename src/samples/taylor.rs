@@ -2,9 +2,9 @@
 //! ours): the order-K Taylor polynomial of exp(x)·sin(y) around (x0, y0), evaluated on a grid.
 //! 2-D NDRange, split by the engine into bands of work-group rows; output 1:1, row-major.
 
-use hetdsl::{Balancer, KernelSource, Pattern, Program, Report};
+use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 
-use super::{check_indices, kernel_source, place, Sample, Size};
+use super::{check_indices, place, Sample, Size};
 use crate::check::{all_close, par_map, Verdict};
 
 pub const LWS: [usize; 2] = [16, 8];
@@ -64,20 +64,45 @@ pub fn reference_point(grid: &Grid, gx: usize, gy: usize) -> f64 {
     (grid.x0 as f64).exp() * total
 }
 
+hetdsl::kernel! {
+    /// A 2-D NDRange of 16×8 work-groups; one value per point, row-major (1:1).
+    #[kernel(file = "kernels/taylor.cl", local = [16, 8])]
+    pub struct TaylorKernel {
+        fn taylor2d(
+            #[output(1:1)] approx: &mut [f32],
+            x0: f32,
+            y0: f32,
+            x_min: f32,
+            y_min: f32,
+            step: f32,
+            width: i32,
+            order: i32,
+        );
+    }
+}
+
 pub struct Taylor {
     size: Size,
+    kernel: TaylorKernel,
     pub grid: Grid,
     approx: Vec<f32>,
     reference: Option<(Vec<usize>, Vec<f64>)>,
 }
 
 impl Taylor {
-    pub fn new(size: Size) -> Self {
+    pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let grid = match size {
             Size::Small => Grid::centred(128, 128, 16),
             Size::Paper => Grid::centred(8192, 8192, 320),
         };
-        Taylor { size, grid, approx: vec![0.0; grid.width * grid.height], reference: None }
+        let kernel = TaylorKernel::new(runtime)?;
+        Ok(Taylor {
+            size,
+            kernel,
+            grid,
+            approx: vec![0.0; grid.width * grid.height],
+            reference: None,
+        })
     }
 }
 
@@ -93,30 +118,28 @@ impl Sample for Taylor {
         )
     }
 
-    fn source(&self) -> hetdsl::Result<KernelSource> {
-        kernel_source("taylor.cl")
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.kernel.program().devices()
     }
 
     fn run(
         &mut self,
-        program: &Program,
         devices: Option<&[usize]>,
-        balancer: Box<dyn Balancer>,
+        balancer: Option<Box<dyn Balancer>>,
     ) -> hetdsl::Result<Report> {
         self.approx.fill(f32::NAN);
         let g = self.grid;
-        let launch = program
-            .launch("taylor2d")
-            .global(&[g.width, g.height])
-            .local(&LWS)
-            .output(&mut self.approx, Pattern::ONE_TO_ONE)
-            .scalar(g.x0)
-            .scalar(g.y0)
-            .scalar(g.x_min)
-            .scalar(g.y_min)
-            .scalar(g.step)
-            .scalar(g.width as i32)
-            .scalar(g.order);
+        let launch = self.kernel.launch(
+            [g.width, g.height],
+            &mut self.approx,
+            g.x0,
+            g.y0,
+            g.x_min,
+            g.y_min,
+            g.step,
+            g.width as i32,
+            g.order,
+        )?;
         place(launch, devices, balancer).run()
     }
 
