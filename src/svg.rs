@@ -10,7 +10,7 @@ const WIDTH: f64 = 960.0;
 const PANEL_HEIGHT: f64 = 260.0;
 const LEFT: f64 = 90.0;
 const RIGHT: f64 = 30.0;
-const TOP: f64 = 70.0;
+const TOP: f64 = 90.0;
 const GAP: f64 = 70.0;
 const COLOURS: [&str; 8] =
     ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
@@ -202,7 +202,8 @@ pub fn run_plot(label: &str, report: &Report) -> String {
     let packages: Vec<String> = report.devices.iter().map(|d| d.packages.to_string()).collect();
     let _ = writeln!(
         svg,
-        r#"<text x="{LEFT}" y="26" font-size="18" font-weight="bold">{} ({}) — {}: ROI {:.2} ms, balance {:.3}, packages {}</text>"#,
+        r#"<text x="{LEFT}" y="26" font-size="18" font-weight="bold">{} ({}) — {}</text>
+<text x="{LEFT}" y="48" font-size="14">ROI {:.2} ms, balance {:.3}, packages {}</text>"#,
         escape(label),
         escape(&report.kernel),
         escape(&report.balancer),
