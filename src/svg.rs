@@ -95,15 +95,29 @@ fn panel(
     value: impl Fn(&Segment) -> f64,
 ) {
     let plot_w = WIDTH - LEFT - RIGHT;
-    let v_max = segs.iter().map(&value).fold(0.0, f64::max) * 1.08;
+    // The axis covers every package that was out for at least 1 % of the run; a blip above it
+    // (a tiny probe package timed at an absurd speed) is drawn clipped at the top, so that it
+    // does not flatten everything else.
+    let all_max = segs.iter().map(&value).fold(0.0, f64::max);
+    let lasting_max =
+        segs.iter().filter(|s| s.end - s.start >= 0.01 * t_max).map(&value).fold(0.0, f64::max);
+    let v_max = if lasting_max > 0.0 { lasting_max } else { all_max } * 1.08;
+    let clipped = segs.iter().any(|s| value(s) > v_max);
     let x = |t: f64| LEFT + t / t_max * plot_w;
-    let y = |v: f64| top + PANEL_HEIGHT - if v_max > 0.0 { v / v_max * PANEL_HEIGHT } else { 0.0 };
+    let y = |v: f64| {
+        top + PANEL_HEIGHT - if v_max > 0.0 { v.min(v_max) / v_max * PANEL_HEIGHT } else { 0.0 }
+    };
+    let title = if clipped {
+        format!("{title} (short packages above the axis clipped)")
+    } else {
+        title.to_string()
+    };
 
     let _ = writeln!(
         svg,
         r#"<text x="{LEFT}" y="{}" font-size="15" font-weight="bold">{}</text>"#,
         top - 10.0,
-        escape(title)
+        escape(&title)
     );
     let _ = writeln!(
         svg,
@@ -313,6 +327,17 @@ mod tests {
         assert!(svg.contains("dev&lt;1&gt;"), "names are escaped");
         // Speed: 5 groups in 5 ms of kernel time = 1000 groups/s, inside the axis range.
         assert!(svg.contains(">1000<") || svg.contains(">1k<") || svg.contains(">800<"));
+    }
+
+    #[test]
+    fn a_blip_is_clipped_instead_of_flattening_the_axis() {
+        let long = Segment { device: 0, start: 0.0, end: 1.0, groups: 100.0, speed: 1000.0 };
+        let blip = Segment { device: 1, start: 1.0, end: 1.001, groups: 1.0, speed: 1e6 };
+        let mut svg = String::new();
+        panel(&mut svg, 0.0, "speed", "groups/s", &[long, blip], 1.001, |s| s.speed);
+        assert!(svg.contains("clipped"));
+        assert!(svg.contains(">1000<"), "the axis reaches the lasting package's speed");
+        assert!(!svg.contains(">1M<") && !svg.contains(">800k<"), "but not the blip's");
     }
 
     #[test]
