@@ -1,7 +1,9 @@
 //! The ray tracer on its own, both scenes: Ray1 (spheres clustered on the floor) and Ray2
 //! (spheres spread over the view), each co-executed on every device, checked against the CPU
-//! reference, and saved as `ray1.png` / `ray2.png`. See `hetdsl_samples::samples::raytrace` and
-//! `kernels/raytrace.cl`. Flags: `--size small|paper --balancer NAME --devices all|cpu|gpu|0,2`.
+//! reference, and saved as `ray1.png` / `ray2.png`. The kernel is declared with `hetdsl::kernel!`
+//! as `RayTraceKernel` in `src/samples/raytrace.rs`, with the user struct `Primitive` checked
+//! field by field against `kernels/include/raytrace_scene.h`.
+//! Flags: `--size small|paper --balancer NAME --devices all|cpu|gpu|0,2`.
 
 use std::process::ExitCode;
 
