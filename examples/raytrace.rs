@@ -9,6 +9,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--out") {
+        eprintln!("raytrace: writes ray1.png and ray2.png; --out names one image, so it is not taken here");
+        return ExitCode::from(2);
+    }
     let mut all_correct = true;
     for scene in ["ray1", "ray2"] {
         match hetdsl_samples::example::run(scene, args.iter().cloned()) {
