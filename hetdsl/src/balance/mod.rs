@@ -20,6 +20,7 @@
 mod adaptive;
 mod dynamic;
 mod hguided;
+mod horizon;
 mod linear;
 mod minmax;
 mod model;

@@ -134,12 +134,9 @@ impl<R: SplitRule> Balancer for ProbeThenSplit<R> {
             return Next::Done;
         }
         let package = if let Some(plan) = &mut self.plan {
-            let mine = plan[device].take().or_else(|| self.orphans.pop());
-            // A share not yet started may still be orphaned by a loss: stay available for it.
-            if mine.is_none() && plan.iter().any(Option::is_some) {
-                return Next::Wait;
-            }
-            mine
+            // A share orphaned by a later loss reaches devices already told `Done`: the
+            // contract has every device asked again after a loss.
+            plan[device].take().or_else(|| self.orphans.pop())
         } else {
             let len = match self.probes[device].get(self.sent[device]) {
                 Some(&probe) => probe,

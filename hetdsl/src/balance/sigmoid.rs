@@ -21,27 +21,34 @@
 //!
 //! Nominal GFLOP/s can be far off for a given kernel: on the H200 machine the 16-core CPU looks
 //! 31× slower than the GPU on paper and is 700× slower on Mandelbrot, so the faithful first CPU
-//! package runs several times longer than the GPU needs for the whole problem. The guard adds
-//! two rules and leaves the curve alone:
+//! package runs several times longer than the GPU needs for the whole problem. The guard keeps
+//! the curve, the slopes and the bounds above, and adds:
 //!
-//! 1. **Probe.** A device that has no measured speed yet gets one occupancy-bound package
-//!    (`oc_j` work-groups: the fewest that fill it, so its speed is representative) instead of a
-//!    nominal-speed share. Nothing large is committed before the device's real speed is known.
-//! 2. **Horizon.** From measured speeds and the packages still running, predict when the whole
-//!    run would end if the work left were spread so that every device finishes together (the
-//!    min–max point of `model.rs`). A package is cut so that it is predicted to end by then (never
-//!    below `oc_j`, and never leaving less than `oc_j` behind). On an irregular kernel the
-//!    prediction allows for the package running v times slower than measured (v: the widest
-//!    spread of recent speeds on any device), weighted by the share of the machine that would
-//!    sit idle meanwhile (see `horizon_cap`). If even `oc_j` work-groups would end later, and a device that is running
-//!    now could finish everything left, once free, before this device finished those `oc_j`,
-//!    the device is told [`Next::Wait`](super::Next::Wait). Waiting needs a running device, so
-//!    the run always progresses. A device hundreds of times slower therefore only takes work it
-//!    can finish before the fast ones.
+//! 1. **Probe.** A device without a measured speed gets one occupancy-bound package (`oc_j`
+//!    work-groups: the fewest that fill it, so its speed is representative) instead of a
+//!    nominal-speed share: nothing large is committed before its real speed is known.
+//! 2. **Horizon.** From the measured speeds and the packages still running (an overdue one is
+//!    expected to need as long again as it has taken), predict the instant E at which the run
+//!    would end if the work left were spread so that every device finishes together (the
+//!    min–max point of `model.rs`). A package is cut so that it is predicted to end by E, but
+//!    never below `oc_j`, nor below the p·t seconds of imbalance the paper tolerates. When it
+//!    would leave less than `oc_j` behind (a crumb that costs a whole fill), it takes everything
+//!    unless another device could run the crumb beside it and end sooner.
+//! 3. **Irregularity margin.** Let v be the widest ratio of fastest to slowest speed any device
+//!    has shown in the run (1 for a regular kernel). A device slower than the mean device plans
+//!    as if the run could end v^e times sooner and its package take v^e times longer, with
+//!    e = 1 − N·best_j/Σ best (its best speed relative to the mean; e ≤ 0 means no margin):
+//!    an overrun by a device that adds little idles everyone else, while fast devices are left
+//!    to Sigmoid's own k_i, as in the paper (`horizon.rs`).
+//! 4. **Wait.** If even `oc_j` work-groups would end after E, and the devices already running
+//!    would, once free, finish everything left before this device finished them (at its best
+//!    speed, under its margin), the device is told [`Next::Wait`](super::Next::Wait). It waits
+//!    only on running devices, which will report back, so the run always progresses. A device
+//!    hundreds of times slower therefore only takes work it can finish before the fast ones.
 //!
 //! [`Sigmoid::faithful`] keeps the paper's algorithm exactly, without the guard.
 
-use super::model::{common_finish, LinearTime};
+use super::horizon::{DeviceView, Outlook};
 use super::speeds::SpeedBook;
 use super::{check_setup, Balancer, Completion, DeviceProfile, Next, Package, Remaining, Setup};
 use crate::error::{Error, Result};
@@ -155,56 +162,30 @@ impl Sigmoid {
         self.curve_size(device).max(imbalance).max(self.occupancy[device] as f64)
     }
 
-    /// The speed the horizon rule plans `device` with. On an irregular kernel the next
-    /// work-groups may cost several times what the last ones did (v, the widest spread of recent
-    /// speeds). If this device's package runs v times longer, the rest of the machine idles
-    /// for the overrun, so the margin grows with the share of the machine that would idle:
-    /// nothing for a device doing almost all the work, the full v for one doing almost none.
-    fn careful_speed(&self, device: usize) -> f64 {
-        let speed = self.speeds.speed(device);
-        let total_speed: f64 = self.live().map(|d| self.speeds.speed(d)).sum();
-        let others_share = 1.0 - speed / total_speed;
-        speed / (1.0 + (self.speeds.variability() - 1.0) * others_share)
-    }
-
-    /// The horizon rule: `Some(cap)` on the package size, or `None` to wait.
-    fn horizon_cap(&self, device: usize, now: f64) -> Option<f64> {
-        let model = |d: usize| {
-            let speed = self.speeds.speed(d);
-            let ready = match self.running[d] {
-                Some(r) if d != device => (r.since + r.package.len as f64 / speed - now).max(0.0),
-                _ => 0.0,
-            };
-            LinearTime { ready, fixed: 0.0, per_group: 1.0 / speed }
-        };
-        let left = self.left.left() as f64;
-        let models: Vec<Option<LinearTime>> =
-            (0..self.alive.len()).map(|d| self.alive[d].then(|| model(d))).collect();
-        let occupancy = self.occupancy[device] as f64;
-        let Some(end) = common_finish(left, &models) else {
-            return Some(f64::INFINITY);
-        };
-        let careful_speed = self.careful_speed(device);
-        let cap = (end * careful_speed).floor();
-        if cap >= occupancy {
-            // Never leave behind less than a fill of this device: it would cost a whole
-            // package for a crumb.
-            return Some(if left - cap < occupancy { left } else { cap });
-        }
-        // Even a full-occupancy package overruns the predicted end. Wait only if some device
-        // already running could, once free, finish everything left before this device would
-        // finish its smallest package (which takes as long as a full one, being below the
-        // occupancy bound). Both sides are planned with their margins, so equal devices never
-        // wait for each other; devices that are idle or waiting themselves do not count.
-        let others_end = self
-            .live()
-            .filter(|&d| d != device && self.running[d].is_some())
-            .filter_map(|d| {
-                let ready = models[d]?.ready;
-                Some(ready + left.max(self.occupancy[d] as f64) / self.careful_speed(d))
+    /// What the guard's horizon rule sees of each device now.
+    fn device_views(&self, now: f64) -> Vec<DeviceView> {
+        (0..self.alive.len())
+            .map(|d| {
+                let speed = self.speeds.speed(d);
+                let busy_for = self.running[d].map(|r| {
+                    // A package already overdue has run into costlier work than its device's
+                    // speed says: expect it to need as long again as it has taken so far.
+                    let predicted = r.since + r.package.len as f64 / speed - now;
+                    if predicted > 0.0 {
+                        predicted
+                    } else {
+                        now - r.since
+                    }
+                });
+                DeviceView {
+                    alive: self.alive[d],
+                    speed,
+                    best: self.speeds.fastest(d).unwrap_or(speed),
+                    busy_for,
+                    occupancy: self.occupancy[d] as f64,
+                }
             })
-            .fold(f64::INFINITY, f64::min);
-        (occupancy / careful_speed < others_end).then_some(occupancy)
+            .collect()
     }
 }
 
@@ -256,9 +237,22 @@ impl Balancer for Sigmoid {
         } else if self.speeds.measured(device).is_none() {
             self.occupancy[device] as f64
         } else {
-            match self.horizon_cap(device, now) {
+            let occupancy = self.occupancy[device] as f64;
+            let views = self.device_views(now);
+            let outlook = Outlook {
+                devices: &views,
+                left: self.left.left() as f64,
+                variability: self.speeds.variability(),
+                tolerated: self.params.max_imbalance * now,
+            };
+            match outlook.cap(device) {
                 Some(cap) => {
-                    self.bounded_size(device, now).min(cap.max(self.occupancy[device] as f64))
+                    let size = self.bounded_size(device, now).min(cap.max(occupancy)).floor();
+                    if outlook.takes_all(device, size) {
+                        outlook.left
+                    } else {
+                        size
+                    }
                 }
                 None => return Next::Wait,
             }

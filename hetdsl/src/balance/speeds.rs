@@ -22,6 +22,8 @@ pub(crate) struct SpeedBook {
     nominal: Vec<f64>,
     history: Vec<VecDeque<f64>>,
     window: usize,
+    /// (fastest, slowest) speed per device over the whole run.
+    extremes: Vec<(f64, f64)>,
 }
 
 impl SpeedBook {
@@ -31,6 +33,7 @@ impl SpeedBook {
             nominal: usable_nominal(nominal),
             history: vec![VecDeque::with_capacity(window); nominal.len()],
             window: window.max(1),
+            extremes: vec![(0.0, f64::INFINITY); nominal.len()],
         }
     }
 
@@ -46,7 +49,11 @@ impl SpeedBook {
         if h.len() == self.window {
             h.pop_front();
         }
-        h.push_back(groups as f64 / seconds);
+        let speed = groups as f64 / seconds;
+        h.push_back(speed);
+        let (fastest, slowest) = &mut self.extremes[device];
+        *fastest = fastest.max(speed);
+        *slowest = slowest.min(speed);
     }
 
     /// Mean and population standard deviation of the device's recent speeds, if it has any.
@@ -58,18 +65,19 @@ impl SpeedBook {
         Some((mean, var.sqrt()))
     }
 
-    /// How far apart recent packages of one device ran: the largest ratio of fastest to slowest
-    /// speed in any device's window (1 for a perfectly regular kernel).
+    /// How far apart the packages of one device have run so far: the largest ratio of fastest
+    /// to slowest speed any device has shown in this run (1 for a perfectly regular kernel).
     pub(crate) fn variability(&self) -> f64 {
-        self.history
+        self.extremes
             .iter()
-            .filter(|h| h.len() > 1)
-            .map(|h| {
-                let fastest = h.iter().copied().fold(0.0, f64::max);
-                let slowest = h.iter().copied().fold(f64::INFINITY, f64::min);
-                fastest / slowest
-            })
+            .filter(|(fastest, slowest)| *slowest > 0.0 && fastest.is_finite())
+            .map(|(fastest, slowest)| fastest / slowest)
             .fold(1.0, f64::max)
+    }
+
+    /// The fastest this device has run in this run, if it has run.
+    pub(crate) fn fastest(&self, device: usize) -> Option<f64> {
+        self.extremes.get(device).map(|e| e.0).filter(|f| *f > 0.0)
     }
 
     /// The speed to plan with: measured if known, otherwise nominal put on the measured scale.
@@ -121,13 +129,17 @@ mod tests {
     }
 
     #[test]
-    fn variability_is_the_widest_window_ratio() {
+    fn variability_is_the_widest_ratio_of_the_run() {
         let mut book = SpeedBook::new(&[1.0, 1.0], 3);
         assert_eq!(book.variability(), 1.0);
-        for (d, speed) in [(0, 10.0), (0, 20.0), (1, 5.0), (1, 30.0), (1, 15.0)] {
+        for (d, speed) in
+            [(0, 10.0), (0, 20.0), (1, 5.0), (1, 30.0), (1, 15.0), (1, 15.0), (1, 15.0)]
+        {
             book.record(d, speed as u64, 1.0);
         }
+        // Device 1's 5 and 30 have left its 3-package window but still count.
         assert_eq!(book.variability(), 6.0);
+        assert_eq!(book.fastest(1), Some(30.0));
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! A deterministic discrete-event simulator that drives the very balancer objects the engine
 //! uses, under the same contract (see [`crate::balance`]): `start` once; `next` for a device only
 //! while it runs nothing, after its previous package was reported through `completed`; a device
-//! told `Wait` is asked again after the next completion or loss on any device; `Done` is final;
-//! `device_lost` when a device fails, whose running package the driver (not the balancer)
-//! runs again on the first survivor free, without reporting that re-run to the balancer.
+//! told `Wait` is asked again after the next completion or loss on any device; `Done` is final
+//! until a device is lost, after which every device is asked again; `device_lost` when a device
+//! fails, whose running package the driver (not the balancer) runs again on the first survivor
+//! free (its completion is reported like any other, as the engine does).
 //!
 //! Each simulated device has a speed (work-groups of mean cost per second), a host-side
 //! overhead per package, an occupancy bound below which a package runs proportionally slower
@@ -201,23 +202,23 @@ impl Driver<'_> {
     }
 
     fn complete(&mut self, device: usize) -> Result<()> {
-        let State::Running { package, start, end, rerun, .. } = self.state[device] else {
+        let State::Running { package, start, end, .. } = self.state[device] else {
             return Ok(());
         };
         self.now = end;
         self.state[device] = State::Idle;
         self.finish[device] = end;
         self.done_count[device] += 1;
-        if !rerun {
-            let dev = &self.devices[device];
-            self.balancer.completed(&Completion {
-                device,
-                package,
-                kernel_seconds: (end - start - dev.overhead).max(0.0),
-                host_start: start,
-                host_end: end,
-            });
-        }
+        // Re-runs are reported too, as the engine does: a balancer learns the speed from them
+        // even though it handed that package to another device.
+        let dev = &self.devices[device];
+        self.balancer.completed(&Completion {
+            device,
+            package,
+            kernel_seconds: (end - start - dev.overhead).max(0.0),
+            host_start: start,
+            host_end: end,
+        });
         self.serve(device)?;
         self.wake()
     }
@@ -230,6 +231,14 @@ impl Driver<'_> {
         }
         self.state[loss.device] = State::Lost;
         self.balancer.device_lost(loss.device);
+        // The balancer may give the lost device's share to devices it had told `Done`: the
+        // contract has every device asked again after a loss.
+        for d in 0..self.state.len() {
+            self.said_done[d] = false;
+            if self.state[d] == State::Done {
+                self.state[d] = State::Idle;
+            }
+        }
         self.wake()
     }
 
@@ -314,4 +323,145 @@ pub fn simulate(
         ideal_makespan,
         efficiency,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::balance::{Dynamic, Static};
+
+    fn device(speed: f64, overhead: f64, min_groups: u64) -> SimDevice {
+        SimDevice {
+            name: "d".into(),
+            kind: DeviceKind::Gpu,
+            speed,
+            overhead,
+            min_groups,
+            nominal_gflops: 1.0,
+            jitter: 0.0,
+        }
+    }
+
+    fn uniform(groups: u64) -> CostTable {
+        CostTable::new(&CostProfile::Uniform, groups, 16)
+    }
+
+    fn run(
+        devices: &[SimDevice],
+        groups: u64,
+        b: &mut dyn Balancer,
+        loss: Option<Loss>,
+    ) -> SimResult {
+        simulate(devices, &uniform(groups), b, &SimOptions { seed: 1, loss }).unwrap()
+    }
+
+    #[test]
+    fn one_package_takes_overhead_plus_work_over_speed() {
+        // 1000 groups at 100/s plus 0.5 s of overhead: 10.5 s, which is also the ideal.
+        let r = run(&[device(100.0, 0.5, 1)], 1000, &mut Static::nominal(), None);
+        assert_eq!(r.packages.len(), 1);
+        assert!((r.makespan - 10.5).abs() < 1e-9, "{}", r.makespan);
+        assert!((r.efficiency - 1.0).abs() < 1e-9 && r.balance == 1.0);
+    }
+
+    #[test]
+    fn packages_below_the_occupancy_bound_take_a_full_fill() {
+        // Chunks of 100 groups on a device that fills with 400 at 100/s: 4 s each, 8 s in all.
+        let r = run(&[device(100.0, 0.0, 400)], 200, &mut Dynamic::chunk(100), None);
+        assert_eq!(r.packages.len(), 2);
+        assert!((r.makespan - 8.0).abs() < 1e-9, "{}", r.makespan);
+    }
+
+    #[test]
+    fn a_lost_device_s_package_is_run_again_by_a_survivor() {
+        // Two devices at 10/s, 50 groups each (5 s). Device 1 fails at 2 s: device 0 runs its
+        // 50 groups again after its own, ending at 10 s.
+        let devices = [device(10.0, 0.0, 1), device(10.0, 0.0, 1)];
+        let r = run(&devices, 100, &mut Static::nominal(), Some(Loss { device: 1, at: 2.0 }));
+        let aborted: Vec<_> = r.packages.iter().filter(|p| p.aborted).collect();
+        let rerun: Vec<_> = r.packages.iter().filter(|p| p.rerun).collect();
+        assert_eq!(aborted.len(), 1);
+        assert_eq!((aborted[0].device, aborted[0].package), (1, Package { offset: 50, len: 50 }));
+        assert_eq!(
+            (rerun[0].device, rerun[0].package, rerun[0].start),
+            (0, aborted[0].package, 5.0)
+        );
+        assert!((r.makespan - 10.0).abs() < 1e-9);
+    }
+
+    /// Device 1 is told to wait until device 0 has finished its first package; after a loss it
+    /// has work for a device it had told `Done`.
+    #[derive(Default)]
+    struct Scripted {
+        first_done: bool,
+        lost: bool,
+        handed: u64,
+    }
+
+    impl Balancer for Scripted {
+        fn name(&self) -> String {
+            "scripted".into()
+        }
+        fn start(&mut self, _setup: &Setup) -> Result<()> {
+            Ok(())
+        }
+        fn next(&mut self, device: usize, _now: f64) -> Next {
+            let give = |s: &mut Self| {
+                s.handed += 1;
+                Next::Run(Package { offset: s.handed - 1, len: 1 })
+            };
+            match (device, self.handed) {
+                (0, 0) => give(self),
+                (1, 1) if self.first_done => give(self),
+                (0, 2) if self.lost => give(self),
+                (1, _) if !self.first_done => Next::Wait,
+                _ => Next::Done,
+            }
+        }
+        fn completed(&mut self, _done: &Completion) {
+            self.first_done = true;
+        }
+        fn device_lost(&mut self, _device: usize) {
+            self.lost = true;
+        }
+    }
+
+    #[test]
+    fn waiting_devices_are_asked_again_and_done_ones_after_a_loss() {
+        // Device 0 runs group 0 (1 s); device 1 waits, then runs group 1 from 1 s to 2 s.
+        // Device 0 was told Done at 1 s; device 2 is lost at 1.5 s, so device 0 is asked again
+        // and runs group 2.
+        let devices = [device(1.0, 0.0, 1), device(1.0, 0.0, 1), device(1.0, 0.0, 1)];
+        let work = uniform(3);
+        let loss = Some(Loss { device: 2, at: 1.5 });
+        let r = simulate(&devices, &work, &mut Scripted::default(), &SimOptions { seed: 1, loss })
+            .unwrap();
+        let starts: Vec<(usize, u64, f64)> =
+            r.packages.iter().map(|p| (p.device, p.package.offset, p.start)).collect();
+        assert_eq!(starts, vec![(0, 0, 0.0), (1, 1, 1.0), (0, 2, 1.5)]);
+    }
+
+    struct Stalls;
+
+    impl Balancer for Stalls {
+        fn name(&self) -> String {
+            "stalls".into()
+        }
+        fn start(&mut self, _setup: &Setup) -> Result<()> {
+            Ok(())
+        }
+        fn next(&mut self, _device: usize, _now: f64) -> Next {
+            Next::Wait
+        }
+        fn completed(&mut self, _done: &Completion) {}
+        fn device_lost(&mut self, _device: usize) {}
+    }
+
+    #[test]
+    fn a_balancer_that_never_hands_out_work_is_an_error_not_a_hang() {
+        let err =
+            simulate(&[device(1.0, 0.0, 1)], &uniform(4), &mut Stalls, &SimOptions::default())
+                .unwrap_err();
+        assert!(err.to_string().contains("waiting with nothing running"), "{err}");
+    }
 }

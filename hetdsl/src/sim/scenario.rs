@@ -268,3 +268,51 @@ pub fn scenario(name: &str) -> Option<Vec<Case>> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_all(cases: &[Case], spec: &str) -> Vec<SimResult> {
+        let spec: BalancerSpec = spec.parse().unwrap();
+        cases.iter().map(|c| c.run(&spec, 1).unwrap()).collect()
+    }
+
+    fn mean_packages(results: &[SimResult]) -> f64 {
+        let total: usize = results.iter().map(|r| r.device_packages.iter().sum::<usize>()).sum();
+        total as f64 / results.len() as f64
+    }
+
+    #[test]
+    fn batel_sigmoid_makes_few_packages_and_default_hguided_many_more() {
+        // Issue 3 acceptance: Sigmoid averages at most 40 packages over the nine kernels and
+        // default HGuided several times more (seed 000 Table 3: 25.6 against 248).
+        let cases = scenario("batel").unwrap();
+        assert_eq!(cases.len(), 9);
+        for sigmoid in ["sigmoid", "sigmoid-faithful"] {
+            let s = mean_packages(&run_all(&cases, sigmoid));
+            let h = mean_packages(&run_all(&cases, "hguided"));
+            assert!(s <= 40.0, "{sigmoid}: {s} packages on average");
+            assert!(h >= 2.0 * s, "hguided {h} against {sigmoid} {s}");
+        }
+    }
+
+    #[test]
+    fn on_h200_the_guard_keeps_the_slow_cpu_from_holding_the_run_back() {
+        let cases = scenario("h200").unwrap();
+        let guarded = run_all(&cases, "sigmoid");
+        let faithful = run_all(&cases, "sigmoid-faithful");
+        for ((case, g), f) in cases.iter().zip(&guarded).zip(&faithful) {
+            let label = format!("{} / {}", case.machine, case.kernel);
+            assert!(g.efficiency >= f.efficiency, "{label}: {} < {}", g.efficiency, f.efficiency);
+            // One H200 against a CPU 700× slower: the issue's 0.97.
+            if case.devices.len() == 2 {
+                assert!(g.efficiency >= 0.97, "{label}: {}", g.efficiency);
+            }
+        }
+        // The case the issue describes: on a regular kernel, nominal speeds make the faithful
+        // first CPU package outlast the GPU's whole run several times over.
+        let uniform = cases.iter().position(|c| c.kernel == "uniform").unwrap();
+        assert!(faithful[uniform].efficiency < 0.5, "{}", faithful[uniform].efficiency);
+    }
+}
