@@ -1,4 +1,16 @@
-//! Shared helpers for the ported samples (examples/) and the integration tests (tests/).
+//! Shared code of the hetdsl samples: inputs, CPU references, tolerance rules and runners of
+//! the ported kernels ([`samples`]), plus the small utilities they need (a seeded RNG, a PNG
+//! writer, SVG plots of a run, balancer names for the command line), and helpers for the
+//! integration tests.
+
+pub mod balancers;
+pub mod check;
+pub mod cli;
+pub mod example;
+pub mod png;
+pub mod rng;
+pub mod samples;
+pub mod svg;
 
 use hetdsl::{Program, Result, Runtime};
 

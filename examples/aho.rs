@@ -1,0 +1,12 @@
+//! Aho-Corasick string matching in the PFAC form on its own: co-executed on every device, checked
+//! against the CPU reference. The kernel is declared with `hetdsl::kernel!` as `AhoKernel` in
+//! `src/samples/aho.rs` (checked against `kernels/aho.cl` at compile time); that module also holds
+//! the input generator, the CPU reference and the tolerance rule, shared with the suite and the CI
+//! test.
+//!
+//! `cargo run --release --example aho -- [--size small|paper] [--balancer NAME]
+//! [--devices all|cpu|gpu|0,2]`
+
+fn main() -> std::process::ExitCode {
+    hetdsl_samples::example::main_for("aho")
+}

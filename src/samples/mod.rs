@@ -1,0 +1,126 @@
+//! The ported samples: the AMD APP SDK ones (Binomial, Mandelbrot, NBody) and the rest of the
+//! papers' suite (Gaussian, Taylor, Aho, Ray, RAP, BM3D). Each module holds the sample's
+//! deterministic input generator, its launch, its independent CPU reference and its tolerance
+//! rule; the examples, the suite runner and the CI test all use them from here.
+
+pub mod aho;
+pub mod binomial;
+pub mod bm3d;
+pub mod gaussian;
+pub mod mandelbrot;
+pub mod nbody;
+pub mod rap;
+pub mod raytrace;
+pub mod taylor;
+
+use hetdsl::{Balancer, DeviceInfo, Launch, Report, Runtime};
+
+use crate::check::Verdict;
+
+/// Problem sizes: `Small` runs in well under a second per kernel on PoCL with two cores (CI);
+/// `Paper` keeps the fastest GPU of the test machine (an H200) busy for about 1–2 s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Size {
+    Small,
+    Paper,
+}
+
+impl std::str::FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "small" => Ok(Size::Small),
+            "paper" => Ok(Size::Paper),
+            other => Err(format!("unknown size `{other}`: expected `small` or `paper`")),
+        }
+    }
+}
+
+/// A ported sample: its kernel declared with `hetdsl::kernel!` (checked against the OpenCL
+/// source at compile time) and built for a runtime's devices, its inputs generated, ready to
+/// run any number of times.
+pub trait Sample {
+    /// The name used on the suite's command line (`mandelbrot`, `ray1`, …).
+    fn name(&self) -> &str;
+    /// The problem in words (sizes, parameters), for tables and reports.
+    fn describe(&self) -> String;
+    /// The devices the kernel was built for; `run`'s device positions index this list.
+    fn devices(&self) -> Vec<DeviceInfo>;
+    /// Co-execute the kernel once on `devices` (positions in [`Sample::devices`], all if `None`)
+    /// with `balancer` (the declared one if `None`). The outputs are poisoned first, so a
+    /// work-item that was never run shows up in [`Sample::verify`].
+    fn run(
+        &mut self,
+        devices: Option<&[usize]>,
+        balancer: Option<Box<dyn Balancer>>,
+    ) -> hetdsl::Result<Report>;
+    /// Compare the last run's output with the CPU reference (computed once, then cached).
+    fn verify(&mut self) -> Verdict;
+    /// The output as an RGBA image (width, height, pixels), for samples that make one.
+    fn image(&self) -> Option<(usize, usize, Vec<[u8; 4]>)> {
+        None
+    }
+}
+
+/// Every sample the suite knows, in the papers' order (Ray has two scenes).
+pub const NAMES: &[&str] = &[
+    "binomial",
+    "gaussian",
+    "mandelbrot",
+    "nbody",
+    "taylor",
+    "aho",
+    "bm3d",
+    "rap",
+    "ray1",
+    "ray2",
+];
+
+/// The sample called `name`, with its inputs for `size` and its kernel built for `runtime`'s
+/// devices.
+pub fn create(name: &str, size: Size, runtime: &Runtime) -> Result<Box<dyn Sample>, String> {
+    fn boxed<S: Sample + 'static>(s: hetdsl::Result<S>) -> Result<Box<dyn Sample>, String> {
+        s.map(|s| Box::new(s) as Box<dyn Sample>).map_err(|e| e.to_string())
+    }
+    match name {
+        "binomial" => boxed(binomial::Binomial::new(size, runtime)),
+        "mandelbrot" => boxed(mandelbrot::Mandelbrot::new(size, runtime)),
+        "nbody" => boxed(nbody::NBody::new(size, runtime)),
+        "gaussian" => boxed(gaussian::Gaussian::new(size, runtime)),
+        "taylor" => boxed(taylor::Taylor::new(size, runtime)),
+        "aho" => boxed(aho::Aho::new(size, runtime)),
+        "bm3d" => boxed(bm3d::Bm3d::new(size, runtime)),
+        "rap" => boxed(rap::Rap::new(size, runtime)),
+        "ray1" => boxed(raytrace::RayTrace::new(size, raytrace::Scene::Clustered, runtime)),
+        "ray2" => boxed(raytrace::RayTrace::new(size, raytrace::Scene::Spread, runtime)),
+        other => Err(format!("no sample called `{other}`; samples: {}", NAMES.join(", "))),
+    }
+}
+
+/// Apply the device selection and the balancer (when one is given) to a launch.
+pub(crate) fn place<'a>(
+    launch: Launch<'a>,
+    devices: Option<&[usize]>,
+    balancer: Option<Box<dyn Balancer>>,
+) -> Launch<'a> {
+    let launch = match balancer {
+        Some(b) => launch.balancer(b),
+        None => launch,
+    };
+    match devices {
+        Some(d) => launch.on_devices(d),
+        None => launch,
+    }
+}
+
+/// How many work-items a paper-sized check compares (the CPU reference of all of them would
+/// take far longer than the run).
+pub(crate) const PAPER_CHECK_BUDGET: usize = 20_000;
+
+/// The work-items to check for a problem of `total` work-items.
+pub(crate) fn check_indices(total: usize, size: Size, seed: u64) -> Vec<usize> {
+    match size {
+        Size::Small => (0..total).collect(),
+        Size::Paper => crate::check::sample_indices(total, PAPER_CHECK_BUDGET, seed),
+    }
+}
