@@ -36,8 +36,9 @@ fn run() -> Result<bool, String> {
     for (stage, profit) in profits.iter().enumerate() {
         let balancer = flags.get("balancer").map(|b| balancers::parse(b)).transpose()?;
         let mut next = vec![i32::MIN; units];
-        let report = rap::run_stage(&kernel, &best, profit, &mut next, Some(&devices), balancer)
-            .map_err(|e| e.to_string())?;
+        let report =
+            rap::run_stage(&kernel, &best, profit, &mut next, Some(&devices), balancer, None)
+                .map_err(|e| e.to_string())?;
         seconds += report.roi_seconds;
         let packages: Vec<usize> = report.devices.iter().map(|d| d.packages).collect();
         println!(

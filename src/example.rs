@@ -36,7 +36,7 @@ pub fn run(name: &str, args: impl Iterator<Item = String>) -> Result<bool, Strin
         select_devices(flags.get("devices").map_or("all", String::as_str), &sample.devices())?;
 
     println!("{name}: {}", sample.describe());
-    let report = sample.run(Some(&devices), balancer).map_err(|e| e.to_string())?;
+    let report = sample.run(Some(&devices), balancer, None).map_err(|e| e.to_string())?;
     println!("{}", report.table());
     let verdict = sample.verify();
     println!("check against the CPU reference: {verdict}");

@@ -32,7 +32,7 @@ fn every_kernel_small_on_two_pocl_devices() {
         };
         // Three packages per device, dealt round-robin: every device runs several, interleaved
         // with the other's, whatever the speeds.
-        let report = match sample.run(Some(&pair), Some(common::round_robin(3))) {
+        let report = match sample.run(Some(&pair), Some(common::round_robin(3)), None) {
             Ok(r) => r,
             Err(e) => {
                 failures.push(format!("{name}: run failed: {e}"));

@@ -4,6 +4,7 @@
 //! stretches built from the patterns' source motifs (walks run long): irregular.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 
@@ -190,6 +191,7 @@ impl Sample for Aho {
         &mut self,
         devices: Option<&[usize]>,
         balancer: Option<Box<dyn Balancer>>,
+        groups: Option<Range<u64>>,
     ) -> hetdsl::Result<Report> {
         self.matches.fill(-7);
         let launch = self.kernel.launch(
@@ -201,7 +203,7 @@ impl Sample for Aho {
             self.table.initial,
             &mut self.matches,
         )?;
-        place(launch, devices, balancer).run()
+        place(launch, devices, balancer, groups).run()
     }
 
     fn verify(&mut self) -> Verdict {

@@ -2,6 +2,7 @@
 //! Cox–Ross–Rubinstein tree, four options per work-group of 255 work-items; output 1:255.
 
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
+use std::ops::Range;
 
 use super::{check_indices, place, Sample, Size};
 use crate::check::{all_close, par_map, relative_l2, Verdict};
@@ -103,11 +104,12 @@ impl Sample for Binomial {
         &mut self,
         devices: Option<&[usize]>,
         balancer: Option<Box<dyn Balancer>>,
+        groups: Option<Range<u64>>,
     ) -> hetdsl::Result<Report> {
         self.prices.fill([f32::NAN; 4]);
         let items = self.random.len() * (STEPS + 1);
         let launch = self.kernel.launch(items, STEPS as i32, &self.random, &mut self.prices)?;
-        place(launch, devices, balancer).run()
+        place(launch, devices, balancer, groups).run()
     }
 
     fn verify(&mut self) -> Verdict {

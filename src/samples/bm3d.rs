@@ -4,6 +4,7 @@
 //! candidates (full cost), textured ones drop them early.
 
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
+use std::ops::Range;
 
 use super::{check_indices, place, Sample, Size};
 use crate::check::{all_equal, par_map, Verdict};
@@ -164,6 +165,7 @@ impl Sample for Bm3d {
         &mut self,
         devices: Option<&[usize]>,
         balancer: Option<Box<dyn Balancer>>,
+        groups: Option<Range<u64>>,
     ) -> hetdsl::Result<Report> {
         // No noisy pixel is near 0, so neither is a mean of them: 0 marks an unwritten pixel.
         self.filtered.fill(0);
@@ -177,7 +179,7 @@ impl Sample for Bm3d {
             p.threshold,
             &mut self.filtered,
         )?;
-        place(launch, devices, balancer).run()
+        place(launch, devices, balancer, groups).run()
     }
 
     fn verify(&mut self) -> Verdict {

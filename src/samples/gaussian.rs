@@ -3,6 +3,7 @@
 //! halo above and below), the filter weights are a second input, the output is 1:1.
 
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
+use std::ops::Range;
 
 use super::{check_indices, place, Sample, Size};
 use crate::check::{all_close, par_map, Verdict};
@@ -137,6 +138,7 @@ impl Sample for Gaussian {
         &mut self,
         devices: Option<&[usize]>,
         balancer: Option<Box<dyn Balancer>>,
+        groups: Option<Range<u64>>,
     ) -> hetdsl::Result<Report> {
         // Alpha is 255 in every blurred pixel (the image's alpha is 255 and the weights sum to 1).
         self.blurred.fill([0, 0, 0, 0]);
@@ -149,7 +151,7 @@ impl Sample for Gaussian {
             self.cols as i32,
             self.filter_width as i32,
         )?;
-        place(launch, devices, balancer).run()
+        place(launch, devices, balancer, groups).run()
     }
 
     fn verify(&mut self) -> Verdict {

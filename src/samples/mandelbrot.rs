@@ -2,6 +2,7 @@
 //! iteration with smooth colouring. Irregular: interior pixels iterate to the limit.
 
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
+use std::ops::Range;
 
 use super::{check_indices, place, Sample, Size};
 use crate::check::{par_map, pixels_match, Verdict};
@@ -116,6 +117,7 @@ impl Sample for Mandelbrot {
         &mut self,
         devices: Option<&[usize]>,
         balancer: Option<Box<dyn Balancer>>,
+        groups: Option<Range<u64>>,
     ) -> hetdsl::Result<Report> {
         // Alpha is always 255 in a computed pixel.
         self.image.fill([0, 0, 0, 0]);
@@ -130,7 +132,7 @@ impl Sample for Mandelbrot {
             v.max_iterations,
             v.width as i32,
         )?;
-        place(launch, devices, balancer).run()
+        place(launch, devices, balancer, groups).run()
     }
 
     fn verify(&mut self) -> Verdict {

@@ -3,6 +3,8 @@
 //! deterministic input generator, its launch, its independent CPU reference and its tolerance
 //! rule; the examples, the suite runner and the CI test all use them from here.
 
+use std::ops::Range;
+
 pub mod aho;
 pub mod binomial;
 pub mod bm3d;
@@ -47,12 +49,14 @@ pub trait Sample {
     /// The devices the kernel was built for; `run`'s device positions index this list.
     fn devices(&self) -> Vec<DeviceInfo>;
     /// Co-execute the kernel once on `devices` (positions in [`Sample::devices`], all if `None`)
-    /// with `balancer` (the declared one if `None`). The outputs are poisoned first, so a
-    /// work-item that was never run shows up in [`Sample::verify`].
+    /// with `balancer` (the declared one if `None`), over the balancing units `groups` (all if
+    /// `None`; see `Launch::groups`). The outputs are poisoned first, so a work-item that was
+    /// never run shows up in [`Sample::verify`].
     fn run(
         &mut self,
         devices: Option<&[usize]>,
         balancer: Option<Box<dyn Balancer>>,
+        groups: Option<Range<u64>>,
     ) -> hetdsl::Result<Report>;
     /// Compare the last run's output with the CPU reference (computed once, then cached).
     fn verify(&mut self) -> Verdict;
@@ -97,14 +101,19 @@ pub fn create(name: &str, size: Size, runtime: &Runtime) -> Result<Box<dyn Sampl
     }
 }
 
-/// Apply the device selection and the balancer (when one is given) to a launch.
+/// Apply the device selection, the balancer and the work-group range (when given) to a launch.
 pub(crate) fn place<'a>(
     launch: Launch<'a>,
     devices: Option<&[usize]>,
     balancer: Option<Box<dyn Balancer>>,
+    groups: Option<Range<u64>>,
 ) -> Launch<'a> {
     let launch = match balancer {
         Some(b) => launch.balancer(b),
+        None => launch,
+    };
+    let launch = match groups {
+        Some(r) => launch.groups(r),
         None => launch,
     };
     match devices {

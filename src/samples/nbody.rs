@@ -2,6 +2,7 @@
 //! read whole by every package; velocities and both outputs are sliced 1:1.
 
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
+use std::ops::Range;
 
 use super::{check_indices, place, Sample, Size};
 use crate::check::{par_map, relative_l2, Verdict};
@@ -123,6 +124,7 @@ impl Sample for NBody {
         &mut self,
         devices: Option<&[usize]>,
         balancer: Option<Box<dyn Balancer>>,
+        groups: Option<Range<u64>>,
     ) -> hetdsl::Result<Report> {
         self.new_position.fill([f32::NAN; 4]);
         self.new_velocity.fill([f32::NAN; 4]);
@@ -136,7 +138,7 @@ impl Sample for NBody {
             &mut self.new_position,
             &mut self.new_velocity,
         )?;
-        place(launch, devices, balancer).run()
+        place(launch, devices, balancer, groups).run()
     }
 
     fn verify(&mut self) -> Verdict {

@@ -3,6 +3,7 @@
 //! per j; work-item j loops j + 1 times, so later packages cost more (irregular by design).
 
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
+use std::ops::Range;
 
 use super::{check_indices, place, Sample, Size};
 use crate::check::{all_equal, par_map, Verdict};
@@ -62,9 +63,10 @@ pub fn run_stage(
     next: &mut [i32],
     devices: Option<&[usize]>,
     balancer: Option<Box<dyn Balancer>>,
+    groups: Option<Range<u64>>,
 ) -> hetdsl::Result<Report> {
     let launch = kernel.launch(next.len(), previous, profit, next)?;
-    place(launch, devices, balancer).run()
+    place(launch, devices, balancer, groups).run()
 }
 
 /// One stage of the programme, as the suite runs it.
@@ -110,9 +112,18 @@ impl Sample for Rap {
         &mut self,
         devices: Option<&[usize]>,
         balancer: Option<Box<dyn Balancer>>,
+        groups: Option<Range<u64>>,
     ) -> hetdsl::Result<Report> {
         self.next.fill(i32::MIN);
-        run_stage(&self.kernel, &self.previous, &self.profit, &mut self.next, devices, balancer)
+        run_stage(
+            &self.kernel,
+            &self.previous,
+            &self.profit,
+            &mut self.next,
+            devices,
+            balancer,
+            groups,
+        )
     }
 
     fn verify(&mut self) -> Verdict {

@@ -4,6 +4,7 @@
 //! mirror and glass spheres: clustered at the bottom (Ray1) or spread over the view (Ray2).
 
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
+use std::ops::Range;
 
 use super::{check_indices, place, Sample, Size};
 use crate::check::{par_map, pixels_match, Verdict};
@@ -435,6 +436,7 @@ impl Sample for RayTrace {
         &mut self,
         devices: Option<&[usize]>,
         balancer: Option<Box<dyn Balancer>>,
+        groups: Option<Range<u64>>,
     ) -> hetdsl::Result<Report> {
         self.pixels.fill([0, 0, 0, 0]);
         let v = self.view;
@@ -451,7 +453,7 @@ impl Sample for RayTrace {
             &self.scene,
             self.scene.len() as i32,
         )?;
-        place(launch, devices, balancer).run()
+        place(launch, devices, balancer, groups).run()
     }
 
     fn verify(&mut self) -> Verdict {

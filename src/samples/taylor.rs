@@ -3,6 +3,7 @@
 //! 2-D NDRange, split by the engine into bands of work-group rows; output 1:1, row-major.
 
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
+use std::ops::Range;
 
 use super::{check_indices, place, Sample, Size};
 use crate::check::{all_close, par_map, Verdict};
@@ -126,6 +127,7 @@ impl Sample for Taylor {
         &mut self,
         devices: Option<&[usize]>,
         balancer: Option<Box<dyn Balancer>>,
+        groups: Option<Range<u64>>,
     ) -> hetdsl::Result<Report> {
         self.approx.fill(f32::NAN);
         let g = self.grid;
@@ -140,7 +142,7 @@ impl Sample for Taylor {
             g.width as i32,
             g.order,
         )?;
-        place(launch, devices, balancer).run()
+        place(launch, devices, balancer, groups).run()
     }
 
     fn verify(&mut self) -> Verdict {

@@ -35,7 +35,7 @@ pub use dynamic::Dynamic;
 pub use hguided::{HGuided, PerDevice};
 pub use linear::{LinearTwoPoint, TwoPointRule};
 pub use minmax::{MinMax, MinMaxRule};
-pub use sigmoid::{Sigmoid, SigmoidParams};
+pub use sigmoid::{Sigmoid, SigmoidParams, SLOW_CLASS};
 pub use spec::{BalancerSpec, NAMES};
 pub use static_split::Static;
 
