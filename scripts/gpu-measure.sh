@@ -18,10 +18,11 @@ $bin/occupancy > "$out/occupancy.txt" 2>&1
 for devs in all gpu; do
   HETDSL_DEVICES=$devs timeout 300 $bin/saxpy 268435456 --json "$out/saxpy-$devs.json" > "$out/saxpy-$devs.txt" 2>&1
 done
-# The suite at paper size, every balancer, on the device sets given by SETS (indices of the
-# unified list printed in devices.txt; default: every device).
+# The suite at paper size on the device sets given by SETS (indices of the unified list printed
+# in devices.txt, or all/gpu/cpu; default: every device), with the balancers in BALANCERS
+# (default: all) and REPS repetitions (median ROI).
 for set in ${SETS:-all}; do
-  timeout ${SUITE_TIMEOUT:-1500} $bin/suite --size paper --balancers all --devices "$set" \
+  timeout ${SUITE_TIMEOUT:-1500} $bin/suite --size paper --balancers "${BALANCERS:-all}" --devices "$set" \
       --reps ${REPS:-3} --json "$out/suite-${set//,/_}.json" --plots "$out/plots/${set//,/_}" "$@" \
       2>&1 | tee "$out/suite-${set//,/_}.txt"
 done
