@@ -142,7 +142,7 @@ fn run() -> Result<bool, String> {
     }
     let mut rows: Vec<Value> = Vec::new();
     let mut all_correct = true;
-    let mut device_list = Value::Null;
+    let mut device_list;
     println!(
         "{:<10} {:<16} {:>11} {:>8} {:>6} {:>6} {:>7} {:>12} {:>7}",
         "kernel", "balancer", "ROI ms", "speedup", "Smax", "eff", "balance", "packages", "correct"
@@ -247,12 +247,12 @@ fn run() -> Result<bool, String> {
                 "report": report,
             }));
         }
-    }
-    if let Some(path) = &opts.json {
-        let doc =
-            json!({"size": opts.size, "reps": opts.reps, "devices": device_list, "runs": rows});
-        write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)?;
-        println!("wrote {}", path.display());
+        // Written after every kernel, so that a crash keeps what was measured.
+        if let Some(path) = &opts.json {
+            let doc =
+                json!({"size": opts.size, "reps": opts.reps, "devices": device_list, "runs": rows});
+            write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)?;
+        }
     }
     Ok(all_correct)
 }

@@ -161,7 +161,8 @@ pub struct Launch<'a> {
 }
 
 /// When a device is declared hung: its package has run longer than `factor` times the time
-/// its measured speed predicts, and at least `min`.
+/// its measured speed predicts (for a device not measured yet, 10 × `factor` times what the
+/// fastest measured device predicts scaled by nominal speeds), and at least `min`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WatchdogConfig {
     pub factor: f64,

@@ -75,6 +75,8 @@ pub(crate) struct State {
     faults: Vec<(usize, Package, String)>,
     t0: Instant,
     fatal: Option<Error>,
+    /// Nominal GFLOP/s per device, for the watchdog's first guess.
+    nominal: Vec<f64>,
 }
 
 pub(crate) struct Shared {
@@ -467,6 +469,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
             faults: Vec::new(),
             t0: Instant::now(),
             fatal: None,
+            nominal: Vec::new(),
         }),
         wake: Condvar::new(),
         gate: RwLock::new(false),
@@ -566,6 +569,33 @@ fn fault_device(f: &Fault) -> usize {
     }
 }
 
+/// How long `p` may run on `device` before the device is declared hung: `factor` times what
+/// its measured speed predicts. A device with no measurement yet is predicted from the fastest
+/// measured device scaled by nominal speeds, with `UNMEASURED` times more slack, because nominal
+/// figures can be far off (a 16-core CPU is 31x below an H200 nominally, 700x in fact); with
+/// nothing measured anywhere only `min` applies. Never less than `min`.
+fn watchdog_limit(s: &State, device: usize, p: Package, watchdog: WatchdogConfig) -> Duration {
+    const UNMEASURED: f64 = 10.0;
+    let st = &s.devices[device];
+    let nominal = |d: usize| s.nominal.get(d).copied().unwrap_or(0.0);
+    let (speed, slack) = match st.speed {
+        Some(v) => (Some(v), watchdog.factor),
+        None => {
+            let guess = (0..s.devices.len())
+                .filter_map(|m| {
+                    let v = s.devices[m].speed?;
+                    (nominal(m) > 0.0).then(|| v * nominal(device) / nominal(m))
+                })
+                .fold(None, |best: Option<f64>, v| Some(best.map_or(v, |b| b.max(v))));
+            (guess.filter(|v| *v > 0.0), watchdog.factor * UNMEASURED)
+        }
+    };
+    match speed {
+        Some(v) => Duration::from_secs_f64(slack * p.len as f64 / v).max(watchdog.min),
+        None => watchdog.min,
+    }
+}
+
 /// The caller's thread: waits for set-up, starts the run, then watches for hung devices until
 /// every unit's output is merged or the run fails.
 fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -> Result<()> {
@@ -592,6 +622,7 @@ fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -
             None => unreachable!("every device reported its set-up"),
         }
     }
+    s.nominal = profiles.iter().map(|p| p.nominal_gflops).collect();
     if let Err(e) = s.balancer.start(&Setup { total_groups: units, devices: profiles }) {
         s.phase = Phase::Over;
         shared.wake.notify_all();
@@ -631,9 +662,7 @@ fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -
                 let st = &s.devices[d];
                 let (p, since) = st.running?;
                 let elapsed = since.elapsed();
-                let expected = st.speed.map(|v| Duration::from_secs_f64(p.len as f64 / v));
-                let limit =
-                    expected.map_or(watchdog.min, |e| e.mul_f64(watchdog.factor).max(watchdog.min));
+                let limit = watchdog_limit(&s, d, p, watchdog);
                 (elapsed > limit).then(|| {
                     (
                         d,
