@@ -299,6 +299,7 @@ mod tests {
             kernel_seconds: Some(0.005),
             written: Transfer::default(),
             read: Transfer::default(),
+            merged: true,
         };
         let report = Report {
             kernel: "k".into(),
@@ -318,6 +319,7 @@ mod tests {
             speedup: None,
             smax: None,
             efficiency: None,
+            backups: Vec::new(),
             faults: vec![],
         };
         let svg = run_plot("sample", &report);

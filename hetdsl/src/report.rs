@@ -25,6 +25,9 @@ pub struct PackageTrace {
     pub written: Transfer,
     /// Outputs read back after it.
     pub read: Transfer,
+    /// Its output is the one in the result. `false` for the losing copy of a package run twice
+    /// (a speculative back-up, or a re-run after a fault) and for a failed device's package.
+    pub merged: bool,
 }
 
 /// One device's share of a run.
@@ -33,6 +36,8 @@ pub struct DeviceReport {
     pub index: usize,
     pub name: String,
     pub kind: DeviceKind,
+    /// Packages whose kernel completed here, and their work-groups (a package run twice, as a
+    /// back-up or a re-run, counts on both devices; the trace's `merged` says which copy won).
     pub packages: usize,
     pub groups: u64,
     /// Sum of kernel times of its packages, in seconds.
@@ -66,6 +71,8 @@ pub struct Report {
     pub efficiency: Option<f64>,
     /// Packages that failed and were run again elsewhere: (device, package, reason).
     pub faults: Vec<(usize, Package, String)>,
+    /// Speculative back-ups of straggling packages: (from device, to device, package).
+    pub backups: Vec<(usize, usize, Package)>,
 }
 
 /// balance = first device done / last device done (1 is perfect). Devices that finished at 0
@@ -144,6 +151,9 @@ impl Report {
         }
         if !self.faults.is_empty() {
             out += &format!(" | {} package(s) re-run after faults", self.faults.len());
+        }
+        if !self.backups.is_empty() {
+            out += &format!(" | {} straggler(s) backed up", self.backups.len());
         }
         out
     }

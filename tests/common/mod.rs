@@ -30,7 +30,9 @@ pub fn assert_coexecuted(r: &Report) {
             r.table()
         );
     }
-    let mut covered: Vec<_> = r.trace.iter().map(|t| (t.package.offset, t.package.len)).collect();
+    // Packages run twice (a back-up of a straggler) count once: the merged copy.
+    let mut covered: Vec<_> =
+        r.trace.iter().filter(|t| t.merged).map(|t| (t.package.offset, t.package.len)).collect();
     covered.sort();
     let mut next = 0;
     for (o, l) in covered {
@@ -100,4 +102,17 @@ pub fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send +
         let _ = tx.send(f());
     });
     rx.recv_timeout(limit).unwrap_or_else(|_| panic!("did not finish within {limit:?}"))
+}
+
+/// Every work-group merged exactly once (packages may have run twice).
+pub fn assert_coexecuted_once(r: &Report) {
+    let mut covered: Vec<_> =
+        r.trace.iter().filter(|t| t.merged).map(|t| (t.package.offset, t.package.len)).collect();
+    covered.sort();
+    let mut next = 0;
+    for (o, l) in covered {
+        assert_eq!(o, next, "merged packages must tile the range once: {:?}", r.trace);
+        next = o + l;
+    }
+    assert_eq!(next, r.total_groups);
 }

@@ -26,6 +26,16 @@ use crate::report::Report;
 
 pub use program::Program;
 
+/// Held across every program build and every run in the process. A run already uses every
+/// device, so little is lost by running them one at a time; and PoCL (3.1 and 5 at least)
+/// aborts on an internal assertion (`pocl_release_dlhandle_cache`) now and then when kernels
+/// of different contexts build, complete and release concurrently — seen in 1 of 8 runs of the
+/// integration tests, whose tests run in parallel threads, before this lock.
+pub(crate) fn opencl_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[path = "../../../hetdsl-macros/src/flatten.rs"]
 mod flatten;
 
@@ -158,6 +168,7 @@ pub struct Launch<'a> {
     pub(crate) watchdog: WatchdogConfig,
     pub(crate) warmup: bool,
     pub(crate) groups: Option<std::ops::Range<u64>>,
+    pub(crate) backups: bool,
 }
 
 /// When a device is declared hung: its package has run longer than `factor` times the time
@@ -189,6 +200,7 @@ impl<'a> Launch<'a> {
             watchdog: WatchdogConfig::default(),
             warmup: true,
             groups: None,
+            backups: std::env::var_os("HETDSL_BACKUPS").is_some_and(|v| v == "1"),
         }
     }
 
@@ -283,6 +295,17 @@ impl<'a> Launch<'a> {
     /// device on a sample of a large problem, or to process a problem in pieces.
     pub fn groups(mut self, range: std::ops::Range<u64>) -> Self {
         self.groups = Some(range);
+        self
+    }
+
+    /// Speculative back-ups of stragglers (off by default, or on with `HETDSL_BACKUPS=1`): a
+    /// device with nothing left to do runs a copy of a package another device is still running
+    /// when, at the measured speeds, it would finish it in well under that package's predicted
+    /// remaining time; the first copy merged wins. This bounds the damage of a device hundreds
+    /// of times slower whose first package outlasts the others' whole run, at the price of
+    /// computing such packages twice. Experimental: not yet measured on the GPU machines.
+    pub fn backups(mut self, on: bool) -> Self {
+        self.backups = on;
         self
     }
 

@@ -9,6 +9,7 @@
 //!   gate is closed for good, so a device left behind (hung in a driver call) can never touch the
 //!   caller's memory after `run` returns.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
@@ -77,7 +78,19 @@ pub(crate) struct State {
     fatal: Option<Error>,
     /// Nominal GFLOP/s per device, for the watchdog's first guess.
     nominal: Vec<f64>,
+    /// Packages whose output is merged (or being merged).
+    merged: HashSet<Package>,
+    /// Packages with a speculative back-up running or done, and (from, to, package) of each.
+    backed_up: HashSet<Package>,
+    backups: Vec<(usize, usize, Package)>,
+    backups_enabled: bool,
 }
+
+/// A back-up copy of a straggling package must be predicted to finish this many times sooner
+/// than the original, so that noise in the measured speeds does not duplicate work for nothing.
+const BACKUP_MARGIN: f64 = 1.5;
+/// How often an idle device looks for a straggler to back up.
+const BACKUP_POLL: Duration = Duration::from_millis(5);
 
 pub(crate) struct Shared {
     state: Mutex<State>,
@@ -146,6 +159,9 @@ impl Shared {
                     Next::Done => s.devices[me].balancer_done = true,
                 }
             }
+            if let Some(p) = self.backup_for(&mut s, me) {
+                return Ask::Run(self.hand_out(&mut s, me, p));
+            }
             if !block {
                 return Ask::Later;
             }
@@ -154,9 +170,41 @@ impl Shared {
                 self.abort(&mut s, e);
                 return Ask::Stop;
             }
-            s = self.wake.wait(s).unwrap_or_else(|e| e.into_inner());
+            // Woken by any completion; also every few milliseconds, to see whether a package
+            // still running elsewhere has become a straggler worth backing up.
+            s = self.wake.wait_timeout(s, BACKUP_POLL).unwrap_or_else(|e| e.into_inner()).0;
             s.devices[me].waiting = false;
         }
+    }
+
+    /// Speculative back-up of a straggler (as MapReduce does): with nothing else to do, `me`
+    /// runs a copy of a package another device is still running when, at the speeds measured,
+    /// `me` would finish it in under 1/[`BACKUP_MARGIN`] of that device's predicted remaining
+    /// time. An overdue or unmeasured package is predicted to need as long again as it has run.
+    /// The first copy merged wins (see [`Shared::merge`]); each package is backed up once.
+    fn backup_for(&self, s: &mut State, me: usize) -> Option<Package> {
+        if !s.backups_enabled {
+            return None;
+        }
+        let my_speed = s.devices[me].speed?;
+        let candidate = (0..s.devices.len())
+            .filter(|&d| d != me && self.alive(d))
+            .filter_map(|d| {
+                let (q, since) = s.devices[d].running?;
+                if s.backed_up.contains(&q) || s.merged.contains(&q) {
+                    return None;
+                }
+                let elapsed = since.elapsed().as_secs_f64();
+                let expected = s.devices[d].speed.map_or(0.0, |v| q.len as f64 / v);
+                let remaining = if expected > elapsed { expected - elapsed } else { elapsed };
+                let mine = q.len as f64 / my_speed;
+                (mine * BACKUP_MARGIN < remaining).then_some((remaining - mine, d, q))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))?;
+        let (_, from, q) = candidate;
+        s.backed_up.insert(q);
+        s.backups.push((from, me, q));
+        Some(q)
     }
 
     fn hand_out(&self, s: &mut State, me: usize, p: Package) -> Package {
@@ -229,6 +277,7 @@ impl Shared {
             kernel_seconds,
             written,
             read: Transfer::default(),
+            merged: false,
         });
         let d = &mut s.devices[me];
         d.unmerged.push(p);
@@ -248,9 +297,22 @@ impl Shared {
         if *closed || !self.alive(me) {
             return false;
         }
+        {
+            // A package run twice (a back-up, or a re-run after a fault) is merged once: the
+            // first copy reserves it, a later one is dropped.
+            let mut s = self.lock();
+            if !s.merged.insert(p) {
+                s.devices[me].unmerged.retain(|q| *q != p);
+                self.wake.notify_all();
+                return true;
+            }
+        }
         merge();
         drop(closed);
         let mut s = self.lock();
+        if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
+            t.merged = true;
+        }
         let now = self.now(&s);
         if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
             t.read = read;
@@ -401,6 +463,7 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
 }
 
 pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result<Report> {
+    let _one_at_a_time = super::opencl_lock();
     let t_binary = Instant::now();
     let Launch {
         program,
@@ -413,8 +476,11 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         watchdog,
         warmup,
         groups,
+        backups,
         ..
     } = launch;
+    // A device still finishing the losing copy of an earlier run's package finishes first.
+    program.join_stragglers();
     let geo = Geometry::new(&global, &local)?;
     let span = groups.unwrap_or(0..geo.units);
     if span.start >= span.end || span.end > geo.units {
@@ -470,6 +536,10 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
             t0: Instant::now(),
             fatal: None,
             nominal: Vec::new(),
+            merged: HashSet::new(),
+            backed_up: HashSet::new(),
+            backups: Vec::new(),
+            backups_enabled: backups,
         }),
         wake: Condvar::new(),
         gate: RwLock::new(false),
@@ -511,17 +581,28 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
     let outcome = coordinate(&shared, n, units, watchdog);
     // Close the gate: from here on no device thread touches the caller's memory.
     *shared.gate.write().unwrap_or_else(|e| e.into_inner()) = true;
-    let lost: Vec<bool> = {
+    let (lost, straggling): (Vec<bool>, Vec<bool>) = {
         let mut s = shared.lock();
         s.phase = Phase::Over;
         shared.wake.notify_all();
-        (0..n).map(|d| !shared.alive(d)).collect()
+        // A device still computing the losing copy of a backed-up package: its result is not
+        // needed, so the run does not wait for it (the gate is closed, it can merge nothing).
+        let straggling: Vec<bool> = (0..n)
+            .map(|d| matches!(s.devices[d].running, Some((q, _)) if s.merged.contains(&q)))
+            .collect();
+        ((0..n).map(|d| !shared.alive(d)).collect(), straggling)
     };
-    // Join the devices still part of the run (they finish their release); a lost device may be
-    // stuck in its driver and is left behind, holding nothing of the caller's.
-    for (h, lost) in handles.into_iter().zip(lost) {
-        if let (Some(h), false) = (h, lost) {
-            let _ = h.join();
+    // Join the devices still part of the run (they finish their release). A straggler is joined
+    // before the program's next launch or when it is dropped, so its OpenCL objects are released
+    // in order; a lost device may be stuck in its driver and is left behind, holding nothing of
+    // the caller's.
+    for ((h, lost), straggling) in handles.into_iter().zip(lost).zip(straggling) {
+        match (h, lost, straggling) {
+            (Some(h), false, true) => program.keep_straggler(h),
+            (Some(h), false, false) => {
+                let _ = h.join();
+            }
+            _ => {}
         }
     }
     outcome?;
@@ -558,6 +639,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         smax: None,
         efficiency: None,
         faults: std::mem::take(&mut s.faults),
+        backups: std::mem::take(&mut s.backups),
     })
 }
 

@@ -199,6 +199,11 @@ pub(crate) fn run(job: Job) {
             shared.device_failed(me, reason);
         }
     }
+    // Let every command this device queued complete before anything is released: releasing a
+    // kernel or buffer with commands in flight trips PoCL (`pocl_release_dlhandle_cache`
+    // assertion). A device truly hung in its driver never gets here, and is never joined.
+    let _ = device.compute.finish();
+    let _ = device.transfer.finish();
     for b in &mut device.buffers {
         if let Some(s) = &mut b.staging {
             s.unmap(&device.transfer);
