@@ -29,7 +29,9 @@ fn run_with(
         .input(&input, Pattern::ONE_TO_ONE)
         .output(&mut out, Pattern::ratio(4, 1).unwrap())
         .balancer(round_robin(4))
-        .watchdog(watchdog);
+        .watchdog(watchdog)
+        // These tests count each device's packages exactly: no speculative copies.
+        .backups(false);
     for f in faults {
         launch = launch.inject(f);
     }

@@ -177,7 +177,8 @@ impl Shared {
         }
     }
 
-    /// Speculative back-up of a straggler (as MapReduce does): with nothing else to do, `me`
+    /// Speculative back-up of a straggler (as MapReduce does; see `Launch::backups`): with
+    /// nothing else to do, `me`
     /// runs a copy of a package another device is still running when, at the speeds measured,
     /// `me` would finish it in under 1/[`BACKUP_MARGIN`] of that device's predicted remaining
     /// time. An overdue or unmeasured package is predicted to need as long again as it has run.
