@@ -1,24 +1,20 @@
-//! A small deterministic random number generator (SplitMix64) so that every sample's input is
-//! the same on every machine and run, with no external data and no extra dependency.
+//! A small deterministic random number generator so that every sample's input is the same on
+//! every machine and run, with no external data and no extra dependency: the simulator's
+//! SplitMix64 (`hetdsl::sim::SplitMix64`), with the draws the samples need.
 
-/// SplitMix64 (Steele, Lea, Flood 2014): one 64-bit state, statistically good enough for test
-/// inputs, trivially seedable.
+use hetdsl::sim::SplitMix64;
+
+/// Sample inputs drawn from SplitMix64 (Steele, Lea, Flood 2014), trivially seedable.
 #[derive(Debug, Clone)]
-pub struct Rng {
-    state: u64,
-}
+pub struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Rng { state: seed }
+        Rng(SplitMix64::new(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in [0, 1), with 24 random bits (every value exactly representable in f32).
@@ -54,5 +50,15 @@ mod tests {
             b.below(10);
         }
         assert_ne!(Rng::new(1).next_u64(), Rng::new(2).next_u64());
+    }
+
+    #[test]
+    fn matches_the_published_splitmix64_stream() {
+        // The reference implementation's first outputs for seed 0, so the sample inputs stay
+        // the ones every earlier run and CPU reference used.
+        let mut r = Rng::new(0);
+        assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
+        assert_eq!(r.next_u64(), 0x06C4_5D18_8009_454F);
     }
 }

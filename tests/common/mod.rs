@@ -30,16 +30,7 @@ pub fn assert_coexecuted(r: &Report) {
             r.table()
         );
     }
-    // Packages run twice (a back-up of a straggler) count once: the merged copy.
-    let mut covered: Vec<_> =
-        r.trace.iter().filter(|t| t.merged).map(|t| (t.package.offset, t.package.len)).collect();
-    covered.sort();
-    let mut next = 0;
-    for (o, l) in covered {
-        assert_eq!(o, next, "packages must tile the range: {:?}", r.trace);
-        next = o + l;
-    }
-    assert_eq!(next, r.total_groups);
+    assert_coexecuted_once(r);
     assert!(r.balance > 0.0 && r.balance <= 1.0);
 }
 
