@@ -2,8 +2,12 @@
 //!
 //! ```text
 //! cargo run --release --example simulate -- [--scenario batel|hydra|desktop|h200|all]
-//!     [--balancer SPEC]... [--seed N] [--json FILE] [--trace]
+//!     [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace]
 //! ```
+//!
+//! `--replay` adds the cases of a real run (`examples/suite.rs --json`): each kernel with the
+//! cost map and device speeds measured there (`hetdsl::sim::replay`); given alone, only those
+//! run.
 //!
 //! For each scenario, machine, kernel profile and balancer it prints the number of packages,
 //! the balance (first device done / last device done) and the efficiency (ideal makespan /
@@ -23,6 +27,7 @@ use hetdsl::sim::SimResult;
 
 struct Args {
     scenarios: Vec<String>,
+    replays: Vec<String>,
     balancers: Vec<BalancerSpec>,
     seed: u64,
     json: Option<String>,
@@ -31,20 +36,27 @@ struct Args {
 
 fn usage() -> String {
     format!(
-        "usage: simulate [--scenario {}|all] [--balancer SPEC]... [--seed N] [--json FILE] [--trace]\nbalancers: {}",
+        "usage: simulate [--scenario {}|all] [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace]\nbalancers: {}",
         SCENARIOS.join("|"),
         NAMES.join(", ")
     )
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args =
-        Args { scenarios: Vec::new(), balancers: Vec::new(), seed: 1, json: None, trace: false };
+    let mut args = Args {
+        scenarios: Vec::new(),
+        replays: Vec::new(),
+        balancers: Vec::new(),
+        seed: 1,
+        json: None,
+        trace: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value\n{}", usage()));
         match flag.as_str() {
             "--scenario" => args.scenarios.push(value()?),
+            "--replay" => args.replays.push(value()?),
             "--balancer" => args.balancers.push(value()?.parse().map_err(|e| format!("{e}"))?),
             "--seed" => {
                 args.seed =
@@ -56,7 +68,9 @@ fn parse_args() -> Result<Args, String> {
             other => return Err(format!("unknown argument `{other}`\n{}", usage())),
         }
     }
-    if args.scenarios.is_empty() || args.scenarios.iter().any(|s| s == "all") {
+    if (args.scenarios.is_empty() && args.replays.is_empty())
+        || args.scenarios.iter().any(|s| s == "all")
+    {
         args.scenarios = SCENARIOS.iter().map(|s| s.to_string()).collect();
     }
     if args.balancers.is_empty() {
@@ -139,14 +153,30 @@ fn main() -> ExitCode {
         }
     };
     let mut records = Vec::new();
+    let mut sets: Vec<(String, Vec<Case>)> = Vec::new();
     for name in &args.scenarios {
         let Some(cases) = scenario(name) else {
             eprintln!("unknown scenario `{name}`\n{}", usage());
             return ExitCode::FAILURE;
         };
+        sets.push((name.clone(), cases));
+    }
+    for path in &args.replays {
+        let cases = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| hetdsl::sim::replay(&text, path));
+        match cases {
+            Ok(cases) => sets.push(("replay".into(), cases)),
+            Err(e) => {
+                eprintln!("--replay {path}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    for (name, cases) in &sets {
         // Group the cases by machine, keeping their order.
         let mut machines: Vec<(String, Vec<&Case>)> = Vec::new();
-        for c in &cases {
+        for c in cases {
             match machines.iter_mut().find(|(m, _)| *m == c.machine) {
                 Some((_, list)) => list.push(c),
                 None => machines.push((c.machine.clone(), vec![c])),

@@ -27,6 +27,8 @@ pub struct PackageTrace {
     pub read: Transfer,
     /// Its output is the one in the result. `false` for the losing copy of a package run twice
     /// (a speculative back-up, or a re-run after a fault) and for a failed device's package.
+    /// Reports written before back-ups existed lack it: every package of theirs was merged.
+    #[serde(default = "merged_by_default")]
     pub merged: bool,
 }
 
@@ -54,6 +56,7 @@ pub struct Report {
     pub kernel: String,
     pub balancer: String,
     /// The first balancing unit of the run (0 unless `Launch::groups` chose a sub-range).
+    #[serde(default)]
     pub first_group: u64,
     /// Balancing units in the run: work-groups, or rows of work-groups for 2-D ranges.
     pub total_groups: u64,
@@ -72,7 +75,12 @@ pub struct Report {
     /// Packages that failed and were run again elsewhere: (device, package, reason).
     pub faults: Vec<(usize, Package, String)>,
     /// Speculative back-ups of straggling packages: (from device, to device, package).
+    #[serde(default)]
     pub backups: Vec<(usize, usize, Package)>,
+}
+
+fn merged_by_default() -> bool {
+    true
 }
 
 /// balance = first device done / last device done (1 is perfect). Devices that finished at 0

@@ -4,6 +4,20 @@
 
 use super::model::{common_finish, LinearTime};
 
+/// The fraction of its occupancy bound below which a device is taken to run no faster: a
+/// package of fewer work-groups takes as long as this many would (see `Outlook::cap`).
+pub(crate) const PARTIAL_FILL: f64 = 0.33;
+
+/// The tail is the last rounds: with fewer than two fills per device left, Sigmoid's sizes
+/// (never below a fill) leave one device a fill behind the others.
+const TAIL_FILLS: f64 = 2.0;
+
+/// Seconds a device needs for `groups` work-groups, counting a partial fill as
+/// [`PARTIAL_FILL`] of a full one.
+fn fill_seconds(v: &DeviceView, groups: f64) -> f64 {
+    groups.max(v.occupancy * PARTIAL_FILL) / v.speed
+}
+
 /// What the rule knows of one device.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct DeviceView {
@@ -50,6 +64,14 @@ impl Outlook<'_> {
             .collect()
     }
 
+    /// Less than [`TAIL_FILLS`] fills per live device are left and `device` is a peer of the
+    /// fastest (not of a slower class): its package is its share of the common end
+    /// ([`Outlook::cap`]).
+    pub(crate) fn in_tail(&self, device: usize) -> bool {
+        let fill: f64 = self.devices.iter().filter(|d| d.alive).map(|d| d.occupancy).sum();
+        !self.devices[device].guarded && self.left < TAIL_FILLS * fill
+    }
+
     /// `Some(cap)` on the package of `device`, or `None`: wait.
     pub(crate) fn cap(&self, device: usize) -> Option<f64> {
         let margins = self.margins();
@@ -73,12 +95,22 @@ impl Outlook<'_> {
         // p·t/v seconds of work keep the overrun within the paper's p·t.
         let careful = me.speed / margins[device];
         let floor = self.tolerated / self.variability;
-        let cap = ((end / margins[device]).max(floor) * careful).floor();
-        // A peer of the fastest device waits only in the tail, when less than one fill per live
-        // device is left: earlier, its speed measured on other work-groups says little, and
-        // idling it can cost most of the run.
-        let tail: f64 = self.devices.iter().filter(|d| d.alive).map(|d| d.occupancy).sum();
-        if cap >= me.occupancy || (!me.guarded && self.left >= tail) {
+        // A device of a slower class must also leave time for its package to be backed up: if
+        // it is late, a fast device re-runs it (the engine's speculative back-up), which takes
+        // that device a fill at least. Ending by E minus that, a late package still ends by E.
+        let deadline = if me.guarded { end - self.backup_seconds(device) } else { end };
+        let cap = ((deadline / margins[device]).max(floor) * careful).floor();
+        // In the tail, a peer takes exactly its share of the common end, even below its
+        // occupancy bound (down to PARTIAL_FILL of it): with 1.3 fills left for two GPUs, a
+        // whole fill here and a crumb there end a fill apart, while two shares end together.
+        // A partly filled GPU is not as slow per group as a full one (on H200 NBody, a third of
+        // a fill took 46 % of a fill's time), which PARTIAL_FILL stands for.
+        if self.in_tail(device) {
+            return Some(cap.max(me.occupancy * PARTIAL_FILL));
+        }
+        // Before the tail, a peer never waits: its speed measured on other work-groups says
+        // little about the rest, and idling it can cost most of the run.
+        if cap >= me.occupancy || !me.guarded {
             return Some(cap.max(me.occupancy));
         }
         // Even a full-occupancy package overruns the predicted end. Wait only if the devices
@@ -104,6 +136,23 @@ impl Outlook<'_> {
 }
 
 impl Outlook<'_> {
+    /// Seconds the fastest other live device needs for one fill: the least a back-up of a
+    /// slow device's package costs it.
+    fn backup_seconds(&self, device: usize) -> f64 {
+        let fastest_fill = self
+            .devices
+            .iter()
+            .enumerate()
+            .filter(|(d, v)| *d != device && v.alive && !v.guarded)
+            .map(|(_, v)| fill_seconds(v, 0.0))
+            .fold(f64::INFINITY, f64::min);
+        if fastest_fill.is_finite() {
+            fastest_fill
+        } else {
+            0.0
+        }
+    }
+
     /// With a package of `size` for `device` leaving less than its occupancy bound behind:
     /// whether it should take everything instead. That crumb would cost a whole fill, so it
     /// pays to take it unless another device could run it in parallel and end sooner.
@@ -113,8 +162,7 @@ impl Outlook<'_> {
         if rest <= 0.0 || rest >= me.occupancy {
             return false;
         }
-        // A package below the occupancy bound takes as long as a full one.
-        let time = |v: &DeviceView, groups: f64| groups.max(v.occupancy) / v.speed;
+        let time = |v: &DeviceView, groups: f64| fill_seconds(v, groups);
         let all_here = time(&me, self.left);
         let mine = time(&me, size);
         let crumb_elsewhere = self

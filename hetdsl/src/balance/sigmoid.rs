@@ -242,6 +242,9 @@ impl Balancer for Sigmoid {
             setup.devices.iter().map(|d: &DeviceProfile| d.min_groups.max(1)).collect();
         self.left = Remaining::new(setup.total_groups);
         self.speeds = SpeedBook::new(&nominal, p.history);
+        if self.guarded {
+            self.speeds = std::mem::take(&mut self.speeds).time_weighted();
+        }
         self.irregular = false;
         self.alive = vec![true; n];
         self.running = vec![None; n];
@@ -264,7 +267,6 @@ impl Balancer for Sigmoid {
         } else if self.speeds.measured(device).is_none() {
             self.occupancy[device] as f64
         } else {
-            let occupancy = self.occupancy[device] as f64;
             let views = self.device_views(now);
             let outlook = Outlook {
                 devices: &views,
@@ -274,7 +276,14 @@ impl Balancer for Sigmoid {
             };
             match outlook.cap(device) {
                 Some(cap) => {
-                    let size = self.bounded_size(device, now).min(cap.max(occupancy)).floor();
+                    // In the tail the cap is the device's share of the common end; earlier,
+                    // it only trims Sigmoid's own size.
+                    let size = if outlook.in_tail(device) && cap.is_finite() {
+                        cap
+                    } else {
+                        self.bounded_size(device, now).min(cap)
+                    }
+                    .floor();
                     if outlook.takes_all(device, size) {
                         outlook.left
                     } else {

@@ -12,10 +12,12 @@
 //! Kernels have a cost profile over the work-group index ([`CostProfile`]).
 
 mod profile;
+mod replay;
 mod rng;
 pub mod scenario;
 
 pub use profile::{CostProfile, CostTable};
+pub use replay::replay;
 pub use rng::SplitMix64;
 
 use crate::balance::{Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup};

@@ -24,6 +24,9 @@ pub enum CostProfile {
     /// Cheap work with rare bursts `height` times as expensive, each burst `length` (a fraction
     /// of the range) long, starting in a block with probability `rate`.
     Bursts { rate: f64, height: f64, length: f64, seed: u64 },
+    /// A cost map measured on a real run (see `replay.rs`): relative cost of equal slices of
+    /// the range, in order. Read at the nearest slice for each block.
+    Measured { slices: Vec<f64> },
 }
 
 impl CostProfile {
@@ -35,6 +38,7 @@ impl CostProfile {
             CostProfile::Rising { .. } => "rising",
             CostProfile::Random { .. } => "random",
             CostProfile::Bursts { .. } => "bursts",
+            CostProfile::Measured { .. } => "measured",
         }
     }
 
@@ -71,6 +75,11 @@ impl CostProfile {
                     })
                     .collect()
             }
+            CostProfile::Measured { slices } if !slices.is_empty() => (0..blocks)
+                .map(|b| slices[((mid(b) * slices.len() as f64) as usize).min(slices.len() - 1)])
+                .map(|c| if c.is_finite() && c > 0.0 { c } else { f64::MIN_POSITIVE })
+                .collect(),
+            CostProfile::Measured { .. } => vec![1.0; blocks],
         }
     }
 }
@@ -131,6 +140,7 @@ mod tests {
             CostProfile::Rising { from: 0.2, to: 1.8 },
             CostProfile::Random { spread: 0.5, seed: 3 },
             CostProfile::Bursts { rate: 0.05, height: 10.0, length: 0.02, seed: 3 },
+            CostProfile::Measured { slices: vec![1.0, 30.0, 2.0] },
         ];
         for p in profiles {
             let t = CostTable::new(&p, 1000, 64);

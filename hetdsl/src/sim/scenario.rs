@@ -13,7 +13,7 @@ pub const SCENARIOS: &[&str] = &["batel", "hydra", "desktop", "h200"];
 
 /// Per-package speed spread. Seed 000 Fig. 7 finds regular kernels vary up to ~20% between
 /// packages; 3% keeps the simulated regular kernels clearly regular.
-const JITTER: f64 = 0.03;
+pub(crate) const JITTER: f64 = 0.03;
 /// Seconds the fastest device needs alone on the paper machines' kernels (seed 001 sizes its
 /// problems for about 2 s on the fastest device).
 const PAPER_GPU_SECONDS: f64 = 2.0;
