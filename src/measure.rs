@@ -55,3 +55,28 @@ pub fn repeat(
     let (report, energy) = runs.swap_remove(runs.len() / 2);
     Ok(Timed { report, verdict, energy })
 }
+
+/// Seed 001's inflection point over points `(alone seconds, co-executed seconds)` sorted by
+/// growing problem size: the index of the smallest point from which co-execution is faster
+/// at that size and at every larger one; `None` if the largest point is not faster.
+pub fn inflection_point(points: &[(f64, f64)]) -> Option<usize> {
+    let from = points.iter().rposition(|&(alone, coexec)| coexec >= alone).map_or(0, |i| i + 1);
+    (from < points.len()).then_some(from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inflection_point;
+
+    #[test]
+    fn inflection_is_where_coexecution_wins_for_good() {
+        // Loses, wins, loses again, then wins from index 3 on: the point is 3, not 1.
+        let p = [(1.0, 2.0), (2.0, 1.9), (4.0, 4.5), (8.0, 6.0), (16.0, 9.0)];
+        assert_eq!(inflection_point(&p), Some(3));
+        assert_eq!(inflection_point(&[(1.0, 0.5), (2.0, 1.0)]), Some(0));
+        assert_eq!(inflection_point(&[(1.0, 0.5), (2.0, 2.5)]), None);
+        // A tie is not a win.
+        assert_eq!(inflection_point(&[(1.0, 1.0)]), None);
+        assert_eq!(inflection_point(&[]), None);
+    }
+}
