@@ -111,8 +111,8 @@ fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Val
         opts.balancer
     );
     println!(
-        "{:>10} {:>10} {:>12} {:>12} {:>8}  {}",
-        "fraction", "groups", "alone ms", "coexec ms", "ratio", "checked"
+        "{:>10} {:>10} {:>12} {:>12} {:>8}  checked",
+        "fraction", "groups", "alone ms", "coexec ms", "ratio"
     );
     let mut points: Vec<Value> = Vec::new();
     let mut times: Vec<(f64, f64)> = Vec::new();
