@@ -101,14 +101,31 @@ impl Sampler {
     }
 }
 
+/// NVML and RAPL, opened once per process: `nvmlInit` takes tens of milliseconds (far more
+/// without the driver's persistence mode), which a suite's hundreds of sampled runs would pay
+/// each time. Never closed: they live until the process ends.
+struct Sources {
+    nvml: Result<nvml::Nvml, String>,
+    rapl: Result<rapl::Rapl, String>,
+}
+
+fn sources() -> &'static Sources {
+    static SOURCES: std::sync::OnceLock<Sources> = std::sync::OnceLock::new();
+    SOURCES.get_or_init(|| Sources {
+        nvml: nvml::Nvml::open().map_err(|e| format!("NVML: {e}")),
+        rapl: rapl::Rapl::open().map_err(|e| format!("RAPL: {e}")),
+    })
+}
+
 fn sample(
     period: Duration,
     stop: &AtomicBool,
     ready: std::sync::mpsc::Sender<()>,
 ) -> EnergyReading {
     let mut unavailable = Vec::new();
-    let nvml = nvml::Nvml::open().map_err(|e| unavailable.push(format!("NVML: {e}"))).ok();
-    let rapl = rapl::Rapl::open().map_err(|e| unavailable.push(format!("RAPL: {e}"))).ok();
+    let sources = sources();
+    let nvml = sources.nvml.as_ref().map_err(|e| unavailable.push(e.clone())).ok();
+    let rapl = sources.rapl.as_ref().map_err(|e| unavailable.push(e.clone())).ok();
     let gpus = nvml.as_ref().map(|n| n.devices()).unwrap_or_default();
     let counters_start: Vec<Option<u64>> =
         gpus.iter().map(|g| nvml.as_ref().and_then(|n| n.energy_mj(g))).collect();
