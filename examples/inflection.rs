@@ -85,6 +85,7 @@ fn static_one() -> Result<Box<dyn Balancer>, String> {
 
 /// Measure one kernel; its JSON record.
 fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Value, bool), String> {
+    let started = std::time::Instant::now();
     let mut sample =
         samples::create(kernel, opts.size, runtime).map_err(|e| format!("{kernel}: {e}"))?;
     let all = sample.devices();
@@ -175,17 +176,18 @@ fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Val
     }
     let point = inflection_point(&times);
     match point {
-        Some(i) => println!(
+        Some(i) => print!(
             "inflection point: {:.3} ms of the fastest device alone ({} units, 2^{})",
             times[i].0 * 1e3,
             points[i]["groups"],
             points[i]["exponent"]
         ),
-        None => println!(
+        None => print!(
             "inflection point: not reached up to {:.3} ms of the fastest device alone",
             times.last().map_or(0.0, |t| t.0) * 1e3
         ),
     }
+    println!(" [{:.1} s wall]", started.elapsed().as_secs_f64());
     let record = json!({
         "kernel": kernel,
         "problem": sample.describe(),
@@ -197,6 +199,7 @@ fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Val
         "inflection": point.map(|i| json!({"alone_seconds": times[i].0,
             "groups": points[i]["groups"], "exponent": points[i]["exponent"]})),
         "largest_alone_seconds": times.last().map(|t| t.0),
+        "wall_seconds": started.elapsed().as_secs_f64(),
     });
     Ok((record, all_correct))
 }

@@ -207,9 +207,14 @@ fn run() -> Result<bool, String> {
     let mut device_list;
     let mut set_list;
     table.header();
+    // Wall seconds per kernel (inputs, kernel build, every run and check), to plan runs on
+    // the GPU machines, whose calls are time-limited.
+    let mut wall = serde_json::Map::new();
     for kernel in &opts.kernels {
+        let started = std::time::Instant::now();
         let mut sample =
             samples::create(kernel, opts.size, &runtime).map_err(|e| format!("{kernel}: {e}"))?;
+        let created = started.elapsed().as_secs_f64();
         let all = sample.devices();
         let sets: Vec<(&str, Vec<usize>)> = opts
             .sets
@@ -368,10 +373,14 @@ fn run() -> Result<bool, String> {
                 }));
             }
         }
+        wall.insert(
+            kernel.clone(),
+            json!({"setup_seconds": created, "total_seconds": started.elapsed().as_secs_f64()}),
+        );
         // Written after every kernel, so that a crash keeps what was measured.
         if let Some(path) = &opts.json {
             let doc = json!({"size": opts.size, "reps": opts.reps, "devices": device_list,
-                "sets": set_list, "energy": opts.energy, "runs": rows});
+                "sets": set_list, "energy": opts.energy, "wall": wall, "runs": rows});
             write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)?;
         }
     }

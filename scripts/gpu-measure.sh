@@ -12,7 +12,19 @@
 #   INFLECT=1 also run the inflection-point runner on INFLECT_DEVICES (1,2) with
 #             INFLECT_BALANCER (sigmoid), INFLECT_KERNELS (all), INFLECT_FROM..INFLECT_TO
 #             (-14..-3), INFLECT_SIZE (paper), REPS, limit INFLECT_TIMEOUT (900 s)
+#   BUDGET    seconds this whole script may take (e.g. 560 under the device tool's 600 s limit):
+#             every step's limit is cut to what is left, minus a margin for the archive, so
+#             that a late step is cut short rather than the call killed before the archive is
+#             written (the suite and inflection write their JSON after every kernel).
 set -uo pipefail
+budget_end=$(( $(date +%s) + ${BUDGET:-100000} ))
+# The limit for a step that would take up to $1 seconds: what the budget leaves, 20 s kept
+# for the archive; 1 when nothing is left.
+limit() {
+  local left=$(( budget_end - $(date +%s) - 20 ))
+  (( left < 1 )) && left=1  # `timeout 0` would mean no limit
+  echo $(( $1 < left ? $1 : left ))
+}
 label=${1:?label, e.g. h200x1}; shift || true
 bin=.device/bin
 out=results/$label
@@ -26,7 +38,7 @@ $bin/occupancy > "$out/occupancy.txt" 2>&1
 # Read-back rate and per-package overhead on a memory-bound kernel, all devices and GPUs only.
 if [ "${SAXPY:-1}" != 0 ]; then
   for devs in all gpu; do
-    HETDSL_DEVICES=$devs timeout 300 $bin/saxpy 268435456 --json "$out/saxpy-$devs.json" > "$out/saxpy-$devs.txt" 2>&1
+    HETDSL_DEVICES=$devs timeout $(limit 300) $bin/saxpy 268435456 --json "$out/saxpy-$devs.json" > "$out/saxpy-$devs.txt" 2>&1
   done
 fi
 # The suite at paper size on the device sets given by SETS (indices of the unified list printed
@@ -37,7 +49,7 @@ if [ "${SUITE:-1}" != 0 ]; then
   for set in ${SETS:-all}; do
     name=${set//,/_}; name=${name//\//-}
     { date -u; echo "suite --devices $set"; } >> "$out/timeline.txt"
-    timeout ${SUITE_TIMEOUT:-1500} $bin/suite --size paper --balancers "${BALANCERS:-all}" --devices "$set" \
+    timeout $(limit ${SUITE_TIMEOUT:-1500}) $bin/suite --size paper --balancers "${BALANCERS:-all}" --devices "$set" \
         --reps ${REPS:-3} --json "$out/suite-$name.json" --plots "$out/plots/$name" "$@" \
         2>&1 | tee "$out/suite-$name.txt"
   done
@@ -46,7 +58,7 @@ fi
 # them, over growing sub-ranges of each kernel.
 if [ "${INFLECT:-0}" = 1 ]; then
   { date -u; echo "inflection --devices ${INFLECT_DEVICES:-1,2}"; } >> "$out/timeline.txt"
-  timeout ${INFLECT_TIMEOUT:-900} $bin/inflection --size ${INFLECT_SIZE:-paper} --devices "${INFLECT_DEVICES:-1,2}" \
+  timeout $(limit ${INFLECT_TIMEOUT:-900}) $bin/inflection --size ${INFLECT_SIZE:-paper} --devices "${INFLECT_DEVICES:-1,2}" \
       --balancer "${INFLECT_BALANCER:-sigmoid}" --kernels "${INFLECT_KERNELS:-all}" --reps ${REPS:-3} \
       --from ${INFLECT_FROM:--14} --to ${INFLECT_TO:--3} --json "$out/inflection.json" \
       2>&1 | tee "$out/inflection.txt"
