@@ -11,7 +11,7 @@
 #   SUITE=0   skip the suite;  SAXPY=0  skip the saxpy read-back/overhead runs
 #   INFLECT=1 also run the inflection-point runner on INFLECT_DEVICES (1,2) with
 #             INFLECT_BALANCER (sigmoid), INFLECT_KERNELS (all), INFLECT_FROM..INFLECT_TO
-#             (-14..-3), INFLECT_SIZE (paper), REPS, limit INFLECT_TIMEOUT (900 s)
+#             (-14..-3), INFLECT_SIZE (paper), INFLECT_REPS (REPS, else 3), limit INFLECT_TIMEOUT (900 s)
 #   BUDGET    seconds this whole script may take (e.g. 560 under the device tool's 600 s limit):
 #             every step's limit is cut to what is left, minus a margin for the archive, so
 #             that a late step is cut short rather than the call killed before the archive is
@@ -59,7 +59,7 @@ fi
 if [ "${INFLECT:-0}" = 1 ]; then
   { date -u; echo "inflection --devices ${INFLECT_DEVICES:-1,2}"; } >> "$out/timeline.txt"
   timeout $(limit ${INFLECT_TIMEOUT:-900}) $bin/inflection --size ${INFLECT_SIZE:-paper} --devices "${INFLECT_DEVICES:-1,2}" \
-      --balancer "${INFLECT_BALANCER:-sigmoid}" --kernels "${INFLECT_KERNELS:-all}" --reps ${REPS:-3} \
+      --balancer "${INFLECT_BALANCER:-sigmoid}" --kernels "${INFLECT_KERNELS:-all}" --reps ${INFLECT_REPS:-${REPS:-3}} \
       --from ${INFLECT_FROM:--14} --to ${INFLECT_TO:--3} --json "$out/inflection.json" \
       2>&1 | tee "$out/inflection.txt"
 fi
