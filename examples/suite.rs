@@ -296,6 +296,8 @@ fn run() -> Result<bool, String> {
             );
             alone[k] = Some(timed);
         }
+        // Every entry was filled above (the order is a permutation of the union), and every
+        // device of a set is in the union: the flatten and the lookup lose nothing.
         let alone: Vec<Alone> = alone.into_iter().flatten().collect();
         let position = |d: usize| union.iter().position(|&u| u == d).unwrap_or(0);
 
