@@ -1,11 +1,14 @@
-//! The suite runner: chosen kernels × balancers on chosen devices. For every kernel, each
-//! device first runs the whole problem alone (for Smax and the speedup's baseline), then every
-//! balancer co-executes it; every run is checked against the CPU reference.
+//! The suite runner: chosen kernels × balancers on chosen device sets. For every kernel, each
+//! device of the sets first runs the whole problem alone (once, for Smax and the speedup's
+//! baseline of every set), then every balancer co-executes it on every set; every run is
+//! checked against the CPU reference.
 //!
 //! ```text
-//! cargo run --release --example suite -- --kernels all --balancers all --devices all \
+//! cargo run --release --example suite -- --kernels all --balancers all --devices 0,1/1,2/all \
 //!     --size small --reps 3 --json out.json --plots plots/
 //! ```
+//! `--devices` takes one set (`all`, `cpu`, `gpu`, `0,2`) or several separated by `/`; with
+//! several, every row starts with its set as written and the plots' names with the set.
 //! A device nominally more than 8× slower than the fastest chosen one (a CPU beside an H200)
 //! is timed alone on a stratified sample of 1/256 of the problem and its whole time
 //! extrapolated (`alone~` rows; `--alone full` runs it whole instead).
@@ -13,28 +16,39 @@
 //! Prints one table row per kernel × balancer (ROI time is the median of `--reps` runs);
 //! `--json` holds every row with its full report; `--plots` writes one SVG per co-executed run
 //! (package size and computing speed per device over time).
+//!
+//! Energy (`--energy on`, the default; `off` disables it): every run timed whole is wrapped in
+//! an energy sampler (NVML for NVIDIA GPUs, RAPL for the CPU packages; `alone~` runs are not),
+//! and each co-executed row gets `E/Ebest` and `EDP/best`: its energy and energy-delay product
+//! over those of the set's fastest device alone, both summed over the set's domains (see
+//! `hetdsl_samples::energy_ratio`); `n/a` (JSON null, with the reasons) where unreadable.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use hetdsl::balance::Static;
-use hetdsl::{Report, Runtime};
+use hetdsl::energy::EnergyReading;
+use hetdsl::Runtime;
 use hetdsl_samples::balancers;
-use hetdsl_samples::check::Verdict;
 use hetdsl_samples::cli::{parse_flags, select_devices};
+use hetdsl_samples::energy_ratio;
+use hetdsl_samples::measure::repeat;
 use hetdsl_samples::samples::{self, Sample, Size};
 use serde_json::{json, Value};
 
 struct Options {
     kernels: Vec<String>,
     balancers: Vec<String>,
-    devices: String,
+    /// The device sets as written (`--devices 0,1/1,2` gives `0,1` and `1,2`).
+    sets: Vec<String>,
     size: Size,
     reps: usize,
     json: Option<PathBuf>,
     plots: Option<PathBuf>,
     /// Time devices of a slower class alone on a stratified sample instead of the whole problem.
     sampled_alone: bool,
+    /// Wrap every timed run in an energy sampler.
+    energy: bool,
 }
 
 /// A device nominally this many times slower than the fastest one chosen is timed alone on a
@@ -48,7 +62,7 @@ const SAMPLE_DIVISOR: u64 = 256;
 fn options() -> Result<Options, String> {
     let flags = parse_flags(
         std::env::args().skip(1),
-        &["kernels", "balancers", "devices", "size", "reps", "json", "plots", "alone"],
+        &["kernels", "balancers", "devices", "size", "reps", "json", "plots", "alone", "energy"],
     )?;
     let kernels: Vec<String> = match flags.get("kernels").map_or("all", String::as_str) {
         "all" => samples::NAMES.iter().map(|s| s.to_string()).collect(),
@@ -60,10 +74,19 @@ fn options() -> Result<Options, String> {
     let reps: usize = flags
         .get("reps")
         .map_or(Ok(3), |r| r.parse().map_err(|_| format!("--reps `{r}` is not a count")))?;
+    let sets: Vec<String> = flags
+        .get("devices")
+        .map_or("all", String::as_str)
+        .split('/')
+        .map(|s| s.trim().to_string())
+        .collect();
+    if sets.iter().any(String::is_empty) {
+        return Err("--devices: an empty device set (two `/` in a row?)".into());
+    }
     Ok(Options {
         kernels,
         balancers: balancers::parse_list(flags.get("balancers").map_or("all", String::as_str))?,
-        devices: flags.get("devices").cloned().unwrap_or_else(|| "all".into()),
+        sets,
         size: flags.get("size").map_or(Ok(Size::Small), |s| s.parse())?,
         reps: reps.max(1),
         json: flags.get("json").map(PathBuf::from),
@@ -73,34 +96,12 @@ fn options() -> Result<Options, String> {
             "full" => false,
             other => return Err(format!("--alone `{other}`: expected `auto` or `full`")),
         },
+        energy: match flags.get("energy").map_or("on", String::as_str) {
+            "on" => true,
+            "off" => false,
+            other => return Err(format!("--energy `{other}`: expected `on` or `off`")),
+        },
     })
-}
-
-/// `reps` runs of `sample`, each checked; the run with the median ROI time, and whether every
-/// run was correct (with the first failing verdict, or the last one).
-fn repeat(
-    sample: &mut dyn Sample,
-    devices: &[usize],
-    reps: usize,
-    balancer: &dyn Fn() -> Result<Box<dyn hetdsl::Balancer>, String>,
-) -> Result<(Report, Verdict), String> {
-    let mut reports = Vec::new();
-    let mut verdict: Option<Verdict> = None;
-    for _ in 0..reps {
-        let report =
-            sample.run(Some(devices), Some(balancer()?), None).map_err(|e| e.to_string())?;
-        let v = sample.verify();
-        if !v.correct {
-            eprintln!("{}: {v}", sample.name());
-        }
-        if verdict.as_ref().is_none_or(|old| old.correct) {
-            verdict = Some(v);
-        }
-        reports.push(report);
-    }
-    reports.sort_by(|a, b| a.roi_seconds.total_cmp(&b.roi_seconds));
-    let median = reports.swap_remove(reports.len() / 2);
-    Ok((median, verdict.unwrap_or_else(|| Verdict::new(false, 0, "no run"))))
 }
 
 /// A device's time alone on the whole problem of `units` balancing units, estimated from
@@ -122,16 +123,75 @@ fn sampled_alone(sample: &mut dyn Sample, device: usize, units: u64) -> Result<(
     Ok((seconds * units as f64 / sampled as f64, sampled as f64 / units as f64))
 }
 
-fn file_name(kernel: &str, balancer: &str) -> String {
-    let clean: String = balancer
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
-        .collect();
-    format!("{kernel}_{clean}.svg")
+/// `text` with everything but ASCII letters, digits and `-` replaced by `_` (for file names).
+fn clean(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// The printed table: the single-set layout of earlier runs, with a leading `set` column when
+/// several sets are run and two trailing energy columns when energy is measured.
+struct Table {
+    sets: bool,
+    energy: bool,
+}
+
+impl Table {
+    #[allow(clippy::too_many_arguments)]
+    fn row(
+        &self,
+        set: &str,
+        kernel: &str,
+        label: &str,
+        roi: &str,
+        figures: [&str; 4],
+        packages: &str,
+        correct: &str,
+        energy: [&str; 2],
+    ) {
+        let mut line = String::new();
+        if self.sets {
+            line += &format!("{set:<12} ");
+        }
+        line += &format!(
+            "{kernel:<10} {label:<16} {roi:>11} {:>8} {:>6} {:>6} {:>7} {packages:>12} {correct:>7}",
+            figures[0], figures[1], figures[2], figures[3]
+        );
+        if self.energy {
+            line += &format!(" {:>8} {:>9}", energy[0], energy[1]);
+        }
+        println!("{line}");
+    }
+
+    fn header(&self) {
+        self.row(
+            "set",
+            "kernel",
+            "balancer",
+            "ROI ms",
+            ["speedup", "Smax", "eff", "balance"],
+            "packages",
+            "correct",
+            ["E/Ebest", "EDP/best"],
+        );
+    }
+}
+
+/// `x` with `digits` decimals, or `n/a`.
+fn figure(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "n/a".to_string(), |x| format!("{x:.digits$}"))
+}
+
+/// One device of the union of the sets, timed alone.
+struct Alone {
+    seconds: f64,
+    /// Timed on the whole problem (not estimated from a sample).
+    whole: bool,
+    energy: Option<EnergyReading>,
+    row: Value,
 }
 
 fn run() -> Result<bool, String> {
@@ -140,117 +200,189 @@ fn run() -> Result<bool, String> {
     if let Some(dir) = &opts.plots {
         std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
+    let several = opts.sets.len() > 1;
+    let table = Table { sets: several, energy: opts.energy };
     let mut rows: Vec<Value> = Vec::new();
     let mut all_correct = true;
     let mut device_list;
-    println!(
-        "{:<10} {:<16} {:>11} {:>8} {:>6} {:>6} {:>7} {:>12} {:>7}",
-        "kernel", "balancer", "ROI ms", "speedup", "Smax", "eff", "balance", "packages", "correct"
-    );
+    let mut set_list;
+    table.header();
+    // Wall seconds per kernel (inputs, kernel build, every run and check), to plan runs on
+    // the GPU machines, whose calls are time-limited.
+    let mut wall = serde_json::Map::new();
     for kernel in &opts.kernels {
+        let started = std::time::Instant::now();
         let mut sample =
             samples::create(kernel, opts.size, &runtime).map_err(|e| format!("{kernel}: {e}"))?;
+        let created = started.elapsed().as_secs_f64();
         let all = sample.devices();
-        let chosen = select_devices(&opts.devices, &all)?;
-        device_list = json!(chosen
+        let sets: Vec<(&str, Vec<usize>)> = opts
+            .sets
+            .iter()
+            .map(|label| select_devices(label, &all).map(|d| (label.as_str(), d)))
+            .collect::<Result<_, _>>()?;
+        // Every device of any set, in the order first named.
+        let mut union: Vec<usize> = Vec::new();
+        for d in sets.iter().flat_map(|(_, s)| s) {
+            if !union.contains(d) {
+                union.push(*d);
+            }
+        }
+        device_list = json!(union
             .iter()
             .map(|&i| json!({"position": i, "name": all[i].name, "kind": all[i].kind}))
             .collect::<Vec<_>>());
+        set_list = json!(sets
+            .iter()
+            .map(|(label, d)| json!({"label": label, "devices": d}))
+            .collect::<Vec<_>>());
 
-        // Each device alone on the whole problem (one package: Static over one device); the
-        // fastest first, so that the problem's size in balancing units is known when a device
-        // of a slower class is timed on a sample (`--alone auto`).
+        // Each device alone on the whole problem (one package: Static over one device), once
+        // for every set; the fastest first, so that the problem's size in balancing units is
+        // known when a device of a slower class is timed on a sample (`--alone auto`).
         let nominal: Vec<f64> =
-            chosen.iter().map(|&d| hetdsl::occupancy::nominal_gflops(&all[d])).collect();
+            union.iter().map(|&d| hetdsl::occupancy::nominal_gflops(&all[d])).collect();
         let fastest = nominal.iter().copied().fold(0.0, f64::max);
-        let mut order: Vec<usize> = (0..chosen.len()).collect();
+        let mut order: Vec<usize> = (0..union.len()).collect();
         order.sort_by(|&a, &b| nominal[b].total_cmp(&nominal[a]));
-        let mut single = vec![0.0; chosen.len()];
-        let mut single_rows = vec![Value::Null; chosen.len()];
+        let mut alone: Vec<Option<Alone>> = (0..union.len()).map(|_| None).collect();
         let mut units = None;
         for k in order {
-            let d = chosen[k];
+            let d = union[k];
             let slower = opts.sampled_alone && nominal[k] * SLOWER_CLASS < fastest;
-            let (seconds, label, correct, row) = match (slower, units) {
+            let (timed, label, correct) = match (slower, units) {
                 (true, Some(g)) => {
                     let (seconds, fraction) = sampled_alone(sample.as_mut(), d, g)?;
                     let row = json!({"device": d, "name": all[d].name, "roi_seconds": seconds,
-                        "estimated_from_fraction": fraction, "correct": null});
-                    (seconds, format!("alone~ dev {d}"), "est.".to_string(), row)
+                        "estimated_from_fraction": fraction, "correct": null, "energy": null});
+                    let timed = Alone { seconds, whole: false, energy: None, row };
+                    (timed, format!("alone~ dev {d}"), "est.".to_string())
                 }
                 _ => {
-                    let (report, verdict) = repeat(sample.as_mut(), &[d], opts.reps, &|| {
+                    let static_one = || -> Result<Box<dyn hetdsl::Balancer>, String> {
                         Ok(Box::new(Static::nominal()))
-                    })?;
-                    units = Some(report.total_groups);
-                    all_correct &= verdict.correct;
-                    let row = json!({"device": d, "name": all[d].name, "roi_seconds": report.roi_seconds, "correct": verdict.correct, "check": verdict});
-                    (
-                        report.roi_seconds,
-                        format!("alone: dev {d}"),
-                        verdict.correct.to_string(),
-                        row,
-                    )
+                    };
+                    let t = repeat(
+                        sample.as_mut(),
+                        &[d],
+                        None,
+                        opts.reps,
+                        &static_one,
+                        true,
+                        opts.energy,
+                    )?;
+                    units = Some(t.report.total_groups);
+                    let correct = t.verdict.as_ref().is_some_and(|v| v.correct);
+                    all_correct &= correct;
+                    let row = json!({"device": d, "name": all[d].name,
+                        "roi_seconds": t.report.roi_seconds, "correct": correct,
+                        "check": t.verdict, "energy": t.energy});
+                    let timed =
+                        Alone { seconds: t.report.roi_seconds, whole: true, energy: t.energy, row };
+                    (timed, format!("alone: dev {d}"), correct.to_string())
                 }
             };
-            println!(
-                "{kernel:<10} {label:<16} {:>11.3} {:>8} {:>6} {:>6} {:>7} {:>12} {:>7}",
-                seconds * 1e3,
+            let joules = timed.energy.as_ref().and_then(EnergyReading::joules);
+            table.row(
                 "-",
-                "-",
-                "-",
-                "-",
+                kernel,
+                &label,
+                &format!("{:.3}", timed.seconds * 1e3),
+                ["-", "-", "-", "-"],
                 "1",
-                correct
+                &correct,
+                // An alone row has no ratio; its own joules (every domain) stand in the column.
+                [&joules.map_or("-".to_string(), |j| format!("{j:.1}J")), "-"],
             );
-            single[k] = seconds;
-            single_rows[k] = row;
+            alone[k] = Some(timed);
         }
+        // Every entry was filled above (the order is a permutation of the union), and every
+        // device of a set is in the union: the flatten and the lookup lose nothing.
+        let alone: Vec<Alone> = alone.into_iter().flatten().collect();
+        let position = |d: usize| union.iter().position(|&u| u == d).unwrap_or(0);
 
-        for name in &opts.balancers {
-            let (mut report, verdict) =
-                repeat(sample.as_mut(), &chosen, opts.reps, &|| balancers::parse(name))?;
-            report.compare_with_single_device(&single);
-            let packages: Vec<String> =
-                report.devices.iter().map(|d| d.packages.to_string()).collect();
-            println!(
-                "{kernel:<10} {name:<16} {:>11.3} {:>8.3} {:>6.3} {:>6.3} {:>7.3} {:>12} {:>7}",
-                report.roi_seconds * 1e3,
-                report.speedup.unwrap_or(f64::NAN),
-                report.smax.unwrap_or(f64::NAN),
-                report.efficiency.unwrap_or(f64::NAN),
-                report.balance,
-                packages.join("+"),
-                verdict.correct
-            );
-            all_correct &= verdict.correct;
-            if let Some(dir) = &opts.plots {
-                write(
-                    &dir.join(file_name(kernel, name)),
-                    &hetdsl_samples::svg::run_plot(kernel, &report),
+        for (set_label, set) in &sets {
+            let single: Vec<f64> = set.iter().map(|&d| alone[position(d)].seconds).collect();
+            let single_rows: Vec<&Value> = set.iter().map(|&d| &alone[position(d)].row).collect();
+            // The energy baseline: the set's fastest device timed alone on the whole problem.
+            let best_device =
+                set.iter().copied().filter(|&d| alone[position(d)].whole).min_by(|&a, &b| {
+                    alone[position(a)].seconds.total_cmp(&alone[position(b)].seconds)
+                });
+            let best_energy = best_device.and_then(|d| alone[position(d)].energy.as_ref());
+            for name in &opts.balancers {
+                let t = repeat(
+                    sample.as_mut(),
+                    set,
+                    None,
+                    opts.reps,
+                    &|| balancers::parse(name),
+                    true,
+                    opts.energy,
                 )?;
+                let mut report = t.report;
+                report.compare_with_single_device(&single);
+                let correct = t.verdict.as_ref().is_some_and(|v| v.correct);
+                all_correct &= correct;
+                let ratios = energy_ratio::compare(t.energy.as_ref(), best_energy, &all, set);
+                let packages: Vec<String> =
+                    report.devices.iter().map(|d| d.packages.to_string()).collect();
+                table.row(
+                    set_label,
+                    kernel,
+                    name,
+                    &format!("{:.3}", report.roi_seconds * 1e3),
+                    [
+                        &figure(report.speedup, 3),
+                        &figure(report.smax, 3),
+                        &figure(report.efficiency, 3),
+                        &format!("{:.3}", report.balance),
+                    ],
+                    &packages.join("+"),
+                    &correct.to_string(),
+                    [&figure(ratios.energy_ratio, 3), &figure(ratios.edp_ratio, 3)],
+                );
+                if let Some(dir) = &opts.plots {
+                    let file = match several {
+                        true => format!("{}_{kernel}_{}.svg", clean(set_label), clean(name)),
+                        false => format!("{kernel}_{}.svg", clean(name)),
+                    };
+                    write(&dir.join(file), &hetdsl_samples::svg::run_plot(kernel, &report))?;
+                }
+                rows.push(json!({
+                    "kernel": kernel,
+                    "problem": sample.describe(),
+                    "set": set_label,
+                    "set_devices": set,
+                    "balancer": name,
+                    "correct": correct,
+                    "check": t.verdict,
+                    "roi_seconds": report.roi_seconds,
+                    "binary_seconds": report.binary_seconds,
+                    "speedup": report.speedup,
+                    "smax": report.smax,
+                    "efficiency": report.efficiency,
+                    "balance": report.balance,
+                    "packages": report.devices.iter().map(|d| d.packages).collect::<Vec<_>>(),
+                    "single_device": single_rows,
+                    "energy": t.energy,
+                    "energy_best_alone_device": best_device,
+                    "energy_ratio": ratios.energy_ratio,
+                    "edp_ratio": ratios.edp_ratio,
+                    "energy_domains": ratios.domains,
+                    "energy_notes": ratios.notes,
+                    "report": report,
+                }));
             }
-            rows.push(json!({
-                "kernel": kernel,
-                "problem": sample.describe(),
-                "balancer": name,
-                "correct": verdict.correct,
-                "check": verdict,
-                "roi_seconds": report.roi_seconds,
-                "binary_seconds": report.binary_seconds,
-                "speedup": report.speedup,
-                "smax": report.smax,
-                "efficiency": report.efficiency,
-                "balance": report.balance,
-                "packages": report.devices.iter().map(|d| d.packages).collect::<Vec<_>>(),
-                "single_device": single_rows,
-                "report": report,
-            }));
         }
+        wall.insert(
+            kernel.clone(),
+            json!({"setup_seconds": created, "total_seconds": started.elapsed().as_secs_f64()}),
+        );
         // Written after every kernel, so that a crash keeps what was measured.
         if let Some(path) = &opts.json {
-            let doc =
-                json!({"size": opts.size, "reps": opts.reps, "devices": device_list, "runs": rows});
+            let doc = json!({"size": opts.size, "reps": opts.reps, "devices": device_list,
+                "sets": set_list, "energy": opts.energy, "wall": wall, "runs": rows});
             write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)?;
         }
     }

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 cargo build --release --examples
 rm -rf .device/bin && mkdir -p .device/bin
-for e in devices occupancy saxpy suite; do cp "target/release/examples/$e" .device/bin/; done
+for e in devices occupancy saxpy suite inflection; do cp "target/release/examples/$e" .device/bin/; done
 # Debug info makes them too large to carry (64 MiB in all); profiles need none.
 strip .device/bin/*
 du -sh .device/bin

@@ -6,7 +6,9 @@
 pub mod balancers;
 pub mod check;
 pub mod cli;
+pub mod energy_ratio;
 pub mod example;
+pub mod measure;
 pub mod png;
 pub mod rng;
 pub mod samples;

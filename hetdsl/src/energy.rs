@@ -66,20 +66,29 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Start sampling every `period`.
+    /// Start sampling every `period`. Returns once the starting counters are read, so that
+    /// opening NVML (tens of milliseconds) does not eat into the measured work.
     pub fn start(period: Duration) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let (ready, started) = std::sync::mpsc::channel();
         let handle = std::thread::Builder::new()
             .name("hetdsl-energy".into())
-            .spawn(move || sample(period, &flag))
+            .spawn(move || sample(period, &flag, ready))
             .ok();
+        // An error means the thread ended early; `stop` then reports what it got.
+        let _ = started.recv();
         Sampler { stop, handle }
     }
 
     /// Stop and return what was measured.
     pub fn stop(mut self) -> EnergyReading {
         self.stop.store(true, Ordering::Release);
+        // Wake the thread from its wait, so the interval ends now rather than up to a period
+        // later (45 ms would be a tenth of a short run's energy and time).
+        if let Some(h) = &self.handle {
+            h.thread().unpark();
+        }
         match self.handle.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
             _ => EnergyReading {
@@ -92,15 +101,38 @@ impl Sampler {
     }
 }
 
-fn sample(period: Duration, stop: &AtomicBool) -> EnergyReading {
-    let t0 = Instant::now();
+/// NVML and RAPL, opened once per process: `nvmlInit` takes tens of milliseconds (far more
+/// without the driver's persistence mode), which a suite's hundreds of sampled runs would pay
+/// each time. Never closed: they live until the process ends.
+struct Sources {
+    nvml: Result<nvml::Nvml, String>,
+    rapl: Result<rapl::Rapl, String>,
+}
+
+fn sources() -> &'static Sources {
+    static SOURCES: std::sync::OnceLock<Sources> = std::sync::OnceLock::new();
+    SOURCES.get_or_init(|| Sources {
+        nvml: nvml::Nvml::open().map_err(|e| format!("NVML: {e}")),
+        rapl: rapl::Rapl::open().map_err(|e| format!("RAPL: {e}")),
+    })
+}
+
+fn sample(
+    period: Duration,
+    stop: &AtomicBool,
+    ready: std::sync::mpsc::Sender<()>,
+) -> EnergyReading {
     let mut unavailable = Vec::new();
-    let nvml = nvml::Nvml::open().map_err(|e| unavailable.push(format!("NVML: {e}"))).ok();
-    let rapl = rapl::Rapl::open().map_err(|e| unavailable.push(format!("RAPL: {e}"))).ok();
+    let sources = sources();
+    let nvml = sources.nvml.as_ref().map_err(|e| unavailable.push(e.clone())).ok();
+    let rapl = sources.rapl.as_ref().map_err(|e| unavailable.push(e.clone())).ok();
     let gpus = nvml.as_ref().map(|n| n.devices()).unwrap_or_default();
     let counters_start: Vec<Option<u64>> =
         gpus.iter().map(|g| nvml.as_ref().and_then(|n| n.energy_mj(g))).collect();
     let rapl_start = rapl.as_ref().map(|r| r.read()).unwrap_or_default();
+    // The interval starts now, with the counters read; the caller may start its work.
+    let t0 = Instant::now();
+    let _ = ready.send(());
     let mut power: Vec<Vec<(f64, f64)>> = vec![Vec::new(); gpus.len()];
     let mut samples = 0;
     loop {
@@ -116,7 +148,8 @@ fn sample(period: Duration, stop: &AtomicBool) -> EnergyReading {
         if stop.load(Ordering::Acquire) {
             break;
         }
-        std::thread::sleep(period);
+        // Unparked early by `stop`; a spurious wake-up only adds a sample.
+        std::thread::park_timeout(period);
     }
     let seconds = t0.elapsed().as_secs_f64();
     let mut domains = Vec::new();
@@ -314,6 +347,16 @@ mod tests {
     fn wrapping_counter() {
         assert_eq!(counter_delta(10, 25, 100), 15);
         assert_eq!(counter_delta(90, 5, 100), 15);
+    }
+
+    #[test]
+    fn stop_ends_the_interval_without_waiting_a_period() {
+        let s = Sampler::start(Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(20));
+        let t = Instant::now();
+        let r = s.stop();
+        assert!(t.elapsed() < Duration::from_secs(1), "stop waited {:?}", t.elapsed());
+        assert!(r.seconds >= 0.02 && r.seconds < 1.0, "{r:?}");
     }
 
     #[test]
