@@ -24,7 +24,7 @@ pub(crate) struct SpeedBook {
     history: Vec<VecDeque<(f64, f64)>>,
     window: usize,
     /// Plan with the recent packages' work over their time instead of their mean speed.
-    time_weighted: bool,
+    harmonic: bool,
     /// (fastest, slowest) speed per device over the whole run.
     extremes: Vec<(f64, f64)>,
 }
@@ -37,17 +37,17 @@ impl SpeedBook {
             history: vec![VecDeque::with_capacity(window); nominal.len()],
             window: window.max(1),
             extremes: vec![(0.0, f64::INFINITY); nominal.len()],
-            time_weighted: false,
+            harmonic: false,
         }
     }
 
-    /// Plan with Σ groups / Σ seconds over the window rather than the mean of the packages'
-    /// speeds. The mean of speeds is the paper's; on a kernel whose cost varies a hundredfold
-    /// (Mandelbrot's band) one short package on cheap work dominates it, and a package sized
-    /// from it runs a hundred times longer than planned. Work over time weighs each package by
-    /// how long it ran, so it is the speed the device actually sustained.
-    pub(crate) fn time_weighted(mut self) -> Self {
-        self.time_weighted = true;
+    /// Plan with the harmonic mean of the window's speeds (their mean time per work-group)
+    /// rather than their arithmetic mean. The arithmetic mean is the paper's; on a kernel whose
+    /// cost varies a hundredfold (Mandelbrot's band) one short package on cheap work dominates
+    /// it, and a package sized from it runs a hundred times longer than planned. The harmonic
+    /// mean is dominated by the slow packages instead, so an overrun is the exception.
+    pub(crate) fn harmonic(mut self) -> Self {
+        self.harmonic = true;
         self
     }
 
@@ -80,11 +80,11 @@ impl SpeedBook {
         Some((mean, var.sqrt()))
     }
 
-    /// The measured speed to plan with: the mean of [`measured`](Self::measured), or work over
-    /// time when [`time_weighted`](Self::time_weighted).
+    /// The measured speed to plan with: the mean of [`measured`](Self::measured), or the
+    /// harmonic mean when [`harmonic`](Self::harmonic).
     fn planning(&self, device: usize) -> Option<f64> {
         let (mean, _) = self.measured(device)?;
-        if !self.time_weighted {
+        if !self.harmonic {
             return Some(mean);
         }
         let h = &self.history[device];
@@ -155,12 +155,12 @@ mod tests {
     }
 
     #[test]
-    fn time_weighted_speed_is_work_over_time() {
+    fn harmonic_speed_is_the_harmonic_mean() {
         // A short package on cheap work (1000 groups in 1 ms) and a long one on costly work
-        // (1000 groups in 1 s): the mean of speeds says ~500 000/s, the device sustained
-        // 2000 groups in 1.001 s.
+        // (1000 groups in 1 s): the mean of speeds says ~500 000/s, the harmonic mean (here,
+        // equal packages, the same as work over time) 2000 groups in 1.001 s.
         let mut paper = SpeedBook::new(&[1.0], 3);
-        let mut weighted = SpeedBook::new(&[1.0], 3).time_weighted();
+        let mut weighted = SpeedBook::new(&[1.0], 3).harmonic();
         for book in [&mut paper, &mut weighted] {
             book.record(0, 1000, 1e-3);
             book.record(0, 1000, 1.0);
