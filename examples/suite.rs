@@ -9,7 +9,7 @@
 //! ```
 //! `--devices` takes one set (`all`, `cpu`, `gpu`, `0,2`) or several separated by `/`; with
 //! several, every row starts with its set as written and the plots' names with the set.
-//! A device nominally more than 8× slower than the fastest chosen one (a CPU beside an H200)
+//! A device nominally more than SLOW_CLASS (4)× slower than the fastest chosen one (a CPU beside an H200)
 //! is timed alone on a stratified sample of 1/256 of the problem and its whole time
 //! extrapolated (`alone~` rows; `--alone full` runs it whole instead).
 //!

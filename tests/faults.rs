@@ -142,3 +142,33 @@ fn within_scope<T>(f: impl FnOnce() -> T) -> T {
     assert!(start.elapsed() < Duration::from_secs(60), "took {:?}", start.elapsed());
     t
 }
+
+#[test]
+fn a_slow_device_alone_is_not_declared_hung() {
+    // The only device of the run, slowed 2000x past a 5 ms watchdog floor with nothing measured
+    // (no other device to scale a limit from, nobody to hand its work to): it must finish,
+    // since dropping it could only turn a slow run into a failed one.
+    let watchdog = WatchdogConfig { factor: 1.0, min: Duration::from_millis(5) };
+    let p = program("engine.cl");
+    let input = lcg(5, N);
+    let mut out = vec![0u32; 4 * N];
+    let started = std::time::Instant::now();
+    let r = within_scope(|| {
+        p.launch("expand4")
+            .global(&[N])
+            .local(&[64])
+            .input(&input, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ratio(4, 1).unwrap())
+            .on_devices(&[0])
+            // One package: it runs unmeasured, so only the floor limits it.
+            .balancer(Box::new(hetdsl::balance::Static::nominal()))
+            .watchdog(watchdog)
+            .inject(Fault::Slow { device: 0, factor: 2000 })
+            .run()
+    });
+    let r = r.unwrap_or_else(|e| panic!("the lone slow device was dropped: {e}"));
+    assert!(r.roi_seconds > 0.005, "not slowed past the floor: {}", r.table());
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(out, reference(&input));
+    assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
+}

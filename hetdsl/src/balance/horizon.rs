@@ -60,7 +60,13 @@ impl Outlook<'_> {
         let total: f64 = self.devices.iter().filter(|d| d.alive).map(|d| d.best).sum();
         self.devices
             .iter()
-            .map(|d| self.variability.powf((1.0 - live * d.best / total).max(0.0)))
+            .map(|d| match d.guarded {
+                true => self.variability.powf((1.0 - live * d.best / total).max(0.0)),
+                // A peer's speed differs from the others' by the region it ran, not by what
+                // it is: a margin shrank an H200 to 792-group packages on Mandelbrot's band,
+                // too small to hide its slowest work-groups (2xH200 + CPU: 0.73 efficiency).
+                false => 1.0,
+            })
             .collect()
     }
 

@@ -739,8 +739,11 @@ fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -
         if s.phase == Phase::Over {
             return Err(Error::BadBalancer("the run ended with work left".into()));
         }
+        // Only a device whose work another live device could take over is declared hung: the
+        // last one standing may merely be slow (a CPU alone on a problem sized for a GPU ran
+        // past the 10 s floor on the 4xH200 machine), and dropping it would fail the run.
         let hung: Vec<(usize, String)> = (0..n)
-            .filter(|&d| shared.alive(d))
+            .filter(|&d| shared.alive(d) && (0..n).any(|o| o != d && shared.alive(o)))
             .filter_map(|d| {
                 let st = &s.devices[d];
                 let (p, since) = st.running?;
