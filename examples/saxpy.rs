@@ -1,7 +1,8 @@
 //! The smallest co-executed kernel: y = a·x + y on every device found, written against the
 //! runtime API. Verifies against a CPU loop, prints the report, exits non-zero on a wrong result.
 //!
-//! `cargo run --release --example saxpy -- [N] [--json FILE]`
+//! `cargo run --release --example saxpy -- [N] [--balancer SPEC] [--json FILE]`
+//! (`HETDSL_WAIT=poll` to poll kernel completion instead of blocking; see `Launch::wait`)
 
 use hetdsl::{KernelSource, Pattern, Runtime};
 use std::process::ExitCode;
@@ -21,9 +22,11 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mut n: usize = 1 << 24;
     let mut json = None;
+    let mut balancer: Option<hetdsl::balance::BalancerSpec> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--json" => json = Some(args.next().ok_or("--json needs a file name")?),
+            "--balancer" => balancer = Some(args.next().ok_or("--balancer needs a name")?.parse()?),
             s => n = s.parse().map_err(|_| format!("not a size: {s}"))?,
         }
     }
@@ -53,6 +56,7 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         .scalar(a)
         .input(&x, Pattern::ONE_TO_ONE)
         .inout(&mut y, Pattern::ONE_TO_ONE)
+        .balancer(balancer.map_or_else(hetdsl::balance::default_balancer, |b| b.build()))
         .run()?;
     println!("{}", report.table());
     for d in &report.devices {
@@ -65,7 +69,15 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
         }
     }
     if let Some(o) = report.host_overhead_per_package() {
-        println!("host overhead per package: {:.1} µs", o * 1e6);
+        let mut each = report.host_overheads();
+        each.sort_by(f64::total_cmp);
+        println!(
+            "host overhead per package: mean {:.1} µs, median {:.1} µs over {} packages ({:?} wait)",
+            o * 1e6,
+            each[each.len() / 2] * 1e6,
+            each.len(),
+            hetdsl::WaitMode::from_env()
+        );
     }
 
     // The reference computes the same single-precision expression; FMA contraction on a device

@@ -32,7 +32,7 @@ pub use hetdsl_macros::{coexec, kernel};
 
 pub use balance::{Balancer, Package};
 pub use device::{DeviceFilter, DeviceInfo};
-pub use engine::{Arg, Fault, KernelSource, Launch, Program, Runtime, WatchdogConfig};
+pub use engine::{Arg, Fault, KernelSource, Launch, Program, Runtime, WaitMode, WatchdogConfig};
 pub use error::{Error, Result};
 pub use pattern::{Direction, Pattern};
 pub use pod::Pod;

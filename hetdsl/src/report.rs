@@ -171,15 +171,20 @@ impl Report {
     /// seeing its kernel complete, so this is what the engine and driver add around each kernel
     /// (copying inputs into staging included).
     pub fn host_overhead_per_package(&self) -> Option<f64> {
-        let gaps: Vec<f64> = self
-            .trace
+        let gaps = self.host_overheads();
+        (!gaps.is_empty()).then(|| gaps.iter().sum::<f64>() / gaps.len() as f64)
+    }
+
+    /// Each package's host overhead (as in [`Report::host_overhead_per_package`]), in trace
+    /// order, for the packages with device times.
+    pub fn host_overheads(&self) -> Vec<f64> {
+        self.trace
             .iter()
             .filter_map(|t| {
                 let busy = t.kernel_seconds? + t.written.seconds?;
                 Some((t.host_end - t.host_start - busy).max(0.0))
             })
-            .collect();
-        (!gaps.is_empty()).then(|| gaps.iter().sum::<f64>() / gaps.len() as f64)
+            .collect()
     }
 
     /// Read-back rate of one device over the run: bytes per second of device transfer time.

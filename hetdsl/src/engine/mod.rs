@@ -169,6 +169,27 @@ pub struct Launch<'a> {
     pub(crate) warmup: bool,
     pub(crate) groups: Option<std::ops::Range<u64>>,
     pub(crate) backups: bool,
+    pub(crate) wait: WaitMode,
+}
+
+/// How a device's host thread waits for each kernel (see [`Launch::wait`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitMode {
+    /// Sleep in `clWaitForEvents` until the driver wakes the thread.
+    Block,
+    /// Sleep until shortly before the kernel is expected to end (from the device's previous
+    /// package), then poll its status; block after all if it runs much longer than expected.
+    Poll,
+}
+
+impl WaitMode {
+    /// `HETDSL_WAIT=poll|block`; block when unset or unrecognised.
+    pub fn from_env() -> WaitMode {
+        match std::env::var("HETDSL_WAIT").as_deref() {
+            Ok("poll") => WaitMode::Poll,
+            _ => WaitMode::Block,
+        }
+    }
 }
 
 /// When a device is declared hung: its package has run longer than `factor` times the time
@@ -201,6 +222,7 @@ impl<'a> Launch<'a> {
             warmup: true,
             groups: None,
             backups: std::env::var_os("HETDSL_BACKUPS").is_none_or(|v| v != "0"),
+            wait: WaitMode::from_env(),
         }
     }
 
@@ -307,6 +329,14 @@ impl<'a> Launch<'a> {
     /// where a CPU probe had taken 10 s), at the price of computing such packages twice.
     pub fn backups(mut self, on: bool) -> Self {
         self.backups = on;
+        self
+    }
+
+    /// How each device's thread waits for its kernels (default: `HETDSL_WAIT`, else
+    /// [`WaitMode::Block`]). Polling cuts the wake-up after each kernel, which is per-package
+    /// overhead, at the price of a core yielding in a loop near each kernel's end.
+    pub fn wait(mut self, mode: WaitMode) -> Self {
+        self.wait = mode;
         self
     }
 

@@ -478,6 +478,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         warmup,
         groups,
         backups,
+        wait,
         ..
     } = launch;
     // A device still finishing the losing copy of an earlier run's package finishes first.
@@ -559,6 +560,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
             args: plans.clone(),
             faults: faults.iter().copied().filter(|f| fault_device(f) == me).collect(),
             warmup,
+            wait,
             first_unit: span.start,
             units,
             shared: shared.clone(),
