@@ -131,14 +131,24 @@ def inflection_tables(machine, name, path):
     source = f"docs/results/{machine}/{name}"
     print(f"\n#### {machine}, inflection points on devices `{doc['devices']}` with {doc['balancer']} "
           f"(from `{source}`; sub-range runs are not verified)\n")
-    print("| kernel | fastest device | whole problem alone ms | inflection: alone ms | at fraction | units |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("| kernel | fastest device | whole problem alone ms | inflection: alone ms | at fraction | units "
+          "| clear win (≥ 10 % faster from there on): alone ms |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for k in doc["kernels"]:
         f = k["fastest"]
         p = k["inflection"]
         where = (f"{p['alone_seconds'] * 1e3:.3f} | 2^{p['exponent']} | {p['groups']}" if p else
                  f"not reached up to {k['largest_alone_seconds'] * 1e3:.3f} | - | -")
-        print(f"| {k['kernel']} | {f['device']} {f['name']} | {f['whole_seconds'] * 1e3:.1f} | {where} |")
+        # The runner's point is the first size from which co-execution is faster at all; with
+        # ratios within noise of 1 (a kernel whose work-groups each take 0.1 s) that says little,
+        # so the smallest size from which it is at least 10 % faster is shown beside it.
+        clear = None
+        for i, q in enumerate(k["points"]):
+            if all(r["ratio"] <= 0.9 for r in k["points"][i:]):
+                clear = q
+                break
+        win = f"{clear['alone_seconds'] * 1e3:.3f} (2^{clear['exponent']})" if clear else "not reached"
+        print(f"| {k['kernel']} | {f['device']} {f['name']} | {f['whole_seconds'] * 1e3:.1f} | {where} | {win} |")
     for k in doc["kernels"]:
         print(f"\n{k['kernel']} ({k['problem']}, {k['units']} units):\n")
         print("| fraction | units | alone ms | co-executed ms | co-exec / alone |")
@@ -148,7 +158,40 @@ def inflection_tables(machine, name, path):
                   f"| {p['coexec_seconds'] * 1e3:.3f} | {p['ratio']:.3f} |")
 
 
+def latest_summary(root, machines):
+    """One row per (set, balancer) over runs of one machine made in order (`machines`): each
+    kernel x set x balancer taken from the latest run that measured it, then the geomean
+    efficiency and speedup with the count of kernels and the runs they came from."""
+    latest = {}
+    for machine in machines:
+        d = os.path.join(root, machine)
+        for name in sorted(os.listdir(d)):
+            if name.startswith("suite-") and name.endswith(".json"):
+                for r in rows_from_json(os.path.join(d, name)):
+                    latest[(r["set"], r["balancer"], r["kernel"])] = (r, machine)
+    sets = list(dict.fromkeys(k[0] for k in latest))
+    balancers = list(dict.fromkeys(k[1] for k in latest))
+    print(f"\n#### {' + '.join(machines)}: each kernel from the latest run that measured it\n")
+    print("| set | balancer | kernels | geomean efficiency | geomean speedup | min efficiency (kernel) | runs |")
+    print("|---|---|---:|---:|---:|---|---|")
+    for s_ in sets:
+        for b in balancers:
+            sel = [(r, m) for (ss, bb, _), (r, m) in latest.items() if ss == s_ and bb == b]
+            if not sel:
+                continue
+            worst = min(sel, key=lambda x: x[0]["eff"])[0]
+            runs = ", ".join(sorted(set(m for _, m in sel)))
+            print(f"| `{s_}` | {b} | {len(sel)} | {geomean([r['eff'] for r, _ in sel]):.3f} "
+                  f"| {geomean([r['speedup'] for r, _ in sel]):.3f} "
+                  f"| {worst['eff']:.3f} ({worst['kernel']}) | {runs} |")
+
+
 def main(root):
+    # The 4xH200 machine was measured in three runs of one session (D1, D2, D3).
+    groups = [["h200x4", "h200x4cpu", "h200x4c"]]
+    for g in groups:
+        if all(os.path.isdir(os.path.join(root, m)) for m in g):
+            latest_summary(root, g)
     for machine in sorted(os.listdir(root)):
         d = os.path.join(root, machine)
         for name in sorted(os.listdir(d)):
