@@ -28,7 +28,7 @@ use std::process::ExitCode;
 use hetdsl::balance::Static;
 use hetdsl::{Balancer, Runtime};
 use hetdsl_samples::balancers;
-use hetdsl_samples::cli::{parse_flags, select_devices};
+use hetdsl_samples::cli::{kernel_list, parse_flags, select_devices};
 use hetdsl_samples::measure::{inflection_point, repeat};
 use hetdsl_samples::samples::{self, Size};
 use serde_json::{json, Value};
@@ -49,13 +49,7 @@ fn options() -> Result<Options, String> {
         std::env::args().skip(1),
         &["kernels", "devices", "balancer", "size", "reps", "from", "to", "json"],
     )?;
-    let kernels: Vec<String> = match flags.get("kernels").map_or("all", String::as_str) {
-        "all" => samples::NAMES.iter().map(|s| s.to_string()).collect(),
-        list => list.split(',').map(|s| s.trim().to_string()).collect(),
-    };
-    if let Some(bad) = kernels.iter().find(|k| !samples::NAMES.contains(&k.as_str())) {
-        return Err(format!("unknown kernel `{bad}`; kernels: {}", samples::NAMES.join(", ")));
-    }
+    let kernels = kernel_list(&flags)?;
     let number = |name: &str, default: i64| -> Result<i64, String> {
         flags.get(name).map_or(Ok(default), |v| {
             v.parse().map_err(|_| format!("--{name} `{v}` is not a whole number"))

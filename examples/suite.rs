@@ -30,7 +30,7 @@ use hetdsl::balance::Static;
 use hetdsl::energy::EnergyReading;
 use hetdsl::Runtime;
 use hetdsl_samples::balancers;
-use hetdsl_samples::cli::{parse_flags, select_devices};
+use hetdsl_samples::cli::{kernel_list, parse_flags, select_devices};
 use hetdsl_samples::energy_ratio;
 use hetdsl_samples::measure::repeat;
 use hetdsl_samples::samples::{self, Sample, Size};
@@ -64,13 +64,7 @@ fn options() -> Result<Options, String> {
         std::env::args().skip(1),
         &["kernels", "balancers", "devices", "size", "reps", "json", "plots", "alone", "energy"],
     )?;
-    let kernels: Vec<String> = match flags.get("kernels").map_or("all", String::as_str) {
-        "all" => samples::NAMES.iter().map(|s| s.to_string()).collect(),
-        list => list.split(',').map(|s| s.trim().to_string()).collect(),
-    };
-    if let Some(bad) = kernels.iter().find(|k| !samples::NAMES.contains(&k.as_str())) {
-        return Err(format!("unknown kernel `{bad}`; kernels: {}", samples::NAMES.join(", ")));
-    }
+    let kernels = kernel_list(&flags)?;
     let reps: usize = flags
         .get("reps")
         .map_or(Ok(3), |r| r.parse().map_err(|_| format!("--reps `{r}` is not a count")))?;

@@ -28,6 +28,20 @@ pub fn parse_flags(
 }
 
 /// Positions (in `devices`) selected by `all`, `cpu`, `gpu` or a list such as `0,2`.
+/// The `--kernels` flag: `all` (the default) or a comma-separated list of sample names.
+pub fn kernel_list(flags: &HashMap<String, String>) -> Result<Vec<String>, String> {
+    let kernels: Vec<String> = match flags.get("kernels").map_or("all", String::as_str) {
+        "all" => crate::samples::NAMES.iter().map(|s| s.to_string()).collect(),
+        list => list.split(',').map(|s| s.trim().to_string()).collect(),
+    };
+    match kernels.iter().find(|k| !crate::samples::NAMES.contains(&k.as_str())) {
+        Some(bad) => {
+            Err(format!("unknown kernel `{bad}`; kernels: {}", crate::samples::NAMES.join(", ")))
+        }
+        None => Ok(kernels),
+    }
+}
+
 pub fn select_devices(spec: &str, devices: &[DeviceInfo]) -> Result<Vec<usize>, String> {
     let by_kind = |kind: DeviceKind| -> Vec<usize> {
         (0..devices.len()).filter(|&i| devices[i].kind == kind).collect()

@@ -14,6 +14,15 @@ fn reference(input: &[u32]) -> Vec<u32> {
     input.iter().flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a]).collect()
 }
 
+/// expand4 (4:1 output) of `input` into `out`, ready for balancer, faults and devices.
+fn expand4<'a>(p: &'a hetdsl::Program, input: &'a [u32], out: &'a mut [u32]) -> hetdsl::Launch<'a> {
+    p.launch("expand4")
+        .global(&[N])
+        .local(&[64])
+        .input(input, Pattern::ONE_TO_ONE)
+        .output(out, Pattern::ratio(4, 1).unwrap())
+}
+
 /// expand4 (4:1 output) over two devices, four packages each, with `faults` injected.
 fn run_with(
     faults: Vec<Fault>,
@@ -22,12 +31,7 @@ fn run_with(
     let p = program("engine.cl");
     let input = lcg(11, N);
     let mut out = vec![0u32; 4 * N];
-    let mut launch = p
-        .launch("expand4")
-        .global(&[N])
-        .local(&[64])
-        .input(&input, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+    let mut launch = expand4(&p, &input, &mut out)
         .balancer(round_robin(4))
         .watchdog(watchdog)
         // These tests count each device's packages exactly: no speculative copies.
@@ -116,11 +120,7 @@ fn a_straggling_package_is_backed_up_on_an_idle_device() {
     for round in 0..2 {
         let mut out = vec![0u32; 4 * N];
         let r = within_scope(|| {
-            p.launch("expand4")
-                .global(&[N])
-                .local(&[64])
-                .input(&input, Pattern::ONE_TO_ONE)
-                .output(&mut out, Pattern::ratio(4, 1).unwrap())
+            expand4(&p, &input, &mut out)
                 .balancer(round_robin(2))
                 .inject(Fault::Slow { device: 0, factor: 200 })
                 .backups(true)
@@ -154,11 +154,7 @@ fn a_slow_device_alone_is_not_declared_hung() {
     let mut out = vec![0u32; 4 * N];
     let started = std::time::Instant::now();
     let r = within_scope(|| {
-        p.launch("expand4")
-            .global(&[N])
-            .local(&[64])
-            .input(&input, Pattern::ONE_TO_ONE)
-            .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        expand4(&p, &input, &mut out)
             .on_devices(&[0])
             // One package: it runs unmeasured, so only the floor limits it.
             .balancer(Box::new(hetdsl::balance::Static::nominal()))
