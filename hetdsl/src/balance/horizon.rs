@@ -54,7 +54,8 @@ impl Outlook<'_> {
     /// at least as fast as the mean device needs no margin: Sigmoid's own slope k_i handles
     /// irregularity there, as in the paper. A slower one risks idling the machine for an
     /// overrun while adding little, so its margin grows to the full v as its relative speed (N
-    /// times its best speed over the sum of the devices' best speeds) falls to zero.
+    /// times its best speed over the sum of the devices' best speeds) falls to zero. Only a
+    /// device of a slower class is "slower" in that sense; a peer gets no margin.
     fn margins(&self) -> Vec<f64> {
         let live = self.devices.iter().filter(|d| d.alive).count() as f64;
         let total: f64 = self.devices.iter().filter(|d| d.alive).map(|d| d.best).sum();

@@ -40,7 +40,9 @@
 //!    as if the run could end v^e times sooner and its package take v^e times longer, with
 //!    e = 1 − N·best_j/Σ best (its best speed relative to the mean; e ≤ 0 means no margin):
 //!    an overrun by a device that adds little idles everyone else, while fast devices are left
-//!    to Sigmoid's own k_i, as in the paper (`horizon.rs`).
+//!    to Sigmoid's own k_i, as in the paper (`horizon.rs`). Only a device of a slower class
+//!    (below) gets a margin: a peer's lower speed comes from the region it ran, not from what
+//!    it is.
 //! 4. **Wait.** If even `oc_j` work-groups would end after E, and the devices already running
 //!    would, once free, finish everything left before this device finished them (at its best
 //!    speed, under its margin), the device is told [`Next::Wait`](super::Next::Wait). It waits
