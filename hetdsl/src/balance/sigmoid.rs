@@ -58,7 +58,7 @@
 //!    of their mean (`speeds.rs`): on Mandelbrot's band a package on cheap rows measured 50×
 //!    the speed of the next, and the plain mean sized a package that ran 0.86 s of a 1 s run.
 //! 6. **Tail.** With fewer than two fills per device left, a peer takes exactly its share of
-//!    the common end E, even below its occupancy bound (to half of it): bound-sized packages
+//!    the common end E, even below its occupancy bound (to a third of it): bound-sized packages
 //!    there leave one GPU a whole fill behind the other (H200 NBody: 5 packages, 0.76).
 //! 7. **Room for a back-up.** A slower-class device's package must end by E minus the time a
 //!    fast device needs for a partial fill, so that if it is late the engine's speculative
