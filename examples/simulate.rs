@@ -3,7 +3,11 @@
 //! ```text
 //! cargo run --release --example simulate -- [--scenario batel|hydra|desktop|h200|all]
 //!     [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace]
+//!     [--backups]
 //! ```
+//!
+//! `--backups` adds the engine's speculative back-ups of stragglers (on by default in the
+//! engine); without it the balancers are compared alone.
 //!
 //! `--replay` adds the cases of a real run (`examples/suite.rs --json`): each kernel with the
 //! cost map and device speeds measured there (`hetdsl::sim::replay`); given alone, only those
@@ -23,7 +27,7 @@ use std::process::ExitCode;
 
 use hetdsl::balance::{BalancerSpec, NAMES};
 use hetdsl::sim::scenario::{scenario, Case, SCENARIOS};
-use hetdsl::sim::SimResult;
+use hetdsl::sim::{SimOptions, SimResult};
 
 struct Args {
     scenarios: Vec<String>,
@@ -32,11 +36,12 @@ struct Args {
     seed: u64,
     json: Option<String>,
     trace: bool,
+    backups: bool,
 }
 
 fn usage() -> String {
     format!(
-        "usage: simulate [--scenario {}|all] [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace]\nbalancers: {}",
+        "usage: simulate [--scenario {}|all] [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace] [--backups]\nbalancers: {}",
         SCENARIOS.join("|"),
         NAMES.join(", ")
     )
@@ -50,6 +55,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         json: None,
         trace: false,
+        backups: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -64,6 +70,7 @@ fn parse_args() -> Result<Args, String> {
             }
             "--json" => args.json = Some(value()?),
             "--trace" => args.trace = true,
+            "--backups" => args.backups = true,
             "--help" | "-h" => return Err(usage()),
             other => return Err(format!("unknown argument `{other}`\n{}", usage())),
         }
@@ -190,7 +197,8 @@ fn main() -> ExitCode {
             for (i, spec) in args.balancers.iter().enumerate() {
                 let label = spec.to_string();
                 for case in &cases {
-                    let r = match case.run(spec, args.seed) {
+                    let options = SimOptions { seed: args.seed, loss: None, backups: args.backups };
+                    let r = match case.run_with(spec, &options) {
                         Ok(r) => r,
                         Err(e) => {
                             eprintln!("{name} / {} / {label}: {e}", case.kernel);

@@ -18,6 +18,7 @@
 //! once, no package is empty, and once every device has answered `Done` nothing is left.
 
 mod adaptive;
+pub mod backup;
 mod dynamic;
 mod hguided;
 mod horizon;

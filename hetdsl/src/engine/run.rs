@@ -18,7 +18,9 @@ use super::geometry::Geometry;
 use super::program::ProgramDevice;
 use super::worker::{self, ArgPlan, HostPtr};
 use super::{Arg, Fault, Launch, WatchdogConfig};
-use crate::balance::{Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup};
+use crate::balance::{
+    backup, Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup,
+};
 use crate::error::{DeviceFault, Error, Result};
 use crate::pattern::{Direction, Pattern};
 use crate::report::{self, DeviceReport, PackageTrace, Report, Transfer};
@@ -86,11 +88,8 @@ pub(crate) struct State {
     backups_enabled: bool,
 }
 
-/// A back-up copy of a straggling package must be predicted to finish this many times sooner
-/// than the original, so that noise in the measured speeds does not duplicate work for nothing.
-const BACKUP_MARGIN: f64 = 1.5;
 /// How often an idle device looks for a straggler to back up.
-const BACKUP_POLL: Duration = Duration::from_millis(5);
+const BACKUP_POLL: Duration = Duration::from_micros((backup::BACKUP_POLL_SECONDS * 1e6) as u64);
 
 pub(crate) struct Shared {
     state: Mutex<State>,
@@ -177,35 +176,31 @@ impl Shared {
         }
     }
 
-    /// Speculative back-up of a straggler (as MapReduce does; see `Launch::backups`): with
-    /// nothing else to do, `me`
-    /// runs a copy of a package another device is still running when, at the speeds measured,
-    /// `me` would finish it in under 1/[`BACKUP_MARGIN`] of that device's predicted remaining
-    /// time. An overdue or unmeasured package is predicted to need as long again as it has run.
-    /// The first copy merged wins (see [`Shared::merge`]); each package is backed up once.
+    /// Speculative back-up of a straggler (see `Launch::backups` and the rule in
+    /// [`backup::choose`]): with nothing else to do, `me` runs a copy of a package another
+    /// device is still running. The first copy merged wins (see [`Shared::merge`]); each
+    /// package is backed up once.
     fn backup_for(&self, s: &mut State, me: usize) -> Option<Package> {
         if !s.backups_enabled {
             return None;
         }
         let my_speed = s.devices[me].speed?;
-        let candidate = (0..s.devices.len())
+        let running = (0..s.devices.len())
             .filter(|&d| d != me && self.alive(d))
             .filter_map(|d| {
                 let (q, since) = s.devices[d].running?;
-                if s.backed_up.contains(&q) || s.merged.contains(&q) {
-                    return None;
-                }
-                let elapsed = since.elapsed().as_secs_f64();
-                let expected = s.devices[d].speed.map_or(0.0, |v| q.len as f64 / v);
-                let remaining = if expected > elapsed { expected - elapsed } else { elapsed };
-                let mine = q.len as f64 / my_speed;
-                (mine * BACKUP_MARGIN < remaining).then_some((remaining - mine, d, q))
+                (!s.backed_up.contains(&q) && !s.merged.contains(&q)).then(|| backup::Running {
+                    device: d,
+                    package: q,
+                    elapsed: since.elapsed().as_secs_f64(),
+                    speed: s.devices[d].speed,
+                })
             })
-            .max_by(|a, b| a.0.total_cmp(&b.0))?;
-        let (_, from, q) = candidate;
-        s.backed_up.insert(q);
-        s.backups.push((from, me, q));
-        Some(q)
+            .collect::<Vec<_>>();
+        let chosen = backup::choose(my_speed, running)?;
+        s.backed_up.insert(chosen.package);
+        s.backups.push((chosen.device, me, chosen.package));
+        Some(chosen.package)
     }
 
     fn hand_out(&self, s: &mut State, me: usize, p: Package) -> Package {

@@ -20,7 +20,9 @@ pub use profile::{CostProfile, CostTable};
 pub use replay::replay;
 pub use rng::SplitMix64;
 
-use crate::balance::{Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup};
+use crate::balance::{
+    backup, Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup,
+};
 use crate::error::{Error, Result};
 use crate::report;
 
@@ -83,6 +85,10 @@ pub struct SimOptions {
     /// Seeds the per-package jitter.
     pub seed: u64,
     pub loss: Option<Loss>,
+    /// Speculative back-ups of stragglers, as the engine makes them (`Launch::backups`, on by
+    /// default there) with the same rule ([`crate::balance::backup::choose`]). The engine
+    /// looks for a straggler every few milliseconds; the simulator at each completion.
+    pub backups: bool,
 }
 
 /// One package as it ran in the simulation.
@@ -121,7 +127,17 @@ pub struct SimResult {
 enum State {
     Idle,
     Waiting,
-    Running { package: Package, start: f64, end: f64, rerun: bool, index: usize },
+    Running {
+        package: Package,
+        start: f64,
+        end: f64,
+        rerun: bool,
+        index: usize,
+        /// The device running the other copy of a backed-up package.
+        twin: Option<usize>,
+        /// The other copy completed first: this one's result is thrown away.
+        abandoned: bool,
+    },
     Done,
     Lost,
 }
@@ -138,6 +154,10 @@ struct Driver<'a> {
     packages: Vec<SimPackage>,
     finish: Vec<f64>,
     done_count: Vec<usize>,
+    backups: bool,
+    /// Work-groups per second over the host span of each device's last package.
+    speed: Vec<Option<f64>>,
+    backed_up: Vec<Package>,
 }
 
 impl Driver<'_> {
@@ -162,8 +182,15 @@ impl Driver<'_> {
         let compute =
             dev.compute_seconds(self.work.cost(package.offset, package.len), package.len, draw);
         let end = self.now + dev.overhead + compute;
-        self.state[device] =
-            State::Running { package, start: self.now, end, rerun, index: self.packages.len() };
+        self.state[device] = State::Running {
+            package,
+            start: self.now,
+            end,
+            rerun,
+            index: self.packages.len(),
+            twin: None,
+            abandoned: false,
+        };
         self.packages.push(SimPackage {
             device,
             package,
@@ -192,6 +219,41 @@ impl Driver<'_> {
                 self.state[device] = State::Done;
             }
         }
+        if matches!(self.state[device], State::Waiting | State::Done) {
+            self.back_up(device)?;
+        }
+        Ok(())
+    }
+
+    /// With nothing else to do, `device` may run a copy of a straggler (see
+    /// [`SimOptions::backups`]).
+    fn back_up(&mut self, device: usize) -> Result<()> {
+        let Some(my_speed) = self.speed[device].filter(|_| self.backups) else {
+            return Ok(());
+        };
+        let running = self.state.iter().enumerate().filter_map(|(d, s)| match *s {
+            State::Running { package, start, twin: None, abandoned: false, .. }
+                if d != device && !self.backed_up.contains(&package) =>
+            {
+                Some(backup::Running {
+                    device: d,
+                    package,
+                    elapsed: self.now - start,
+                    speed: self.speed[d],
+                })
+            }
+            _ => None,
+        });
+        let Some(chosen) = backup::choose(my_speed, running.collect::<Vec<_>>()) else {
+            return Ok(());
+        };
+        self.backed_up.push(chosen.package);
+        self.launch(device, chosen.package, false)?;
+        for (d, other) in [(device, chosen.device), (chosen.device, device)] {
+            if let State::Running { twin, .. } = &mut self.state[d] {
+                *twin = Some(other);
+            }
+        }
         Ok(())
     }
 
@@ -208,11 +270,24 @@ impl Driver<'_> {
     }
 
     fn complete(&mut self, device: usize) -> Result<()> {
-        let State::Running { package, start, end, .. } = self.state[device] else {
+        let State::Running { package, start, end, twin, abandoned, .. } = self.state[device] else {
             return Ok(());
         };
         self.now = end;
         self.state[device] = State::Idle;
+        if abandoned {
+            // The other copy won: this one's result is thrown away, as the engine does with a
+            // late copy, so neither the balancer nor the device's finish time hears of it.
+            self.serve(device)?;
+            return self.wake();
+        }
+        if let Some(t) = twin {
+            if let State::Running { abandoned, index, .. } = &mut self.state[t] {
+                *abandoned = true;
+                self.packages[*index].aborted = true;
+            }
+        }
+        self.speed[device] = Some(package.len as f64 / (end - start).max(f64::MIN_POSITIVE));
         self.finish[device] = end;
         self.done_count[device] += 1;
         // Re-runs are reported too, as the engine does: a balancer learns the speed from them
@@ -231,9 +306,19 @@ impl Driver<'_> {
 
     fn lose(&mut self, loss: Loss) -> Result<()> {
         self.now = self.now.max(loss.at);
-        if let State::Running { package, index, .. } = self.state[loss.device] {
+        if let State::Running { package, index, twin, abandoned, .. } = self.state[loss.device] {
             self.packages[index].aborted = true;
-            self.reruns.push(package);
+            // A copy still running elsewhere finishes the package; only a lost sole copy (or
+            // the winner of a pair, which cannot be lost before it completes) is run again.
+            match twin.filter(|_| !abandoned) {
+                Some(t) => {
+                    if let State::Running { twin, .. } = &mut self.state[t] {
+                        *twin = None;
+                    }
+                }
+                None if !abandoned => self.reruns.push(package),
+                None => {}
+            }
         }
         self.state[loss.device] = State::Lost;
         self.balancer.device_lost(loss.device);
@@ -246,6 +331,26 @@ impl Driver<'_> {
             }
         }
         self.wake()
+    }
+
+    /// When idle devices next look for a straggler: every [`backup::BACKUP_POLL_SECONDS`], as
+    /// the engine's do, while one of them could back something up.
+    fn next_poll(&self) -> Option<f64> {
+        let running = self.state.iter().any(|s| matches!(s, State::Running { .. }));
+        let idle = (0..self.state.len()).any(|d| {
+            matches!(self.state[d], State::Waiting | State::Done) && self.speed[d].is_some()
+        });
+        (self.backups && running && idle).then_some(self.now + backup::BACKUP_POLL_SECONDS)
+    }
+
+    fn poll(&mut self, at: f64) -> Result<()> {
+        self.now = at;
+        for d in 0..self.state.len() {
+            if matches!(self.state[d], State::Waiting | State::Done) {
+                self.back_up(d)?;
+            }
+        }
+        Ok(())
     }
 
     fn next_completion(&self) -> Option<(usize, f64)> {
@@ -285,20 +390,27 @@ pub fn simulate(
         packages: Vec::new(),
         finish: vec![0.0; n],
         done_count: vec![0; n],
+        backups: options.backups,
+        speed: vec![None; n],
+        backed_up: Vec::new(),
     };
     let mut loss = options.loss.filter(|l| l.device < n);
     for d in 0..n {
         driver.serve(d)?;
     }
-    loop {
-        let next = driver.next_completion();
-        match (loss, next) {
-            (Some(l), Some((_, end))) if l.at <= end => {
+    while let Some((d, end)) = driver.next_completion() {
+        // The earliest event first: a device lost, idle devices looking for a straggler, or
+        // a package completing.
+        let poll = driver.next_poll().filter(|&t| t < end);
+        match loss {
+            Some(l) if l.at <= end && poll.is_none_or(|t| l.at <= t) => {
                 loss = None;
                 driver.lose(l)?;
             }
-            (_, Some((d, _))) => driver.complete(d)?,
-            (_, None) => break,
+            _ => match poll {
+                Some(t) => driver.poll(t)?,
+                None => driver.complete(d)?,
+            },
         }
     }
     let name = driver.balancer.name();
@@ -358,7 +470,52 @@ mod tests {
         b: &mut dyn Balancer,
         loss: Option<Loss>,
     ) -> SimResult {
-        simulate(devices, &uniform(groups), b, &SimOptions { seed: 1, loss }).unwrap()
+        simulate(devices, &uniform(groups), b, &SimOptions { seed: 1, loss, backups: false })
+            .unwrap()
+    }
+
+    /// Every work-group covered exactly once by the packages whose copy counted.
+    fn covered_once(r: &SimResult, groups: u64) -> bool {
+        let mut seen = vec![0u32; groups as usize];
+        for p in r.packages.iter().filter(|p| !p.aborted) {
+            for g in p.package.offset..p.package.end() {
+                seen[g as usize] += 1;
+            }
+        }
+        seen.iter().all(|&c| c == 1)
+    }
+
+    #[test]
+    fn a_straggler_is_backed_up_and_its_late_copy_ignored() {
+        // Two packages of 100 groups each (Dynamic: first come, first served), on a device at
+        // 10 groups/s and one at 1000: the fast one takes the second package and ends it at
+        // 0.1 s. The slow one is unmeasured, so its package is predicted to need as long again
+        // as it has run: once it has run BACKUP_MARGIN times the copy's 0.1 s (at 0.15 s, to
+        // the next 5 ms poll), the fast one backs it up, ending near 0.25 s instead of 10 s.
+        let devices = [device(10.0, 0.0, 1), device(1000.0, 0.0, 1)];
+        let options = |backups| SimOptions { seed: 1, loss: None, backups };
+        let work = uniform(200);
+        let with = simulate(&devices, &work, &mut Dynamic::packages(2), &options(true)).unwrap();
+        assert!(with.makespan > 0.249 && with.makespan < 0.256, "{}", with.makespan);
+        assert!(covered_once(&with, 200));
+        let late = with.packages.iter().find(|p| p.device == 0).unwrap();
+        assert!(late.aborted, "the slow copy lost: {:?}", with.packages);
+        assert_eq!(with.device_packages, vec![0, 2]);
+        let without =
+            simulate(&devices, &work, &mut Dynamic::packages(2), &options(false)).unwrap();
+        assert!((without.makespan - 10.0).abs() < 1e-9, "{}", without.makespan);
+    }
+
+    #[test]
+    fn a_backed_up_package_whose_device_is_lost_is_not_run_a_third_time() {
+        // As above, the slow device lost at 0.2 s while the fast one runs its copy.
+        let devices = [device(10.0, 0.0, 1), device(1000.0, 0.0, 1)];
+        let loss = Some(Loss { device: 0, at: 0.2 });
+        let options = SimOptions { seed: 1, loss, backups: true };
+        let r = simulate(&devices, &uniform(200), &mut Dynamic::packages(2), &options).unwrap();
+        assert!(r.packages.iter().all(|p| !p.rerun), "{:?}", r.packages);
+        assert!(covered_once(&r, 200));
+        assert!(r.makespan > 0.249 && r.makespan < 0.256, "{}", r.makespan);
     }
 
     #[test]
@@ -440,8 +597,13 @@ mod tests {
         let devices = [device(1.0, 0.0, 1), device(1.0, 0.0, 1), device(1.0, 0.0, 1)];
         let work = uniform(3);
         let loss = Some(Loss { device: 2, at: 1.5 });
-        let r = simulate(&devices, &work, &mut Scripted::default(), &SimOptions { seed: 1, loss })
-            .unwrap();
+        let r = simulate(
+            &devices,
+            &work,
+            &mut Scripted::default(),
+            &SimOptions { seed: 1, loss, backups: false },
+        )
+        .unwrap();
         let starts: Vec<(usize, u64, f64)> =
             r.packages.iter().map(|p| (p.device, p.package.offset, p.start)).collect();
         assert_eq!(starts, vec![(0, 0, 0.0), (1, 1, 1.0), (0, 2, 1.5)]);

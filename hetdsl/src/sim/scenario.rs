@@ -268,13 +268,13 @@ impl Case {
     }
 
     /// Simulate this case under the balancer `spec` describes.
+    /// The balancer alone: no engine back-ups (the scenarios compare balancers).
     pub fn run(&self, spec: &BalancerSpec, seed: u64) -> Result<SimResult> {
-        simulate(
-            &self.devices,
-            &self.cost_table(),
-            spec.build().as_mut(),
-            &SimOptions { seed, loss: None },
-        )
+        self.run_with(spec, &SimOptions { seed, loss: None, backups: false })
+    }
+
+    pub fn run_with(&self, spec: &BalancerSpec, options: &SimOptions) -> Result<SimResult> {
+        simulate(&self.devices, &self.cost_table(), spec.build().as_mut(), options)
     }
 }
 
