@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example simulate -- [--scenario batel|hydra|desktop|h200|all]
 //!     [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace]
-//!     [--backups]
+//!     [--backups] [--machine TEXT]
 //! ```
 //!
 //! `--backups` adds the engine's speculative back-ups of stragglers (on by default in the
@@ -37,11 +37,13 @@ struct Args {
     json: Option<String>,
     trace: bool,
     backups: bool,
+    /// Only the machines whose name contains this.
+    machine: Option<String>,
 }
 
 fn usage() -> String {
     format!(
-        "usage: simulate [--scenario {}|all] [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace] [--backups]\nbalancers: {}",
+        "usage: simulate [--scenario {}|all] [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace] [--backups] [--machine TEXT]\nbalancers: {}",
         SCENARIOS.join("|"),
         NAMES.join(", ")
     )
@@ -56,6 +58,7 @@ fn parse_args() -> Result<Args, String> {
         json: None,
         trace: false,
         backups: false,
+        machine: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -71,6 +74,7 @@ fn parse_args() -> Result<Args, String> {
             "--json" => args.json = Some(value()?),
             "--trace" => args.trace = true,
             "--backups" => args.backups = true,
+            "--machine" => args.machine = Some(value()?),
             "--help" | "-h" => return Err(usage()),
             other => return Err(format!("unknown argument `{other}`\n{}", usage())),
         }
@@ -184,6 +188,9 @@ fn main() -> ExitCode {
         // Group the cases by machine, keeping their order.
         let mut machines: Vec<(String, Vec<&Case>)> = Vec::new();
         for c in cases {
+            if args.machine.as_ref().is_some_and(|m| !c.machine.contains(m.as_str())) {
+                continue;
+            }
             match machines.iter_mut().find(|(m, _)| *m == c.machine) {
                 Some((_, list)) => list.push(c),
                 None => machines.push((c.machine.clone(), vec![c])),
