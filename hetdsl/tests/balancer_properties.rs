@@ -95,9 +95,10 @@ fn tiles(total: u64, mut packages: Vec<Package>) -> Result<(), String> {
 fn check(case: &Case, r: &SimResult) -> Result<(), String> {
     let g = case.work.total_groups();
     // What the balancer handed out (a lost device's running package included, once).
-    tiles(g, r.packages.iter().filter(|p| !p.rerun).map(|p| p.package).collect())
+    tiles(g, r.packages.iter().filter(|p| !p.rerun && !p.backup).map(|p| p.package).collect())
         .map_err(|e| format!("balancer hand-outs: {e}"))?;
-    // What actually completed (the lost package through its driver re-run).
+    // What actually completed (the lost package through its driver re-run, a backed-up one
+    // through the copy that won).
     tiles(g, r.packages.iter().filter(|p| !p.aborted).map(|p| p.package).collect())
         .map_err(|e| format!("completed packages: {e}"))?;
     if let Some(loss) = case.loss {
@@ -122,7 +123,9 @@ fn check(case: &Case, r: &SimResult) -> Result<(), String> {
 }
 
 fn run_case(case: &Case, balancer: &mut dyn Balancer) -> Result<SimResult, String> {
-    let options = SimOptions { seed: case.seed, loss: case.loss };
+    // Half the cases with the engine's speculative back-ups: what completes must still tile
+    // the range, each work-group once.
+    let options = SimOptions { seed: case.seed, loss: case.loss, backups: case.seed % 2 == 1 };
     simulate(&case.devices, &case.work, balancer, &options).map_err(|e| e.to_string())
 }
 
@@ -136,12 +139,17 @@ fn for_all(family: &str, make: impl Fn(&mut SplitMix64, usize) -> Box<dyn Balanc
             .map(|i| family_key ^ (i << 20))
             .collect(),
     };
+    let single = seeds.len() == 1;
+    let mut backed_up = 0;
     for seed in seeds {
         let case = random_case(seed);
         let mut g = SplitMix64::new(seed ^ 0x5eed);
         let mut balancer = make(&mut g, case.devices.len());
         let name = balancer.name();
-        let outcome = run_case(&case, balancer.as_mut()).and_then(|r| check(&case, &r));
+        let outcome = run_case(&case, balancer.as_mut()).and_then(|r| {
+            backed_up += r.packages.iter().any(|p| p.backup) as usize;
+            check(&case, &r)
+        });
         if let Err(e) = outcome {
             panic!(
                 "{family} ({name}) failed on case seed {seed} (HETDSL_PROPERTY_SEED={seed}): {e}\n\
@@ -152,6 +160,8 @@ fn for_all(family: &str, make: impl Fn(&mut SplitMix64, usize) -> Box<dyn Balanc
             );
         }
     }
+    // The back-up half of the cases must have exercised back-ups at all.
+    assert!(single || backed_up > 0, "{family}: no case made a speculative back-up");
 }
 
 fn weights(g: &mut SplitMix64, n: usize) -> Vec<f64> {

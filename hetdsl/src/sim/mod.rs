@@ -100,8 +100,11 @@ pub struct SimPackage {
     pub end: f64,
     /// Run again by the driver after its first device was lost.
     pub rerun: bool,
-    /// Cut short by the loss of its device (its work-groups are in a later `rerun` package).
+    /// Cut short by the loss of its device (its work-groups are in a later `rerun` package),
+    /// or the losing copy of a backed-up package.
     pub aborted: bool,
+    /// A speculative copy of a package another device was running (`SimOptions::backups`).
+    pub backup: bool,
 }
 
 /// What a simulation measured.
@@ -198,6 +201,7 @@ impl Driver<'_> {
             end,
             rerun,
             aborted: false,
+            backup: false,
         });
         Ok(())
     }
@@ -249,6 +253,9 @@ impl Driver<'_> {
         };
         self.backed_up.push(chosen.package);
         self.launch(device, chosen.package, false)?;
+        if let Some(copy) = self.packages.last_mut() {
+            copy.backup = true;
+        }
         for (d, other) in [(device, chosen.device), (chosen.device, device)] {
             if let State::Running { twin, .. } = &mut self.state[d] {
                 *twin = Some(other);
