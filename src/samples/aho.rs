@@ -8,8 +8,8 @@ use std::ops::Range;
 
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 
-use super::{check_indices, place, Sample, Size};
-use crate::check::{all_equal, par_map, Verdict};
+use super::{cached_reference, place, Sample, Size};
+use crate::check::{all_equal, Verdict};
 use crate::rng::Rng;
 
 pub const LWS: usize = 64;
@@ -207,12 +207,11 @@ impl Sample for Aho {
     }
 
     fn verify(&mut self) -> Verdict {
-        let (indices, expected) = self.reference.get_or_insert_with(|| {
-            let starts = check_indices(self.text.len(), self.size, 16);
-            let (patterns, text) = (&self.patterns, &self.text);
-            let found = par_map(&starts, |s| reference_match(patterns, text, s));
-            (starts, found)
-        });
+        let (patterns, text) = (&self.patterns, &self.text);
+        let (indices, expected) =
+            cached_reference(&mut self.reference, text.len(), self.size, 16, |s| {
+                reference_match(patterns, text, s)
+            });
         let got: Vec<i32> = indices.iter().map(|&s| self.matches[s]).collect();
         // Integers: exact.
         all_equal("matches", &got, expected)

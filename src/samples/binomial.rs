@@ -4,8 +4,8 @@
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 use std::ops::Range;
 
-use super::{check_indices, place, Sample, Size};
-use crate::check::{all_close, par_map, relative_l2, Verdict};
+use super::{cached_reference, place, Sample, Size};
+use crate::check::{all_close, relative_l2, Verdict};
 use crate::rng::Rng;
 
 /// Tree depth; the work-group has `STEPS + 1` work-items, and the fold needs an even depth.
@@ -113,12 +113,11 @@ impl Sample for Binomial {
     }
 
     fn verify(&mut self) -> Verdict {
-        let (indices, expected) = self.reference.get_or_insert_with(|| {
-            let options = check_indices(self.random.len() * 4, self.size, 11);
-            let random = &self.random;
-            let prices = par_map(&options, |k| reference_price(random[k / 4][k % 4], STEPS));
-            (options, prices)
-        });
+        let random = &self.random;
+        let (indices, expected) =
+            cached_reference(&mut self.reference, random.len() * 4, self.size, 11, |k| {
+                reference_price(random[k / 4][k % 4], STEPS)
+            });
         let got: Vec<f64> = indices.iter().map(|&k| self.prices[k / 4][k % 4] as f64).collect();
         // The SDK's rule (relative L2 < 1e-3), and element by element: 254 float levels of
         // rounding leave ~1e-5 relative error; 1e-3 of max(1, |price|) also absorbs the ulps of

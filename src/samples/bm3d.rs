@@ -6,8 +6,8 @@
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 use std::ops::Range;
 
-use super::{check_indices, place, Sample, Size};
-use crate::check::{all_equal, par_map, Verdict};
+use super::{cached_reference, place, Sample, Size};
+use crate::check::{all_equal, Verdict};
 use crate::rng::Rng;
 
 pub const LWS: usize = 64;
@@ -183,12 +183,11 @@ impl Sample for Bm3d {
     }
 
     fn verify(&mut self) -> Verdict {
-        let (indices, expected) = self.reference.get_or_insert_with(|| {
-            let pixels = check_indices(self.problem.rows * self.problem.cols, self.size, 18);
-            let p = &self.problem;
-            let out = par_map(&pixels, |q| reference_pixel(p, q / p.cols, q % p.cols));
-            (pixels, out)
-        });
+        let p = &self.problem;
+        let (indices, expected) =
+            cached_reference(&mut self.reference, p.rows * p.cols, self.size, 18, |q| {
+                reference_pixel(p, q / p.cols, q % p.cols)
+            });
         let got: Vec<u8> = indices.iter().map(|&q| self.filtered[q]).collect();
         // Integers (SSDs, sums, integer division): exact.
         all_equal("filtered pixels", &got, expected)

@@ -5,8 +5,8 @@
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 use std::ops::Range;
 
-use super::{check_indices, place, Sample, Size};
-use crate::check::{all_close, par_map, Verdict};
+use super::{cached_reference, place, Sample, Size};
+use crate::check::{all_close, Verdict};
 use crate::rng::Rng;
 
 pub const LWS: usize = 128;
@@ -155,15 +155,12 @@ impl Sample for Gaussian {
     }
 
     fn verify(&mut self) -> Verdict {
-        let (indices, expected) = self.reference.get_or_insert_with(|| {
-            let pixels = check_indices(self.rows * self.cols, self.size, 14);
-            let (image, filter, rows, cols, width) =
-                (&self.image, &self.filter, self.rows, self.cols, self.filter_width);
-            let out = par_map(&pixels, |p| {
+        let (image, filter, rows, cols, width) =
+            (&self.image, &self.filter, self.rows, self.cols, self.filter_width);
+        let (indices, expected) =
+            cached_reference(&mut self.reference, rows * cols, self.size, 14, |p| {
                 reference_pixel(image, rows, cols, filter, width, p / cols, p % cols)
             });
-            (pixels, out)
-        });
         let channels = |px: &mut dyn Iterator<Item = [u8; 4]>| {
             px.flat_map(|p| p.map(f64::from)).collect::<Vec<f64>>()
         };

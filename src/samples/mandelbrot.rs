@@ -4,8 +4,8 @@
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 use std::ops::Range;
 
-use super::{check_indices, place, Sample, Size};
-use crate::check::{par_map, pixels_match, Verdict};
+use super::{cached_reference, place, Sample, Size};
+use crate::check::{pixels_match, Verdict};
 
 pub const LWS: usize = 256;
 
@@ -136,13 +136,11 @@ impl Sample for Mandelbrot {
     }
 
     fn verify(&mut self) -> Verdict {
-        let (indices, expected) = self.reference.get_or_insert_with(|| {
-            let pixels = check_indices(self.view.width * self.view.height, self.size, 12);
-            let view = self.view;
-            let colours =
-                par_map(&pixels, |p| reference_pixel(&view, p % view.width, p / view.width));
-            (pixels, colours)
-        });
+        let view = self.view;
+        let (indices, expected) =
+            cached_reference(&mut self.reference, view.width * view.height, self.size, 12, |p| {
+                reference_pixel(&view, p % view.width, p / view.width)
+            });
         let got: Vec<[u8; 4]> = indices.iter().map(|&p| self.image[p]).collect();
         // The SDK's rule: a pixel mismatches when a channel is off by more than 2, and fewer than
         // 0.2 % may mismatch: contracted multiply-adds and cos/log2 ulps flip the escape count

@@ -133,3 +133,19 @@ pub(crate) fn check_indices(total: usize, size: Size, seed: u64) -> Vec<usize> {
         Size::Paper => crate::check::sample_indices(total, PAPER_CHECK_BUDGET, seed),
     }
 }
+
+/// A sample's CPU reference at the indices [`check_indices`] picks, computed once (in parallel,
+/// with `f` for each index) and kept in `cache` for later runs.
+pub(crate) fn cached_reference<T: Send>(
+    cache: &mut Option<(Vec<usize>, Vec<T>)>,
+    total: usize,
+    size: Size,
+    seed: u64,
+    f: impl Fn(usize) -> T + Sync,
+) -> &(Vec<usize>, Vec<T>) {
+    cache.get_or_insert_with(|| {
+        let indices = check_indices(total, size, seed);
+        let values = crate::check::par_map(&indices, f);
+        (indices, values)
+    })
+}

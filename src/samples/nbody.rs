@@ -4,8 +4,8 @@
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 use std::ops::Range;
 
-use super::{check_indices, place, Sample, Size};
-use crate::check::{par_map, relative_l2, Verdict};
+use super::{cached_reference, place, Sample, Size};
+use crate::check::{relative_l2, Verdict};
 use crate::rng::Rng;
 
 pub const LWS: usize = 128;
@@ -142,12 +142,11 @@ impl Sample for NBody {
     }
 
     fn verify(&mut self) -> Verdict {
-        let (indices, expected) = self.reference.get_or_insert_with(|| {
-            let bodies = check_indices(self.position.len(), self.size, 13);
-            let (p, v) = (&self.position, &self.velocity);
-            let moved = par_map(&bodies, |i| reference_body(p, v, i));
-            (bodies, moved)
-        });
+        let (p, v) = (&self.position, &self.velocity);
+        let (indices, expected) =
+            cached_reference(&mut self.reference, p.len(), self.size, 13, |i| {
+                reference_body(p, v, i)
+            });
         let flat = |rows: &mut dyn Iterator<Item = [f64; 4]>| {
             rows.flat_map(|r| r.into_iter()).collect::<Vec<f64>>()
         };

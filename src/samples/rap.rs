@@ -5,7 +5,7 @@
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 use std::ops::Range;
 
-use super::{check_indices, place, Sample, Size};
+use super::{cached_reference, place, Sample, Size};
 use crate::check::{all_equal, par_map, Verdict};
 use crate::rng::Rng;
 
@@ -127,12 +127,11 @@ impl Sample for Rap {
     }
 
     fn verify(&mut self) -> Verdict {
-        let (indices, expected) = self.reference.get_or_insert_with(|| {
-            let js = check_indices(self.next.len(), self.size, 17);
-            let (previous, profit) = (&self.previous, &self.profit);
-            let best = par_map(&js, |j| reference_stage_at(previous, profit, j));
-            (js, best)
-        });
+        let (previous, profit) = (&self.previous, &self.profit);
+        let (indices, expected) =
+            cached_reference(&mut self.reference, self.next.len(), self.size, 17, |j| {
+                reference_stage_at(previous, profit, j)
+            });
         let got: Vec<i32> = indices.iter().map(|&j| self.next[j]).collect();
         // Integers: exact.
         all_equal("best profits", &got, expected)

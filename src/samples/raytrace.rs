@@ -6,8 +6,8 @@
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 use std::ops::Range;
 
-use super::{check_indices, place, Sample, Size};
-use crate::check::{par_map, pixels_match, Verdict};
+use super::{cached_reference, place, Sample, Size};
+use crate::check::{pixels_match, Verdict};
 use crate::rng::Rng;
 
 pub const LWS: usize = 64;
@@ -457,13 +457,11 @@ impl Sample for RayTrace {
     }
 
     fn verify(&mut self) -> Verdict {
-        let (indices, expected) = self.reference.get_or_insert_with(|| {
-            let pixels = check_indices(self.view.width * self.view.height, self.size, 19);
-            let (scene, view) = (&self.scene, self.view);
-            let colours =
-                par_map(&pixels, |p| reference_pixel(scene, &view, p % view.width, p / view.width));
-            (pixels, colours)
-        });
+        let (scene, view) = (&self.scene, self.view);
+        let (indices, expected) =
+            cached_reference(&mut self.reference, view.width * view.height, self.size, 19, |p| {
+                reference_pixel(scene, &view, p % view.width, p / view.width)
+            });
         let got: Vec<[u8; 4]> = indices.iter().map(|&p| self.pixels[p]).collect();
         // The Mandelbrot rule (channels within 2, mismatches below 0.5 % as suggested for this
         // tracer): fused multiply-adds and sqrt/pow ulps move silhouettes and refracted paths by

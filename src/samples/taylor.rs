@@ -5,8 +5,8 @@
 use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
 use std::ops::Range;
 
-use super::{check_indices, place, Sample, Size};
-use crate::check::{all_close, par_map, Verdict};
+use super::{cached_reference, place, Sample, Size};
+use crate::check::{all_close, Verdict};
 
 pub const LWS: [usize; 2] = [16, 8];
 
@@ -147,12 +147,10 @@ impl Sample for Taylor {
 
     fn verify(&mut self) -> Verdict {
         let grid = self.grid;
-        let (indices, expected) = self.reference.get_or_insert_with(|| {
-            let points = check_indices(grid.width * grid.height, self.size, 15);
-            let values =
-                par_map(&points, |p| reference_point(&grid, p % grid.width, p / grid.width));
-            (points, values)
-        });
+        let (indices, expected) =
+            cached_reference(&mut self.reference, grid.width * grid.height, self.size, 15, |p| {
+                reference_point(&grid, p % grid.width, p / grid.width)
+            });
         let got: Vec<f64> = indices.iter().map(|&p| self.approx[p] as f64).collect();
         // The terms' magnitudes sum to at most exp(x0 + |dx| + |dy|); float rounding over the
         // sum is a few ulps of that, so allow 1e-5 of it (≈ 170 ulps). A point computed for the
