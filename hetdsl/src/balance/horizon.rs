@@ -27,8 +27,12 @@ pub(crate) struct DeviceView {
     /// a device may be told to wait.
     pub guarded: bool,
     pub alive: bool,
-    /// Planning speed, work-groups per second (recent mean).
+    /// Planning speed over the work left, work-groups per second (recent mean, slowed down by
+    /// the cost trend where the work ahead costs more).
     pub speed: f64,
+    /// Planning speed on the work-groups the device would take next (at the front of the
+    /// range): its own package is sized with it.
+    pub next_speed: f64,
     /// Best speed shown in this run (its class: the mean dips on costly regions).
     pub best: f64,
     /// Seconds until its running package is expected to end; `None` when it runs nothing.
@@ -106,7 +110,7 @@ impl Outlook<'_> {
         // counted at the worst cost seen: a package of p·t seconds at the measured speed may
         // take v times as long (on a bursty kernel the speed was measured on cheap work), so
         // p·t/v seconds of work keep the overrun within the paper's p·t.
-        let careful = me.speed / margins[device];
+        let careful = me.next_speed / margins[device];
         let floor = self.tolerated / self.variability;
         // A device of a slower class must also leave time for its package to be backed up: if
         // it is late, a fast device re-runs it (the engine's speculative back-up), which takes
@@ -194,7 +198,15 @@ mod tests {
     use super::*;
 
     fn view(speed: f64, busy_for: Option<f64>, occupancy: f64) -> DeviceView {
-        DeviceView { guarded: true, alive: true, speed, best: speed, busy_for, occupancy }
+        DeviceView {
+            guarded: true,
+            alive: true,
+            speed,
+            next_speed: speed,
+            best: speed,
+            busy_for,
+            occupancy,
+        }
     }
 
     #[test]

@@ -30,6 +30,7 @@ mod sigmoid;
 pub mod spec;
 mod speeds;
 mod static_split;
+mod trend;
 
 pub use adaptive::{Adaptive, AdaptiveRule};
 pub use dynamic::Dynamic;
@@ -137,6 +138,10 @@ impl Remaining {
     }
     pub fn is_empty(&self) -> bool {
         self.left() == 0
+    }
+    /// The work-groups not handed out yet, as a range of indices.
+    pub fn range(&self) -> std::ops::Range<u64> {
+        self.next..self.end
     }
     /// A package of `len` work-groups, clamped to `1..=left`; `None` when nothing is left.
     pub fn take(&mut self, len: u64) -> Option<Package> {

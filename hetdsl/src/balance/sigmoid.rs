@@ -63,11 +63,18 @@
 //! 7. **Room for a back-up.** A slower-class device's package must end by E minus the time a
 //!    fast device needs for a partial fill, so that if it is late the engine's speculative
 //!    back-up can still end by E.
+//! 8. **Cost trend.** Where time per work-group rises steadily along the range (a straight
+//!    line over the recent packages of a class of devices, R² ≥ 0.8), the work left costs more
+//!    than the speeds measured behind the front say: speeds are slowed by the line's ratio
+//!    (at most 4×) for the common end and for each package (`trend.rs`). On RAP, whose cost
+//!    rises 65× along the range, four H200s went from 0.75 to 0.89 efficiency. A device of a
+//!    slower class only ever gets the smaller package from it, never a later end.
 //!
 //! [`Sigmoid::faithful`] keeps the paper's algorithm exactly, without the guard.
 
 use super::horizon::{DeviceView, Outlook};
 use super::speeds::SpeedBook;
+use super::trend::CostTrend;
 use super::{check_setup, Balancer, Completion, DeviceProfile, Next, Package, Remaining, Setup};
 use crate::error::{Error, Result};
 
@@ -114,6 +121,8 @@ pub struct Sigmoid {
     occupancy: Vec<u64>,
     left: Remaining,
     speeds: SpeedBook,
+    /// Time per work-group against position (guard point 8).
+    trend: CostTrend,
     irregular: bool,
     alive: Vec<bool>,
     running: Vec<Option<Running>>,
@@ -159,6 +168,7 @@ impl Sigmoid {
             occupancy: Vec::new(),
             left: Remaining::default(),
             speeds: SpeedBook::default(),
+            trend: CostTrend::default(),
             irregular: false,
             alive: Vec::new(),
             running: Vec::new(),
@@ -196,17 +206,38 @@ impl Sigmoid {
         self.curve_size(device).max(imbalance).max(self.occupancy[device] as f64)
     }
 
-    /// What the guard's horizon rule sees of each device now.
-    fn device_views(&self, now: f64) -> Vec<DeviceView> {
+    /// What the guard's horizon rule sees of each device now, as `device` plans. Where the
+    /// cost of a work-group rises along the range, speeds measured behind the front are slowed
+    /// down by the trend (point 8): `device`'s own speed on its next package (a share of the
+    /// work left, from the front); and, when `device` is a peer, every device's speed on the
+    /// work left and a running package's on its own range, which move the common end later. A
+    /// device of a slower class plans with the earlier end, as without the trend: a later end
+    /// would let it take more, and its overrun is the costly one.
+    fn device_views(&self, device: usize, now: f64) -> Vec<DeviceView> {
+        let left = self.left.range();
+        let (front, end) = (left.start as f64, left.end as f64);
+        let share = (end - front) / self.live().count().max(1) as f64;
+        let trend = |d: usize, groups: std::ops::Range<f64>| match self.slow_class[device] {
+            true => 1.0,
+            false => self.trend.factor(d, groups),
+        };
         (0..self.alive.len())
             .map(|d| {
-                let speed = self.speeds.speed(d);
-                let busy_for = self.running[d].map(|r| remaining_seconds(r, speed, now));
+                let measured = self.speeds.speed(d);
+                let busy_for = self.running[d].map(|r| {
+                    let range = r.package.offset as f64..(r.package.offset + r.package.len) as f64;
+                    remaining_seconds(r, measured / trend(d, range), now)
+                });
+                let next = match d == device {
+                    true => self.trend.factor(d, front..front + share),
+                    false => trend(d, front..end),
+                };
                 DeviceView {
                     guarded: self.slow_class[d],
                     alive: self.alive[d],
-                    speed,
-                    best: self.speeds.fastest(d).unwrap_or(speed),
+                    speed: measured / trend(d, front..end),
+                    next_speed: measured / next,
+                    best: self.speeds.fastest(d).unwrap_or(measured),
                     busy_for,
                     occupancy: self.occupancy[d] as f64,
                 }
@@ -259,6 +290,7 @@ impl Balancer for Sigmoid {
             setup.devices.iter().map(|d: &DeviceProfile| d.min_groups.max(1)).collect();
         self.left = Remaining::new(setup.total_groups);
         self.speeds = SpeedBook::new(&nominal, p.history);
+        self.trend = CostTrend::new(&nominal, setup.total_groups, p.history);
         if self.guarded {
             self.speeds = std::mem::take(&mut self.speeds).harmonic();
         }
@@ -284,7 +316,7 @@ impl Balancer for Sigmoid {
         } else if self.speeds.measured(device).is_none() {
             self.occupancy[device] as f64
         } else {
-            let views = self.device_views(now);
+            let views = self.device_views(device, now);
             let outlook = Outlook {
                 devices: &views,
                 left: self.left.left() as f64,
@@ -326,6 +358,8 @@ impl Balancer for Sigmoid {
             done.host_end - done.host_start
         };
         self.speeds.record(done.device, done.package.len, seconds);
+        let full = self.occupancy.get(done.device).is_some_and(|&oc| done.package.len >= oc);
+        self.trend.record(done.device, done.package, seconds, full);
         if let Some((mean, sd)) = self.speeds.measured(done.device) {
             if sd / mean > self.params.irregularity {
                 self.irregular = true;
