@@ -15,7 +15,8 @@ pub struct Timed {
     pub report: Report,
     /// Every run checked: the first failing verdict, or the last one. `None` when not checked.
     pub verdict: Option<Verdict>,
-    /// The energy of the median run itself (the sampler wraps each run, not the checks).
+    /// The energy of the median run's region of interest (the sampler wraps each run, not the
+    /// checks, and is read over the ROI).
     pub energy: Option<EnergyReading>,
 }
 
@@ -38,7 +39,18 @@ pub fn repeat(
         let b = balancer()?;
         let sampler = energy.then(|| Sampler::start(DEFAULT_PERIOD));
         let result = sample.run(Some(devices), Some(b), groups.clone());
-        let reading = sampler.map(Sampler::stop);
+        // The energy of the region of interest alone, as the times compared are: the set-up
+        // around it (program build, buffers, the final read-back) varies from run to run by
+        // seconds (the first run of a device set builds the program), and counting it made
+        // the energy ratios of whichever balancer ran first several times too large.
+        let window = result.as_ref().ok().and_then(|r| {
+            let start = r.roi_start?;
+            Some((start, start + std::time::Duration::from_secs_f64(r.roi_seconds)))
+        });
+        let reading = sampler.map(|s| match window {
+            Some((from, to)) => s.stop_within(from, to),
+            None => s.stop(),
+        });
         let report = result.map_err(|e| e.to_string())?;
         if verify {
             let v = sample.verify();

@@ -314,6 +314,7 @@ mod tests {
                 package(1, 15, 0.01),
             ],
             roi_seconds: 0.02,
+            roi_start: None,
             binary_seconds: 0.03,
             balance: 1.0,
             speedup: None,

@@ -62,7 +62,7 @@ pub fn counter_delta(start: u64, end: u64, max: u64) -> u64 {
 /// Samples power in the background between `start` and `stop`.
 pub struct Sampler {
     stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<EnergyReading>>,
+    handle: Option<JoinHandle<Recording>>,
 }
 
 impl Sampler {
@@ -81,8 +81,19 @@ impl Sampler {
         Sampler { stop, handle }
     }
 
-    /// Stop and return what was measured.
-    pub fn stop(mut self) -> EnergyReading {
+    /// Stop and return what was measured over the whole interval.
+    pub fn stop(self) -> EnergyReading {
+        self.finish().whole()
+    }
+
+    /// Stop and return the energy of the part of the interval between `from` and `to` (a
+    /// run's region of interest, without its set-up and read-back), each domain's cumulative
+    /// energy interpolated linearly between the samples around them.
+    pub fn stop_within(self, from: Instant, to: Instant) -> EnergyReading {
+        self.finish().within(from, to)
+    }
+
+    fn finish(mut self) -> Recording {
         self.stop.store(true, Ordering::Release);
         // Wake the thread from its wait, so the interval ends now rather than up to a period
         // later (45 ms would be a tenth of a short run's energy and time).
@@ -91,14 +102,80 @@ impl Sampler {
         }
         match self.handle.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
-            _ => EnergyReading {
-                seconds: 0.0,
-                samples: 0,
+            _ => Recording {
+                t0: Instant::now(),
+                ticks: Vec::new(),
                 domains: Vec::new(),
                 unavailable: vec!["the sampling thread could not run".into()],
             },
         }
     }
+}
+
+/// Cumulative joules of one domain at each tick of a [`Recording`].
+struct Series {
+    name: String,
+    method: &'static str,
+    joules: Vec<f64>,
+}
+
+/// Everything a sampling thread read: tick times (seconds since `t0`) and each domain's
+/// cumulative energy at every tick.
+struct Recording {
+    t0: Instant,
+    ticks: Vec<f64>,
+    domains: Vec<Series>,
+    unavailable: Vec<String>,
+}
+
+impl Recording {
+    fn whole(self) -> EnergyReading {
+        let end = self.ticks.last().copied().unwrap_or(0.0);
+        self.reading(0.0, end)
+    }
+
+    fn within(self, from: Instant, to: Instant) -> EnergyReading {
+        let at = |i: Instant| i.saturating_duration_since(self.t0).as_secs_f64();
+        let (from, to) = (at(from), at(to));
+        self.reading(from, to.max(from))
+    }
+
+    fn reading(self, from: f64, to: f64) -> EnergyReading {
+        let domains = self
+            .domains
+            .iter()
+            .filter(|d| d.joules.len() == self.ticks.len() && self.ticks.len() >= 2)
+            .map(|d| DomainEnergy {
+                name: d.name.clone(),
+                joules: cumulative_at(&self.ticks, &d.joules, to)
+                    - cumulative_at(&self.ticks, &d.joules, from),
+                method: d.method.into(),
+            })
+            .collect();
+        let samples = self.ticks.iter().filter(|&&t| t >= from && t <= to).count();
+        EnergyReading { seconds: to - from, samples, domains, unavailable: self.unavailable }
+    }
+}
+
+/// A cumulative series read at `t` (seconds), linearly between the ticks around it, clamped
+/// to the ticks' span.
+pub fn cumulative_at(ticks: &[f64], values: &[f64], t: f64) -> f64 {
+    let n = ticks.len().min(values.len());
+    if n == 0 {
+        return 0.0;
+    }
+    let i = ticks[..n].partition_point(|&x| x <= t);
+    if i == 0 {
+        return values[0];
+    }
+    if i == n {
+        return values[n - 1];
+    }
+    let (t0, t1, v0, v1) = (ticks[i - 1], ticks[i], values[i - 1], values[i]);
+    if t1 <= t0 {
+        return v1;
+    }
+    v0 + (v1 - v0) * (t - t0) / (t1 - t0)
 }
 
 /// NVML and RAPL, opened once per process: `nvmlInit` takes tens of milliseconds (far more
@@ -117,71 +194,80 @@ fn sources() -> &'static Sources {
     })
 }
 
-fn sample(
-    period: Duration,
-    stop: &AtomicBool,
-    ready: std::sync::mpsc::Sender<()>,
-) -> EnergyReading {
+fn sample(period: Duration, stop: &AtomicBool, ready: std::sync::mpsc::Sender<()>) -> Recording {
     let mut unavailable = Vec::new();
     let sources = sources();
     let nvml = sources.nvml.as_ref().map_err(|e| unavailable.push(e.clone())).ok();
     let rapl = sources.rapl.as_ref().map_err(|e| unavailable.push(e.clone())).ok();
     let gpus = nvml.as_ref().map(|n| n.devices()).unwrap_or_default();
+    let names: Vec<String> =
+        gpus.iter().map(|g| nvml.as_ref().map_or(String::new(), |n| n.name(g))).collect();
     let counters_start: Vec<Option<u64>> =
         gpus.iter().map(|g| nvml.as_ref().and_then(|n| n.energy_mj(g))).collect();
     let rapl_start = rapl.as_ref().map(|r| r.read()).unwrap_or_default();
     // The interval starts now, with the counters read; the caller may start its work.
     let t0 = Instant::now();
     let _ = ready.send(());
+    let mut ticks = Vec::new();
+    // Per GPU: the driver's counter (mJ since the start) where it has one, else power samples.
+    let mut counted: Vec<Vec<Option<f64>>> = vec![Vec::new(); gpus.len()];
     let mut power: Vec<Vec<(f64, f64)>> = vec![Vec::new(); gpus.len()];
-    let mut samples = 0;
+    let mut rapl_joules: Vec<Vec<f64>> = vec![Vec::new(); rapl_start.len()];
     loop {
         let t = t0.elapsed().as_secs_f64();
         if let Some(n) = &nvml {
             for (i, g) in gpus.iter().enumerate() {
-                if let Some(w) = n.power_watts(g) {
-                    power[i].push((t, w));
-                }
+                let now = n.energy_mj(g);
+                counted[i].push(match (counters_start[i], now) {
+                    (Some(a), Some(b)) if b >= a => Some((b - a) as f64 / 1e3),
+                    _ => None,
+                });
+                // Power is still sampled where a counter works: a domain whose counter drops
+                // out mid-interval falls back to it.
+                power[i].push((t, n.power_watts(g).unwrap_or(f64::NAN)));
             }
         }
-        samples += 1;
+        if let Some(r) = &rapl {
+            for ((series, start), end) in rapl_joules.iter_mut().zip(&rapl_start).zip(r.read()) {
+                series.push(
+                    counter_delta(start.microjoules, end.microjoules, start.max) as f64 / 1e6,
+                );
+            }
+        }
+        ticks.push(t);
         if stop.load(Ordering::Acquire) {
             break;
         }
         // Unparked early by `stop`; a spurious wake-up only adds a sample.
         std::thread::park_timeout(period);
     }
-    let seconds = t0.elapsed().as_secs_f64();
     let mut domains = Vec::new();
-    if let Some(n) = &nvml {
-        for (i, g) in gpus.iter().enumerate() {
-            let name = format!("gpu{i} {}", n.name(g));
-            match (counters_start[i], n.energy_mj(g)) {
-                // The driver's own energy counter (Volta and later) is finer than 45 ms samples.
-                (Some(a), Some(b)) if b >= a => domains.push(DomainEnergy {
-                    name,
-                    joules: (b - a) as f64 / 1e3,
-                    method: "nvml-counter".into(),
-                }),
-                _ if power[i].len() >= 2 => domains.push(DomainEnergy {
-                    name,
-                    joules: integrate(&power[i]),
-                    method: "nvml-power-samples".into(),
-                }),
-                _ => unavailable.push(format!("{name}: no power reading")),
-            }
+    for (i, name) in names.iter().enumerate() {
+        let name = format!("gpu{i} {name}");
+        // The driver's own energy counter (Volta and later) is finer than 45 ms samples.
+        if counted[i].iter().all(Option::is_some) {
+            let joules = counted[i].iter().flatten().copied().collect();
+            domains.push(Series { name, method: "nvml-counter", joules });
+        } else if power[i].iter().filter(|(_, w)| w.is_finite()).count() >= 2 {
+            let readable: Vec<(f64, f64)> =
+                power[i].iter().copied().filter(|(_, w)| w.is_finite()).collect();
+            let joules = ticks
+                .iter()
+                .map(|&t| {
+                    let upto: Vec<(f64, f64)> =
+                        readable.iter().copied().filter(|(s, _)| *s <= t).collect();
+                    integrate(&upto)
+                })
+                .collect();
+            domains.push(Series { name, method: "nvml-power-samples", joules });
+        } else {
+            unavailable.push(format!("{name}: no power reading"));
         }
     }
-    if let Some(r) = &rapl {
-        for (start, end) in rapl_start.iter().zip(r.read()) {
-            domains.push(DomainEnergy {
-                name: start.name.clone(),
-                joules: counter_delta(start.microjoules, end.microjoules, start.max) as f64 / 1e6,
-                method: "rapl".into(),
-            });
-        }
+    for (start, joules) in rapl_start.iter().zip(rapl_joules) {
+        domains.push(Series { name: start.name.clone(), method: "rapl", joules });
     }
-    EnergyReading { seconds, samples, domains, unavailable }
+    Recording { t0, ticks, domains, unavailable }
 }
 
 mod rapl {
@@ -341,6 +427,32 @@ mod tests {
         // 100 W for 1 s, then a ramp to 200 W over 1 s: 100 + 150 J.
         assert!((integrate(&[(0.0, 100.0), (1.0, 100.0), (2.0, 200.0)]) - 250.0).abs() < 1e-9);
         assert_eq!(integrate(&[(0.0, 5.0)]), 0.0);
+    }
+
+    #[test]
+    fn a_window_reads_the_cumulative_energy_between_ticks() {
+        // Ticks at 0, 1, 2 s with 0, 100, 300 J so far: 100 W, then 200 W.
+        let (ticks, joules) = ([0.0, 1.0, 2.0], [0.0, 100.0, 300.0]);
+        assert_eq!(cumulative_at(&ticks, &joules, 0.5), 50.0);
+        assert_eq!(cumulative_at(&ticks, &joules, 1.5), 200.0);
+        // Outside the span: clamped.
+        assert_eq!(cumulative_at(&ticks, &joules, -1.0), 0.0);
+        assert_eq!(cumulative_at(&ticks, &joules, 9.0), 300.0);
+        let recording = |ticks: &[f64], joules: &[f64]| Recording {
+            t0: Instant::now(),
+            ticks: ticks.to_vec(),
+            domains: vec![Series {
+                name: "gpu0".into(),
+                method: "nvml-counter",
+                joules: joules.to_vec(),
+            }],
+            unavailable: Vec::new(),
+        };
+        // The window 0.5..1.5 s holds 150 J; the whole interval 300 J over 2 s.
+        let r = recording(&ticks, &joules).reading(0.5, 1.5);
+        assert_eq!((r.seconds, r.joules(), r.samples), (1.0, Some(150.0), 1));
+        let whole = recording(&ticks, &joules).whole();
+        assert_eq!((whole.seconds, whole.joules()), (2.0, Some(300.0)));
     }
 
     #[test]

@@ -64,6 +64,10 @@ pub struct Report {
     pub trace: Vec<PackageTrace>,
     /// Transfers + compute, seconds: from the first package handed out to the last output merged.
     pub roi_seconds: f64,
+    /// When the region of interest began (this process's clock; not serialised): measurements
+    /// that must cover the ROI alone, such as energy, are scoped with it.
+    #[serde(skip)]
+    pub roi_start: Option<std::time::Instant>,
     /// Whole call including set-up (queues, buffers, kernels) and release, seconds.
     pub binary_seconds: f64,
     /// T_first_device_done / T_last_device_done over the devices that ran work.

@@ -632,6 +632,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         devices,
         trace: std::mem::take(&mut s.trace),
         roi_seconds: roi,
+        roi_start: Some(s.t0),
         binary_seconds: t_binary.elapsed().as_secs_f64(),
         speedup: None,
         smax: None,

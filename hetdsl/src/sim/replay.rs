@@ -182,6 +182,7 @@ mod tests {
             devices: vec![device(0, DeviceKind::Cpu), device(1, DeviceKind::Gpu)],
             trace,
             roi_seconds: 2.0,
+            roi_start: None,
             binary_seconds: 2.0,
             balance: 1.0,
             speedup: None,
