@@ -12,7 +12,7 @@
 //! more work-groups fit at once than really do, so the bound stays a lower bound.
 //!
 //! Per vendor: [`cuda`] (NVIDIA), [`amd`] (GCN, CDNA, RDNA), [`intel`] (Xe), [`cpu`]; the
-//! NVIDIA build-log parser is [`nvlog`], the nominal speeds [`nominal`].
+//! NVIDIA build-log parser is [`nvlog`], the nominal speeds [`nominal`](mod@nominal).
 
 pub mod amd;
 pub mod cpu;
