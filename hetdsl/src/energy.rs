@@ -50,6 +50,24 @@ pub fn integrate(samples: &[(f64, f64)]) -> f64 {
     samples.windows(2).map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0).sum()
 }
 
+/// Cumulative joules at each power sample `(seconds, watts)`: the trapezoid integral over the
+/// readable (finite) samples up to it.
+fn running_integral(samples: &[(f64, f64)]) -> Vec<f64> {
+    let (mut total, mut last) = (0.0, None);
+    samples
+        .iter()
+        .map(|&sample| {
+            if sample.1.is_finite() {
+                if let Some(previous) = last {
+                    total += integrate(&[previous, sample]);
+                }
+                last = Some(sample);
+            }
+            total
+        })
+        .collect()
+}
+
 /// Difference of a counter that wraps at `max`.
 pub fn counter_delta(start: u64, end: u64, max: u64) -> u64 {
     if end >= start {
@@ -144,7 +162,6 @@ impl Recording {
         let domains = self
             .domains
             .iter()
-            .filter(|d| d.joules.len() == self.ticks.len() && self.ticks.len() >= 2)
             .map(|d| DomainEnergy {
                 name: d.name.clone(),
                 joules: cumulative_at(&self.ticks, &d.joules, to)
@@ -249,16 +266,7 @@ fn sample(period: Duration, stop: &AtomicBool, ready: std::sync::mpsc::Sender<()
             let joules = counted[i].iter().flatten().copied().collect();
             domains.push(Series { name, method: "nvml-counter", joules });
         } else if power[i].iter().filter(|(_, w)| w.is_finite()).count() >= 2 {
-            let readable: Vec<(f64, f64)> =
-                power[i].iter().copied().filter(|(_, w)| w.is_finite()).collect();
-            let joules = ticks
-                .iter()
-                .map(|&t| {
-                    let upto: Vec<(f64, f64)> =
-                        readable.iter().copied().filter(|(s, _)| *s <= t).collect();
-                    integrate(&upto)
-                })
-                .collect();
+            let joules = running_integral(&power[i]);
             domains.push(Series { name, method: "nvml-power-samples", joules });
         } else {
             unavailable.push(format!("{name}: no power reading"));
@@ -453,6 +461,17 @@ mod tests {
         assert_eq!((r.seconds, r.joules(), r.samples), (1.0, Some(150.0), 1));
         let whole = recording(&ticks, &joules).whole();
         assert_eq!((whole.seconds, whole.joules()), (2.0, Some(300.0)));
+    }
+
+    #[test]
+    fn running_integral_skips_unreadable_samples() {
+        // 100 W, a sample the driver did not answer, then 200 W: 100 J, 100 J, 100 + 300 J.
+        let samples = [(0.0, 100.0), (1.0, 100.0), (2.0, f64::NAN), (3.0, 200.0)];
+        assert_eq!(running_integral(&samples), vec![0.0, 100.0, 100.0, 400.0]);
+        assert_eq!(
+            *running_integral(&samples).last().unwrap(),
+            integrate(&[(0.0, 100.0), (1.0, 100.0), (3.0, 200.0)])
+        );
     }
 
     #[test]

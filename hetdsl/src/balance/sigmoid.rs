@@ -228,14 +228,15 @@ impl Sigmoid {
                     let range = r.package.offset as f64..(r.package.offset + r.package.len) as f64;
                     remaining_seconds(r, measured / trend(d, range), now)
                 });
+                let ahead = trend(d, front..end);
                 let next = match d == device {
                     true => self.trend.factor(d, front..front + share),
-                    false => trend(d, front..end),
+                    false => ahead,
                 };
                 DeviceView {
                     guarded: self.slow_class[d],
                     alive: self.alive[d],
-                    speed: measured / trend(d, front..end),
+                    speed: measured / ahead,
                     next_speed: measured / next,
                     best: self.speeds.fastest(d).unwrap_or(measured),
                     busy_for,
@@ -358,8 +359,10 @@ impl Balancer for Sigmoid {
             done.host_end - done.host_start
         };
         self.speeds.record(done.device, done.package.len, seconds);
-        let full = self.occupancy.get(done.device).is_some_and(|&oc| done.package.len >= oc);
-        self.trend.record(done.device, done.package, seconds, full);
+        if self.guarded {
+            let full = self.occupancy.get(done.device).is_some_and(|&oc| done.package.len >= oc);
+            self.trend.record(done.device, done.package, seconds, full);
+        }
         if let Some((mean, sd)) = self.speeds.measured(done.device) {
             if sd / mean > self.params.irregularity {
                 self.irregular = true;
