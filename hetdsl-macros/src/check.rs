@@ -11,11 +11,11 @@ use quote::{quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Type;
 
-use crate::balancer_names;
 use crate::clsig::{self, AddrSpace, Scalar, Ty};
 use crate::errors::Errors;
-use crate::flatten::{flatten_named, Flattened};
 use crate::parse::{Direction, Func, Options, Param, Pattern, Role};
+use hetdsl_decl::balancer;
+use hetdsl_decl::flatten::{flatten_named, Flattened};
 
 /// What the expansion needs besides the declaration.
 pub struct Checked {
@@ -48,7 +48,7 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         }
     };
     if let Some(b) = &options.balancer {
-        if let Err(why) = balancer_names::validate(&b.value()) {
+        if let Err(why) = balancer::validate(&b.value()) {
             errors.push(syn::Error::new(b.span(), why));
         }
     }

@@ -5,19 +5,16 @@
 //! against the kernel's real signature at compile time, and generate typed Rust code that
 //! co-executes the kernel on every device through the hetdsl runtime.
 //!
-//! Layout of the crate: `parse` (the macro input), `clsig` (a reader of OpenCL C declarations),
-//! `check` (declaration against kernel), `expand` (code generation); `flatten` resolves
-//! `#include`s and is shared with the runtime.
+//! Layout of the crate: `parse` (the macro input), `check` (declaration against kernel),
+//! `expand` (code generation). The reader of OpenCL C declarations (`clsig`), the include
+//! flattener and the balancer registry live in `hetdsl-decl`, shared with the runtime.
 
-mod balancer_names;
 mod check;
-mod clsig;
 mod errors;
 mod expand;
-// `flatten()` itself is the runtime's entry point; the macros call `flatten_named()`.
-#[allow(dead_code)]
-mod flatten;
 mod parse;
+
+use hetdsl_decl::clsig;
 
 use proc_macro::TokenStream;
 

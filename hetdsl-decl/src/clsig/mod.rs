@@ -4,7 +4,7 @@
 //! compiler, only enough of one to check a Rust declaration against a kernel.
 //!
 //! Pure (text in, declarations out) and total: every input gives `Ok` or a [`ParseError`],
-//! never a panic; the fuzz target in `hetdsl-macros/fuzz` holds it to that.
+//! never a panic; the fuzz target in `hetdsl-decl/fuzz` holds it to that.
 
 mod lex;
 mod types;
@@ -119,8 +119,7 @@ impl Source {
         })
     }
 
-    /// The struct a typedef or a struct tag of that name stands for.
-    #[cfg(test)]
+    /// The struct a typedef or a struct tag of that name stands for (an index into `structs`).
     pub fn struct_named(&self, name: &str) -> Option<usize> {
         match self.typedefs.get(name) {
             Some(Ty::Struct(i)) => Some(*i),
@@ -133,7 +132,6 @@ impl Source {
     /// Checks what any result of [`parse`] of `text` must satisfy: struct layouts that are C
     /// layouts (power-of-two alignment, size a multiple of it, fields in order without overlap)
     /// and lines inside the text. For the fuzz target and the corpus test.
-    #[cfg(any(test, fuzzing))]
     pub fn self_check(&self, text: &str) -> Result<(), String> {
         let lines = text.split('\n').count();
         for def in &self.structs {

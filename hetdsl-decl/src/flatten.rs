@@ -1,8 +1,8 @@
 //! Flatten an OpenCL source file and its `#include`s into one string (through ocl-include),
 //! with `#line` directives so that compilers name the original file and line in their logs.
 //!
-//! This file is compiled into both crates: the macros read kernels at compile time, and the
-//! runtime's `KernelSource::from_file` reads them at run time. One copy, two users.
+//! Two users, one copy: the macros read kernels at compile time, and the runtime's
+//! `KernelSource::from_file` reads them at run time.
 
 use std::cell::RefCell;
 use std::io;

@@ -2,17 +2,14 @@
 //! any input must give `Ok` or an error, never a panic (a panic in a proc macro is an
 //! unreadable compile error) nor a hang, and what it returns must be self-consistent.
 //!
-//! Run: `cd hetdsl-macros/fuzz && cargo +nightly fuzz run clsig corpus/clsig`. The corpus is
+//! Run: `cd hetdsl-decl/fuzz && cargo +nightly fuzz run clsig corpus/clsig`. The corpus is
 //! also replayed on stable by the test `clsig::tests::fuzz_corpus_reads_consistently`.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-// The reader is compiled in from the macro crate (a proc-macro crate exports only macros).
-#[allow(dead_code)]
-#[path = "../../src/clsig/mod.rs"]
-mod clsig;
+use hetdsl_decl::clsig;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

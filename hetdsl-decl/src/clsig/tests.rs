@@ -129,7 +129,7 @@ fn malformed_input_gives_errors() {
     }
 }
 
-/// The fuzz target's corpus (hetdsl-macros/fuzz/corpus/clsig), replayed on stable: every input
+/// The fuzz target's corpus (hetdsl-decl/fuzz/corpus/clsig), replayed on stable: every input
 /// reads without a panic and what it gives is self-consistent.
 #[test]
 fn fuzz_corpus_reads_consistently() {
