@@ -3,9 +3,14 @@
 //! already resolved) and skips everything else, function bodies included; it is not a C
 //! compiler, only enough of one to check a Rust declaration against a kernel.
 //!
+//! The preprocessor's conditionals are evaluated as the compiler evaluates them, with the
+//! defines of the build options ([`parse_with_defines`], [`defines_from_options`]), so the
+//! reader sees the branch the compiler builds. A condition it cannot decide is an error.
+//!
 //! Pure (text in, declarations out) and total: every input gives `Ok` or a [`ParseError`],
 //! never a panic; the fuzz target in `hetdsl-decl/fuzz` holds it to that.
 
+mod expr;
 mod lex;
 mod types;
 
@@ -175,12 +180,53 @@ impl Source {
     }
 }
 
-/// Reads the declarations of a flattened OpenCL C source.
+/// Reads the declarations of a flattened OpenCL C source, built with no `-D` options.
 pub fn parse(text: &str) -> Result<Source, ParseError> {
-    let toks = lex::tokens(text)?;
+    parse_with_defines(text, &[])
+}
+
+/// Reads the declarations of a flattened OpenCL C source as the compiler sees it when built
+/// with `defines` (name, value) given as `-D name=value` (see [`defines_from_options`]).
+pub fn parse_with_defines(text: &str, defines: &[(String, String)]) -> Result<Source, ParseError> {
+    let toks = lex::tokens(text, defines)?;
     let mut p = Parser { toks, pos: 0, src: Source::default() };
     p.top_level()?;
     Ok(p.src)
+}
+
+/// The macros that build options define: `-D NAME`, `-DNAME`, `-D NAME=VALUE`, `-DNAME=VALUE`
+/// (`NAME` alone is `1`, as the compiler has it), and `__FAST_RELAXED_MATH__` for
+/// `-cl-fast-relaxed-math`. Later definitions of a name win. A `-D` without a valid name is an
+/// error.
+pub fn defines_from_options(options: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut words = options.split_whitespace();
+    while let Some(word) = words.next() {
+        let def = match word.strip_prefix("-D") {
+            Some("") => words.next().ok_or("`-D` at the end of the options, without a name")?,
+            Some(def) => def,
+            None => {
+                if word == "-cl-fast-relaxed-math" {
+                    out.push(("__FAST_RELAXED_MATH__".into(), "1".into()));
+                }
+                continue;
+            }
+        };
+        let (name, value) = def.split_once('=').unwrap_or((def, "1"));
+        if !is_identifier(name) {
+            return Err(format!("`-D {def}`: `{name}` is not a macro name"));
+        }
+        out.retain(|(n, _)| n != name);
+        out.push((name.to_string(), value.to_string()));
+    }
+    Ok(out)
+}
+
+/// A C identifier: a letter or `_`, then letters, digits and `_`.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 struct Parser {
@@ -279,6 +325,14 @@ impl Parser {
                         self.pos = start + 1;
                         self.skip_to_semicolon()?;
                     }
+                }
+                // `extern "C" {` (C++ linkage, usually under `#ifdef __cplusplus`): the braces
+                // hold ordinary declarations, and the stray `}` is skipped below.
+                (_, Some("extern"))
+                    if self.peek_at(1).is_some_and(|t| t.text().starts_with('"'))
+                        && self.peek_at(2).is_some_and(|t| t.is_punct('{')) =>
+                {
+                    self.pos += 3;
                 }
                 (_, Some("__kernel" | "kernel")) => {
                     self.pos += 1;
@@ -450,14 +504,17 @@ impl Parser {
         while self.at_punct('[') {
             let line = self.line();
             let inner = self.skip_group()?;
-            let n = match inner.as_slice() {
-                [Tok { kind: Kind::Number(n), .. }] => parse_c_int(n),
-                _ => None,
-            };
-            dims.push(n.ok_or_else(|| {
+            let n = expr::eval(&inner).and_then(|n| {
+                u64::try_from(n).map_err(|_| format!("the array size is {n}, below zero"))
+            });
+            dims.push(n.map_err(|why| {
                 ParseError::new(
                     line,
-                    "an array size must be an integer literal (or a #define of one)",
+                    format!(
+                        "cannot read the array size `{}`: {why} (an array size must be an \
+                         integer constant expression of literals and #defines)",
+                        type_text(&inner, "")
+                    ),
                 )
             })?);
         }
@@ -657,18 +714,6 @@ fn unsigned(s: Scalar) -> Scalar {
 
 fn wrap_array(ty: Ty, dims: &[u64]) -> Ty {
     dims.iter().rev().fold(ty, |t, n| Ty::Array(Box::new(t), *n))
-}
-
-/// A C integer literal (decimal, hex or octal, with `u`/`l` suffixes).
-fn parse_c_int(text: &str) -> Option<u64> {
-    let t = text.trim_end_matches(['u', 'U', 'l', 'L']);
-    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        u64::from_str_radix(hex, 16).ok()
-    } else if t.len() > 1 && t.starts_with('0') {
-        u64::from_str_radix(&t[1..], 8).ok()
-    } else {
-        t.parse().ok()
-    }
 }
 
 /// The parameter's type as written, without its name: `__global const float*`.

@@ -158,3 +158,202 @@ fn attribute_before_a_stray_closer_is_skipped() {
     let source = parse("__kernel __attribute__ ) void f(int x) {}").unwrap();
     assert_eq!(source.kernel("f").unwrap().params.as_ref().unwrap()[0].name, "x");
 }
+
+fn defs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
+}
+
+fn first_type(src: &str, defines: &[(&str, &str)]) -> Ty {
+    let source = parse_with_defines(src, &defs(defines)).unwrap();
+    source.kernel("k").unwrap().params.clone().unwrap()[0].ty.clone()
+}
+
+fn refusal(src: &str, defines: &[(&str, &str)]) -> ParseError {
+    parse_with_defines(src, &defs(defines)).unwrap_err()
+}
+
+const REAL_BY_IFDEF: &str =
+    "#ifdef USE_DOUBLE\n#define REAL double\n#else\n#define REAL float\n#endif\n\
+                             __kernel void k(REAL a) {}";
+
+#[test]
+fn ifdef_takes_the_branch_the_defines_select() {
+    assert_eq!(first_type(REAL_BY_IFDEF, &[]), Ty::Scalar(Scalar::Float));
+    assert_eq!(first_type(REAL_BY_IFDEF, &[("USE_DOUBLE", "1")]), Ty::Scalar(Scalar::Double));
+    // Before conditionals were evaluated, the last `#define` won whatever the defines.
+    let ifndef = REAL_BY_IFDEF.replace("#ifdef USE_DOUBLE", "#ifndef USE_FLOAT");
+    assert_eq!(first_type(&ifndef, &[]), Ty::Scalar(Scalar::Double));
+    assert_eq!(first_type(&ifndef, &[("USE_FLOAT", "")]), Ty::Scalar(Scalar::Float));
+}
+
+#[test]
+fn an_old_signature_under_if_0_is_not_read() {
+    let src = "#if 0\n__kernel void k(int old) {}\n#endif\n__kernel void k(float a) {}";
+    let source = parse(src).unwrap();
+    assert_eq!(source.kernels.len(), 1);
+    assert_eq!(first_type(src, &[]), Ty::Scalar(Scalar::Float));
+}
+
+#[test]
+fn if_elif_else_chains_and_nesting() {
+    let src = "#if BLOCK > 8\n#define T long\n#elif BLOCK > 4\n#define T int\n#else\n#define T short\n#endif\n\
+               #if 1\n#if 0\n#define T char\n#else\n#if 0\n#error never\n#endif\n#endif\n#endif\n\
+               __kernel void k(T a) {}";
+    assert_eq!(first_type(src, &[("BLOCK", "16")]), Ty::Scalar(Scalar::Long));
+    assert_eq!(first_type(src, &[("BLOCK", "8")]), Ty::Scalar(Scalar::Int));
+    assert_eq!(first_type(src, &[("BLOCK", "4")]), Ty::Scalar(Scalar::Short));
+    // An unknown name is 0, as C has it.
+    assert_eq!(first_type(src, &[]), Ty::Scalar(Scalar::Short));
+}
+
+#[test]
+fn condition_operators_follow_c() {
+    let cases = [
+        ("defined(A) && defined B", true),
+        ("!defined(C)", true),
+        ("defined C || A == 2", true),
+        ("A * 3 + 1 == 7 && (A << 2) == 8 && 7 / A == 3 && 7 % A == 1", true),
+        ("-A < 0 && ~0 == -1 && (A ^ 3) == 1 && (A | 1) == 3 && (A & 1) == 0", true),
+        ("A >= 2 && A <= 2 && A != 3 && !(A > 2)", true),
+        ("A == 2 ? 0 : 1", false),
+        ("0x10 == 16 && 010 == 8 && 2u == 2 && 3L == 3", true),
+        ("B", true),
+        ("UNKNOWN", false),
+        ("(1 + 2) * 3 == 9 && 1 + 2 * 3 == 7", true),
+    ];
+    for (cond, expected) in cases {
+        let src = format!(
+            "#if {cond}\n#define T int\n#else\n#define T float\n#endif\n__kernel void k(T a) {{}}"
+        );
+        let want = Ty::Scalar(if expected { Scalar::Int } else { Scalar::Float });
+        assert_eq!(first_type(&src, &[("A", "2"), ("B", "A - 1")]), want, "{cond}");
+    }
+}
+
+#[test]
+fn source_defines_and_undefs_apply_in_order() {
+    let src = "#define N 1\n#undef N\n#ifdef N\n#define T int\n#else\n#define T float\n#endif\n\
+               __kernel void k(T a) {}";
+    assert_eq!(first_type(src, &[("N", "1")]), Ty::Scalar(Scalar::Float));
+    // A source `#define` overrides a `-D` from then on.
+    let src = "#define N 4\n#if N == 4\n#define T int\n#endif\n__kernel void k(T a) {}";
+    assert_eq!(first_type(src, &[("N", "2")]), Ty::Scalar(Scalar::Int));
+}
+
+#[test]
+fn undecidable_conditions_are_refused_with_their_line() {
+    let cases = [
+        ("#define F(x) x\n#if F(1)\n#endif", 1, "function-like macro"),
+        ("\n\n#if 1 +\n#endif", 2, "cannot evaluate `#if 1 +`"),
+        ("#if 1 / 0\n#endif", 0, "division by zero"),
+        ("#if (1\n#endif", 0, "without its `)`"),
+        ("#if 1.5\n#endif", 0, "not an integer"),
+        ("#if 'a'\n#endif", 0, "only integers"),
+        ("#if true\n#endif", 0, "write 1 or 0"),
+        ("#if defined\n#endif", 0, "`defined` takes a macro name"),
+        ("#ifdef\n#endif", 0, "takes one macro name"),
+        ("#if\n#endif", 0, "empty expression"),
+        ("#if 1 << 70\n#endif", 0, "shift"),
+        ("#if 1\n", 0, "without its `#endif`"),
+        ("int a;\n#endif", 1, "without an `#if`"),
+        ("#else", 0, "without an `#if`"),
+        ("#if 1\n#else\n#else\n#endif", 2, "second `#else`"),
+        ("#if 1\n#else\n#elif 1\n#endif", 2, "`#elif` after `#else`"),
+        ("#define X 1\n#if X\n#error no doubles here\n#endif", 2, "#error"),
+    ];
+    for (src, line, why) in cases {
+        let err = refusal(src, &[]);
+        assert_eq!(err.line, line, "{src}: {err}");
+        assert!(err.message.contains(why), "{src}: {err}");
+    }
+}
+
+#[test]
+fn skipped_branches_are_not_evaluated() {
+    let src = "#if 0\n#if F(1) +\n#error x\n#endif\n#elif 1 / 0\n#endif\n__kernel void k(int a) {}";
+    // The `#elif` is evaluated (the `#if` failed) and divides by zero.
+    assert!(refusal(src, &[]).message.contains("division by zero"));
+    let src = "#if 1\n#elif 1 / 0\n#else\n#if F(1)\n#endif\n#endif\n__kernel void k(int a) {}";
+    assert_eq!(first_type(src, &[]), Ty::Scalar(Scalar::Int));
+}
+
+#[test]
+fn device_dependent_conditionals_refuse_code_but_allow_pragmas() {
+    let pragmas = "#ifdef cl_khr_fp64\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+                   #elif defined(cl_amd_fp64)\n#pragma OPENCL EXTENSION cl_amd_fp64 : enable\n\
+                   #else\n#error \"no doubles\"\n#endif\n__kernel void k(double a) {}";
+    assert_eq!(first_type(pragmas, &[]), Ty::Scalar(Scalar::Double));
+    let code = "#if __OPENCL_VERSION__ >= 200\n#define REAL double\n#else\n#define REAL float\n\
+                #endif\n__kernel void k(REAL a) {}";
+    let err = refusal(code, &[]);
+    assert_eq!(err.line, 0);
+    assert!(err.message.contains("`__OPENCL_VERSION__`"), "{err}");
+    // Defined by the options, the name is no longer the device's to decide.
+    assert_eq!(first_type(code, &[("__OPENCL_VERSION__", "120")]), Ty::Scalar(Scalar::Float));
+}
+
+#[test]
+fn defines_from_options_reads_every_spelling() {
+    let got = defines_from_options(
+        "-D BLOCK=16 -DUSE_DOUBLE -cl-fast-relaxed-math -DN=2 -D EMPTY= -I dir -DN=3",
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        defs(&[
+            ("BLOCK", "16"),
+            ("USE_DOUBLE", "1"),
+            ("__FAST_RELAXED_MATH__", "1"),
+            ("EMPTY", ""),
+            ("N", "3")
+        ])
+    );
+    assert!(defines_from_options("-D").unwrap_err().contains("without a name"));
+    assert!(defines_from_options("-D 1X=2").unwrap_err().contains("not a macro name"));
+    assert!(defines_from_options("-D=3").unwrap_err().contains("not a macro name"));
+}
+
+#[test]
+fn defines_size_arrays_and_types_in_structs() {
+    let src = "#define ORDER 3\n\
+               typedef struct { int indices[ORDER + 1]; float m[2*N]; REAL r; } Poly;\n\
+               __kernel void k(__global Poly* p) {}";
+    let source = parse_with_defines(src, &defs(&[("N", "2"), ("REAL", "double")])).unwrap();
+    let poly = &source.structs[source.struct_named("Poly").unwrap()];
+    let tys: Vec<_> = poly.fields.iter().map(|f| f.ty.clone()).collect();
+    assert_eq!(
+        tys,
+        [
+            Ty::Array(Box::new(Ty::Scalar(Scalar::Int)), 4),
+            Ty::Array(Box::new(Ty::Scalar(Scalar::Float)), 4),
+            Ty::Scalar(Scalar::Double)
+        ]
+    );
+    assert_eq!(poly.layout, Some(Layout { size: 40, align: 8 }));
+    let err =
+        parse("__kernel void k(int a[M * 2]) {}").unwrap().kernel("k").unwrap().params.clone();
+    assert!(err.unwrap_err().message.contains("`M` is not a constant"));
+}
+
+#[test]
+fn extern_c_blocks_hold_ordinary_declarations() {
+    let src = "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\
+               typedef struct { float x; } P;\n__kernel void k(__global P* p) {}\n\
+               #ifdef __cplusplus\n}\n#endif\n\
+               extern \"C\" { __kernel void j(int n) {} }";
+    let source = parse(src).unwrap();
+    assert!(matches!(first_type(src, &[]), Ty::Struct(_)));
+    assert!(source.kernel("j").is_some());
+}
+
+#[test]
+fn struct_fields_may_be_arrays_of_structs() {
+    let src = "struct V { float3 p; };\ntypedef struct { struct V v[3]; int n; } Mesh;\n\
+               typedef struct V V;\ntypedef struct { V w[2][2]; } Grid;\n\
+               __kernel void k(__global Mesh* m, __global Grid* g) {}";
+    let source = parse(src).unwrap();
+    let mesh = &source.structs[source.struct_named("Mesh").unwrap()];
+    assert_eq!(mesh.layout, Some(Layout { size: 64, align: 16 }));
+    let grid = &source.structs[source.struct_named("Grid").unwrap()];
+    assert_eq!(grid.layout, Some(Layout { size: 64, align: 16 }));
+}
