@@ -31,6 +31,9 @@ pub struct Checked {
     /// `const` layout assertions for user types.
     pub asserts: TokenStream,
     pub balancer: Option<String>,
+    /// The build options (`defines` as `-D` flags, then `options`), for the checker's
+    /// preprocessor and the program build alike.
+    pub build_options: String,
 }
 
 pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
@@ -61,6 +64,7 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         files: Vec::new(),
         asserts: TokenStream::new(),
         balancer: options.balancer.as_ref().map(|b| b.value()),
+        build_options: options.build_options(),
     };
     let Some(file) = &options.file else {
         errors.push(syn::Error::new(
@@ -75,7 +79,9 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
     };
     checked.source_text = source.flat.text.clone();
     checked.files = source.flat.files.clone();
-    let cl = match clsig::parse(&source.text) {
+    // Malformed options were reported where they were parsed.
+    let defines = clsig::defines_from_options(&checked.build_options).unwrap_or_default();
+    let cl = match clsig::parse_with_defines(&source.text, &defines) {
         Ok(cl) => cl,
         Err(e) => {
             let msg = format!("cannot read the declarations of {}: {e}", source.at(e.line));
@@ -239,10 +245,7 @@ impl Ctx<'_> {
         let name = &rust.ident;
         let what = format!("parameter `{name}` is `{}` in {}", p.text, self.source.at(p.line));
         if let Some(why) = &p.unsupported {
-            errors.push(syn::Error::new(
-                name.span(),
-                format!("{what}: {why} cannot be a hetdsl kernel argument"),
-            ));
+            errors.push(syn::Error::new(name.span(), format!("{what}: {why}")));
             return;
         }
         if let Some(space) = p.value_space.filter(|s| *s != AddrSpace::Private) {

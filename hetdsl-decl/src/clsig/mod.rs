@@ -87,7 +87,8 @@ pub struct Param {
     pub pointer: Option<Pointer>,
     /// An address space written on a non-pointer parameter (invalid for a kernel argument).
     pub value_space: Option<AddrSpace>,
-    /// Pointer to pointer, image access qualifier and the like: what makes it unusable.
+    /// Pointer to pointer, image, sampler and the like: why it cannot be a hetdsl kernel
+    /// argument, as a sentence.
     pub unsupported: Option<String>,
     /// The parameter's type as written (macros expanded), e.g. `__global const float*`.
     pub text: String,
@@ -463,12 +464,20 @@ impl Parser {
             .ok_or_else(|| ParseError::new(line, "a kernel parameter needs a name"))?;
         let text = type_text(&self.toks[start..self.pos], &name);
         let mut unsupported = None;
-        if d.pointers > 1 {
-            unsupported = Some("a pointer to a pointer".to_string());
+        let image = match &spec.ty {
+            Ty::Opaque(t) if is_image_or_sampler(t) => Some(t.clone()),
+            _ => None,
+        };
+        if let Some(t) = image.or_else(|| spec.access.as_ref().map(|a| format!("{a} image"))) {
+            unsupported = Some(format!(
+                "`{t}`: images and samplers are not supported by co-execution (hetdsl splits \
+                 and merges buffers only); pass the pixels as a `__global` buffer instead"
+            ));
+        } else if d.pointers > 1 {
+            unsupported =
+                Some("a pointer to a pointer cannot be a hetdsl kernel argument".to_string());
         } else if !d.dims.is_empty() {
-            unsupported = Some("an array parameter".to_string());
-        } else if let Some(access) = &spec.access {
-            unsupported = Some(format!("an image (`{access}`)"));
+            unsupported = Some("an array parameter cannot be a hetdsl kernel argument".to_string());
         }
         let pointer = (d.pointers > 0).then(|| Pointer {
             space: spec.space.unwrap_or(AddrSpace::Private),
@@ -697,6 +706,15 @@ impl Parser {
         }
         Ok(packed)
     }
+}
+
+/// OpenCL's image, sampler and other opaque handle types.
+fn is_image_or_sampler(t: &str) -> bool {
+    (t.starts_with("image") && t.ends_with("_t"))
+        || matches!(
+            t,
+            "sampler_t" | "event_t" | "clk_event_t" | "queue_t" | "reserve_id_t" | "pipe"
+        )
 }
 
 fn is_qualifier(w: &str) -> bool {

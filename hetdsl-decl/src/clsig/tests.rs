@@ -357,3 +357,12 @@ fn struct_fields_may_be_arrays_of_structs() {
     let grid = &source.structs[source.struct_named("Grid").unwrap()];
     assert_eq!(grid.layout, Some(Layout { size: 64, align: 16 }));
 }
+
+#[test]
+fn images_and_samplers_are_refused_plainly() {
+    let src = "__kernel void k(read_only image2d_t a, image3d_t b, sampler_t s, write_only image2d_t c) {}";
+    for p in params(src, "k") {
+        let why = p.unsupported.unwrap_or_default();
+        assert!(why.contains("images and samplers are not supported by co-execution"), "{why}");
+    }
+}
