@@ -142,6 +142,12 @@ fn fuzz_corpus_reads_consistently() {
         if let Ok(source) = parse(text) {
             assert_eq!(source.self_check(text), Ok(()), "{}", path.display());
         }
+        // As the fuzz target does: with `-D` defines from the first line.
+        if let Ok(defines) = defines_from_options(text.lines().next().unwrap_or_default()) {
+            if let Ok(source) = parse_with_defines(text, &defines) {
+                assert_eq!(source.self_check(text), Ok(()), "{} with defines", path.display());
+            }
+        }
         count += 1;
     }
     assert!(count >= 10, "only {count} corpus inputs in {}", dir.display());
