@@ -88,7 +88,7 @@ impl Expr<'_> {
         let v = if self.op().is_some_and(|(o, _)| o == "?") {
             self.pos += 1;
             let yes = self.ternary()?;
-            if !self.op().is_some_and(|(o, _)| o == ":") {
+            if self.op().is_none_or(|(o, _)| o != ":") {
                 return Err("`?` without its `:`".into());
             }
             self.pos += 1;
