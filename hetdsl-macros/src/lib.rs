@@ -48,6 +48,9 @@ use proc_macro::TokenStream;
 /// - `balancer = "spec"`: any balancer of `hetdsl::balance::BalancerSpec` (`sigmoid`,
 ///   `dynamic:64`, `hguided:k=2,m=1`, …); default: the runtime's default (Sigmoid).
 /// - `include = "dir"` or `include = ["a", "b"]`: more include directories.
+/// - `defines = ["BLOCK_SIZE=16", "USE_DOUBLE"]`: macros defined for the build, as `-D` options.
+///   The checker evaluates `#if`/`#ifdef` with them, so it checks the branch that is built.
+/// - `options = "-cl-mad-enable"`: more build options (a `-D` in them counts as a define too).
 ///
 /// # Parameters, in the kernel's order
 /// - a value: `n: i32` for `int n`; `v: [f32; 4]` (or a `#[repr(C)]` newtype) for `float4 v`;

@@ -195,6 +195,16 @@ pub fn parse_with_defines(text: &str, defines: &[(String, String)]) -> Result<So
     Ok(p.src)
 }
 
+/// Reads the declarations of a flattened source as the compiler sees it when built with the
+/// build-options string `options` (`"-D BLOCK=16 -DUSE_DOUBLE -cl-mad-enable"`): the `-D`s
+/// are read by [`defines_from_options`]; a malformed one is an error at line 0.
+///
+/// A kernel's parameters: `read_with_options(&text, opts)?.kernel("saxpy")` then `.params`.
+pub fn read_with_options(text: &str, options: &str) -> Result<Source, ParseError> {
+    let defines = defines_from_options(options).map_err(|why| ParseError::new(0, why))?;
+    parse_with_defines(text, &defines)
+}
+
 /// The macros that build options define: `-D NAME`, `-DNAME`, `-D NAME=VALUE`, `-DNAME=VALUE`
 /// (`NAME` alone is `1`, as the compiler has it), and `__FAST_RELAXED_MATH__` for
 /// `-cl-fast-relaxed-math`. Later definitions of a name win. A `-D` without a valid name is an

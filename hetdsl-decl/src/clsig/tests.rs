@@ -372,3 +372,14 @@ fn images_and_samplers_are_refused_plainly() {
         assert!(why.contains("images and samplers are not supported by co-execution"), "{why}");
     }
 }
+
+#[test]
+fn read_with_options_takes_the_defines_of_an_options_string() {
+    let src = "#if BLOCK > 8\n__kernel void k(long a) {}\n#else\n__kernel void k(int a) {}\n#endif";
+    let source = read_with_options(src, "-cl-mad-enable -D BLOCK=16").unwrap();
+    let p = source.kernel("k").unwrap().params.clone().unwrap();
+    assert_eq!(p[0].ty, Ty::Scalar(Scalar::Long));
+    assert_eq!(source.kernels.len(), 1);
+    let err = read_with_options(src, "-D").unwrap_err();
+    assert!(err.message.contains("without a name"), "{err}");
+}
