@@ -404,9 +404,15 @@ impl Ctx<'_> {
                 self.assert_struct(rust, *i, layout);
                 Ok(())
             }
-            Ty::Opaque(name) => Err(Mismatch::Unsupported(format!(
-                "`{name}` is neither an OpenCL scalar or vector type nor defined in the source"
-            ))),
+            Ty::Opaque(name) => Err(Mismatch::Unsupported(match self.cl.unread.get(name) {
+                Some(why) => format!(
+                    "`{name}` is declared at {} but its declaration could not be read: {why}",
+                    self.source.at(why.line)
+                ),
+                None => format!(
+                    "`{name}` is neither an OpenCL scalar or vector type nor defined in the source"
+                ),
+            })),
             Ty::Array(..) | Ty::Void => {
                 Err(Mismatch::Unsupported(format!("`{}` cannot be passed", cl.display(structs))))
             }

@@ -111,6 +111,9 @@ pub struct Source {
     pub structs: Vec<StructDef>,
     /// `typedef` names and what they stand for.
     pub typedefs: HashMap<String, Ty>,
+    /// Typedef names and `struct Tag`s whose declaration the reader could not follow, and why:
+    /// a kernel using one sees an unknown type, and the message can say why.
+    pub unread: HashMap<String, ParseError>,
 }
 
 impl Source {
@@ -272,6 +275,9 @@ impl Parser {
     fn peek_at(&self, ahead: usize) -> Option<&Tok> {
         self.toks.get(self.pos + ahead)
     }
+    fn peek_at_abs(&self, pos: usize) -> Option<&Tok> {
+        self.toks.get(pos)
+    }
     fn peek_ident(&self) -> Option<&str> {
         self.peek().and_then(Tok::ident)
     }
@@ -332,9 +338,14 @@ impl Parser {
                     self.pos += 1;
                     // A typedef this reader cannot follow (function pointers…) is skipped: only
                     // a kernel that uses it would notice, as an unknown type.
-                    if self.typedef(0).is_err() {
+                    if let Err(why) = self.typedef(0) {
                         self.pos = start + 1;
                         self.skip_to_semicolon()?;
+                        // The name declared is the last word before the `;`.
+                        let name = self.pos.checked_sub(2).and_then(|i| self.toks[i].ident());
+                        if let Some(name) = name {
+                            self.src.unread.insert(name.to_string(), why);
+                        }
                     }
                 }
                 // `extern "C" {` (C++ linkage, usually under `#ifdef __cplusplus`): the braces
@@ -354,7 +365,10 @@ impl Parser {
                         || self.peek_at(2).is_some_and(|t| t.is_punct('{')) =>
                 {
                     let start = self.pos;
-                    if self.specifiers(0).is_err() {
+                    if let Err(why) = self.specifiers(0) {
+                        if let Some(tag) = self.peek_at_abs(start + 1).and_then(Tok::ident) {
+                            self.src.unread.insert(format!("struct {tag}"), why);
+                        }
                         self.pos = start + 1;
                     }
                     self.skip_to_semicolon()?;

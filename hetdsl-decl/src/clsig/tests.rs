@@ -383,3 +383,16 @@ fn read_with_options_takes_the_defines_of_an_options_string() {
     let err = read_with_options(src, "-D").unwrap_err();
     assert!(err.message.contains("without a name"), "{err}");
 }
+
+#[test]
+fn an_unreadable_struct_says_why_instead_of_vanishing() {
+    let src = "typedef struct { int a[SIZE_UNKNOWN]; } S;\nstruct T { int b : 3; };\n\
+               __kernel void k(__global S* s, __global struct T* t) {}";
+    let source = parse(src).unwrap();
+    let p = source.kernel("k").unwrap().params.clone().unwrap();
+    assert_eq!(p[0].ty, Ty::Opaque("S".into()));
+    let why = &source.unread["S"];
+    assert_eq!(why.line, 0);
+    assert!(why.message.contains("`SIZE_UNKNOWN` is not a constant"), "{why}");
+    assert!(source.unread["struct T"].message.contains("bit-fields"));
+}
