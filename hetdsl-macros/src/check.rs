@@ -15,7 +15,7 @@ use crate::balancer_names;
 use crate::clsig::{self, AddrSpace, Scalar, Ty};
 use crate::errors::Errors;
 use crate::flatten::{flatten_named, Flattened};
-use crate::parse::{Direction, Func, Options, Param, Pattern, Role};
+use crate::parse::{Direction, Func, LocalSize, Options, Param, Pattern, Role};
 
 /// What the expansion needs besides the declaration.
 pub struct Checked {
@@ -270,10 +270,11 @@ impl Ctx<'_> {
                     let msg = format!("{what}: a pointer without `__global`, `__constant` or `__local` cannot be a kernel argument");
                     errors.push(syn::Error::new(name.span(), msg));
                 }
-                (AddrSpace::Local, Role::Local { elem, .. }) => {
+                (AddrSpace::Local, Role::Local { elem, size, .. }) => {
                     if let Err(m) = self.match_type(&p.ty, elem) {
                         errors.push(mismatch(elem, &what, "the elements must be", m));
                     }
+                    self.check_local_size(name, elem, size, items_per_group, errors);
                 }
                 (AddrSpace::Local, _) => {
                     let msg = format!(
@@ -319,6 +320,61 @@ impl Ctx<'_> {
                     errors.push(syn::Error::new_spanned(&rust.ty, msg));
                 }
             },
+        }
+    }
+
+    /// A `__local` buffer must hold one element per work-item, since kernels index it by the
+    /// local id: a smaller one lets the kernel write past it, into whatever the device keeps
+    /// beside it (PoCL's heap on a CPU). Fewer are accepted only under `allow_smaller`.
+    fn check_local_size(
+        &mut self,
+        name: &syn::Ident,
+        elem: &Type,
+        size: &LocalSize,
+        items_per_group: u64,
+        errors: &mut Errors,
+    ) {
+        let elem_name = tidy(&elem.to_token_stream().to_string());
+        match size {
+            LocalSize::PerItem(k) => {
+                if k.checked_mul(items_per_group).is_none_or(|n| n > u64::from(u32::MAX)) {
+                    errors.push(syn::Error::new(
+                        name.span(),
+                        format!("`per_item = {k}` × {items_per_group} work-items is too many elements"),
+                    ));
+                }
+            }
+            LocalSize::Fixed { allow_smaller: true, .. } => {}
+            LocalSize::Fixed { count, allow_smaller: false } => {
+                let why = |n: &str| {
+                    format!(
+                        "`__local` buffer `{name}` has {n} elements but a work-group has {items_per_group} \
+                         work-items: a kernel that indexes it by the local id writes past its end. Size it \
+                         by the work-group with `#[local(per_item = 1)] {name}: [{elem_name}]`, or write \
+                         `#[local(allow_smaller)]` if the kernel really uses fewer"
+                    )
+                };
+                let literal = match count {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
+                        i.base10_parse::<u64>().ok()
+                    }
+                    _ => None,
+                };
+                match literal {
+                    Some(n) if n < items_per_group => {
+                        errors.push(syn::Error::new_spanned(count, why(&n.to_string())))
+                    }
+                    Some(_) => {}
+                    // A constant the macro cannot evaluate: the compiler compares it.
+                    None => {
+                        let msg = why(&format!("`{}`", tidy(&count.to_token_stream().to_string())));
+                        let items = items_per_group as usize;
+                        self.asserts.extend(quote_spanned! {count.span()=>
+                            const _: () = ::core::assert!((#count) as usize >= #items, #msg);
+                        });
+                    }
+                }
+            }
         }
     }
 
@@ -419,8 +475,9 @@ impl Ctx<'_> {
         let msg = format!("the kernel's {desc} and this Rust type differ in size");
         self.asserts.extend(quote_spanned! {span=>
             const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #msg);
-            // The one field must be plain data (a newtype of an array of primitives).
-            const _: fn(&#rust) = |v| ::hetdsl::__private::assert_pod(&v.0);
+            // Plain data as a whole: `#[derive(Pod)]` checks every field (not only `.0`) and that
+            // the fields cover every byte, so whatever the kernel writes is a valid value.
+            const _: fn() = ::hetdsl::__private::assert_pod_type::<#rust>;
         });
     }
 
@@ -448,7 +505,6 @@ impl Ctx<'_> {
             const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #size_msg);
             const _: () = ::core::assert!(::core::mem::align_of::<#rust>() == #align, #align_msg);
         };
-        let mut pods = TokenStream::new();
         for field in &def.fields {
             let (Some(offset), Some(l)) = (field.offset, field.ty.layout(&self.cl.structs)) else {
                 continue;
@@ -481,12 +537,13 @@ impl Ctx<'_> {
                     #size_msg
                 );
             });
-            pods.extend(quote_spanned! {span=> ::hetdsl::__private::assert_pod(&v.#ident); });
         }
         self.asserts.extend(quote_spanned! {span=>
             #checks
-            // Every field must be plain data, so that any bytes the kernel writes are a valid value.
-            const _: fn(&#rust) = |v| { #pods };
+            // Plain data as a whole: `#[derive(Pod)]` proves every field `Pod` and no padding, so
+            // the bytes the kernel writes, including those in the OpenCL struct's padding, all
+            // land in fields whose every bit pattern is valid.
+            const _: fn() = ::hetdsl::__private::assert_pod_type::<#rust>;
         });
     }
 }

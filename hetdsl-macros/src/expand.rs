@@ -8,7 +8,7 @@ use quote::{format_ident, quote};
 
 use crate::check::{self, Checked};
 use crate::errors::Errors;
-use crate::parse::{CoexecInput, Direction, Func, KernelInput, Param, Pattern, Role};
+use crate::parse::{CoexecInput, Direction, Func, KernelInput, LocalSize, Param, Pattern, Role};
 
 pub fn kernel(input: TokenStream) -> TokenStream {
     let input: KernelInput = match syn::parse2(input) {
@@ -181,7 +181,8 @@ impl<'a> Parts<'a> {
         let local = self.checked.local.iter().map(|&n| n as usize);
         let global =
             if self.checked.local.len() == 2 { quote!(&global) } else { quote!(&[global]) };
-        let args = self.func.params.iter().map(arg_expr);
+        let items_per_group: u64 = self.checked.local.iter().product();
+        let args = self.func.params.iter().map(|p| arg_expr(p, items_per_group));
         let balancer = self
             .checked
             .balancer
@@ -210,7 +211,7 @@ impl<'a> Parts<'a> {
     }
 }
 
-fn arg_expr(p: &Param) -> TokenStream {
+fn arg_expr(p: &Param, items_per_group: u64) -> TokenStream {
     let ident = &p.ident;
     // SAFETY (of the generated `unsafe` blocks): each type was checked against the kernel's
     // at compile time: primitives and arrays of them, or user types whose size, alignment, field
@@ -247,8 +248,13 @@ fn arg_expr(p: &Param) -> TokenStream {
                 }
             }
         }
-        Role::Local { elem, count, .. } => {
+        Role::Local { elem, size: LocalSize::Fixed { count, .. }, .. } => {
             quote!(::hetdsl::Arg::Local((#count) * ::core::mem::size_of::<#elem>()))
+        }
+        Role::Local { elem, size: LocalSize::PerItem(k), .. } => {
+            // The work-group size is fixed by the declaration, so the element count is too.
+            let elems = k.saturating_mul(items_per_group) as usize;
+            quote!(::hetdsl::Arg::Local(#elems * ::core::mem::size_of::<#elem>()))
         }
     }
 }

@@ -18,6 +18,7 @@ mod expand;
 #[allow(dead_code)]
 mod flatten;
 mod parse;
+mod pod;
 
 use proc_macro::TokenStream;
 
@@ -99,4 +100,20 @@ pub fn kernel(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::coexec(args.into(), item.into()).into()
+}
+
+/// Implements `hetdsl::Pod` for a struct after proving it plain data: `#[repr(C)]` (or
+/// `#[repr(transparent)]`), every field's type `Pod` (an error names the field), and no padding
+/// (the fields' sizes add up to the struct's, so cover any gap with an explicit field such as
+/// `_pad: [u8; 4]`). `bool`, `char`, references, raw pointers, `NonZero*` and enums are not
+/// plain data: a kernel could write a bit pattern that is no valid value of them.
+///
+/// ```ignore
+/// #[repr(C, align(16))]
+/// #[derive(Clone, Copy, hetdsl::Pod)]
+/// pub struct Sphere { pub center: [f32; 4], pub radius: f32, pub material: i32, pub _pad: [u32; 2] }
+/// ```
+#[proc_macro_derive(Pod)]
+pub fn derive_pod(input: TokenStream) -> TokenStream {
+    pod::derive(input.into()).into()
 }

@@ -42,6 +42,9 @@ pub unsafe fn slice_bytes_mut<T: Copy + 'static>(data: &mut [T]) -> &mut [u8] {
 /// Compiles only for plain data: the generated code calls it on each field of a user struct.
 pub fn assert_pod<T: Pod>(_: &T) {}
 
+/// Compiles only for plain data: `#[derive(Pod)]` calls it with each field's type.
+pub fn assert_pod_type<T: Pod + ?Sized>() {}
+
 /// The size of the field that `field` selects, at compile time.
 pub const fn size_of_field<T, F>(_field: fn(&T) -> &F) -> usize {
     size_of::<F>()
