@@ -15,7 +15,7 @@ use crate::balancer_names;
 use crate::clsig::{self, AddrSpace, Scalar, Ty};
 use crate::errors::Errors;
 use crate::flatten::{flatten_named, Flattened};
-use crate::parse::{Direction, Func, LocalSize, Options, Param, Pattern, Role};
+use crate::parse::{Direction, Func, LocalSize, MergeOp, Options, Param, Pattern, Role};
 
 /// What the expansion needs besides the declaration.
 pub struct Checked {
@@ -31,6 +31,9 @@ pub struct Checked {
     /// `const` layout assertions for user types.
     pub asserts: TokenStream,
     pub balancer: Option<String>,
+    /// Parameters whose `merge` was refused: they expand as plain buffers, so that only the
+    /// reported errors show.
+    pub refused_merges: HashSet<String>,
 }
 
 pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
@@ -61,6 +64,7 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         files: Vec::new(),
         asserts: TokenStream::new(),
         balancer: options.balancer.as_ref().map(|b| b.value()),
+        refused_merges: HashSet::new(),
     };
     let Some(file) = &options.file else {
         errors.push(syn::Error::new(
@@ -120,12 +124,18 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         return checked;
     }
     let items_per_group: u64 = checked.local.iter().product();
-    let mut ctx =
-        Ctx { cl: &cl, source: &source, asserts: TokenStream::new(), asserted: HashSet::new() };
+    let mut ctx = Ctx {
+        cl: &cl,
+        source: &source,
+        asserts: TokenStream::new(),
+        asserted: HashSet::new(),
+        refused_merges: HashSet::new(),
+    };
     for (rust, p) in func.params.iter().zip(params) {
         ctx.param(rust, p, items_per_group, errors);
     }
     checked.asserts = ctx.asserts;
+    checked.refused_merges = ctx.refused_merges;
     checked
 }
 
@@ -219,6 +229,8 @@ struct Ctx<'a> {
     asserts: TokenStream,
     /// Types already given layout assertions (one set per type is enough).
     asserted: HashSet<String>,
+    /// Parameters whose `merge` was refused.
+    refused_merges: HashSet<String>,
 }
 
 /// Why a Rust type does not fit an OpenCL one.
@@ -283,8 +295,16 @@ impl Ctx<'_> {
                     );
                     errors.push(syn::Error::new_spanned(&rust.ty, msg));
                 }
-                (space, Role::Buffer { dir, pattern, elem, attr }) => {
+                (space, Role::Buffer { dir, pattern, elem, attr, merge }) => {
+                    let merge_ok = merge
+                        .as_ref()
+                        .and_then(|m| m.op.map(|op| (op, m)))
+                        .is_some_and(|(op, m)| self.check_merge(op, &m.lit, p, &what, errors));
+                    if merge.is_some() && !merge_ok {
+                        self.refused_merges.insert(name.to_string());
+                    }
                     if dir.writes() && (ptr.const_pointee || space == AddrSpace::Constant) {
+                        self.refused_merges.insert(name.to_string());
                         let why = if space == AddrSpace::Constant {
                             "`__constant` memory"
                         } else {
@@ -300,7 +320,7 @@ impl Ctx<'_> {
                     if let Err(m) = self.match_type(&p.ty, elem) {
                         errors.push(mismatch(elem, &what, "the elements must be", m));
                     }
-                    check_pattern(*pattern, *dir, items_per_group, attr, errors);
+                    check_pattern(*pattern, *dir, merge.is_some(), items_per_group, attr, errors);
                 }
                 (space, role) => {
                     let not_local = if matches!(role, Role::Local { .. }) {
@@ -321,6 +341,43 @@ impl Ctx<'_> {
                 }
             },
         }
+    }
+
+    /// Can the kernel's elements be reduced by `merge`? Scalars only (the runtime reduces
+    /// `i8`..`u64`, `f32`, `f64`), and `or`/`and` only integers. Reports and returns `false` if not.
+    fn check_merge(
+        &self,
+        op: MergeOp,
+        lit: &syn::LitStr,
+        p: &clsig::Param,
+        what: &str,
+        errors: &mut Errors,
+    ) -> bool {
+        let name = lit.value();
+        let why = match &p.ty {
+            Ty::Scalar(Scalar::Float | Scalar::Double) if op.bitwise() => format!(
+                "`{name}` is bitwise, for integers; floating-point elements merge by \"sum\", \"max\" or \"min\""
+            ),
+            Ty::Scalar(
+                Scalar::Char
+                | Scalar::UChar
+                | Scalar::Short
+                | Scalar::UShort
+                | Scalar::Int
+                | Scalar::UInt
+                | Scalar::Long
+                | Scalar::ULong
+                | Scalar::Float
+                | Scalar::Double,
+            ) => return true,
+            other => format!(
+                "a merge reduces scalar elements (integers, `float`, `double`), not `{}`; merge each \
+                 component in a buffer of its own, or split the output by a pattern `a:b`",
+                other.display(&self.cl.structs)
+            ),
+        };
+        errors.push(syn::Error::new(lit.span(), format!("{what}: {why}")));
+        false
     }
 
     /// A `__local` buffer must hold one element per work-item, since kernels index it by the
@@ -551,15 +608,17 @@ impl Ctx<'_> {
 fn check_pattern(
     pattern: Pattern,
     dir: Direction,
+    merged: bool,
     items_per_group: u64,
     attr: &syn::Attribute,
     errors: &mut Errors,
 ) {
     match pattern {
-        Pattern::Whole if dir.writes() => errors.push(syn::Error::new_spanned(
+        Pattern::Whole if dir.writes() && !merged => errors.push(syn::Error::new_spanned(
             attr,
             "`whole` is for inputs every device reads in full; an output is split by a pattern `a:b` so that \
-             each device writes its own part",
+             each device writes its own part, or written whole by every device and reduced with \
+             `merge = \"sum\"` (or \"max\", \"min\", \"or\", \"and\")",
         )),
         Pattern::Ratio(a, b) if (u128::from(a) * u128::from(items_per_group)) % u128::from(b) != 0 => {
             errors.push(syn::Error::new_spanned(

@@ -60,7 +60,15 @@ use proc_macro::TokenStream;
 ///   for a `__global T*` (`__constant` for inputs), where the partition pattern `p` is `a:b`
 ///   (`a` elements for every `b` work-items: `1:1`, `1:255`, `4:1`) or `whole` (every device
 ///   reads all of it; inputs only). Packages are split and merged by this pattern.
-/// - a `__local` buffer: `#[local] s: [T; N]`, N elements per work-group; not a `run` argument.
+/// - an output every device writes in full, reduced element-wise across devices:
+///   `#[output(whole, merge = "sum")] bins: &mut [u32]` (or `#[inout(..)]`); the merges are
+///   `sum`, `max`, `min` (integers, `f32`, `f64`) and `or`, `and` (integers only).
+/// - a `__local` buffer (not a `run` argument): `#[local(per_item = k)] s: [T]`, k elements per
+///   work-item of the group (the usual case), or `#[local] s: [T; N]`, N per work-group. N must
+///   be at least the work-group size, since kernels index by the local id; write
+///   `#[local(allow_smaller)]` for a kernel that really uses fewer.
+/// - user types (OpenCL structs, vector newtypes) must be `hetdsl::Pod`: derive it with
+///   `#[derive(hetdsl::Pod)]`, which proves them plain data with no padding.
 ///
 /// # What is checked at compile time
 /// The kernel exists; the argument count; each value's width and signedness (`uint` is `u32`);
@@ -68,12 +76,11 @@ use proc_macro::TokenStream;
 /// `const` data against outputs; patterns against the work-group size; the balancer's name
 /// and options; duplicate and missing options. OpenCL structs are matched field by field:
 /// the macro emits `const` assertions that the Rust type's size, alignment, field offsets and
-/// field sizes equal the OpenCL layout, and that every field is `hetdsl::Pod`. Every problem
-/// is reported in one compile, on the Rust token at fault. Types come from the flattened source,
-/// with `typedef`s and object-like `#define`s resolved.
-///
-/// User structs need no `Pod` impl for the macros (their checks stand in for it); implement
-/// `hetdsl::Pod` yourself to use them with the runtime's builder API too.
+/// field sizes equal the OpenCL layout, and that the type is `hetdsl::Pod` (so every byte a
+/// kernel writes lands in a field whose every bit pattern is valid). `__local` sizes are checked
+/// against the work-group size and merges against the element type. Every problem is reported
+/// in one compile, on the Rust token at fault. Types come from the flattened source, with
+/// `typedef`s and object-like `#define`s resolved.
 #[proc_macro]
 pub fn kernel(input: TokenStream) -> TokenStream {
     expand::kernel(input.into()).into()

@@ -52,6 +52,53 @@ pub enum Pattern {
     Whole,
 }
 
+/// The reductions of `merge = "…"` (mirror `hetdsl::Merge`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeOp {
+    Sum,
+    Max,
+    Min,
+    Or,
+    And,
+}
+
+pub const MERGE_NAMES: &str = "\"sum\", \"max\", \"min\", \"or\", \"and\"";
+
+impl MergeOp {
+    fn from_name(name: &str) -> Option<MergeOp> {
+        Some(match name {
+            "sum" => MergeOp::Sum,
+            "max" => MergeOp::Max,
+            "min" => MergeOp::Min,
+            "or" => MergeOp::Or,
+            "and" => MergeOp::And,
+            _ => return None,
+        })
+    }
+    /// The variant of `hetdsl::Merge`.
+    pub fn variant(self) -> &'static str {
+        match self {
+            MergeOp::Sum => "Sum",
+            MergeOp::Max => "Max",
+            MergeOp::Min => "Min",
+            MergeOp::Or => "Or",
+            MergeOp::And => "And",
+        }
+    }
+    /// Bitwise: integers only.
+    pub fn bitwise(self) -> bool {
+        matches!(self, MergeOp::Or | MergeOp::And)
+    }
+}
+
+/// `merge = "sum"` as written; `op` is `None` when it was refused here (an error is reported
+/// and the buffer expands as a plain one).
+#[derive(Clone)]
+pub struct Merge {
+    pub op: Option<MergeOp>,
+    pub lit: LitStr,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
     In,
@@ -75,8 +122,9 @@ impl Direction {
 pub enum Role {
     /// Passed by copy.
     Value,
-    /// A host slice split by `pattern`; `elem` is the slice's element type.
-    Buffer { dir: Direction, pattern: Pattern, elem: Type, attr: Attribute },
+    /// A host slice split by `pattern`; `elem` is the slice's element type. `merge`: an output
+    /// every device writes in full (`whole`), combined element-wise by a reduction.
+    Buffer { dir: Direction, pattern: Pattern, elem: Type, attr: Attribute, merge: Option<Merge> },
     /// `#[local] s: [T; N]` (N elements of T per work-group) or `#[local(per_item = k)] s: [T]`.
     Local { elem: Type, size: LocalSize, attr: Attribute },
 }
@@ -331,13 +379,38 @@ fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role> {
             attempted = true;
         }
         if let Some(dir) = dir {
-            let pattern = match attr.parse_args_with(parse_pattern) {
+            let (pattern, merge) = match attr.parse_args_with(parse_pattern_and_merge) {
                 Ok(p) => p,
                 Err(e) => {
                     errors.push(e);
                     continue;
                 }
             };
+            // A refused merge keeps no reduction, so that the expansion stays the plain buffer's.
+            let merge = merge.map(|(key, mut m)| {
+                if m.op.is_none() {
+                    errors.push(syn::Error::new(
+                        m.lit.span(),
+                        format!("unknown merge `{}`; the merges are {MERGE_NAMES}", m.lit.value()),
+                    ));
+                } else if !dir.writes() {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`merge` combines what several devices wrote: it is for #[output] and #[inout] \
+                         buffers, not inputs",
+                    ));
+                    m.op = None;
+                } else if pattern != Pattern::Whole {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`merge` needs the pattern `whole`: every device writes the whole buffer and \
+                         the copies are reduced element by element; a split buffer (`a:b`) has one \
+                         writer per element and needs no merge",
+                    ));
+                    m.op = None;
+                }
+                m
+            });
             let Some(elem) = slice_elem(ty, dir.writes()) else {
                 let want = if dir.writes() { "&mut [T]" } else { "&[T]" };
                 errors.push(syn::Error::new_spanned(
@@ -346,7 +419,7 @@ fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role> {
                 ));
                 continue;
             };
-            found = Some(Role::Buffer { dir, pattern, elem, attr: attr.clone() });
+            found = Some(Role::Buffer { dir, pattern, elem, attr: attr.clone(), merge });
         } else if path.is_ident("local") {
             let opts = match &attr.meta {
                 syn::Meta::Path(_) => LocalOpts::default(),
@@ -461,6 +534,34 @@ fn parse_local_opts(input: ParseStream) -> syn::Result<LocalOpts> {
     }
     errors.finish()?;
     Ok(o)
+}
+
+/// A pattern, then optionally `, merge = "op"`: the `merge` key and the reduction.
+type PatternAndMerge = (Pattern, Option<(Ident, Merge)>);
+
+fn parse_pattern_and_merge(input: ParseStream) -> syn::Result<PatternAndMerge> {
+    let pattern = parse_pattern(input)?;
+    if input.is_empty() {
+        return Ok((pattern, None));
+    }
+    input.parse::<Token![,]>()?;
+    let key: Ident = input.parse()?;
+    if key != "merge" {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("unknown buffer option `{key}`; after the pattern comes only `merge = \"op\"`"),
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    let lit: LitStr = input.parse()?;
+    if !input.is_empty() {
+        input.parse::<Token![,]>()?;
+    }
+    if !input.is_empty() {
+        return Err(input.error("nothing follows `merge = \"op\"`"));
+    }
+    let op = MergeOp::from_name(&lit.value());
+    Ok((pattern, Some((key, Merge { op, lit }))))
 }
 
 /// `a:b` or `whole`.
