@@ -455,6 +455,7 @@ impl Ctx<'_> {
                     return Err(Mismatch::Unsupported(unsupported_scalar(*s)));
                 };
                 if path_ident(rust).as_deref() == Some(want) {
+                    self.assert_primitive(rust, want);
                     Ok(())
                 } else {
                     Err(Mismatch::Expected(format!("`{want}`")))
@@ -481,6 +482,7 @@ impl Ctx<'_> {
                             _ => None,
                         };
                         if path_ident(&a.elem).as_deref() == Some(want) && len == Some(lanes) {
+                            self.assert_primitive(&a.elem, want);
                             Ok(())
                         } else {
                             Err(expected())
@@ -523,8 +525,21 @@ impl Ctx<'_> {
         }
     }
 
+    /// The name `want` (`u32`, `f32`, …) may be shadowed in the user's scope (`type u32 = char;`,
+    /// a struct named `f32`): assert that it names the primitive.
+    fn assert_primitive(&mut self, rust: &Type, want: &str) {
+        if !self.asserted.insert(format!("{} as primitive", rust.to_token_stream())) {
+            return;
+        }
+        let primitive = syn::Ident::new(want, rust.span());
+        self.asserts.extend(quote_spanned! {rust.span()=>
+            const _: fn() = ::hetdsl::__private::assert_primitive::<#rust, ::core::primitive::#primitive>;
+        });
+    }
+
     fn assert_newtype(&mut self, rust: &Type, size: u64, desc: &str) {
-        if !self.asserted.insert(rust.to_token_stream().to_string()) {
+        // Keyed by the OpenCL type too: one Rust type may stand for two OpenCL ones.
+        if !self.asserted.insert(format!("{} as {desc}", rust.to_token_stream())) {
             return;
         }
         let span = rust.span();
@@ -541,7 +556,9 @@ impl Ctx<'_> {
     /// `const` assertions that `rust` has the layout of OpenCL struct `index`, spanned on the
     /// Rust type so that a failure points at the declaration.
     fn assert_struct(&mut self, rust: &Type, index: usize, layout: clsig::Layout) {
-        if !self.asserted.insert(rust.to_token_stream().to_string()) {
+        // Keyed by the OpenCL struct too: a Rust type given for two different OpenCL structs is
+        // checked against both.
+        if !self.asserted.insert(format!("{} as struct {index}", rust.to_token_stream())) {
             return;
         }
         let span = rust.span();
