@@ -397,7 +397,9 @@ impl Ctx<'_> {
                 if k.checked_mul(items_per_group).is_none_or(|n| n > u64::from(u32::MAX)) {
                     errors.push(syn::Error::new(
                         name.span(),
-                        format!("`per_item = {k}` × {items_per_group} work-items is too many elements"),
+                        format!(
+                            "`per_item = {k}` × {items_per_group} work-items is too many elements"
+                        ),
                     ));
                 }
             }
@@ -427,7 +429,7 @@ impl Ctx<'_> {
                         let msg = why(&format!("`{}`", tidy(&count.to_token_stream().to_string())));
                         let items = items_per_group as usize;
                         self.asserts.extend(quote_spanned! {count.span()=>
-                            const _: () = ::core::assert!((#count) as usize >= #items, #msg);
+                            const _: () = ::core::assert!((#count) >= #items, #msg);
                         });
                     }
                 }

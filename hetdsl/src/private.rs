@@ -43,7 +43,7 @@ pub unsafe fn slice_bytes_mut<T: Copy + 'static>(data: &mut [T]) -> &mut [u8] {
 pub fn assert_pod<T: Pod>(_: &T) {}
 
 /// Compiles only for plain data: `#[derive(Pod)]` calls it with each field's type.
-pub fn assert_pod_type<T: Pod + ?Sized>() {}
+pub fn assert_pod_type<T: Pod>() {}
 
 /// `Self` is the type `P`: the generated code asserts that a primitive's name in a declaration
 /// (`u32`) means the primitive and not a type of the user's under that name.

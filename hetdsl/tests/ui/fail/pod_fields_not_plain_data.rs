@@ -13,6 +13,7 @@ pub enum Kind {
 #[derive(Clone, Copy, hetdsl::Pod)]
 pub struct Everything {
     pub flag: bool,
+    pub _pad: [u8; 3],
     pub letter: char,
     pub count: NonZeroU32,
     pub kind: Kind,
