@@ -28,7 +28,7 @@ pub mod sim;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use hetdsl_macros::{coexec, kernel};
+pub use hetdsl_macros::{coexec, kernel, Pod};
 
 pub use balance::{Balancer, Package};
 pub use device::{DeviceFilter, DeviceInfo};

@@ -1,7 +1,7 @@
 // Without `-D ORDER`, `int indices[ORDER + 1]` has no size: the message says so, at the
 // struct, instead of calling `Poly` undefined.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, hetdsl::Pod)]
 pub struct Poly {
     pub indices: [i32; 4],
     pub weights: [f32; 6],

@@ -1,6 +1,6 @@
 // `int indices[ORDER + 1]` with `-D ORDER=3` is `[i32; 4]`; the `extern "C"` wrapper is read.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, hetdsl::Pod)]
 pub struct Poly {
     pub indices: [i32; 4],
     pub weights: [f32; 6],
