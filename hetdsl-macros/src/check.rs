@@ -11,11 +11,11 @@ use quote::{quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Type;
 
-use crate::balancer_names;
 use crate::clsig::{self, AddrSpace, Scalar, Ty};
 use crate::errors::Errors;
-use crate::flatten::{flatten_named, Flattened};
 use crate::parse::{Direction, Func, LocalSize, MergeOp, Options, Param, Pattern, Role};
+use hetdsl_decl::balancer;
+use hetdsl_decl::flatten::{flatten_named, Flattened};
 
 /// What the expansion needs besides the declaration.
 pub struct Checked {
@@ -31,6 +31,9 @@ pub struct Checked {
     /// `const` layout assertions for user types.
     pub asserts: TokenStream,
     pub balancer: Option<String>,
+    /// The build options (`defines` as `-D` flags, then `options`), for the checker's
+    /// preprocessor and the program build alike.
+    pub build_options: String,
     /// Parameters whose `merge` was refused: they expand as plain buffers, so that only the
     /// reported errors show.
     pub refused_merges: HashSet<String>,
@@ -51,7 +54,7 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         }
     };
     if let Some(b) = &options.balancer {
-        if let Err(why) = balancer_names::validate(&b.value()) {
+        if let Err(why) = balancer::validate(&b.value()) {
             errors.push(syn::Error::new(b.span(), why));
         }
     }
@@ -64,6 +67,7 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         files: Vec::new(),
         asserts: TokenStream::new(),
         balancer: options.balancer.as_ref().map(|b| b.value()),
+        build_options: options.build_options(),
         refused_merges: HashSet::new(),
     };
     let Some(file) = &options.file else {
@@ -79,7 +83,9 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
     };
     checked.source_text = source.flat.text.clone();
     checked.files = source.flat.files.clone();
-    let cl = match clsig::parse(&source.text) {
+    // Malformed options were reported where they were parsed.
+    let defines = clsig::defines_from_options(&checked.build_options).unwrap_or_default();
+    let cl = match clsig::parse_with_defines(&source.text, &defines) {
         Ok(cl) => cl,
         Err(e) => {
             let msg = format!("cannot read the declarations of {}: {e}", source.at(e.line));
@@ -251,10 +257,7 @@ impl Ctx<'_> {
         let name = &rust.ident;
         let what = format!("parameter `{name}` is `{}` in {}", p.text, self.source.at(p.line));
         if let Some(why) = &p.unsupported {
-            errors.push(syn::Error::new(
-                name.span(),
-                format!("{what}: {why} cannot be a hetdsl kernel argument"),
-            ));
+            errors.push(syn::Error::new(name.span(), format!("{what}: {why}")));
             return;
         }
         if let Some(space) = p.value_space.filter(|s| *s != AddrSpace::Private) {
@@ -518,9 +521,15 @@ impl Ctx<'_> {
                 self.assert_struct(rust, *i, layout);
                 Ok(())
             }
-            Ty::Opaque(name) => Err(Mismatch::Unsupported(format!(
-                "`{name}` is neither an OpenCL scalar or vector type nor defined in the source"
-            ))),
+            Ty::Opaque(name) => Err(Mismatch::Unsupported(match self.cl.unread.get(name) {
+                Some(why) => format!(
+                    "`{name}` is declared at {} but its declaration could not be read: {why}",
+                    self.source.at(why.line)
+                ),
+                None => format!(
+                    "`{name}` is neither an OpenCL scalar or vector type nor defined in the source"
+                ),
+            })),
             Ty::Array(..) | Ty::Void => {
                 Err(Mismatch::Unsupported(format!("`{}` cannot be passed", cl.display(structs))))
             }

@@ -22,6 +22,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
     let KernelInput { attrs, vis, struct_name, func, .. } = &input;
     let parts = Parts::new(func, &checked);
     let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
+    let build_options = &checked.build_options;
     let body = parts.launch_body(quote!(&self.program));
     let doc_run = format!(
         "Co-executes `{}` over `global` work-items on every device of the program, with the declared \
@@ -48,7 +49,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
 
             /// Builds the kernel for every device of `rt`. Build once, run many times.
             pub fn new(rt: &::hetdsl::Runtime) -> ::hetdsl::Result<Self> {
-                ::core::result::Result::Ok(Self { program: rt.program(&Self::source())? })
+                ::core::result::Result::Ok(Self { program: rt.program_with_options(&Self::source(), #build_options)? })
             }
 
             /// The built program: its devices and build logs.
@@ -84,6 +85,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     let CoexecInput { attrs, vis, func, .. } = &input;
     let parts = Parts::new(func, &checked);
     let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
+    let build_options = &checked.build_options;
     let ident = &func.ident;
     let body = parts.launch_body(quote!(program));
     let mod_doc = format!(
@@ -116,7 +118,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
             /// of the process (one per distinct device selection).
             pub fn program(rt: &::hetdsl::Runtime) -> ::hetdsl::Result<&'static ::hetdsl::Program> {
                 static CACHE: ::hetdsl::__private::ProgramCache = ::hetdsl::__private::ProgramCache::new();
-                CACHE.get(rt, source)
+                CACHE.get(rt, source, #build_options)
             }
 
             /// The launch the function would run, to adjust before `.run()`.

@@ -5,20 +5,17 @@
 //! against the kernel's real signature at compile time, and generate typed Rust code that
 //! co-executes the kernel on every device through the hetdsl runtime.
 //!
-//! Layout of the crate: `parse` (the macro input), `clsig` (a reader of OpenCL C declarations),
-//! `check` (declaration against kernel), `expand` (code generation); `flatten` resolves
-//! `#include`s and is shared with the runtime.
+//! Layout of the crate: `parse` (the macro input), `check` (declaration against kernel),
+//! `expand` (code generation). The reader of OpenCL C declarations (`clsig`), the include
+//! flattener and the balancer registry live in `hetdsl-decl`, shared with the runtime.
 
-mod balancer_names;
 mod check;
-mod clsig;
 mod errors;
 mod expand;
-// `flatten()` itself is the runtime's entry point; the macros call `flatten_named()`.
-#[allow(dead_code)]
-mod flatten;
 mod parse;
 mod pod;
+
+use hetdsl_decl::clsig;
 
 use proc_macro::TokenStream;
 
@@ -52,6 +49,9 @@ use proc_macro::TokenStream;
 /// - `balancer = "spec"`: any balancer of `hetdsl::balance::BalancerSpec` (`sigmoid`,
 ///   `dynamic:64`, `hguided:k=2,m=1`, …); default: the runtime's default (Sigmoid).
 /// - `include = "dir"` or `include = ["a", "b"]`: more include directories.
+/// - `defines = ["BLOCK_SIZE=16", "USE_DOUBLE"]`: macros defined for the build, as `-D` options.
+///   The checker evaluates `#if`/`#ifdef` with them, so it checks the branch that is built.
+/// - `options = "-cl-mad-enable"`: more build options (a `-D` in them counts as a define too).
 ///
 /// # Parameters, in the kernel's order
 /// - a value: `n: i32` for `int n`; `v: [f32; 4]` (or a `#[repr(C)]` newtype) for `float4 v`;

@@ -146,6 +146,10 @@ pub struct Options {
     pub local: Option<(Vec<u64>, Span)>,
     pub balancer: Option<LitStr>,
     pub include: Vec<LitStr>,
+    /// `defines = ["BLOCK=16", "USE_DOUBLE"]`: each becomes a `-D` build option.
+    pub defines: Vec<LitStr>,
+    /// `options = "-cl-mad-enable"`: more build options, after the defines.
+    pub options: Option<LitStr>,
     /// Where to point "missing option" errors.
     pub span: Option<Span>,
 }
@@ -153,7 +157,7 @@ pub struct Options {
 /// Parameter names the generated functions use themselves.
 const RESERVED: [&str; 3] = ["global", "rt", "self"];
 
-const OPTION_KEYS: &str = "`file`, `local`, `name`, `balancer`, `include`";
+const OPTION_KEYS: &str = "`file`, `local`, `name`, `balancer`, `include`, `defines`, `options`";
 
 impl Parse for KernelInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
@@ -244,6 +248,21 @@ impl Options {
                 "name" => o.name = Some(input.parse()?),
                 "balancer" => o.balancer = Some(input.parse()?),
                 "include" => o.include.extend(parse_one_or_list::<LitStr>(input)?),
+                "defines" => {
+                    for lit in parse_one_or_list::<LitStr>(input)? {
+                        if let Err(why) = check_define(&lit.value()) {
+                            errors.push(syn::Error::new(lit.span(), why));
+                        }
+                        o.defines.push(lit);
+                    }
+                }
+                "options" => {
+                    let lit: LitStr = input.parse()?;
+                    if let Err(why) = hetdsl_decl::clsig::defines_from_options(&lit.value()) {
+                        errors.push(syn::Error::new(lit.span(), why));
+                    }
+                    o.options = Some(lit);
+                }
                 "local" => {
                     let span_start = input.span();
                     let sizes = parse_one_or_list::<LitInt>(input)?;
@@ -280,6 +299,30 @@ impl Options {
         }
         errors.finish()?;
         Ok(o)
+    }
+}
+
+/// One entry of `defines`: `NAME` or `NAME=VALUE`, with no space (it becomes one `-D` word).
+fn check_define(def: &str) -> Result<(), String> {
+    let (name, _) = def.split_once('=').unwrap_or((def, ""));
+    if !hetdsl_decl::clsig::is_identifier(name) {
+        return Err(format!(
+            "`{def}` is not a define: write `NAME` or `NAME=VALUE`, NAME a C identifier"
+        ));
+    }
+    if def.chars().any(char::is_whitespace) {
+        return Err(format!("`{def}`: a define cannot hold spaces (write `NAME=VALUE`)"));
+    }
+    Ok(())
+}
+
+impl Options {
+    /// The build options: each define as `-D NAME[=VALUE]`, then `options`.
+    pub fn build_options(&self) -> String {
+        let mut words: Vec<String> =
+            self.defines.iter().map(|d| format!("-D {}", d.value())).collect();
+        words.extend(self.options.as_ref().map(LitStr::value));
+        words.join(" ")
     }
 }
 

@@ -79,8 +79,14 @@ impl ProgramCache {
         ProgramCache { built: Mutex::new(Vec::new()) }
     }
 
-    /// The program for `rt`'s devices, built from `source` at the first call.
-    pub fn get(&self, rt: &Runtime, source: fn() -> KernelSource) -> Result<&'static Program> {
+    /// The program for `rt`'s devices, built from `source` with the build `options` at the
+    /// first call.
+    pub fn get(
+        &self,
+        rt: &Runtime,
+        source: fn() -> KernelSource,
+        options: &str,
+    ) -> Result<&'static Program> {
         let devices = rt.devices();
         // A panic while building leaves the list as it was: keep using it.
         let mut built = self.built.lock().unwrap_or_else(PoisonError::into_inner);
@@ -88,7 +94,8 @@ impl ProgramCache {
             return Ok(program);
         }
         // Leaked on purpose: the cache lives in a `static`, for the rest of the process.
-        let program: &'static Program = Box::leak(Box::new(rt.program(&source())?));
+        let program: &'static Program =
+            Box::leak(Box::new(rt.program_with_options(&source(), options)?));
         built.push((devices, program));
         Ok(program)
     }

@@ -36,8 +36,7 @@ pub(crate) fn opencl_lock() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-#[path = "../../../hetdsl-macros/src/flatten.rs"]
-mod flatten;
+use hetdsl_decl::flatten;
 
 /// An OpenCL C source, flattened (includes resolved) and carrying `#line` directives so that
 /// build logs name the original file and line.

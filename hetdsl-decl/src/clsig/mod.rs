@@ -3,9 +3,14 @@
 //! already resolved) and skips everything else, function bodies included; it is not a C
 //! compiler, only enough of one to check a Rust declaration against a kernel.
 //!
+//! The preprocessor's conditionals are evaluated as the compiler evaluates them, with the
+//! defines of the build options ([`parse_with_defines`], [`defines_from_options`]), so the
+//! reader sees the branch the compiler builds. A condition it cannot decide is an error.
+//!
 //! Pure (text in, declarations out) and total: every input gives `Ok` or a [`ParseError`],
-//! never a panic; the fuzz target in `hetdsl-macros/fuzz` holds it to that.
+//! never a panic; the fuzz target in `hetdsl-decl/fuzz` holds it to that.
 
+mod expr;
 mod lex;
 mod types;
 
@@ -82,7 +87,8 @@ pub struct Param {
     pub pointer: Option<Pointer>,
     /// An address space written on a non-pointer parameter (invalid for a kernel argument).
     pub value_space: Option<AddrSpace>,
-    /// Pointer to pointer, image access qualifier and the like: what makes it unusable.
+    /// Pointer to pointer, image, sampler and the like: why it cannot be a hetdsl kernel
+    /// argument, as a sentence.
     pub unsupported: Option<String>,
     /// The parameter's type as written (macros expanded), e.g. `__global const float*`.
     pub text: String,
@@ -105,6 +111,9 @@ pub struct Source {
     pub structs: Vec<StructDef>,
     /// `typedef` names and what they stand for.
     pub typedefs: HashMap<String, Ty>,
+    /// Typedef names and `struct Tag`s whose declaration the reader could not follow, and why:
+    /// a kernel using one sees an unknown type, and the message can say why.
+    pub unread: HashMap<String, ParseError>,
 }
 
 impl Source {
@@ -119,8 +128,7 @@ impl Source {
         })
     }
 
-    /// The struct a typedef or a struct tag of that name stands for.
-    #[cfg(test)]
+    /// The struct a typedef or a struct tag of that name stands for (an index into `structs`).
     pub fn struct_named(&self, name: &str) -> Option<usize> {
         match self.typedefs.get(name) {
             Some(Ty::Struct(i)) => Some(*i),
@@ -133,7 +141,6 @@ impl Source {
     /// Checks what any result of [`parse`] of `text` must satisfy: struct layouts that are C
     /// layouts (power-of-two alignment, size a multiple of it, fields in order without overlap)
     /// and lines inside the text. For the fuzz target and the corpus test.
-    #[cfg(any(test, fuzzing))]
     pub fn self_check(&self, text: &str) -> Result<(), String> {
         let lines = text.split('\n').count();
         for def in &self.structs {
@@ -177,12 +184,63 @@ impl Source {
     }
 }
 
-/// Reads the declarations of a flattened OpenCL C source.
+/// Reads the declarations of a flattened OpenCL C source, built with no `-D` options.
 pub fn parse(text: &str) -> Result<Source, ParseError> {
-    let toks = lex::tokens(text)?;
+    parse_with_defines(text, &[])
+}
+
+/// Reads the declarations of a flattened OpenCL C source as the compiler sees it when built
+/// with `defines` (name, value) given as `-D name=value` (see [`defines_from_options`]).
+pub fn parse_with_defines(text: &str, defines: &[(String, String)]) -> Result<Source, ParseError> {
+    let toks = lex::tokens(text, defines)?;
     let mut p = Parser { toks, pos: 0, src: Source::default() };
     p.top_level()?;
     Ok(p.src)
+}
+
+/// Reads the declarations of a flattened source as the compiler sees it when built with the
+/// build-options string `options` (`"-D BLOCK=16 -DUSE_DOUBLE -cl-mad-enable"`): the `-D`s
+/// are read by [`defines_from_options`]; a malformed one is an error at line 0.
+///
+/// A kernel's parameters: `read_with_options(&text, opts)?.kernel("saxpy")` then `.params`.
+pub fn read_with_options(text: &str, options: &str) -> Result<Source, ParseError> {
+    let defines = defines_from_options(options).map_err(|why| ParseError::new(0, why))?;
+    parse_with_defines(text, &defines)
+}
+
+/// The macros that build options define: `-D NAME`, `-DNAME`, `-D NAME=VALUE`, `-DNAME=VALUE`
+/// (`NAME` alone is `1`, as the compiler has it), and `__FAST_RELAXED_MATH__` for
+/// `-cl-fast-relaxed-math`. Later definitions of a name win. A `-D` without a valid name is an
+/// error.
+pub fn defines_from_options(options: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut words = options.split_whitespace();
+    while let Some(word) = words.next() {
+        let def = match word.strip_prefix("-D") {
+            Some("") => words.next().ok_or("`-D` at the end of the options, without a name")?,
+            Some(def) => def,
+            None => {
+                if word == "-cl-fast-relaxed-math" {
+                    out.push(("__FAST_RELAXED_MATH__".into(), "1".into()));
+                }
+                continue;
+            }
+        };
+        let (name, value) = def.split_once('=').unwrap_or((def, "1"));
+        if !is_identifier(name) {
+            return Err(format!("`-D {def}`: `{name}` is not a macro name"));
+        }
+        out.retain(|(n, _)| n != name);
+        out.push((name.to_string(), value.to_string()));
+    }
+    Ok(out)
+}
+
+/// A C identifier: a letter or `_`, then letters, digits and `_`.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 struct Parser {
@@ -216,6 +274,9 @@ impl Parser {
     }
     fn peek_at(&self, ahead: usize) -> Option<&Tok> {
         self.toks.get(self.pos + ahead)
+    }
+    fn peek_at_abs(&self, pos: usize) -> Option<&Tok> {
+        self.toks.get(pos)
     }
     fn peek_ident(&self) -> Option<&str> {
         self.peek().and_then(Tok::ident)
@@ -277,10 +338,23 @@ impl Parser {
                     self.pos += 1;
                     // A typedef this reader cannot follow (function pointers…) is skipped: only
                     // a kernel that uses it would notice, as an unknown type.
-                    if self.typedef(0).is_err() {
+                    if let Err(why) = self.typedef(0) {
                         self.pos = start + 1;
                         self.skip_to_semicolon()?;
+                        // The name declared is the last word before the `;`.
+                        let name = self.pos.checked_sub(2).and_then(|i| self.toks[i].ident());
+                        if let Some(name) = name {
+                            self.src.unread.insert(name.to_string(), why);
+                        }
                     }
+                }
+                // `extern "C" {` (C++ linkage, usually under `#ifdef __cplusplus`): the braces
+                // hold ordinary declarations, and the stray `}` is skipped below.
+                (_, Some("extern"))
+                    if self.peek_at(1).is_some_and(|t| t.text().starts_with('"'))
+                        && self.peek_at(2).is_some_and(|t| t.is_punct('{')) =>
+                {
+                    self.pos += 3;
                 }
                 (_, Some("__kernel" | "kernel")) => {
                     self.pos += 1;
@@ -291,7 +365,10 @@ impl Parser {
                         || self.peek_at(2).is_some_and(|t| t.is_punct('{')) =>
                 {
                     let start = self.pos;
-                    if self.specifiers(0).is_err() {
+                    if let Err(why) = self.specifiers(0) {
+                        if let Some(tag) = self.peek_at_abs(start + 1).and_then(Tok::ident) {
+                            self.src.unread.insert(format!("struct {tag}"), why);
+                        }
                         self.pos = start + 1;
                     }
                     self.skip_to_semicolon()?;
@@ -411,12 +488,20 @@ impl Parser {
             .ok_or_else(|| ParseError::new(line, "a kernel parameter needs a name"))?;
         let text = type_text(&self.toks[start..self.pos], &name);
         let mut unsupported = None;
-        if d.pointers > 1 {
-            unsupported = Some("a pointer to a pointer".to_string());
+        let image = match &spec.ty {
+            Ty::Opaque(t) if is_image_or_sampler(t) => Some(t.clone()),
+            _ => None,
+        };
+        if let Some(t) = image.or_else(|| spec.access.as_ref().map(|a| format!("{a} image"))) {
+            unsupported = Some(format!(
+                "`{t}`: images and samplers are not supported by co-execution (hetdsl splits \
+                 and merges buffers only); pass the pixels as a `__global` buffer instead"
+            ));
+        } else if d.pointers > 1 {
+            unsupported =
+                Some("a pointer to a pointer cannot be a hetdsl kernel argument".to_string());
         } else if !d.dims.is_empty() {
-            unsupported = Some("an array parameter".to_string());
-        } else if let Some(access) = &spec.access {
-            unsupported = Some(format!("an image (`{access}`)"));
+            unsupported = Some("an array parameter cannot be a hetdsl kernel argument".to_string());
         }
         let pointer = (d.pointers > 0).then(|| Pointer {
             space: spec.space.unwrap_or(AddrSpace::Private),
@@ -452,14 +537,17 @@ impl Parser {
         while self.at_punct('[') {
             let line = self.line();
             let inner = self.skip_group()?;
-            let n = match inner.as_slice() {
-                [Tok { kind: Kind::Number(n), .. }] => parse_c_int(n),
-                _ => None,
-            };
-            dims.push(n.ok_or_else(|| {
+            let n = expr::eval(&inner).and_then(|n| {
+                u64::try_from(n).map_err(|_| format!("the array size is {n}, below zero"))
+            });
+            dims.push(n.map_err(|why| {
                 ParseError::new(
                     line,
-                    "an array size must be an integer literal (or a #define of one)",
+                    format!(
+                        "cannot read the array size `{}`: {why} (an array size must be an \
+                         integer constant expression of literals and #defines)",
+                        type_text(&inner, "")
+                    ),
                 )
             })?);
         }
@@ -644,6 +732,15 @@ impl Parser {
     }
 }
 
+/// OpenCL's image, sampler and other opaque handle types.
+fn is_image_or_sampler(t: &str) -> bool {
+    (t.starts_with("image") && t.ends_with("_t"))
+        || matches!(
+            t,
+            "sampler_t" | "event_t" | "clk_event_t" | "queue_t" | "reserve_id_t" | "pipe"
+        )
+}
+
 fn is_qualifier(w: &str) -> bool {
     matches!(w, "const" | "volatile" | "restrict" | "__restrict" | "__restrict__")
 }
@@ -659,18 +756,6 @@ fn unsigned(s: Scalar) -> Scalar {
 
 fn wrap_array(ty: Ty, dims: &[u64]) -> Ty {
     dims.iter().rev().fold(ty, |t, n| Ty::Array(Box::new(t), *n))
-}
-
-/// A C integer literal (decimal, hex or octal, with `u`/`l` suffixes).
-fn parse_c_int(text: &str) -> Option<u64> {
-    let t = text.trim_end_matches(['u', 'U', 'l', 'L']);
-    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        u64::from_str_radix(hex, 16).ok()
-    } else if t.len() > 1 && t.starts_with('0') {
-        u64::from_str_radix(&t[1..], 8).ok()
-    } else {
-        t.parse().ok()
-    }
 }
 
 /// The parameter's type as written, without its name: `__global const float*`.

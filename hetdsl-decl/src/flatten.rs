@@ -1,8 +1,8 @@
 //! Flatten an OpenCL source file and its `#include`s into one string (through ocl-include),
 //! with `#line` directives so that compilers name the original file and line in their logs.
 //!
-//! This file is compiled into both crates: the macros read kernels at compile time, and the
-//! runtime's `KernelSource::from_file` reads them at run time. One copy, two users.
+//! Two users, one copy: the macros read kernels at compile time, and the runtime's
+//! `KernelSource::from_file` reads them at run time.
 
 use std::cell::RefCell;
 use std::io;
@@ -49,8 +49,8 @@ impl ocl_include::Source for Recording {
     }
 }
 
-/// Read `path` and everything it includes (searched beside the including file, then in
-/// `include_dirs`). `#line` names files relative to the current directory.
+/// Read `path` (relative to the current directory, or else found in `include_dirs`) and
+/// everything it includes (searched beside the including file, then in `include_dirs`). `#line` names files relative to the current directory.
 pub fn flatten(path: &Path, include_dirs: &[PathBuf]) -> io::Result<Flattened> {
     let cwd = std::env::current_dir().ok();
     flatten_named(path, include_dirs, cwd.as_deref())
@@ -73,14 +73,20 @@ pub fn flatten_named(
     let parser = ocl_include::Parser::builder()
         .add_source(Recording { inner: fs.build(), seen: seen.clone() })
         .build();
-    let node = parser.parse(path)?;
+    // ocl-include searches a top file given without a directory to look beside only in the
+    // include directories; a relative path names a file under the current directory first.
+    let top = match std::env::current_dir() {
+        Ok(cwd) if path.is_relative() && cwd.join(path).is_file() => cwd.join(path),
+        _ => path.to_path_buf(),
+    };
+    let node = parser.parse(&top)?;
     let (flat, index) = node.collect();
 
     let mut text = String::with_capacity(flat.len() + 256);
     let mut lines = Vec::new();
     let mut expected: Option<(PathBuf, usize)> = None;
     for (i, line) in flat.lines().enumerate() {
-        let (file, line0) = index.search(i).unwrap_or_else(|| (path.to_path_buf(), i));
+        let (file, line0) = index.search(i).unwrap_or_else(|| (top.clone(), i));
         let origin = (file.clone(), line0 + 1);
         if expected.as_ref() != Some(&origin) {
             text.push_str(&format!("#line {} \"{}\"\n", origin.1, display_name(&file, name_base)));
