@@ -219,7 +219,7 @@ fn scalar_of_the_wrong_size() {
         .scalar(7i64)
         .run();
     let msg = message(r, is!(Error::BadArgument { index: 3, .. }));
-    assert_mentions(&msg, &["8-byte scalar"]);
+    assert_mentions(&msg, &["parameter `k`", "engine.cl:", "scalar `i32`", "found a scalar `i64`"]);
 }
 
 #[test]

@@ -56,7 +56,10 @@ pub enum HostType {
     Array(Prim, usize),
     /// A user type (a struct, a newtype, an array of structs): only its size is known here;
     /// `name` is empty when the type did not say.
-    Opaque { size: usize, name: &'static str },
+    Opaque {
+        size: usize,
+        name: &'static str,
+    },
 }
 
 impl HostType {
@@ -190,10 +193,7 @@ pub fn check(
         (None, HostArg::Scalar { ty, size }) => {
             let fits = match ty {
                 Some(t) => type_fits(&param.ty, *t, structs),
-                None => param
-                    .ty
-                    .layout(structs)
-                    .is_none_or(|l| l.size == *size as u64),
+                None => param.ty.layout(structs).is_none_or(|l| l.size == *size as u64),
             };
             if fits {
                 Ok(())
@@ -201,7 +201,9 @@ pub fn check(
                 Err(format!("{what}, so the host argument must be a scalar {want}, found {found}"))
             }
         }
-        (None, _) => Err(format!("{what}, so the host argument must be a scalar {want}, found {found}")),
+        (None, _) => {
+            Err(format!("{what}, so the host argument must be a scalar {want}, found {found}"))
+        }
         (Some(ptr), HostArg::Local) => match ptr.space {
             AddrSpace::Local => Ok(()),
             space => Err(format!(
@@ -215,9 +217,9 @@ pub fn check(
              found {found}",
             want.trim_matches('`')
         )),
-        (Some(_), HostArg::Scalar { .. }) => Err(format!(
-            "{what}, so the host argument must be a buffer of {want}, found {found}"
-        )),
+        (Some(_), HostArg::Scalar { .. }) => {
+            Err(format!("{what}, so the host argument must be a buffer of {want}, found {found}"))
+        }
         (Some(ptr), HostArg::Buffer { ty, writes, .. }) => {
             if ptr.space == AddrSpace::Private {
                 return Err(format!(

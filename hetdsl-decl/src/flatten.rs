@@ -117,7 +117,8 @@ pub fn origin(text: &str, line: usize, fallback: &str) -> (String, usize) {
             return (file, next);
         }
         let t = l.trim_start();
-        let directive = t.strip_prefix('#').map(str::trim_start).and_then(|d| d.strip_prefix("line"));
+        let directive =
+            t.strip_prefix('#').map(str::trim_start).and_then(|d| d.strip_prefix("line"));
         match directive.map(str::trim).and_then(|rest| {
             let (n, name) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
             Some((n.parse::<usize>().ok()?, name.trim()))

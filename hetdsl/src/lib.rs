@@ -14,7 +14,6 @@
 //!   signature at compile time, co-executed through a typed function.
 
 pub mod balance;
-#[allow(dead_code)] // used by the engine's program build (next step)
 mod builtins;
 pub mod device;
 pub mod energy;

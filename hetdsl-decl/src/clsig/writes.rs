@@ -25,7 +25,9 @@ pub(crate) fn first_write(body: &[Tok], name: &str) -> Option<usize> {
                     }
                 }
             }
-            Some(f) if (f.starts_with("atomic_") && f != "atomic_load") || f.starts_with("atom_") => {
+            Some(f)
+                if (f.starts_with("atomic_") && f != "atomic_load") || f.starts_with("atom_") =>
+            {
                 if let Some(args) = call_args(body, i) {
                     if args.first().is_some_and(|a| names(a, name)) {
                         return Some(t.line);

@@ -12,6 +12,7 @@ mod geometry;
 mod limits;
 mod program;
 mod run;
+mod signature;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -21,7 +22,7 @@ use crate::balance::{self, Balancer};
 use crate::device::{DeviceFilter, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::pattern::{Direction, Pattern};
-use crate::pod::{bytes_of, bytes_of_mut, Pod};
+use crate::pod::{bytes_of, bytes_of_mut, HostType, Pod};
 use crate::report::Report;
 
 pub use program::Program;
@@ -161,6 +162,8 @@ pub struct Launch<'a> {
     pub(crate) global: Vec<usize>,
     pub(crate) local: Vec<usize>,
     pub(crate) args: Vec<Arg<'a>>,
+    /// The Rust type of each argument, `None` for those given to [`Launch::arg`].
+    pub(crate) arg_types: Vec<Option<HostType>>,
     pub(crate) balancer: Option<Box<dyn Balancer>>,
     pub(crate) devices: Option<Vec<usize>>,
     pub(crate) faults: Vec<Fault>,
@@ -214,6 +217,7 @@ impl<'a> Launch<'a> {
             global: Vec::new(),
             local: Vec::new(),
             args: Vec::new(),
+            arg_types: Vec::new(),
             balancer: None,
             devices: None,
             faults: Vec::new(),
@@ -240,6 +244,7 @@ impl<'a> Launch<'a> {
     /// A buffer the kernel reads, split by `pattern` (or [`Pattern::Whole`]).
     pub fn input<T: Pod>(mut self, data: &'a [T], pattern: Pattern) -> Self {
         self.args.push(Arg::In { bytes: bytes_of(data), elem: size_of::<T>(), pattern });
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
@@ -247,6 +252,7 @@ impl<'a> Launch<'a> {
     pub fn output<T: Pod>(mut self, data: &'a mut [T], pattern: Pattern) -> Self {
         let elem = size_of::<T>();
         self.args.push(Arg::Out { bytes: bytes_of_mut(data), elem, pattern, dir: Direction::Out });
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
@@ -259,24 +265,28 @@ impl<'a> Launch<'a> {
             pattern,
             dir: Direction::InOut,
         });
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
     /// A value passed by copy.
     pub fn scalar<T: Pod>(mut self, value: T) -> Self {
         self.args.push(Arg::Scalar(bytes_of(std::slice::from_ref(&value)).to_vec()));
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
     /// A `__local` buffer of `count` elements of `T` per work-group.
     pub fn local_buffer<T: Pod>(mut self, count: usize) -> Self {
         self.args.push(Arg::Local(count * size_of::<T>()));
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
     /// Any argument (what the macros generate).
     pub fn arg(mut self, arg: Arg<'a>) -> Self {
         self.args.push(arg);
+        self.arg_types.push(None);
         self
     }
 
@@ -341,7 +351,41 @@ impl<'a> Launch<'a> {
 
     /// Co-execute. Outputs are complete and correct when this returns `Ok`.
     pub fn run(mut self) -> Result<Report> {
+        self.check_arguments()?;
         let balancer = self.balancer.take().unwrap_or_else(balance::default_balancer);
         run::execute(self, balancer)
+    }
+
+    /// Every argument against the kernel's parameter, before anything is enqueued; then the
+    /// hidden NDRange argument of a kernel whose built-ins need it (the caller's global sizes,
+    /// 1 for missing dimensions).
+    fn check_arguments(&mut self) -> Result<()> {
+        let host: Vec<_> =
+            self.args.iter().zip(&self.arg_types).map(|(a, t)| host_arg(a, *t)).collect();
+        self.program.signatures.check(&self.kernel, &host)?;
+        if self.program.ndrange_param.contains(&self.kernel) {
+            let mut sizes = [1u64; 4];
+            for (s, g) in sizes.iter_mut().zip(&self.global) {
+                *s = *g as u64;
+            }
+            self.args.push(Arg::Scalar(bytes_of(&sizes).to_vec()));
+            self.arg_types.push(None);
+        }
+        Ok(())
+    }
+}
+
+/// What an argument is, for the check against the kernel's parameter.
+fn host_arg(arg: &Arg<'_>, ty: Option<HostType>) -> hetdsl_decl::argcheck::HostArg {
+    use hetdsl_decl::argcheck::HostArg;
+    #[allow(unreachable_patterns)] // a variant added later is checked as an output
+    match arg {
+        Arg::In { .. } => HostArg::Buffer { ty, writes: false, reads: true },
+        Arg::Out { dir, .. } => {
+            HostArg::Buffer { ty, writes: true, reads: *dir == Direction::InOut }
+        }
+        Arg::Scalar(bytes) => HostArg::Scalar { ty, size: bytes.len() },
+        Arg::Local(_) => HostArg::Local,
+        _ => HostArg::Buffer { ty, writes: true, reads: false },
     }
 }
