@@ -259,3 +259,77 @@ pub fn check(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clsig;
+
+    const SRC: &str = "typedef struct { float x, y; int id; float pad; } P;\n\
+        __kernel void k(__global const float* a, __global float* b, int n, float3 v,\n\
+                        __local float* tmp, __constant int* c, __global P* ps, __global float* w) {\n\
+            b[0] = a[0] + tmp[0] + c[0]; w[1] += 1.0f;\n\
+        }\n";
+
+    fn check_arg(index: usize, host: HostArg) -> Result<(), String> {
+        let src = clsig::parse(SRC).unwrap();
+        let params = src.kernel("k").unwrap().params.clone().unwrap();
+        check(&params[index], &host, &|l| format!("k.cl:{}", l + 1), &src.structs)
+    }
+
+    fn buf(ty: HostType, writes: bool) -> HostArg {
+        HostArg::Buffer { ty: Some(ty), writes, reads: !writes }
+    }
+
+    #[test]
+    fn the_right_arguments_pass() {
+        let f32 = HostType::Prim(Prim::F32);
+        assert_eq!(check_arg(0, buf(f32, false)), Ok(()));
+        assert_eq!(check_arg(1, buf(f32, true)), Ok(()));
+        assert_eq!(
+            check_arg(2, HostArg::Scalar { ty: Some(HostType::Prim(Prim::I32)), size: 4 }),
+            Ok(())
+        );
+        assert_eq!(
+            check_arg(3, HostArg::Scalar { ty: Some(HostType::Array(Prim::F32, 4)), size: 16 }),
+            Ok(())
+        );
+        assert_eq!(check_arg(4, HostArg::Local), Ok(()));
+        assert_eq!(check_arg(5, buf(HostType::Prim(Prim::I32), false)), Ok(()));
+        let p = HostType::Opaque { size: 16, name: "P" };
+        assert_eq!(check_arg(6, buf(p, true)), Ok(()));
+        // Untyped (built by the macros, checked at compile time): kinds only.
+        assert_eq!(check_arg(1, HostArg::Buffer { ty: None, writes: true, reads: true }), Ok(()));
+        assert_eq!(check_arg(2, HostArg::Scalar { ty: None, size: 4 }), Ok(()));
+    }
+
+    #[test]
+    fn mismatches_name_the_parameter_and_both_types() {
+        let f32 = HostType::Prim(Prim::F32);
+        let e = check_arg(1, HostArg::Scalar { ty: Some(HostType::Prim(Prim::U64)), size: 8 });
+        assert_eq!(
+            e.unwrap_err(),
+            "parameter `b` is `__global float*` in k.cl:2, so the host argument must be a buffer \
+             of `f32`, found a scalar `u64`"
+        );
+        let e = check_arg(2, HostArg::Scalar { ty: Some(f32), size: 4 }).unwrap_err();
+        assert!(e.contains("scalar `i32`, found a scalar `f32`"), "{e}");
+        let e = check_arg(3, HostArg::Scalar { ty: Some(HostType::Array(Prim::F32, 3)), size: 12 });
+        assert!(e.unwrap_err().contains("`[f32; 4]`"));
+        let e = check_arg(0, buf(HostType::Prim(Prim::I32), false)).unwrap_err();
+        assert!(e.contains("buffer of `f32`, found an input buffer of `i32`"), "{e}");
+        let e = check_arg(0, buf(f32, true)).unwrap_err();
+        assert!(e.contains("its data is `const`"), "{e}");
+        let e = check_arg(5, buf(HostType::Prim(Prim::I32), true)).unwrap_err();
+        assert!(e.contains("`__constant` memory"), "{e}");
+        let e = check_arg(7, buf(f32, false)).unwrap_err();
+        assert!(e.contains("writes through it at k.cl:4"), "{e}");
+        let e = check_arg(4, buf(f32, false)).unwrap_err();
+        assert!(e.contains("`__local` buffer"), "{e}");
+        let e = check_arg(6, buf(HostType::Opaque { size: 12, name: "Q" }, true)).unwrap_err();
+        assert!(e.contains("like `P` (16 bytes), found an output buffer of `Q` (12 bytes)"), "{e}");
+        let e = check_arg(2, HostArg::Local).unwrap_err();
+        assert!(e.contains("found a `__local` buffer"), "{e}");
+        assert!(check_arg(2, HostArg::Scalar { ty: None, size: 8 }).is_err());
+    }
+}
