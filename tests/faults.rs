@@ -168,3 +168,92 @@ fn a_slow_device_alone_is_not_declared_hung() {
     assert_eq!(out, reference(&input));
     assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
 }
+
+/// The fault path, over and over: between a device being marked lost and its packages reaching
+/// the retry list, no other thread may conclude that the work is stuck. A race there failed
+/// about one run in two thousand, so one pass proves nothing; this runs ten thousand (seconds in
+/// release), each with a failing device and package drawn at random, on a small problem.
+#[test]
+fn ten_thousand_failing_runs_in_a_row_lose_nothing() {
+    const SMALL: usize = 4096;
+    const RUNS: u32 = 10_000;
+    let p = program("engine.cl");
+    let input = lcg(99, SMALL);
+    let expected = reference(&input);
+    let started = std::time::Instant::now();
+    for run in 0..RUNS {
+        let pick = lcg(run + 1, 2);
+        let (device, package) = ((pick[0] % 2) as usize, (pick[1] % 4) as usize);
+        let mut out = vec![0u32; 4 * SMALL];
+        let r = p
+            .launch("expand4")
+            .global(&[SMALL])
+            .local(&[64])
+            .input(&input, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ratio(4, 1).unwrap())
+            .balancer(round_robin(4))
+            .backups(false)
+            .warmup(false)
+            .inject(Fault::Fail { device, package })
+            .run()
+            .unwrap_or_else(|e| panic!("run {run} (device {device} failing at {package}): {e}"));
+        assert_eq!(out, expected, "run {run}: device {device} failing at package {package}");
+        assert_eq!(r.devices[device].packages, package, "run {run}");
+        common::assert_coexecuted_once(&r);
+        assert!(started.elapsed() < Duration::from_secs(150), "too slow: {run} runs so far");
+    }
+    eprintln!("{RUNS} failing runs in {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// A kernel as long as asked: `iters` steps of an integer recurrence per work-item.
+const SPIN: &str =
+    "__kernel void spin(__global const uint* in, __global uint* out, const uint iters) {
+    const size_t i = get_global_id(0);
+    uint v = in[i];
+    for (uint k = 0; k < iters; k++) v = v * 1664525u + 1013904223u + (uint)k;
+    out[i] = v;
+}";
+
+fn spin_reference(input: &[u32], iters: u32) -> Vec<u32> {
+    input
+        .iter()
+        .map(|&v0| {
+            (0..iters)
+                .fold(v0, |v, k| v.wrapping_mul(1664525).wrapping_add(1013904223).wrapping_add(k))
+        })
+        .collect()
+}
+
+#[test]
+fn long_packages_on_busy_devices_are_not_declared_hung() {
+    // One package per device (static), each far longer than a 0.2 s watchdog floor, with
+    // nothing measured anywhere while both run: neither is hung, and nobody idle could take
+    // either over, so the run must finish with the right output.
+    let rt = hetdsl::Runtime::new().unwrap();
+    let p = rt.program(&hetdsl::KernelSource::from_text("spin.cl", SPIN)).unwrap();
+    let (n, iters) = (2048usize, 150_000u32);
+    let input = lcg(21, n);
+    let mut out = vec![0u32; n];
+    let started = std::time::Instant::now();
+    let r = within_scope(|| {
+        p.launch("spin")
+            .global(&[n])
+            .local(&[64])
+            .input(&input, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .scalar(iters)
+            .balancer(Box::new(hetdsl::balance::Static::nominal()))
+            .watchdog(WatchdogConfig { factor: 2.0, min: Duration::from_millis(200) })
+            .backups(false)
+            .run()
+    });
+    let r = r.unwrap_or_else(|e| panic!("healthy long packages failed the run: {e}"));
+    let shortest = r.trace.iter().filter_map(|t| t.kernel_seconds).fold(f64::INFINITY, f64::min);
+    eprintln!(
+        "long packages: {:.2} s in all, shortest kernel {shortest:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(shortest > 0.2, "the packages must outlast the floor to test anything:\n{}", r.table());
+    assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
+    assert_eq!(out, spin_reference(&input, iters));
+}

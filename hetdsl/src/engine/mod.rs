@@ -25,6 +25,7 @@ use crate::pod::{bytes_of, bytes_of_mut, Pod};
 use crate::report::Report;
 
 pub use program::Program;
+pub use run::quarantined_devices;
 
 /// Held across every program build and every run in the process. A run already uses every
 /// device, so little is lost by running them one at a time; and PoCL (3.1 and 5 at least)
@@ -127,6 +128,9 @@ pub enum Arg<'a> {
     Scalar(Vec<u8>),
     /// A `__local` buffer of this many bytes per work-group.
     Local(usize),
+    /// A `__local` buffer of this many bytes per work-item: the bytes per work-group are this
+    /// times the work-group's size, known when the launch runs.
+    LocalPerItem(usize),
 }
 
 impl std::fmt::Debug for Arg<'_> {
@@ -140,6 +144,7 @@ impl std::fmt::Debug for Arg<'_> {
             }
             Arg::Scalar(b) => write!(f, "Scalar({} B)", b.len()),
             Arg::Local(n) => write!(f, "Local({n} B)"),
+            Arg::LocalPerItem(n) => write!(f, "LocalPerItem({n} B per work-item)"),
         }
     }
 }
@@ -153,6 +158,9 @@ pub enum Fault {
     Hang { device: usize, package: usize },
     /// Device `device` runs every package `factor` times slower (sleeps after each).
     Slow { device: usize, factor: u32 },
+    /// The host thread of device `device` panics at its `package`-th package (a bug in the
+    /// engine or a driver wrapper): the device is dropped and its work re-run, never a hang.
+    Panic { device: usize, package: usize },
 }
 
 /// A kernel launch over every device of a [`Program`]; build it, then [`Launch::run`].
@@ -271,7 +279,16 @@ impl<'a> Launch<'a> {
 
     /// A `__local` buffer of `count` elements of `T` per work-group.
     pub fn local_buffer<T: Pod>(mut self, count: usize) -> Self {
-        self.args.push(Arg::Local(count * size_of::<T>()));
+        // Saturated: an overflowing size is refused at launch as over the device's limit.
+        self.args.push(Arg::Local(count.saturating_mul(size_of::<T>())));
+        self
+    }
+
+    /// A `__local` buffer of `count_per_item` elements of `T` for each work-item of a group:
+    /// `count_per_item` × the work-group size, computed when the launch runs, so the buffer
+    /// follows [`Launch::local`] (a kernel indexing its scratch by `get_local_id`).
+    pub fn local_buffer_per_item<T: Pod>(mut self, count_per_item: usize) -> Self {
+        self.args.push(Arg::LocalPerItem(count_per_item.saturating_mul(size_of::<T>())));
         self
     }
 

@@ -28,7 +28,7 @@ use opencl3::types::{cl_event, CL_BLOCKING, CL_NON_BLOCKING};
 use super::geometry::Geometry;
 use super::limits;
 use super::program::ProgramDevice;
-use super::run::{Ask, Shared};
+use super::run::{Ask, Release, Shared};
 use super::Fault;
 use super::WaitMode;
 use crate::balance::{DeviceProfile, Package};
@@ -187,25 +187,53 @@ struct Device {
     per_unit: Option<f64>,
 }
 
-/// The thread's body.
+/// The thread's body. A panic in it (a bug) is caught and turned into this device's failure,
+/// so the run never waits for a thread that is gone.
 pub(crate) fn run(job: Job) {
     let me = job.me;
     let shared = job.shared.clone();
-    let mut device = match set_up(&job) {
+    let device = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&job))) {
+        Ok(device) => device,
+        Err(payload) => {
+            shared.thread_panicked(me, super::run::panic_message(&*payload));
+            None
+        }
+    };
+    // Its device has no command left: release its objects, under the OpenCL lock unless the
+    // caller's thread, which holds it, is joining this one.
+    match shared.release_turn(me) {
+        Release::LeftBehind => {
+            let _one_at_a_time = super::opencl_lock();
+            drop(device);
+            drop(job);
+        }
+        _ => {
+            drop(device);
+            drop(job);
+        }
+    }
+}
+
+/// Set up, run packages, then let every queued command complete. Returns the device, whose
+/// objects the caller releases.
+fn body(job: &Job) -> Option<Device> {
+    let me = job.me;
+    let shared = &job.shared;
+    let mut device = match set_up(job) {
         Ok(d) => d,
         Err(e) => {
             shared.setup_done(me, Err(e));
-            return;
+            return None;
         }
     };
     if shared.setup_done(me, Ok(device.profile.clone())) {
-        if let Err(reason) = work(&job, &mut device) {
+        if let Err(reason) = work(job, &mut device) {
             shared.device_failed(me, reason);
         }
     }
     // Let every command this device queued complete before anything is released: releasing a
     // kernel or buffer with commands in flight trips PoCL (`pocl_release_dlhandle_cache`
-    // assertion). A device truly hung in its driver never gets here, and is never joined.
+    // assertion). A device truly hung in its driver never gets past here, and is never joined.
     let _ = device.compute.finish();
     let _ = device.transfer.finish();
     for b in &mut device.buffers {
@@ -213,6 +241,7 @@ pub(crate) fn run(job: Job) {
             s.unmap(&device.transfer);
         }
     }
+    Some(device)
 }
 
 /// What the balancer learns of this device before the run: its nominal speed, and the fewest
@@ -544,6 +573,10 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
         };
         let index = count;
         count += 1;
+        if job.faults.iter().any(|f| matches!(*f, Fault::Panic { package, .. } if package == index))
+        {
+            panic!("injected panic at package {index}");
+        }
         if let Some(reason) = injected_failure(job, index) {
             if let Some(f) = previous.take() {
                 finish(job, d, f)?;
