@@ -492,3 +492,20 @@ fn a_device_thread_that_panics_does_not_hang_the_run() {
     assert_eq!(out, expected);
     assert!(r.devices[1].fault.as_deref().unwrap_or("").contains("panicked"), "{}", r.table());
 }
+
+#[test]
+fn local_memory_of_zero_per_work_item_is_refused() {
+    let p = program("engine.cl");
+    let input = vec![1u32; 256];
+    let mut sums = vec![0u32; 2];
+    let r = p
+        .launch("group_sum")
+        .global(&[256])
+        .local(&[128])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut sums, Pattern::ratio(1, 128).unwrap())
+        .local_buffer_per_item::<u32>(0)
+        .run();
+    let msg = message(r, is!(Error::BadArgument { index: 2, .. }));
+    assert_mentions(&msg, &["0 bytes per work-item"]);
+}

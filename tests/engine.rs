@@ -209,3 +209,43 @@ fn a_sub_range_of_work_groups_writes_only_its_outputs() {
         .run();
     assert!(matches!(bad, Err(Error::BadRange(_))), "{bad:?}");
 }
+
+#[test]
+fn local_memory_sized_per_work_item_follows_the_work_group() {
+    // Each work-item keeps two values in scratch at 2*lid and 2*lid+1, then reads its
+    // neighbour's pair: the buffer must hold 2 × the work-group size, whatever that size is.
+    const SRC: &str =
+        "__kernel void pairs(__global const uint* in, __global uint* out, __local uint* scratch) {
+        const size_t lid = get_local_id(0), n = get_local_size(0), i = get_global_id(0);
+        scratch[2 * lid] = in[i];
+        scratch[2 * lid + 1] = in[i] * 3u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const size_t j = (lid + 1) % n;
+        out[i] = scratch[2 * j] + scratch[2 * j + 1];
+    }";
+    let rt = Runtime::new().unwrap();
+    let p = rt.program(&KernelSource::from_text("pairs.cl", SRC)).unwrap();
+    let n = 1 << 14;
+    let input: Vec<u32> = lcg(41, n).iter().map(|v| v % 100_000).collect();
+    for lws in [32usize, 128] {
+        let mut out = vec![0u32; n];
+        let r = p
+            .launch("pairs")
+            .global(&[n])
+            .local(&[lws])
+            .input(&input, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .local_buffer_per_item::<u32>(2)
+            .balancer(round_robin(4))
+            .run()
+            .unwrap();
+        let expected: Vec<u32> = (0..n)
+            .map(|i| {
+                let j = i - i % lws + (i % lws + 1) % lws;
+                input[j] + input[j] * 3
+            })
+            .collect();
+        assert_eq!(out, expected, "work-groups of {lws}");
+        assert_coexecuted(&r);
+    }
+}

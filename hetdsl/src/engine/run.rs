@@ -1132,6 +1132,57 @@ mod tests {
         assert!(matches!(split, Err(Error::BadArgument { .. })), "1:128 cannot split groups of 64");
     }
 
+    /// The bookkeeping of a run of `n` devices, with no device thread.
+    fn bare(n: usize) -> Shared {
+        Shared {
+            state: Mutex::new(State {
+                phase: Phase::Running,
+                setup: (0..n).map(|_| None).collect(),
+                balancer: Box::new(crate::balance::Static::nominal()),
+                balancer_name: "static".into(),
+                balancer_broken: false,
+                release: vec![Release::Undecided; n],
+                retry: Vec::new(),
+                handed: vec![0; 1],
+                total_units: 8,
+                unmerged_units: 8,
+                devices: (0..n).map(|_| DeviceState::default()).collect(),
+                trace: Vec::new(),
+                faults: Vec::new(),
+                t0: Instant::now(),
+                fatal: None,
+                nominal: Vec::new(),
+                merged: HashSet::new(),
+                backed_up: HashSet::new(),
+                backups: Vec::new(),
+                backups_enabled: false,
+            }),
+            wake: Condvar::new(),
+            gate: RwLock::new(false),
+            alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
+            commit: (0..n).map(|_| Mutex::new(())).collect(),
+            quiet: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            names: vec!["dev".into(); n],
+        }
+    }
+
+    #[test]
+    fn the_gate_shuts_when_the_callers_thread_unwinds() {
+        let shared = bare(2);
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            let _end = EndOfRun(&shared);
+            panic!("a bug on the caller's thread mid-run");
+        }));
+        assert!(unwound.is_err());
+        // No device thread may read or write the caller's memory any more, and every thread
+        // is told to release its objects on its own.
+        assert!(!shared.with_caller_memory(|| panic!("read after the run")));
+        let p = Package { offset: 0, len: 4 };
+        assert!(!shared.merge(0, p, Transfer::default(), || panic!("merged after the run")));
+        assert_eq!(shared.release_turn(1), Release::LeftBehind);
+        assert!(matches!(shared.next_package(0, true), Ask::Stop));
+    }
+
     #[test]
     fn handed_out_work_is_checked() {
         let mut handed = vec![0u64; 2];

@@ -47,6 +47,8 @@ pub(crate) struct HostPtr {
 // `Launch` that borrowed the caller's slices is still inside `run`; packages touch disjoint
 // ranges of outputs, and inputs are only read.
 unsafe impl Send for HostPtr {}
+// SAFETY: as for `Send`: shared use is reads of inputs and writes of disjoint output ranges,
+// each under the gate, which shuts on every way out of `run` before the borrow ends.
 unsafe impl Sync for HostPtr {}
 
 /// One kernel argument, ready for a device.
@@ -91,6 +93,7 @@ enum Staging {
 
 impl Staging {
     fn new(queue: &CommandQueue, context: &opencl3::context::Context, len: usize) -> Staging {
+        // SAFETY: a fresh buffer of `len` bytes with no host pointer; `context` outlives it.
         let pinned = unsafe {
             Buffer::<u8>::create(
                 context,
@@ -101,6 +104,8 @@ impl Staging {
         }
         .and_then(|buffer| {
             let mut mapped = ptr::null_mut();
+            // SAFETY: a blocking map of the whole buffer just made; `mapped` is a valid
+            // out-pointer, and the mapping is released by `unmap` before the buffer.
             unsafe {
                 queue.enqueue_map_buffer(
                     &buffer,
@@ -130,6 +135,7 @@ impl Staging {
     fn unmap(&mut self, queue: &CommandQueue) {
         if let Staging::Pinned { buffer, ptr, .. } = self {
             let mapped = *ptr as *mut std::ffi::c_void;
+            // SAFETY: `mapped` is the pointer the map of this very buffer returned, unmapped once.
             if unsafe { queue.enqueue_unmap_mem_object(buffer.get(), mapped, &[]) }.is_ok() {
                 let _ = queue.finish();
             }
@@ -269,6 +275,7 @@ fn set_up(job: &Job) -> Result<Device> {
         |reason: String| Error::DeviceLimit { device: job.me, name: info.name.clone(), reason };
     let context = &dev.platform.context;
     let id = dev.device.id();
+    // SAFETY: `id` is a device of `context`; the properties are a valid bit set.
     let queue = || unsafe {
         CommandQueue::create_with_properties(context, id, CL_QUEUE_PROFILING_ENABLE, 0)
     };
@@ -291,6 +298,8 @@ fn set_up(job: &Job) -> Result<Device> {
     let mut local_bytes = 0u64;
     for arg in &job.args {
         match arg {
+            // SAFETY: `bytes` lives across the call, which copies `bytes.len()` bytes from it;
+            // OpenCL checks the size against the argument's and the error is returned.
             ArgPlan::Scalar { index, bytes } => unsafe {
                 opencl3::kernel::set_kernel_arg(
                     kernel.get(),
@@ -305,6 +314,7 @@ fn set_up(job: &Job) -> Result<Device> {
             })?,
             ArgPlan::Local { index, bytes } => {
                 local_bytes += *bytes as u64;
+                // SAFETY: a size only, no pointer; OpenCL checks it against the argument.
                 unsafe { kernel.set_arg_local_buffer(*index as u32, *bytes) }.map_err(|e| {
                     Error::BadArgument {
                         index: *index,
@@ -343,6 +353,8 @@ fn set_up(job: &Job) -> Result<Device> {
             // Copied by the driver during creation: the caller's memory is not used after.
             let mut made = None;
             job.shared.with_caller_memory(|| {
+                // SAFETY: inside the gate, so the caller's slice of `host.len` bytes is alive;
+                // COPY_HOST_PTR copies it during the call and keeps no pointer to it.
                 made = Some(unsafe {
                     Buffer::<u8>::create(
                         context,
@@ -355,9 +367,11 @@ fn set_up(job: &Job) -> Result<Device> {
             made.ok_or_else(|| Error::BadArgument { index: *index, reason: "run closed".into() })?
         } else {
             let flags = if *dir == Direction::In { CL_MEM_READ_ONLY } else { CL_MEM_READ_WRITE };
+            // SAFETY: no host pointer is given; `context` outlives the buffer.
             unsafe { Buffer::<u8>::create(context, flags, host.len, ptr::null_mut()) }
         }
         .map_err(|e| limit(format!("argument {index}: cannot allocate {} bytes: {e}", host.len)))?;
+        // SAFETY: a `cl_mem` handle of a buffer this device keeps alive as long as the kernel.
         unsafe { kernel.set_arg(*index as u32, &buffer.get()) }.map_err(|e| {
             Error::BadArgument {
                 index: *index,
@@ -417,6 +431,9 @@ fn launch(
         if !copied {
             return Err(opencl3::error_codes::ClError(opencl3::error_codes::CL_INVALID_OPERATION));
         }
+        // SAFETY: `dst` is this package's range of the buffer's staging, owned by the device;
+        // packages are disjoint and a device runs a package once, so nothing else writes that
+        // range while the write is in flight; `range` lies within staging and device buffer.
         let ev = unsafe {
             opencl3::command_queue::enqueue_write_buffer(
                 d.compute.get(),
@@ -434,6 +451,8 @@ fn launch(
     }
     let (offset, size) = job.geo.launch(p);
     let wait: Vec<cl_event> = writes.iter().map(|e| e.get()).collect();
+    // SAFETY: offset and size have the kernel's dimension count, as does the work-group size;
+    // every event in `wait` is alive (held by `writes`) for the call.
     let ev = unsafe {
         d.compute.enqueue_nd_range_kernel(
             d.kernel.get(),
@@ -467,6 +486,9 @@ fn read_back(
         }
         let Some(staging) = b.staging.as_mut() else { continue };
         let dst = &mut staging.bytes()[range.clone()];
+        // SAFETY: `dst` is this package's range of the buffer's staging, owned by the device and
+        // read only after the read's event completes (`finish`); `range` lies within both;
+        // `wait` holds a live event.
         let ev = unsafe {
             opencl3::command_queue::enqueue_read_buffer(
                 d.transfer.get(),
