@@ -509,3 +509,19 @@ fn local_memory_of_zero_per_work_item_is_refused() {
     let msg = message(r, is!(Error::BadArgument { index: 2, .. }));
     assert_mentions(&msg, &["0 bytes per work-item"]);
 }
+
+#[test]
+fn a_bitwise_merge_on_floats_is_refused() {
+    let p = program("engine.cl");
+    let input = vec![1u32; 256];
+    let mut flag = [0f32; 4];
+    let r = p
+        .launch("expand4")
+        .global(&[256])
+        .local(&[64])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .reduce(&mut flag, hetdsl::Merge::Or)
+        .run();
+    let msg = message(r, is!(Error::BadArgument { index: 1, .. }));
+    assert_mentions(&msg, &["merge `or`", "integers only", "f32"]);
+}

@@ -257,3 +257,99 @@ fn long_packages_on_busy_devices_are_not_declared_hung() {
     assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
     assert_eq!(out, spin_reference(&input, iters));
 }
+
+const HIST: &str =
+    "__kernel void histogram(__global const uint* in, __global uint* bins, const uint nbins) {
+    atomic_inc(&bins[in[get_global_id(0)] % nbins]);
+}";
+const BINS: usize = 29;
+
+/// A histogram (merged by sum) over `N` items with `faults`, backups as asked; and the CPU's.
+fn histogram_with(
+    faults: Vec<Fault>,
+    backups: bool,
+    balancer: Box<dyn hetdsl::Balancer>,
+    watchdog: WatchdogConfig,
+) -> (hetdsl::Result<Report>, Vec<u32>, Vec<u32>) {
+    let rt = hetdsl::Runtime::new().unwrap();
+    let p = rt.program(&hetdsl::KernelSource::from_text("hist.cl", HIST)).unwrap();
+    let input = lcg(61, N);
+    let initial: Vec<u32> = (0..BINS as u32).collect();
+    let mut expected = initial.clone();
+    for &v in &input {
+        expected[v as usize % BINS] += 1;
+    }
+    let mut bins = initial;
+    let mut launch = p
+        .launch("histogram")
+        .global(&[N])
+        .local(&[64])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .reduce(&mut bins, hetdsl::Merge::Sum)
+        .scalar(BINS as u32)
+        .balancer(balancer)
+        .watchdog(watchdog)
+        .backups(backups);
+    for f in faults {
+        launch = launch.inject(f);
+    }
+    let r = launch.run();
+    (r, bins, expected)
+}
+
+#[test]
+fn a_device_failing_mid_run_loses_nothing_of_a_summed_output() {
+    for seed in 1..=6u32 {
+        let pick = lcg(seed + 100, 2);
+        let (device, package) = ((pick[0] % 2) as usize, 1 + (pick[1] % 3) as usize);
+        let (r, bins, expected) = within(Duration::from_secs(60), move || {
+            histogram_with(
+                vec![Fault::Fail { device, package }],
+                false,
+                round_robin(4),
+                WatchdogConfig::default(),
+            )
+        });
+        let r = r.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!(bins, expected, "seed {seed}: device {device} failing at package {package}");
+        assert_eq!(
+            r.devices[device].packages,
+            package,
+            "it had completed packages:\n{}",
+            r.table()
+        );
+        assert!(r.devices[device].fault.is_some());
+        common::assert_coexecuted_once(&r);
+    }
+}
+
+#[test]
+fn a_hung_device_loses_nothing_of_a_summed_output() {
+    let watchdog = WatchdogConfig { factor: 10.0, min: Duration::from_millis(300) };
+    let (r, bins, expected) = within(Duration::from_secs(60), move || {
+        histogram_with(vec![Fault::Hang { device: 1, package: 2 }], false, round_robin(4), watchdog)
+    });
+    let r = r.unwrap();
+    assert_eq!(bins, expected);
+    assert!(r.devices[1].fault.as_deref().unwrap_or("").starts_with("hung"), "{}", r.table());
+}
+
+#[test]
+fn a_backed_up_package_is_counted_once_in_a_summed_output() {
+    // Device 0 answers each package 200x late, so device 1 backs its packages up: both copies
+    // run, and only one may count.
+    for round in 0..2 {
+        let (r, bins, expected) = within(Duration::from_secs(60), move || {
+            histogram_with(
+                vec![Fault::Slow { device: 0, factor: 200 }],
+                true,
+                round_robin(2),
+                WatchdogConfig::default(),
+            )
+        });
+        let r = r.unwrap();
+        assert_eq!(bins, expected, "round {round}");
+        assert!(!r.backups.is_empty(), "round {round}: no back-up ran:\n{}", r.table());
+        common::assert_coexecuted_once(&r);
+    }
+}

@@ -20,6 +20,7 @@ use std::time::Duration;
 use crate::balance::{self, Balancer};
 use crate::device::{DeviceFilter, DeviceInfo};
 use crate::error::{Error, Result};
+use crate::merge::{Merge, ReduceOps, Reducible};
 use crate::pattern::{Direction, Pattern};
 use crate::pod::{bytes_of, bytes_of_mut, Pod};
 use crate::report::Report;
@@ -131,6 +132,20 @@ pub enum Arg<'a> {
     /// A `__local` buffer of this many bytes per work-item: the bytes per work-group are this
     /// times the work-group's size, known when the launch runs.
     LocalPerItem(usize),
+    /// An output merged by reduction (see [`Launch::reduce`]).
+    Reduce { bytes: &'a mut [u8], elem: usize, merge: Merge, ops: ReduceOps },
+}
+
+impl<'a> Arg<'a> {
+    /// An output merged by reduction (see [`Launch::reduce`]).
+    pub fn reduce<T: Reducible>(data: &'a mut [T], merge: Merge) -> Arg<'a> {
+        Arg::Reduce {
+            bytes: bytes_of_mut(data),
+            elem: size_of::<T>(),
+            merge,
+            ops: ReduceOps::of::<T>(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Arg<'_> {
@@ -145,6 +160,9 @@ impl std::fmt::Debug for Arg<'_> {
             Arg::Scalar(b) => write!(f, "Scalar({} B)", b.len()),
             Arg::Local(n) => write!(f, "Local({n} B)"),
             Arg::LocalPerItem(n) => write!(f, "LocalPerItem({n} B per work-item)"),
+            Arg::Reduce { bytes, merge, ops, .. } => {
+                write!(f, "Reduce({} B of {ops:?}, {merge})", bytes.len())
+            }
         }
     }
 }
@@ -268,6 +286,27 @@ impl<'a> Launch<'a> {
             pattern,
             dir: Direction::InOut,
         });
+        self
+    }
+
+    /// An output merged by reduction: a histogram built with atomics, a flag any work-item may
+    /// set, a maximum — what no `a:b` pattern describes. The kernel sees the whole buffer on
+    /// every device, set to `merge`'s identity (0 for sum and or, the type's lowest value for
+    /// max, …), not to the caller's values; when the run returns `Ok` the caller's buffer is
+    /// `initial ⊕ every work-group's contribution`.
+    ///
+    /// Each package's contribution is read back and folded into the caller's buffer once, with
+    /// the device's copy reset to the identity before its next package. So a package run twice
+    /// (a speculative back-up, or a re-run of a failed device's work) is counted once — the copy
+    /// that loses is discarded whole — and a device failing mid-run loses only contributions not
+    /// folded yet, whose packages are re-run elsewhere: never a silently wrong sum. The price is
+    /// one read-back of the whole buffer per package, so keep reduced outputs small.
+    ///
+    /// `Merge::Or` and `Merge::And` apply to integers only; on a float the run fails with
+    /// `BadArgument`. Float sums are folded in package order, which the balancer decides, so
+    /// they may differ from a sequential sum in the last bits.
+    pub fn reduce<T: Reducible>(mut self, data: &'a mut [T], merge: Merge) -> Self {
+        self.args.push(Arg::reduce(data, merge));
         self
     }
 

@@ -134,6 +134,9 @@ pub(crate) struct Shared {
     alive: Vec<AtomicBool>,
     /// Per device: held while merging a package into the caller's memory.
     commit: Vec<Mutex<()>>,
+    /// Held while merging when the launch has reduced outputs: every package folds into the
+    /// whole of them, so two devices must not fold at once (sliced outputs are disjoint).
+    fold: Option<Mutex<()>>,
     /// Per device: its host thread has no command left on the device (its queues are finished,
     /// or it never started): all it may still do is release objects.
     pub quiet: Vec<AtomicBool>,
@@ -397,7 +400,11 @@ impl Shared {
                 return true;
             }
         }
-        merge();
+        {
+            let _one_fold_at_a_time =
+                self.fold.as_ref().map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+            merge();
+        }
         drop(closed);
         let mut s = self.lock();
         if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
@@ -565,6 +572,26 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
                 // Saturated: too large a product is refused against the device's local memory.
                 let bytes = per_item.saturating_mul(geo.items_per_group as usize);
                 plans.push(ArgPlan::Local { index, bytes });
+                continue;
+            }
+            Arg::Reduce { bytes, elem, merge, ops } => {
+                let len = bytes.len();
+                if len == 0 {
+                    return Err(bad("an empty buffer (OpenCL cannot allocate 0 bytes)".into()));
+                }
+                if elem == 0 || len % elem != 0 {
+                    return Err(bad(format!(
+                        "{len} bytes is not a whole number of {elem}-byte elements"
+                    )));
+                }
+                if !(ops.supported)(merge) {
+                    return Err(bad(format!(
+                        "merge `{merge}` applies to integers only, and this output holds {ops:?}; \
+                         use sum, max or min"
+                    )));
+                }
+                let host = HostPtr { ptr: bytes.as_mut_ptr(), len };
+                plans.push(ArgPlan::Reduce { index, host, elem, merge, ops });
                 continue;
             }
             Arg::In { bytes, elem, pattern } => {
@@ -798,6 +825,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         gate: RwLock::new(false),
         alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
         commit: (0..n).map(|_| Mutex::new(())).collect(),
+        fold: plans.iter().any(|p| matches!(p, ArgPlan::Reduce { .. })).then(|| Mutex::new(())),
         quiet: (0..n).map(|_| AtomicBool::new(false)).collect(),
         names: names.clone(),
     });
@@ -1161,6 +1189,7 @@ mod tests {
             gate: RwLock::new(false),
             alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
             commit: (0..n).map(|_| Mutex::new(())).collect(),
+            fold: None,
             quiet: (0..n).map(|_| AtomicBool::new(false)).collect(),
             names: vec!["dev".into(); n],
         }

@@ -33,6 +33,7 @@ use super::Fault;
 use super::WaitMode;
 use crate::balance::{DeviceProfile, Package};
 use crate::error::{ClContext, Error, Result};
+use crate::merge::{Merge, ReduceOps};
 use crate::occupancy::{self, KernelResources};
 use crate::pattern::{Direction, Pattern};
 use crate::report::Transfer;
@@ -54,9 +55,29 @@ unsafe impl Sync for HostPtr {}
 /// One kernel argument, ready for a device.
 #[derive(Debug, Clone)]
 pub(crate) enum ArgPlan {
-    Buffer { index: usize, host: HostPtr, elem: usize, pattern: Pattern, dir: Direction },
-    Scalar { index: usize, bytes: Vec<u8> },
-    Local { index: usize, bytes: usize },
+    Buffer {
+        index: usize,
+        host: HostPtr,
+        elem: usize,
+        pattern: Pattern,
+        dir: Direction,
+    },
+    Scalar {
+        index: usize,
+        bytes: Vec<u8>,
+    },
+    Local {
+        index: usize,
+        bytes: usize,
+    },
+    /// An output merged by reduction: whole on every device.
+    Reduce {
+        index: usize,
+        host: HostPtr,
+        elem: usize,
+        merge: Merge,
+        ops: ReduceOps,
+    },
 }
 
 /// What a device thread is given.
@@ -150,8 +171,18 @@ struct DeviceBuffer {
     pattern: Pattern,
     dir: Direction,
     buffer: Buffer<u8>,
-    /// Staging for sliced buffers; whole inputs are copied at creation and need none.
+    /// Staging for sliced buffers and reduced outputs; whole inputs are copied at creation
+    /// and need none.
     staging: Option<Staging>,
+    /// For a reduced output: how it merges, and its identity image, which the device's copy is
+    /// reset to after each package's contribution is read back.
+    reduce: Option<Reduction>,
+}
+
+struct Reduction {
+    merge: Merge,
+    ops: ReduceOps,
+    identity: Vec<u8>,
 }
 
 impl DeviceBuffer {
@@ -324,7 +355,7 @@ fn set_up(job: &Job) -> Result<Device> {
                     }
                 })?
             }
-            ArgPlan::Buffer { .. } => {}
+            ArgPlan::Buffer { .. } | ArgPlan::Reduce { .. } => {}
         }
     }
     // Read after the __local arguments are set: some drivers count them only then.
@@ -338,7 +369,9 @@ fn set_up(job: &Job) -> Result<Device> {
             .args
             .iter()
             .filter_map(|a| match a {
-                ArgPlan::Buffer { index, host, .. } => Some((*index, host.len as u64)),
+                ArgPlan::Buffer { index, host, .. } | ArgPlan::Reduce { index, host, .. } => {
+                    Some((*index, host.len as u64))
+                }
                 _ => None,
             })
             .collect(),
@@ -347,6 +380,42 @@ fn set_up(job: &Job) -> Result<Device> {
 
     let mut buffers = Vec::new();
     for arg in &job.args {
+        if let ArgPlan::Reduce { index, host, elem, merge, ops } = arg {
+            let identity = (ops.identity)(*merge, host.len / elem);
+            debug_assert_eq!(identity.len(), host.len);
+            // SAFETY: `identity` holds `host.len` bytes and outlives the call, which copies
+            // them (COPY_HOST_PTR) and keeps no pointer to them.
+            let buffer = unsafe {
+                Buffer::<u8>::create(
+                    context,
+                    CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                    host.len,
+                    identity.as_ptr() as *mut std::ffi::c_void,
+                )
+            }
+            .map_err(|e| {
+                limit(format!("argument {index}: cannot allocate {} bytes: {e}", host.len))
+            })?;
+            // SAFETY: a `cl_mem` handle of a buffer this device keeps alive as long as the kernel.
+            unsafe { kernel.set_arg(*index as u32, &buffer.get()) }.map_err(|e| {
+                Error::BadArgument {
+                    index: *index,
+                    reason: format!(
+                        "the kernel rejected a buffer here ({e}); is this argument a pointer?"
+                    ),
+                }
+            })?;
+            buffers.push(DeviceBuffer {
+                host: *host,
+                elem: *elem,
+                pattern: Pattern::Whole,
+                dir: Direction::InOut,
+                buffer,
+                staging: Some(Staging::new(&transfer, context, host.len)),
+                reduce: Some(Reduction { merge: *merge, ops: *ops, identity }),
+            });
+            continue;
+        }
         let ArgPlan::Buffer { index, host, elem, pattern, dir } = arg else { continue };
         let whole_input = *pattern == Pattern::Whole;
         let buffer = if whole_input {
@@ -388,6 +457,7 @@ fn set_up(job: &Job) -> Result<Device> {
             dir: *dir,
             buffer,
             staging,
+            reduce: None,
         });
     }
     let profile = profile(job, local_total);
@@ -401,6 +471,29 @@ fn set_up(job: &Job) -> Result<Device> {
             let launched = launch(job, &mut device, p)
                 .map_err(|e| Error::Cl { call: "warm-up launch", code: e })?;
             launched.kernel.wait().call("warm-up launch")?;
+        }
+        // The warm-up's contributions to reduced outputs are not part of the run.
+        for b in device.buffers.iter().filter(|b| b.reduce.is_some()) {
+            let Some(red) = &b.reduce else { continue };
+            // SAFETY: a blocking write of `identity`, which holds the buffer's whole length and
+            // lives across the call.
+            unsafe {
+                opencl3::command_queue::enqueue_write_buffer(
+                    device.compute.get(),
+                    b.buffer.get(),
+                    CL_BLOCKING,
+                    0,
+                    red.identity.len(),
+                    red.identity.as_ptr().cast(),
+                    0,
+                    ptr::null(),
+                )
+            }
+            .map(|ev| drop(Event::new(ev)))
+            .map_err(|e| Error::Cl {
+                call: "clEnqueueWriteBuffer (reset of a reduced output)",
+                code: e.into(),
+            })?;
         }
     }
     Ok(device)
@@ -479,7 +572,46 @@ fn read_back(
     let mut reads = Vec::new();
     let mut read_bytes = 0;
     let wait = [kernel.get()];
-    for b in d.buffers.iter_mut().filter(|b| b.dir.writes()) {
+    for b in d.buffers.iter_mut().filter(|b| b.reduce.is_some()) {
+        let (Some(red), Some(staging)) = (&b.reduce, b.staging.as_mut()) else { continue };
+        // The whole copy, on the compute queue after the kernel, then reset to the identity
+        // before the next package's kernel (the queue is in order): each read holds exactly
+        // this package's contribution.
+        let dst = staging.bytes();
+        // SAFETY: `dst` is the whole staging of this buffer, owned by the device and read only
+        // after this read's event completes (`finish`), which is before the next read into it.
+        let ev = unsafe {
+            opencl3::command_queue::enqueue_read_buffer(
+                d.compute.get(),
+                b.buffer.get(),
+                CL_NON_BLOCKING,
+                0,
+                dst.len(),
+                dst.as_mut_ptr().cast(),
+                0,
+                ptr::null(),
+            )
+        }?;
+        reads.push(Event::new(ev));
+        read_bytes += dst.len() as u64;
+        // SAFETY: `identity` holds the buffer's whole length and lives as long as the device,
+        // whose queues are finished before anything is released.
+        let reset = unsafe {
+            opencl3::command_queue::enqueue_write_buffer(
+                d.compute.get(),
+                b.buffer.get(),
+                CL_NON_BLOCKING,
+                0,
+                red.identity.len(),
+                red.identity.as_ptr().cast(),
+                0,
+                ptr::null(),
+            )
+        }?;
+        drop(Event::new(reset));
+    }
+    d.compute.flush()?;
+    for b in d.buffers.iter_mut().filter(|b| b.dir.writes() && b.reduce.is_none()) {
         let range = b.bytes(&job.geo, p);
         if range.is_empty() {
             continue;
@@ -519,6 +651,14 @@ fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), Str
     let buffers = &mut d.buffers;
     job.shared.merge(job.me, p, transfer(&f.reads, f.read_bytes), || {
         for b in buffers.iter_mut().filter(|b| b.dir.writes()) {
+            if let (Some(red), Some(staging)) = (&b.reduce, b.staging.as_mut()) {
+                let host = b.host;
+                // SAFETY: under the gate and this device's commit lock, and under the run's
+                // fold lock, so no other device folds into this buffer at the same time.
+                let dst = unsafe { std::slice::from_raw_parts_mut(host.ptr, host.len) };
+                (red.ops.combine)(red.merge, dst, staging.bytes());
+                continue;
+            }
             let range = b.bytes(geo, abs);
             let host = b.host;
             if let Some(staging) = b.staging.as_mut() {
