@@ -179,6 +179,9 @@ pub enum Fault {
     /// The host thread of device `device` panics at its `package`-th package (a bug in the
     /// engine or a driver wrapper): the device is dropped and its work re-run, never a hang.
     Panic { device: usize, package: usize },
+    /// Device `device` never finishes setting up (a driver that never answers while the
+    /// queues, buffers or the warm-up's compilation are made), until dropped from the run.
+    HangSetup { device: usize },
 }
 
 /// A kernel launch over every device of a [`Program`]; build it, then [`Launch::run`].

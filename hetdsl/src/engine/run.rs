@@ -122,6 +122,9 @@ pub(crate) struct State {
     backups_enabled: bool,
 }
 
+/// The least time a device's set-up may take beyond the first ready device's.
+const SETUP_GRACE_FLOOR: Duration = Duration::from_secs(10);
+
 /// How often an idle device looks for a straggler to back up.
 const BACKUP_POLL: Duration = Duration::from_micros((backup::BACKUP_POLL_SECONDS * 1e6) as u64);
 
@@ -195,6 +198,11 @@ impl Shared {
         // A device thread that panicked cannot leave the state half-updated in a way that
         // matters more than losing the run; recover the guard rather than propagate the panic.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The run has ended (the caller's thread closed it).
+    pub fn run_over(&self) -> bool {
+        *self.gate.read().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn alive(&self, me: usize) -> bool {
@@ -969,7 +977,8 @@ fn fault_device(f: &Fault) -> usize {
         Fault::Fail { device, .. }
         | Fault::Hang { device, .. }
         | Fault::Slow { device, .. }
-        | Fault::Panic { device, .. } => device,
+        | Fault::Panic { device, .. }
+        | Fault::HangSetup { device } => device,
     }
 }
 
@@ -1004,8 +1013,33 @@ fn watchdog_limit(s: &State, device: usize, p: Package, watchdog: WatchdogConfig
 /// every unit's output is merged or the run fails.
 fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -> Result<()> {
     let mut s = shared.lock();
+    // A device whose set-up (queues, buffers, the warm-up's compilation) has not finished long
+    // after another device's is ready is dropped rather than waited for: its driver may never
+    // answer. The grace is generous, because a first launch compiles the kernel.
+    let grace = (watchdog.min * 3).max(SETUP_GRACE_FLOOR);
+    let mut first_ready: Option<Instant> = None;
     while s.setup.iter().any(Option::is_none) {
-        s = shared.wake.wait(s).unwrap_or_else(|e| e.into_inner());
+        if first_ready.is_none() && s.setup.iter().any(|r| matches!(r, Some(Ok(_)))) {
+            first_ready = Some(Instant::now());
+        }
+        if first_ready.is_some_and(|t| t.elapsed() > grace) {
+            for d in 0..n {
+                if s.setup[d].is_none() {
+                    shared.alive[d].store(false, Ordering::Release);
+                    s.setup[d] = Some(Err(SetupError::Device(format!(
+                        "set-up did not finish {:.1} s after another device's (hung in its \
+                         driver?)",
+                        grace.as_secs_f64()
+                    ))));
+                }
+            }
+            break;
+        }
+        s = shared
+            .wake
+            .wait_timeout(s, Duration::from_millis(50))
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
     }
     // A user error found while setting up (limits, arguments) is reported as such; a device that
     // merely failed to set up is dropped from the run.

@@ -32,7 +32,7 @@ use super::run::{Ask, Release, Shared};
 use super::Fault;
 use super::WaitMode;
 use crate::balance::{DeviceProfile, Package};
-use crate::error::{ClContext, Error, Result};
+use crate::error::{ClContext, ClError, Error, Result};
 use crate::merge::{Merge, ReduceOps};
 use crate::occupancy::{self, KernelResources};
 use crate::pattern::{Direction, Pattern};
@@ -256,6 +256,14 @@ pub(crate) fn run(job: Job) {
 fn body(job: &Job) -> Option<Device> {
     let me = job.me;
     let shared = &job.shared;
+    if job.faults.iter().any(|f| matches!(f, Fault::HangSetup { .. })) {
+        // Behave like a driver that never answers, until the run goes on without this device.
+        while shared.alive(me) && !shared.run_over() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        shared.setup_done(me, Err(Error::Cl { call: "injected set-up hang", code: ClError(-5) }));
+        return None;
+    }
     let mut device = match set_up(job) {
         Ok(d) => d,
         Err(e) => {
