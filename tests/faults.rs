@@ -372,3 +372,18 @@ fn a_device_whose_set_up_never_ends_is_dropped_not_waited_for() {
     assert_eq!(hung.packages, 0);
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+#[test]
+fn a_read_back_that_never_completes_is_caught_by_the_watchdog() {
+    // The transfer of device 1's last package's output back never completes: with no kernel
+    // running there, the package is neither running nor merged, and must not stall the run.
+    let watchdog = WatchdogConfig { factor: 10.0, min: Duration::from_millis(300) };
+    let (r, input, out) = within(Duration::from_secs(60), move || {
+        run_with(vec![Fault::HangReadBack { device: 1, package: 3 }], watchdog)
+    });
+    let r = r.unwrap_or_else(|e| panic!("the stuck read-back failed the run: {e}"));
+    assert_eq!(out, reference(&input));
+    let hung = &r.devices[1];
+    assert!(hung.fault.as_deref().unwrap_or("").contains("read-back"), "{}", r.table());
+    common::assert_coexecuted_once(&r);
+}

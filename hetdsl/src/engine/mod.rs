@@ -182,6 +182,8 @@ pub enum Fault {
     /// Device `device` never finishes setting up (a driver that never answers while the
     /// queues, buffers or the warm-up's compilation are made), until dropped from the run.
     HangSetup { device: usize },
+    /// The read-back of device `device`'s `package`-th package never completes.
+    HangReadBack { device: usize, package: usize },
 }
 
 /// A kernel launch over every device of a [`Program`]; build it, then [`Launch::run`].

@@ -54,7 +54,8 @@ struct DeviceState {
     /// The package whose kernel is running, and when it was handed out.
     running: Option<(Package, Instant)>,
     /// Packages whose kernel finished but whose output is not merged yet.
-    unmerged: Vec<Package>,
+    /// With when each kernel finished: a read-back that never ends is a hang too.
+    unmerged: Vec<(Package, Instant)>,
     packages: usize,
     groups: u64,
     busy: f64,
@@ -381,7 +382,7 @@ impl Shared {
             merged: false,
         });
         let d = &mut s.devices[me];
-        d.unmerged.push(p);
+        d.unmerged.push((p, Instant::now()));
         d.packages += 1;
         d.groups += p.len;
         d.busy += done.kernel_seconds;
@@ -403,7 +404,7 @@ impl Shared {
             // first copy reserves it, a later one is dropped.
             let mut s = self.lock();
             if !s.merged.insert(p) {
-                s.devices[me].unmerged.retain(|q| *q != p);
+                s.devices[me].unmerged.retain(|q| q.0 != p);
                 self.wake.notify_all();
                 return true;
             }
@@ -423,7 +424,7 @@ impl Shared {
             t.read = read;
         }
         let d = &mut s.devices[me];
-        d.unmerged.retain(|q| *q != p);
+        d.unmerged.retain(|q| q.0 != p);
         d.finish = now;
         s.unmerged_units -= p.len;
         self.wake.notify_all();
@@ -501,7 +502,7 @@ impl Shared {
             return;
         }
         d.fault = Some(reason.clone());
-        let mut lost: Vec<Package> = d.unmerged.drain(..).collect();
+        let mut lost: Vec<Package> = d.unmerged.drain(..).map(|(p, _)| p).collect();
         lost.extend(d.running.take().map(|(p, _)| p));
         for p in &lost {
             s.faults.push((me, *p, reason.clone()));
@@ -978,7 +979,8 @@ fn fault_device(f: &Fault) -> usize {
         | Fault::Hang { device, .. }
         | Fault::Slow { device, .. }
         | Fault::Panic { device, .. }
-        | Fault::HangSetup { device } => device,
+        | Fault::HangSetup { device }
+        | Fault::HangReadBack { device, .. } => device,
     }
 }
 
@@ -1112,14 +1114,20 @@ fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -
             .filter(|&d| shared.alive(d) && (0..n).any(|o| o != d && idle(o)))
             .filter_map(|d| {
                 let st = &s.devices[d];
-                let (p, since) = st.running?;
+                // The kernel running, else the oldest read-back not merged yet, which is given
+                // as long as a kernel of its size from when that kernel ended.
+                let (what, p, since) = match (st.running, st.unmerged.first()) {
+                    (Some((p, since)), _) => ("package", p, since),
+                    (None, Some(&(p, since))) => ("read-back of package", p, since),
+                    (None, None) => return None,
+                };
                 let elapsed = since.elapsed();
                 let limit = watchdog_limit(&s, d, p, watchdog);
                 (elapsed > limit).then(|| {
                     (
                         d,
                         format!(
-                            "hung: package {p:?} ran {:.3} s, limit {:.3} s",
+                            "hung: {what} {p:?} ran {:.3} s, limit {:.3} s",
                             elapsed.as_secs_f64(),
                             limit.as_secs_f64()
                         ),

@@ -197,6 +197,8 @@ impl DeviceBuffer {
 /// A package in flight on this device.
 struct InFlight {
     package: Package,
+    /// Its place among this device's packages (for injected faults).
+    index: usize,
     reads: Vec<Event>,
     read_bytes: u64,
 }
@@ -573,6 +575,7 @@ fn read_back(
     job: &Job,
     d: &mut Device,
     p: Package,
+    index: usize,
     kernel: &Event,
 ) -> std::result::Result<InFlight, opencl3::error_codes::ClError> {
     let package = p;
@@ -645,11 +648,20 @@ fn read_back(
         read_bytes += range.len() as u64;
     }
     d.transfer.flush()?;
-    Ok(InFlight { package, reads, read_bytes })
+    Ok(InFlight { package, index, reads, read_bytes })
 }
 
 /// Wait for a package's read-back and merge it into the caller's memory.
 fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), String> {
+    let index = f.index;
+    let hang = |x: &Fault| matches!(*x, Fault::HangReadBack { package, .. } if package == index);
+    if job.faults.iter().any(hang) {
+        // Behave like a transfer that never completes: block until dropped from the run.
+        while job.shared.alive(job.me) && !job.shared.run_over() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        return Err(format!("read-back of package {:?} never completed (injected)", f.package));
+    }
     for r in &f.reads {
         r.wait().map_err(|e| format!("read-back of package {:?} failed: {e}", f.package))?;
     }
@@ -780,7 +792,7 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
         if !job.shared.kernel_done(me, p, seconds, written) {
             return Ok(());
         }
-        let in_flight = read_back(job, d, p, &launched.kernel)
+        let in_flight = read_back(job, d, p, index, &launched.kernel)
             .map_err(|e| format!("read-back of package {p:?} failed: {e}"))?;
         previous = Some(in_flight);
     }
