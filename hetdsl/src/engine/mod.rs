@@ -201,6 +201,10 @@ pub struct Launch<'a> {
     pub(crate) groups: Option<std::ops::Range<u64>>,
     pub(crate) backups: bool,
     pub(crate) wait: WaitMode,
+    /// `HETDSL_WAIT` / `HETDSL_BACKUPS` set to a value that means nothing (refused at `run`
+    /// unless the launch sets the same thing itself).
+    pub(crate) env_wait: Option<String>,
+    pub(crate) env_backups: Option<String>,
 }
 
 /// How a device's host thread waits for each kernel (see [`Launch::wait`]).
@@ -238,6 +242,14 @@ impl Default for WatchdogConfig {
     }
 }
 
+/// The message for an environment variable set to none of `accepted`, if it is.
+fn unreadable_env(name: &str, accepted: &[&str]) -> Option<String> {
+    let value = std::env::var_os(name)?;
+    let value = value.to_string_lossy();
+    (!accepted.contains(&value.as_ref()))
+        .then(|| format!("{name}=`{value}` means nothing: expected {}", accepted.join(" or ")))
+}
+
 impl<'a> Launch<'a> {
     pub(crate) fn new(program: &'a Program, kernel: &str) -> Self {
         Launch {
@@ -254,6 +266,8 @@ impl<'a> Launch<'a> {
             groups: None,
             backups: std::env::var_os("HETDSL_BACKUPS").is_none_or(|v| v != "0"),
             wait: WaitMode::from_env(),
+            env_wait: unreadable_env("HETDSL_WAIT", &["poll", "block"]),
+            env_backups: unreadable_env("HETDSL_BACKUPS", &["0", "1"]),
         }
     }
 
@@ -390,6 +404,7 @@ impl<'a> Launch<'a> {
     /// where a CPU probe had taken 10 s), at the price of computing such packages twice.
     pub fn backups(mut self, on: bool) -> Self {
         self.backups = on;
+        self.env_backups = None;
         self
     }
 
@@ -398,6 +413,7 @@ impl<'a> Launch<'a> {
     /// overhead, at the price of a core yielding in a loop near each kernel's end.
     pub fn wait(mut self, mode: WaitMode) -> Self {
         self.wait = mode;
+        self.env_wait = None;
         self
     }
 

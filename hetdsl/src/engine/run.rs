@@ -760,8 +760,13 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         groups,
         backups,
         wait,
+        env_wait,
+        env_backups,
         ..
     } = launch;
+    if let Some(m) = env_wait.or(env_backups) {
+        return Err(Error::BadConfig(m));
+    }
     let geo = Geometry::new(&global, &local)?;
     let span = groups.unwrap_or(0..geo.units);
     if span.start >= span.end || span.end > geo.units {
