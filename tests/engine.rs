@@ -318,6 +318,21 @@ fn a_histogram_merged_by_sum_is_exact_with_every_balancer() {
         assert_eq!(weighted, weights, "{name}");
         common::assert_coexecuted_once(&r);
     }
+    // And with both devices running several packages each, for certain.
+    let (mut bins, mut weighted) = (initial.clone(), initial.clone());
+    let r = p
+        .launch("histogram")
+        .global(&[RN])
+        .local(&[64])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .reduce(&mut bins, Merge::Sum)
+        .scalar(NBINS as u32)
+        .reduce(&mut weighted, Merge::Sum)
+        .balancer(round_robin(4))
+        .run()
+        .unwrap();
+    assert_eq!((bins, weighted), (counts, weights));
+    assert_coexecuted(&r);
 }
 
 #[test]
@@ -365,7 +380,8 @@ fn a_maximum_merged_by_max_includes_the_callers_value() {
                 .global(&[RN])
                 .local(&[64])
                 .input(&input, Pattern::ONE_TO_ONE)
-                .reduce(&mut best, Merge::Max)
+                // The form the macros generate.
+                .arg(hetdsl::Arg::reduce(&mut best, Merge::Max))
                 .balancer(balancer_again(name))
                 .run()
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
