@@ -402,6 +402,8 @@ impl<'a> Launch<'a> {
     /// damage of a device hundreds of times slower whose first package outlasts the others'
     /// whole run (one H200 + 16-core CPU, Sigmoid: Aho 1.24 s against 1.47 s for the H200 alone,
     /// where a CPU probe had taken 10 s), at the price of computing such packages twice.
+    /// Outputs merged by reduction ([`Launch::reduce`]) stay exact: the losing copy's
+    /// contribution is discarded with the rest of its output.
     pub fn backups(mut self, on: bool) -> Self {
         self.backups = on;
         self.env_backups = None;

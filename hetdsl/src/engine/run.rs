@@ -9,8 +9,9 @@
 //!   gate is closed for good, on every way out of `run` including a panic unwinding through it
 //!   ([`EndOfRun`]), so a device left behind (hung in a driver call) can never touch the
 //!   caller's memory after `run` returns.
-//! - Lock order: a device's commit lock, then the gate, then the state. Nothing waits on
-//!   another thread while holding the state lock except through its condition variable.
+//! - Lock order: a device's commit lock, then the gate, then the state (taken and let go), then
+//!   the fold lock of reduced outputs. Nothing waits on another thread while holding the state
+//!   lock except through its condition variable; a poisoned lock is recovered, never unwrapped.
 //! - A host thread is joined only once its device has no command left (it says so through
 //!   [`Shared::quiet`]) and then only releases OpenCL objects. A thread that is still computing
 //!   when the run ends (the losing copy of a backed-up package, or a device stuck in its driver)
