@@ -19,10 +19,12 @@
 )]
 pub unsafe trait Pod: Copy + Send + Sync + 'static {}
 
+// SAFETY: the primitive integers and floats have no padding and every bit pattern is a value.
 macro_rules! pod {
     ($($t:ty),*) => { $(unsafe impl Pod for $t {})* };
 }
 pod!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+// SAFETY: an array of `Pod` elements has no padding between them and no invalid bit pattern.
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// The bytes of a slice of plain data.
