@@ -27,6 +27,7 @@ pub unsafe trait Pod: Copy + Send + Sync + 'static {
 
 pub use hetdsl_decl::argcheck::{HostType, Prim};
 
+// SAFETY: the primitive integers and floats have no padding and every bit pattern is a value.
 macro_rules! pod {
     ($($t:ty => $p:ident),*) => {
         $(unsafe impl Pod for $t {
@@ -36,6 +37,7 @@ macro_rules! pod {
 }
 pod!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, u64 => U64, i64 => I64,
      f32 => F32, f64 => F64);
+// SAFETY: an array of `Pod` elements has no padding between them and no invalid bit pattern.
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {
     const HOST_TYPE: HostType = HostType::array(T::HOST_TYPE, N, std::mem::size_of::<[T; N]>());
 }

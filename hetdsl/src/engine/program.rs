@@ -1,8 +1,7 @@
 //! A program built for every selected device: one context and one `cl_program` per platform.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 
 use opencl3::context::Context;
 use opencl3::program::Program as ClProgram;
@@ -42,15 +41,15 @@ pub struct Program {
     pub(crate) signatures: Signatures,
     /// Kernels that take the built-ins' hidden NDRange as their last argument.
     pub(crate) ndrange_param: Vec<String>,
-    /// Device threads of earlier runs still computing a package whose other copy won (see
-    /// `run.rs`, back-ups): joined before the next launch and on drop.
-    stragglers: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Drop for Program {
     fn drop(&mut self) {
+        // Its contexts and programs are released one build or run at a time. A host thread of
+        // an earlier run still out in its driver holds its own references and releases them
+        // when (if ever) it comes back; nothing here waits for it.
         let _one_at_a_time = super::opencl_lock();
-        self.join_stragglers();
+        self.devices.clear();
     }
 }
 
@@ -131,20 +130,7 @@ impl Program {
             kernel_names,
             signatures,
             ndrange_param: rewritten.ndrange_param,
-            stragglers: Mutex::new(Vec::new()),
         })
-    }
-
-    pub(crate) fn keep_straggler(&self, h: JoinHandle<()>) {
-        self.stragglers.lock().unwrap_or_else(|e| e.into_inner()).push(h);
-    }
-
-    pub(crate) fn join_stragglers(&self) {
-        let waiting: Vec<_> =
-            self.stragglers.lock().unwrap_or_else(|e| e.into_inner()).drain(..).collect();
-        for h in waiting {
-            let _ = h.join();
-        }
     }
 
     /// The devices this program was built for, in run order.
