@@ -44,7 +44,10 @@ pub use hetdsl_macros::{coexec, kernel, Pod};
 
 pub use balance::{Balancer, Package};
 pub use device::{DeviceFilter, DeviceInfo};
-pub use engine::{Arg, Fault, KernelSource, Launch, Program, Runtime, WaitMode, WatchdogConfig};
+pub use engine::{
+    Arg, Difference, Fault, KernelSource, Launch, Program, Runtime, Verification, WaitMode,
+    WatchdogConfig,
+};
 pub use error::{Error, Result};
 pub use merge::{Merge, Reducible};
 pub use pattern::{Direction, Pattern};

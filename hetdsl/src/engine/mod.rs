@@ -13,6 +13,7 @@ mod limits;
 mod program;
 mod run;
 mod signature;
+mod verify;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ use crate::report::Report;
 
 pub use program::Program;
 pub use run::quarantined_devices;
+pub use verify::{Difference, Verification};
 
 /// Held across every program build and every run in the process. A run already uses every
 /// device, so little is lost by running them one at a time; and PoCL (3.1 and 5 at least)
@@ -207,6 +209,10 @@ pub struct Launch<'a> {
     /// unless the launch sets the same thing itself).
     pub(crate) env_wait: Option<String>,
     pub(crate) env_backups: Option<String>,
+    /// For [`Launch::verify`]: float outputs compared within (absolute, relative).
+    pub(crate) tolerance: Option<(f64, f64)>,
+    /// For [`Launch::verify`]: the random split's seed.
+    pub(crate) seed: Option<u64>,
 }
 
 /// How a device's host thread waits for each kernel (see [`Launch::wait`]).
@@ -271,6 +277,8 @@ impl<'a> Launch<'a> {
             wait: WaitMode::from_env(),
             env_wait: unreadable_env("HETDSL_WAIT", &["poll", "block"]),
             env_backups: unreadable_env("HETDSL_BACKUPS", &["0", "1"]),
+            tolerance: None,
+            seed: None,
         }
     }
 
@@ -435,6 +443,31 @@ impl<'a> Launch<'a> {
         self.check_arguments()?;
         let balancer = self.balancer.take().unwrap_or_else(balance::default_balancer);
         run::execute(self, balancer)
+    }
+
+    /// Checks the kernel under co-execution: runs it once on the launch's first device alone
+    /// (one package) and once co-executed over all its devices with a deliberately uneven,
+    /// randomised split (see [`crate::balance::RandomSplit`]), and compares every output
+    /// element, bit for bit (or within [`Launch::verify_within`] for float outputs). Inout
+    /// buffers start from the same contents in both runs. The caller's buffers end with the
+    /// co-executed result when the two agree, and with the one device's result when they do
+    /// not (the difference says where co-execution went wrong). Run it once for each new kernel:
+    /// a pattern that does not say what the kernel writes shows here.
+    pub fn verify(self) -> Result<Verification> {
+        verify::verify(self)
+    }
+
+    /// For [`Launch::verify`]: float and double outputs may differ by `abs + rel × |value|`
+    /// (devices may round differently, e.g. with fused multiply-adds).
+    pub fn verify_within(mut self, abs: f64, rel: f64) -> Self {
+        self.tolerance = Some((abs, rel));
+        self
+    }
+
+    /// For [`Launch::verify`]: the seed of the random split (a fixed default otherwise).
+    pub fn verify_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
     }
 
     /// Every argument against the kernel's parameter, before anything is enqueued; then the

@@ -110,6 +110,11 @@ impl Signatures {
         Signatures { source_name: source_name.to_string(), text: text.to_string(), kernels }
     }
 
+    /// The parameter at `index` of `kernel`, when known.
+    pub fn param(&self, kernel: &str, index: usize) -> Option<&Param> {
+        self.kernels.get(kernel)?.params.as_ref()?.get(index)
+    }
+
     fn at(&self, line: usize) -> String {
         if line == NO_LINE {
             return format!("{} (as the driver reports it)", self.source_name);
