@@ -119,6 +119,6 @@ fn argument_mistakes_are_refused_before_either_run() {
         .input(&x, Pattern::ONE_TO_ONE)
         .scalar(0u64)
         .verify();
-    let e = r.err().expect("refused").to_string();
+    let e = r.expect_err("refused").to_string();
     assert!(e.contains("parameter `out`"), "{e}");
 }

@@ -283,14 +283,14 @@ fn close(a: f64, b: f64, abs: f64, rel: f64) -> bool {
 fn same(a: &[u8], b: &[u8], lanes: Lanes) -> bool {
     match lanes {
         Lanes::Bytes => a == b,
-        Lanes::F32(abs, rel) if a.len() % 4 == 0 => {
+        Lanes::F32(abs, rel) if a.len().is_multiple_of(4) => {
             a.chunks_exact(4).zip(b.chunks_exact(4)).all(|(x, y)| {
                 let x = f32::from_ne_bytes([x[0], x[1], x[2], x[3]]);
                 let y = f32::from_ne_bytes([y[0], y[1], y[2], y[3]]);
                 x.to_bits() == y.to_bits() || close(f64::from(x), f64::from(y), abs, rel)
             })
         }
-        Lanes::F64(abs, rel) if a.len() % 8 == 0 => {
+        Lanes::F64(abs, rel) if a.len().is_multiple_of(8) => {
             a.chunks_exact(8).zip(b.chunks_exact(8)).all(|(x, y)| {
                 let x = f64::from_ne_bytes(x.try_into().unwrap_or([0; 8]));
                 let y = f64::from_ne_bytes(y.try_into().unwrap_or([0; 8]));
@@ -308,10 +308,10 @@ mod tests {
     #[test]
     fn floats_compare_within_the_tolerance_and_other_bytes_exactly() {
         let f = |v: &[f32]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
-        let lanes = Lanes::F32(1e-6, 1e-3);
-        assert!(same(&f(&[1.0, 2.0]), &f(&[1.0005, 2.0]), lanes));
-        assert!(!same(&f(&[1.0, 2.0]), &f(&[1.01, 2.0]), lanes));
-        assert!(same(&f(&[f32::NAN]), &f(&[f32::NAN]), lanes));
+        let within = Lanes::F32(1e-6, 1e-3);
+        assert!(same(&f(&[1.0, 2.0]), &f(&[1.0005, 2.0]), within));
+        assert!(!same(&f(&[1.0, 2.0]), &f(&[1.01, 2.0]), within));
+        assert!(same(&f(&[f32::NAN]), &f(&[f32::NAN]), within));
         assert!(!same(&f(&[1.0]), &f(&[1.0000001]), Lanes::Bytes));
         assert_eq!(lanes_of(Some(&Ty::Vector(Scalar::Float, 4))), Lanes::F32(0.0, 1e-3));
         assert_eq!(lanes_of(Some(&Ty::Scalar(Scalar::Int))), Lanes::Bytes);
