@@ -122,3 +122,28 @@ fn argument_mistakes_are_refused_before_either_run() {
     let e = r.expect_err("refused").to_string();
     assert!(e.contains("parameter `out`"), "{e}");
 }
+
+hetdsl::kernel! {
+    /// y = a·x + y, one element per work-item.
+    #[kernel(file = "kernels/saxpy.cl", local = 64)]
+    struct Saxpy {
+        fn saxpy(a: f32, #[input(1:1)] x: &[f32], #[inout(1:1)] y: &mut [f32]);
+    }
+}
+
+/// The same kernel through `#[coexec]`.
+#[hetdsl::coexec(file = "kernels/saxpy.cl", name = "saxpy", local = 64)]
+fn scale_add(a: f32, #[input(1:1)] x: &[f32], #[inout(1:1)] y: &mut [f32]);
+
+#[test]
+fn the_dsl_generates_verify_next_to_run() {
+    let rt = Runtime::new().expect("an OpenCL runtime");
+    let x: Vec<f32> = (0..N).map(|i| i as f32).collect();
+    let mut y = vec![1.0f32; N];
+    let v = Saxpy::new(&rt).expect("builds").verify(N, 2.0, &x, &mut y).expect("runs");
+    assert!(v.passed(), "{:?}", v.difference);
+    assert!(y.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f32 + 1.0));
+    let v = scale_add::verify(&rt, N, 3.0, &x, &mut y).expect("runs");
+    assert!(v.passed(), "{:?}", v.difference);
+    assert!(y.iter().enumerate().all(|(i, &v)| v == 5.0 * i as f32 + 1.0));
+}
