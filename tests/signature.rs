@@ -229,3 +229,23 @@ fn a_source_the_reader_cannot_read_is_checked_against_the_driver() {
         .expect("runs");
     assert!(y.iter().all(|&v| v == 5.0));
 }
+
+#[test]
+fn the_engines_own_argument_errors_name_the_parameter() {
+    // A buffer one element short for its pattern: refused by the engine, which names the
+    // parameter as the kernel declares it.
+    let p = program("sig.cl", SRC);
+    let x = vec![1.0f32; N];
+    let mut y = vec![0.0f32; N - 1];
+    let r = p
+        .launch("copy")
+        .global(&[N])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut y, Pattern::ONE_TO_ONE)
+        .run();
+    assert_mentions(
+        &refused(r, 1),
+        &["argument 1: parameter `y` is `__global float*` in sig.cl:1", "255 elements"],
+    );
+}

@@ -442,7 +442,9 @@ impl<'a> Launch<'a> {
     pub fn run(mut self) -> Result<Report> {
         self.check_arguments()?;
         let balancer = self.balancer.take().unwrap_or_else(balance::default_balancer);
-        run::execute(self, balancer)
+        let (program, kernel) = (self.program, self.kernel.clone());
+        // The engine's own argument errors (lengths, patterns) name the parameter too.
+        run::execute(self, balancer).map_err(|e| program.signatures.name_argument(&kernel, e))
     }
 
     /// Checks the kernel under co-execution: runs it once on the launch's first device alone

@@ -115,6 +115,26 @@ impl Signatures {
         self.kernels.get(kernel)?.params.as_ref()?.get(index)
     }
 
+    /// `error`, with the parameter named (as declared, with its file and line) when it is
+    /// about an argument and does not name it yet.
+    pub fn name_argument(&self, kernel: &str, error: Error) -> Error {
+        match error {
+            Error::BadArgument { index, reason } if !reason.contains("parameter `") => {
+                let reason = match self.param(kernel, index) {
+                    Some(p) => {
+                        format!(
+                            "{}: {reason}",
+                            argcheck::param_phrase(&p.name, &p.text, &self.at(p.line))
+                        )
+                    }
+                    None => reason,
+                };
+                Error::BadArgument { index, reason }
+            }
+            other => other,
+        }
+    }
+
     fn at(&self, line: usize) -> String {
         if line == NO_LINE {
             return format!("{} (as the driver reports it)", self.source_name);
