@@ -1,6 +1,5 @@
 //! Outputs merged by reduction, declared with `merge = "…"` and co-executed on two devices with
-//! every device running several packages, checked against plain CPU loops. (Enabled once the
-//! runtime's `hetdsl::Merge` / `Arg::reduce` is on the branch: rename to `dsl_merge.rs`.)
+//! every device running several packages, checked against plain CPU loops.
 
 mod common;
 
