@@ -239,3 +239,107 @@ fn disagreement(params: &[Param], driver: &[DriverArg]) -> Option<String> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hetdsl_decl::argcheck::{HostType, Prim};
+
+    const SRC: &str = "__kernel void k(__global const float* x, __global float* y, int n) {\n\
+                       y[0] = x[0] * n;\n}\n";
+
+    fn driver(space: AddrSpace, type_name: &str, is_const: bool, name: &str) -> DriverArg {
+        DriverArg { name: name.into(), space, type_name: type_name.into(), is_const }
+    }
+
+    fn agreeing() -> Vec<DriverArg> {
+        vec![
+            driver(AddrSpace::Global, "float*", true, "x"),
+            driver(AddrSpace::Global, "float*", false, "y"),
+            driver(AddrSpace::Private, "int", false, "n"),
+        ]
+    }
+
+    fn read(driver_args: DriverInfo) -> Signatures {
+        let driver = HashMap::from([("k".to_string(), driver_args)]);
+        Signatures::read("a.cl", SRC, "", &["k".to_string()], &driver)
+    }
+
+    fn scalar(p: Prim) -> HostArg {
+        HostArg::Scalar { ty: Some(HostType::Prim(p)), size: p.size() }
+    }
+
+    fn buffer(p: Prim, writes: bool) -> HostArg {
+        HostArg::Buffer { ty: Some(HostType::Prim(p)), writes, reads: !writes }
+    }
+
+    #[test]
+    fn the_driver_and_the_reader_agreeing_the_readers_parameters_are_used() {
+        let sigs = read(Some(agreeing()));
+        let ok = [buffer(Prim::F32, false), buffer(Prim::F32, true), scalar(Prim::I32)];
+        assert!(sigs.check("k", &ok).is_ok());
+        // The reader's line and the body's writes are known.
+        let e = sigs
+            .check("k", &[buffer(Prim::F32, false), buffer(Prim::F32, false), scalar(Prim::I32)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a.cl:1") && e.contains("writes through it at a.cl:2"), "{e}");
+    }
+
+    #[test]
+    fn a_disagreement_is_checked_against_the_driver_and_said() {
+        // The driver says `y` is const: its answer is used, and the message says why.
+        let mut d = agreeing();
+        d[1].is_const = true;
+        let sigs = read(Some(d));
+        let e = sigs
+            .check("k", &[buffer(Prim::F32, false), buffer(Prim::F32, true), scalar(Prim::I32)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("parameter `y`") && e.contains("`const`"), "{e}");
+        assert!(e.contains("disagree: parameter 1 points to non-const data to the reader"), "{e}");
+        // A count the driver does not share.
+        let mut d = agreeing();
+        d.pop();
+        let e = read(Some(d)).check("k", &[buffer(Prim::F32, false)]).unwrap_err().to_string();
+        assert!(e.contains("takes 2 arguments, 1 given"), "{e}");
+        assert!(e.contains("the reader finds 3 parameters, the driver 2"), "{e}");
+        // A value where the reader has a pointer.
+        let mut d = agreeing();
+        d[0] = driver(AddrSpace::Private, "ulong", false, "x");
+        let e = read(Some(d))
+            .check("k", &[buffer(Prim::F32, false), buffer(Prim::F32, true), scalar(Prim::I32)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("parameter 0 is a `__global` pointer to the reader, a value to the driver"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn without_the_driver_the_reader_decides() {
+        let sigs = read(None);
+        let e = sigs.check("k", &[buffer(Prim::F32, false)]).unwrap_err().to_string();
+        assert!(e.contains("takes 3 arguments, 1 given: `x`, `y`, `n`"), "{e}");
+        let e = sigs
+            .check("k", &[buffer(Prim::F32, false), scalar(Prim::U64), scalar(Prim::I32)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("buffer of `f32`, found a scalar `u64`"), "{e}");
+    }
+
+    #[test]
+    fn driver_descriptions_read_as_parameters() {
+        let p = driver_param(&driver(AddrSpace::Global, "float4*", true, "v"));
+        assert_eq!(p.ty, clsig::Ty::Vector(clsig::Scalar::Float, 4));
+        assert_eq!(p.pointer.map(|p| (p.space, p.const_pointee)), Some((AddrSpace::Global, true)));
+        let p = driver_param(&driver(AddrSpace::Private, "uint", false, "n"));
+        assert_eq!((p.ty, p.pointer), (clsig::Ty::Scalar(clsig::Scalar::UInt), None));
+        // A struct the one-line declaration cannot know stays unchecked by type.
+        let p = driver_param(&driver(AddrSpace::Global, "Particle*", false, "ps"));
+        assert!(matches!(p.ty, clsig::Ty::Opaque(_)) && p.pointer.is_some());
+        let p = driver_param(&driver(AddrSpace::Local, "float*", false, "tmp"));
+        assert_eq!(p.pointer.map(|p| p.space), Some(AddrSpace::Local));
+    }
+}
