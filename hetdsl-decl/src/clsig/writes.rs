@@ -10,7 +10,8 @@ use super::lex::{Kind, Tok};
 pub(crate) fn first_write(body: &[Tok], name: &str) -> Option<usize> {
     for (i, t) in body.iter().enumerate() {
         match t.ident() {
-            Some(n) if n == name => {
+            // `s.name` and `q->name` are members, not the parameter.
+            Some(n) if n == name && !member(body, i) => {
                 // `p[..] = `, `p->x += `, `p[i].y++`; and `++p[i]`.
                 if let Some(end) = postfix_deref(body, i + 1) {
                     if assigns(body, end) || pre_increment(body, i) {
@@ -62,8 +63,18 @@ pub(crate) fn first_write(body: &[Tok], name: &str) -> Option<usize> {
     None
 }
 
+/// Is the identifier at `at` a member name (after `.` or `->`)?
+fn member(toks: &[Tok], at: usize) -> bool {
+    at >= 1
+        && (toks[at - 1].is_punct('.')
+            || (at >= 2
+                && toks[at - 1].is_punct('>')
+                && toks[at - 2].is_punct('-')
+                && toks[at - 1].glued))
+}
+
 fn names(toks: &[Tok], name: &str) -> bool {
-    toks.iter().any(|t| t.ident() == Some(name))
+    (0..toks.len()).any(|i| toks[i].ident() == Some(name) && !member(toks, i))
 }
 
 /// The index of the closer matching the opener at `open`.
@@ -244,6 +255,9 @@ mod tests {
             "vstore4(vload4(i, p), i, q);",
             "y = x * (p[i]);",
             "p = p + 1;",
+            "s.p[i] = 1;",
+            "q->p[0] += 2;",
+            "atomic_add(&s.p[0], 1);",
         ] {
             assert!(!writes(body, "p"), "{body} does not write p");
         }
