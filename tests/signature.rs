@@ -172,6 +172,16 @@ fn element_types_vectors_and_local_buffers_are_checked() {
         &refused(r, 2),
         &["parameter `tmp`", "`__local` buffer", "local_buffer::<f32>"],
     );
+    // `i32` elements for a `__local float*`.
+    let r = launch(&p)
+        .input(&a, Pattern::ONE_TO_ONE)
+        .output(&mut b, Pattern::ONE_TO_ONE)
+        .local_buffer::<i32>(64)
+        .run();
+    assert_mentions(
+        &refused(r, 2),
+        &["`__local` buffer of `f32`, found a `__local` buffer of `i32`"],
+    );
     // `f32` elements for `float4`.
     let flat = vec![1.0f32; 4 * N];
     let r = launch(&p)

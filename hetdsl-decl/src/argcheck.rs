@@ -99,8 +99,8 @@ pub enum HostArg {
     Buffer { ty: Option<HostType>, writes: bool, reads: bool },
     /// A value of `size` bytes.
     Scalar { ty: Option<HostType>, size: usize },
-    /// A `__local` buffer.
-    Local,
+    /// A `__local` buffer of elements of `ty`, when the launch said.
+    Local { ty: Option<HostType> },
 }
 
 impl HostArg {
@@ -119,7 +119,8 @@ impl HostArg {
             }
             HostArg::Scalar { ty: Some(t), .. } => format!("a scalar {t}"),
             HostArg::Scalar { size, .. } => format!("a {size}-byte scalar"),
-            HostArg::Local => "a `__local` buffer".to_string(),
+            HostArg::Local { ty: Some(t) } => format!("a `__local` buffer of {t}"),
+            HostArg::Local { ty: None } => "a `__local` buffer".to_string(),
         }
     }
 }
@@ -204,8 +205,13 @@ pub fn check(
         (None, _) => {
             Err(format!("{what}, so the host argument must be a scalar {want}, found {found}"))
         }
-        (Some(ptr), HostArg::Local) => match ptr.space {
-            AddrSpace::Local => Ok(()),
+        (Some(ptr), HostArg::Local { ty }) => match ptr.space {
+            AddrSpace::Local => match ty {
+                Some(t) if !type_fits(&param.ty, *t, structs) => Err(format!(
+                    "{what}, so the host argument must be a `__local` buffer of {want}, found {found}"
+                )),
+                _ => Ok(()),
+            },
             space => Err(format!(
                 "{what}, a buffer in `{}` memory, so the host argument must be a buffer of {want}, \
                  found {found}",
@@ -294,7 +300,8 @@ mod tests {
             check_arg(3, HostArg::Scalar { ty: Some(HostType::Array(Prim::F32, 4)), size: 16 }),
             Ok(())
         );
-        assert_eq!(check_arg(4, HostArg::Local), Ok(()));
+        assert_eq!(check_arg(4, HostArg::Local { ty: Some(f32) }), Ok(()));
+        assert_eq!(check_arg(4, HostArg::Local { ty: None }), Ok(()));
         assert_eq!(check_arg(5, buf(HostType::Prim(Prim::I32), false)), Ok(()));
         let p = HostType::Opaque { size: 16, name: "P" };
         assert_eq!(check_arg(6, buf(p, true)), Ok(()));
@@ -328,7 +335,9 @@ mod tests {
         assert!(e.contains("`__local` buffer"), "{e}");
         let e = check_arg(6, buf(HostType::Opaque { size: 12, name: "Q" }, true)).unwrap_err();
         assert!(e.contains("like `P` (16 bytes), found an output buffer of `Q` (12 bytes)"), "{e}");
-        let e = check_arg(2, HostArg::Local).unwrap_err();
+        let e = check_arg(4, HostArg::Local { ty: Some(HostType::Prim(Prim::I32)) }).unwrap_err();
+        assert!(e.contains("`__local` buffer of `f32`, found a `__local` buffer of `i32`"), "{e}");
+        let e = check_arg(2, HostArg::Local { ty: None }).unwrap_err();
         assert!(e.contains("found a `__local` buffer"), "{e}");
         assert!(check_arg(2, HostArg::Scalar { ty: None, size: 8 }).is_err());
     }

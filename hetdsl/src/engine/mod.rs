@@ -500,7 +500,7 @@ fn host_arg(arg: &Arg<'_>, ty: Option<HostType>) -> hetdsl_decl::argcheck::HostA
             HostArg::Buffer { ty, writes: true, reads: *dir == Direction::InOut }
         }
         Arg::Scalar(bytes) => HostArg::Scalar { ty, size: bytes.len() },
-        Arg::Local(_) | Arg::LocalPerItem(_) => HostArg::Local,
+        Arg::Local(_) | Arg::LocalPerItem(_) => HostArg::Local { ty },
         // Every device writes the whole buffer, starting from the reduction's identity.
         Arg::Reduce { .. } => HostArg::Buffer { ty, writes: true, reads: false },
     }
