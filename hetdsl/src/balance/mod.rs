@@ -19,6 +19,7 @@
 
 mod adaptive;
 pub mod backup;
+pub mod dispatch;
 mod dynamic;
 mod hguided;
 mod horizon;
