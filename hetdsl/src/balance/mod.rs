@@ -4,7 +4,7 @@
 //! handle, so the engine and the simulator drive the very same objects.
 //!
 //! # The contract the engine (and the simulator) keeps
-//! Both call a balancer only through [`dispatch::Dispatcher`], which keeps it:
+//! The simulator calls a balancer only through [`dispatch::Dispatcher`], which keeps it:
 //! 1. [`Balancer::start`] once, before anything else.
 //! 2. [`Balancer::next`] for device `j` only while `j` has no package running; the package that
 //!    `j` ran before has been reported through [`Balancer::completed`] first.
