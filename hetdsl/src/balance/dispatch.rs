@@ -245,7 +245,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
             Ok(r) => r?,
             Err(p) => {
                 return Err(Error::BadBalancer(format!(
-                    "balancer `{name}` panicked in start: {}",
+                    "balancer `{name}` panicked in start(): {}",
                     panic_message(p.as_ref())
                 )))
             }
@@ -282,7 +282,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
             Ok(v) => Ok(v),
             Err(p) => {
                 let m = format!(
-                    "balancer `{}` panicked in {what}: {}",
+                    "balancer `{}` panicked in {what}(): {}",
                     self.name,
                     panic_message(p.as_ref())
                 );
@@ -608,18 +608,19 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
     }
 
     /// The devices the watchdog declares hung at `at`: those whose running package has run
-    /// longer than `rule` allows for it (see [`Self::watchdog_limit`]). Only a device whose work
-    /// another live device could take over is declared: the last one standing may merely be
-    /// slow, and dropping it would fail the run.
+    /// longer than `rule` allows for it (see [`Self::watchdog_limit`]). A package is judged only
+    /// while another live device sits idle (waiting, nothing running or left to merge) and
+    /// could take its work over: with every device busy nobody waits for it, and a long
+    /// package is not a hung one; nor is the last device standing, which may merely be slow.
     pub fn hung(&self, at: f64, rule: WatchdogRule) -> Vec<Hung> {
-        let live = self.devices.iter().filter(|d| !d.lost).count();
-        if live < 2 {
-            return Vec::new();
-        }
+        let idle =
+            |d: &Dev| !d.lost && d.waiting.is_some() && d.running.is_none() && d.kept.is_empty();
         self.devices
             .iter()
             .enumerate()
-            .filter(|(_, d)| !d.lost)
+            .filter(|(i, d)| {
+                !d.lost && self.devices.iter().enumerate().any(|(o, other)| o != *i && idle(other))
+            })
             .filter_map(|(i, d)| {
                 let c = d.running?;
                 let elapsed = at - c.since;
@@ -905,7 +906,7 @@ mod tests {
             };
             let text = err.to_string();
             assert!(
-                text.contains(&format!("balancer `script` panicked in {place}: boom in {place}")),
+                text.contains(&format!("balancer `script` panicked in {place}(): boom in {place}")),
                 "{place}: {text}"
             );
         }
@@ -1040,28 +1041,43 @@ mod tests {
     #[test]
     fn the_watchdog_is_a_function_of_the_state_and_the_instant() {
         let rule = WatchdogRule { factor: 4.0, min_seconds: 0.5 };
-        let mut b = Dynamic::chunk(100);
+        let mut b = Script {
+            answers: vec![
+                vec![Next::Run(pkg(0, 100)), Next::Run(pkg(100, 100))],
+                vec![Next::Run(pkg(200, 100))],
+                vec![Next::Run(pkg(300, 9700))],
+            ],
+            ..Default::default()
+        };
         let mut d = start(&mut b, 3, 10_000, false);
         let p0 = run(d.ask(0, 0.0).unwrap()).package;
-        run(d.ask(1, 0.0).unwrap());
+        let p1 = run(d.ask(1, 0.0).unwrap()).package;
         run(d.ask(2, 0.0).unwrap());
-        // Nothing measured: only the floor applies.
-        assert!(d.hung(0.5, rule).is_empty());
-        assert_eq!(d.hung(0.51, rule).len(), 3);
-        // Device 0 measured at 100 groups/s: its next 100 groups may take 4 s; the others,
-        // unmeasured, 10x more than device 0's speed scaled by nominal figures (equal here).
+        // Every device busy: nobody could take a package over, so none is judged.
+        assert!(d.hung(100.0, rule).is_empty());
+        // Device 1 measured at 200 groups/s, then idle.
+        d.kernel_done(1, p1, 0.5, None).unwrap();
+        assert!(d.hung(100.0, rule).is_empty(), "device 1 still has an output to merge");
+        d.merged(1, p1, 0.5).unwrap();
+        assert_eq!(d.ask(1, 0.5).unwrap(), Decision::Idle);
+        // Device 0, unmeasured: 10x the slack over the fastest measured speed scaled by
+        // nominal figures (equal here): 4 * 10 * 100 / 200 = 20 s.
+        assert!((d.watchdog_limit(0, p0, rule) - 20.0).abs() < 1e-9);
+        assert!(d.hung(0.51, rule).is_empty());
+        // Measured at 100 groups/s, its next 100 groups may take 4 s.
         d.kernel_done(0, p0, 1.0, None).unwrap();
         d.merged(0, p0, 1.0).unwrap();
         let p = run(d.ask(0, 1.0).unwrap()).package;
         assert!((d.watchdog_limit(0, p, rule) - 4.0).abs() < 1e-9);
-        assert!((d.watchdog_limit(1, p, rule) - 40.0).abs() < 1e-9);
-        assert!(d.hung(5.0, rule).is_empty());
+        assert!(d.hung(4.99, rule).is_empty());
         let hung = d.hung(5.01, rule);
         assert_eq!(hung.iter().map(|h| h.device).collect::<Vec<_>>(), vec![0]);
         assert!(hung[0].reason().starts_with("hung: package"), "{}", hung[0].reason());
-        // The last live device is never declared hung: nobody could take its work over.
+        // Device 2's 9700 groups may take 4 * 10 * 9700 / 200 s.
+        assert!(d.hung(1940.0, rule).iter().all(|h| h.device != 2));
+        assert!(d.hung(1941.5, rule).iter().any(|h| h.device == 2));
+        // Nobody idle any more: nothing is judged, however long.
         d.fail(1, 6.0, "x".into()).unwrap();
-        d.fail(2, 6.0, "y".into()).unwrap();
         assert!(d.hung(1e9, rule).is_empty());
     }
 

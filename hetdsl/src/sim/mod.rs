@@ -573,7 +573,7 @@ mod tests {
         let mut b = Panics { handed: 0 };
         let err = simulate(&devices, &uniform(4), &mut b, &SimOptions::default()).unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("`panics` panicked in next: no second package"), "{text}");
+        assert!(text.contains("`panics` panicked in next(): no second package"), "{text}");
     }
 
     /// Hands work-group 0 out to every device.
