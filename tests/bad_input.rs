@@ -356,3 +356,172 @@ fn zero_pattern_is_refused() {
     assert!(Pattern::ratio(0, 1).is_none());
     assert!("3:0".parse::<Pattern>().unwrap_err().contains("zero"));
 }
+
+/// `expand4` over 1024 items with a launch-level tweak, returning the run's result.
+fn expand4_tweaked(
+    tweak: impl for<'a> FnOnce(hetdsl::Launch<'a>) -> hetdsl::Launch<'a>,
+) -> hetdsl::Result<hetdsl::Report> {
+    let p = program("engine.cl");
+    let input = vec![1u32; 1024];
+    let mut out = vec![0u32; 4096];
+    let launch = p
+        .launch("expand4")
+        .global(&[1024])
+        .local(&[64])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap());
+    tweak(launch).run()
+}
+
+#[test]
+fn watchdog_values_that_mean_nothing_are_refused_before_the_run() {
+    use hetdsl::WatchdogConfig;
+    let secs = Duration::from_secs(1);
+    for factor in [f64::NAN, -1.0, 0.0, f64::INFINITY] {
+        let msg = within(Duration::from_secs(60), move || {
+            message(
+                expand4_tweaked(|l| l.watchdog(WatchdogConfig { factor, min: secs })),
+                is!(Error::BadConfig(_)),
+            )
+        });
+        assert_mentions(&msg, &["watchdog", "factor", &format!("{factor}")]);
+    }
+    let msg = within(Duration::from_secs(60), || {
+        message(
+            expand4_tweaked(|l| l.watchdog(WatchdogConfig { factor: 2.0, min: Duration::ZERO })),
+            is!(Error::BadConfig(_)),
+        )
+    });
+    assert_mentions(&msg, &["watchdog", "min"]);
+}
+
+#[test]
+fn a_device_position_given_twice_is_refused() {
+    let msg = message(expand4_tweaked(|l| l.on_devices(&[1, 0, 1])), is!(Error::BadConfig(_)));
+    assert_mentions(&msg, &["device position 1", "twice"]);
+}
+
+#[test]
+fn a_fault_injected_on_a_device_not_in_the_run_is_refused() {
+    let msg = message(
+        expand4_tweaked(|l| {
+            l.on_devices(&[0]).inject(hetdsl::Fault::Fail { device: 1, package: 0 })
+        }),
+        is!(Error::BadConfig(_)),
+    );
+    assert_mentions(&msg, &["fault", "device 1", "1 device"]);
+}
+
+#[test]
+fn a_work_group_range_outside_the_ndrange_is_refused() {
+    // 1024 items in groups of 64: units 0..16.
+    for range in [5..5, 10..17, 20..30] {
+        let msg = message(expand4_tweaked(|l| l.groups(range.clone())), is!(Error::BadRange(_)));
+        assert_mentions(&msg, &["work-group range", "0..16"]);
+    }
+}
+
+/// A user balancer that panics in `next` or in `completed`.
+struct Panics {
+    in_completed: bool,
+    inner: Dynamic,
+}
+impl Balancer for Panics {
+    fn name(&self) -> String {
+        "panics-on-purpose".into()
+    }
+    fn start(&mut self, setup: &Setup) -> hetdsl::Result<()> {
+        self.inner.start(setup)
+    }
+    fn next(&mut self, device: usize, now: f64) -> Next {
+        if !self.in_completed {
+            panic!("a bug in a user balancer");
+        }
+        self.inner.next(device, now)
+    }
+    fn completed(&mut self, done: &Completion) {
+        if self.in_completed {
+            panic!("a bug in a user balancer");
+        }
+        self.inner.completed(done)
+    }
+    fn device_lost(&mut self, device: usize) {
+        self.inner.device_lost(device)
+    }
+}
+
+#[test]
+fn a_balancer_that_panics_is_an_error_not_a_hang() {
+    for in_completed in [false, true] {
+        let msg = within(Duration::from_secs(30), move || {
+            message(
+                expand4_with(Box::new(Panics { in_completed, inner: Dynamic::packages(8) })),
+                is!(Error::BadBalancer(_)),
+            )
+        });
+        let call = if in_completed { "completed" } else { "next" };
+        assert_mentions(&msg, &["panics-on-purpose", "panicked", call, "a bug in a user balancer"]);
+    }
+}
+
+#[test]
+fn a_device_thread_that_panics_does_not_hang_the_run() {
+    // Device 1's host thread panics at its second package: its work is re-run on device 0.
+    let p = program("engine.cl");
+    let input: Vec<u32> = (0..4096).collect();
+    let r = within(Duration::from_secs(30), move || {
+        let mut out = vec![0u32; 4 * 4096];
+        let r = p
+            .launch("expand4")
+            .global(&[4096])
+            .local(&[64])
+            .input(&input, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ratio(4, 1).unwrap())
+            .balancer(common::round_robin(4))
+            .backups(false)
+            .inject(hetdsl::Fault::Panic { device: 1, package: 1 })
+            .run();
+        (r, out, input)
+    });
+    let (r, out, input) = r;
+    let r = r.unwrap();
+    let expected: Vec<u32> = input
+        .iter()
+        .flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a])
+        .collect();
+    assert_eq!(out, expected);
+    assert!(r.devices[1].fault.as_deref().unwrap_or("").contains("panicked"), "{}", r.table());
+}
+
+#[test]
+fn local_memory_of_zero_per_work_item_is_refused() {
+    let p = program("engine.cl");
+    let input = vec![1u32; 256];
+    let mut sums = vec![0u32; 2];
+    let r = p
+        .launch("group_sum")
+        .global(&[256])
+        .local(&[128])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .output(&mut sums, Pattern::ratio(1, 128).unwrap())
+        .local_buffer_per_item::<u32>(0)
+        .run();
+    let msg = message(r, is!(Error::BadArgument { index: 2, .. }));
+    assert_mentions(&msg, &["0 bytes per work-item"]);
+}
+
+#[test]
+fn a_bitwise_merge_on_floats_is_refused() {
+    let p = program("engine.cl");
+    let input = vec![1u32; 256];
+    let mut flag = [0f32; 4];
+    let r = p
+        .launch("expand4")
+        .global(&[256])
+        .local(&[64])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .reduce(&mut flag, hetdsl::Merge::Or)
+        .run();
+    let msg = message(r, is!(Error::BadArgument { index: 1, .. }));
+    assert_mentions(&msg, &["merge `or`", "integers only", "f32"]);
+}

@@ -21,7 +21,7 @@ fn scale_add(a: f32, #[input(1:1)] x: &[f32], #[inout(1:1)] y: &mut [f32]);
 
 /// One `GroupStats` per work-group of 64, as OpenCL declares it in group_stats.cl.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, hetdsl::Pod)]
 struct GroupStats {
     sum: f32,
     max: f32,
@@ -48,6 +48,21 @@ hetdsl::kernel! {
     #[kernel(file = "kernels/test/quad_2d.cl", local = [16, 4])]
     struct Quad2d {
         fn quad_2d(#[output(4:1)] out: &mut [f32], c: [f32; 4], width: u32);
+    }
+}
+
+/// Work-items per group of `ReversePairs`.
+const PAIR_GROUP: usize = 128;
+
+hetdsl::kernel! {
+    /// Each work-group's 2 × 128 elements reversed through a `__local` buffer of 2 per work-item.
+    #[kernel(file = "kernels/test/reverse_pairs.cl", local = 128)]
+    struct ReversePairs {
+        fn reverse_pairs(
+            #[input(2:1)] x: &[f32],
+            #[output(2:1)] out: &mut [f32],
+            #[local(per_item = 2)] scratch: [f32],
+        );
     }
 }
 
@@ -147,6 +162,29 @@ fn one_struct_per_work_group_matches_cpu_reduction() {
         assert_close(s.sum, sum, &format!("group {g} sum"));
         assert_eq!(s.max, max, "group {g} max");
         assert_eq!(s.count, GROUP as u32, "group {g} count");
+    }
+}
+
+#[test]
+fn local_buffer_sized_per_work_item_matches_cpu_reversal() {
+    let rt = runtime();
+    let kernel = ReversePairs::new(&rt).expect("reverse_pairs builds");
+    let groups = 300;
+    let items = groups * PAIR_GROUP;
+    let x = inputs(2 * items, 7);
+    let mut out = vec![f32::NAN; 2 * items];
+    let report = kernel
+        .launch(items, &x, &mut out)
+        .expect("launch")
+        .balancer(round_robin(5))
+        .run()
+        .expect("reverse_pairs runs");
+    assert_coexecuted(&report);
+    let span = 2 * PAIR_GROUP;
+    for (g, (got, input)) in out.chunks(span).zip(x.chunks(span)).enumerate() {
+        for (i, value) in got.iter().enumerate() {
+            assert_eq!(*value, input[span - 1 - i], "group {g}, element {i}");
+        }
     }
 }
 

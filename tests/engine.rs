@@ -209,3 +209,184 @@ fn a_sub_range_of_work_groups_writes_only_its_outputs() {
         .run();
     assert!(matches!(bad, Err(Error::BadRange(_))), "{bad:?}");
 }
+
+#[test]
+fn local_memory_sized_per_work_item_follows_the_work_group() {
+    // Each work-item keeps two values in scratch at 2*lid and 2*lid+1, then reads its
+    // neighbour's pair: the buffer must hold 2 × the work-group size, whatever that size is.
+    const SRC: &str =
+        "__kernel void pairs(__global const uint* in, __global uint* out, __local uint* scratch) {
+        const size_t lid = get_local_id(0), n = get_local_size(0), i = get_global_id(0);
+        scratch[2 * lid] = in[i];
+        scratch[2 * lid + 1] = in[i] * 3u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const size_t j = (lid + 1) % n;
+        out[i] = scratch[2 * j] + scratch[2 * j + 1];
+    }";
+    let rt = Runtime::new().unwrap();
+    let p = rt.program(&KernelSource::from_text("pairs.cl", SRC)).unwrap();
+    let n = 1 << 14;
+    let input: Vec<u32> = lcg(41, n).iter().map(|v| v % 100_000).collect();
+    for lws in [32usize, 128] {
+        let mut out = vec![0u32; n];
+        let r = p
+            .launch("pairs")
+            .global(&[n])
+            .local(&[lws])
+            .input(&input, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .local_buffer_per_item::<u32>(2)
+            .balancer(round_robin(4))
+            .run()
+            .unwrap();
+        let expected: Vec<u32> = (0..n)
+            .map(|i| {
+                let j = i - i % lws + (i % lws + 1) % lws;
+                input[j] + input[j] * 3
+            })
+            .collect();
+        assert_eq!(out, expected, "work-groups of {lws}");
+        assert_coexecuted(&r);
+    }
+}
+
+/// Kernels whose outputs no pattern describes: every work-item may write anywhere in them.
+const REDUCE_SRC: &str = "
+__kernel void histogram(__global const uint* in, __global uint* bins, const uint nbins,
+                        __global uint* weighted) {
+    const size_t i = get_global_id(0);
+    atomic_inc(&bins[in[i] % nbins]);
+    atomic_add(&weighted[in[i] % nbins], in[i] & 0xffu);
+}
+__kernel void find(__global const uint* in, const uint needle, __global uint* changed,
+                   __global uint* copy) {
+    const size_t i = get_global_id(0);
+    if (in[i] == needle) changed[0] = 1u;
+    copy[i] = in[i] + 1u;
+}
+__kernel void maximum(__global const int* in, __global int* best) {
+    atomic_max(&best[0], in[get_global_id(0)]);
+}
+";
+
+fn reduce_program() -> hetdsl::Program {
+    let rt = Runtime::new().unwrap();
+    assert!(
+        rt.devices().len() >= 2,
+        "two OpenCL devices expected (POCL_DEVICES=\"pthread basic\")"
+    );
+    rt.program(&KernelSource::from_text("reduce.cl", REDUCE_SRC)).unwrap()
+}
+
+const RN: usize = 1 << 14;
+const NBINS: usize = 37;
+
+fn every_balancer() -> impl Iterator<Item = (&'static str, Box<dyn hetdsl::Balancer>)> {
+    hetdsl::balance::NAMES
+        .iter()
+        .map(|n| (*n, n.parse::<hetdsl::balance::BalancerSpec>().unwrap().build()))
+}
+
+#[test]
+fn a_histogram_merged_by_sum_is_exact_with_every_balancer() {
+    use hetdsl::Merge;
+    let p = reduce_program();
+    let input = lcg(51, RN);
+    // The caller's initial counts take part: the result is initial + every contribution.
+    let initial: Vec<u32> = (0..NBINS as u32).map(|b| b * 1000).collect();
+    let mut counts = initial.clone();
+    let mut weights = initial.clone();
+    for &v in &input {
+        counts[v as usize % NBINS] += 1;
+        weights[v as usize % NBINS] += v & 0xff;
+    }
+    for (name, balancer) in every_balancer() {
+        let mut bins = initial.clone();
+        let mut weighted = initial.clone();
+        let r = p
+            .launch("histogram")
+            .global(&[RN])
+            .local(&[64])
+            .input(&input, Pattern::ONE_TO_ONE)
+            .reduce(&mut bins, Merge::Sum)
+            .scalar(NBINS as u32)
+            .reduce(&mut weighted, Merge::Sum)
+            .balancer(balancer)
+            .run()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(bins, counts, "{name}");
+        assert_eq!(weighted, weights, "{name}");
+        common::assert_coexecuted_once(&r);
+    }
+    // And with both devices running several packages each, for certain.
+    let (mut bins, mut weighted) = (initial.clone(), initial.clone());
+    let r = p
+        .launch("histogram")
+        .global(&[RN])
+        .local(&[64])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .reduce(&mut bins, Merge::Sum)
+        .scalar(NBINS as u32)
+        .reduce(&mut weighted, Merge::Sum)
+        .balancer(round_robin(4))
+        .run()
+        .unwrap();
+    assert_eq!((bins, weighted), (counts, weights));
+    assert_coexecuted(&r);
+}
+
+#[test]
+fn a_changed_flag_merged_by_or_is_set_exactly_when_a_work_item_sets_it() {
+    use hetdsl::Merge;
+    let p = reduce_program();
+    let input = lcg(52, RN);
+    let copy_expected: Vec<u32> = input.iter().map(|v| v + 1).collect();
+    for (name, balancer) in every_balancer() {
+        for (needle, expected) in [(input[RN - 3], 1u32), (u32::MAX, 0)] {
+            assert_eq!(input.contains(&needle), expected == 1);
+            let mut changed = [0u32];
+            let mut copy = vec![0u32; RN];
+            p.launch("find")
+                .global(&[RN])
+                .local(&[64])
+                .input(&input, Pattern::ONE_TO_ONE)
+                .scalar(needle)
+                .reduce(&mut changed, Merge::Or)
+                .output(&mut copy, Pattern::ONE_TO_ONE)
+                .balancer(balancer_again(name))
+                .run()
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(changed, [expected], "{name}, needle {needle}");
+            assert_eq!(copy, copy_expected, "{name}: the sliced output beside it");
+        }
+        drop(balancer);
+    }
+}
+
+fn balancer_again(name: &str) -> Box<dyn hetdsl::Balancer> {
+    name.parse::<hetdsl::balance::BalancerSpec>().unwrap().build()
+}
+
+#[test]
+fn a_maximum_merged_by_max_includes_the_callers_value() {
+    use hetdsl::Merge;
+    let p = reduce_program();
+    let input: Vec<i32> = lcg(53, RN).iter().map(|v| (*v % 2_000_001) as i32 - 1_000_000).collect();
+    let data_max = *input.iter().max().unwrap();
+    for (name, balancer) in every_balancer() {
+        for initial in [i32::MIN, data_max + 7] {
+            let mut best = [initial];
+            p.launch("maximum")
+                .global(&[RN])
+                .local(&[64])
+                .input(&input, Pattern::ONE_TO_ONE)
+                // The form the macros generate.
+                .arg(hetdsl::Arg::reduce(&mut best, Merge::Max))
+                .balancer(balancer_again(name))
+                .run()
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(best, [initial.max(data_max)], "{name}");
+        }
+        drop(balancer);
+    }
+}

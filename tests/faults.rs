@@ -168,3 +168,222 @@ fn a_slow_device_alone_is_not_declared_hung() {
     assert_eq!(out, reference(&input));
     assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
 }
+
+/// The fault path, over and over: between a device being marked lost and its packages reaching
+/// the retry list, no other thread may conclude that the work is stuck. A race there failed
+/// about one run in two thousand, so one pass proves nothing; this runs ten thousand (seconds in
+/// release), each with a failing device and package drawn at random, on a small problem.
+#[test]
+fn ten_thousand_failing_runs_in_a_row_lose_nothing() {
+    const SMALL: usize = 4096;
+    const RUNS: u32 = 10_000;
+    let p = program("engine.cl");
+    let input = lcg(99, SMALL);
+    let expected = reference(&input);
+    let started = std::time::Instant::now();
+    for run in 0..RUNS {
+        let pick = lcg(run + 1, 2);
+        let (device, package) = ((pick[0] % 2) as usize, (pick[1] % 4) as usize);
+        let mut out = vec![0u32; 4 * SMALL];
+        let r = p
+            .launch("expand4")
+            .global(&[SMALL])
+            .local(&[64])
+            .input(&input, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ratio(4, 1).unwrap())
+            .balancer(round_robin(4))
+            .backups(false)
+            .warmup(false)
+            .inject(Fault::Fail { device, package })
+            .run()
+            .unwrap_or_else(|e| panic!("run {run} (device {device} failing at {package}): {e}"));
+        assert_eq!(out, expected, "run {run}: device {device} failing at package {package}");
+        assert_eq!(r.devices[device].packages, package, "run {run}");
+        common::assert_coexecuted_once(&r);
+        assert!(started.elapsed() < Duration::from_secs(150), "too slow: {run} runs so far");
+    }
+    eprintln!("{RUNS} failing runs in {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// A kernel as long as asked: `iters` steps of an integer recurrence per work-item.
+const SPIN: &str =
+    "__kernel void spin(__global const uint* in, __global uint* out, const uint iters) {
+    const size_t i = get_global_id(0);
+    uint v = in[i];
+    for (uint k = 0; k < iters; k++) v = v * 1664525u + 1013904223u + (uint)k;
+    out[i] = v;
+}";
+
+fn spin_reference(input: &[u32], iters: u32) -> Vec<u32> {
+    input
+        .iter()
+        .map(|&v0| {
+            (0..iters)
+                .fold(v0, |v, k| v.wrapping_mul(1664525).wrapping_add(1013904223).wrapping_add(k))
+        })
+        .collect()
+}
+
+#[test]
+fn long_packages_on_busy_devices_are_not_declared_hung() {
+    // One package per device (static), each far longer than a 20 ms watchdog floor, with
+    // nothing measured anywhere while both run: neither is hung, and nobody idle could take
+    // either over, so the run must finish with the right output.
+    let rt = hetdsl::Runtime::new().unwrap();
+    let p = rt.program(&hetdsl::KernelSource::from_text("spin.cl", SPIN)).unwrap();
+    let (n, iters) = (2048usize, 150_000u32);
+    let input = lcg(21, n);
+    let mut out = vec![0u32; n];
+    let started = std::time::Instant::now();
+    let r = within_scope(|| {
+        p.launch("spin")
+            .global(&[n])
+            .local(&[64])
+            .input(&input, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .scalar(iters)
+            .balancer(Box::new(hetdsl::balance::Static::nominal()))
+            .watchdog(WatchdogConfig { factor: 2.0, min: Duration::from_millis(20) })
+            .backups(false)
+            .run()
+    });
+    let r = r.unwrap_or_else(|e| panic!("healthy long packages failed the run: {e}"));
+    let shortest = r.trace.iter().filter_map(|t| t.kernel_seconds).fold(f64::INFINITY, f64::min);
+    eprintln!(
+        "long packages: {:.2} s in all, shortest kernel {shortest:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        shortest > 0.04,
+        "the packages must outlast the floor to test anything:\n{}",
+        r.table()
+    );
+    assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
+    assert_eq!(out, spin_reference(&input, iters));
+}
+
+const HIST: &str =
+    "__kernel void histogram(__global const uint* in, __global uint* bins, const uint nbins) {
+    atomic_inc(&bins[in[get_global_id(0)] % nbins]);
+}";
+const BINS: usize = 29;
+
+/// A histogram (merged by sum) over `N` items with `faults`, backups as asked; and the CPU's.
+fn histogram_with(
+    faults: Vec<Fault>,
+    backups: bool,
+    balancer: Box<dyn hetdsl::Balancer>,
+    watchdog: WatchdogConfig,
+) -> (hetdsl::Result<Report>, Vec<u32>, Vec<u32>) {
+    let rt = hetdsl::Runtime::new().unwrap();
+    let p = rt.program(&hetdsl::KernelSource::from_text("hist.cl", HIST)).unwrap();
+    let input = lcg(61, N);
+    let initial: Vec<u32> = (0..BINS as u32).collect();
+    let mut expected = initial.clone();
+    for &v in &input {
+        expected[v as usize % BINS] += 1;
+    }
+    let mut bins = initial;
+    let mut launch = p
+        .launch("histogram")
+        .global(&[N])
+        .local(&[64])
+        .input(&input, Pattern::ONE_TO_ONE)
+        .reduce(&mut bins, hetdsl::Merge::Sum)
+        .scalar(BINS as u32)
+        .balancer(balancer)
+        .watchdog(watchdog)
+        .backups(backups);
+    for f in faults {
+        launch = launch.inject(f);
+    }
+    let r = launch.run();
+    (r, bins, expected)
+}
+
+#[test]
+fn a_device_failing_mid_run_loses_nothing_of_a_summed_output() {
+    for seed in 1..=6u32 {
+        let pick = lcg(seed + 100, 2);
+        let (device, package) = ((pick[0] % 2) as usize, 1 + (pick[1] % 3) as usize);
+        let (r, bins, expected) = within(Duration::from_secs(60), move || {
+            histogram_with(
+                vec![Fault::Fail { device, package }],
+                false,
+                round_robin(4),
+                WatchdogConfig::default(),
+            )
+        });
+        let r = r.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!(bins, expected, "seed {seed}: device {device} failing at package {package}");
+        assert_eq!(
+            r.devices[device].packages,
+            package,
+            "it had completed packages:\n{}",
+            r.table()
+        );
+        assert!(r.devices[device].fault.is_some());
+        common::assert_coexecuted_once(&r);
+    }
+}
+
+#[test]
+fn a_hung_device_loses_nothing_of_a_summed_output() {
+    let watchdog = WatchdogConfig { factor: 10.0, min: Duration::from_millis(300) };
+    let (r, bins, expected) = within(Duration::from_secs(60), move || {
+        histogram_with(vec![Fault::Hang { device: 1, package: 2 }], false, round_robin(4), watchdog)
+    });
+    let r = r.unwrap();
+    assert_eq!(bins, expected);
+    assert!(r.devices[1].fault.as_deref().unwrap_or("").starts_with("hung"), "{}", r.table());
+}
+
+#[test]
+fn a_backed_up_package_is_counted_once_in_a_summed_output() {
+    // Device 0 answers each package 200x late, so device 1 backs its packages up: both copies
+    // run, and only one may count.
+    for round in 0..2 {
+        let (r, bins, expected) = within(Duration::from_secs(60), move || {
+            histogram_with(
+                vec![Fault::Slow { device: 0, factor: 200 }],
+                true,
+                round_robin(2),
+                WatchdogConfig::default(),
+            )
+        });
+        let r = r.unwrap();
+        assert_eq!(bins, expected, "round {round}");
+        assert!(!r.backups.is_empty(), "round {round}: no back-up ran:\n{}", r.table());
+        common::assert_coexecuted_once(&r);
+    }
+}
+
+#[test]
+fn a_device_whose_set_up_never_ends_is_dropped_not_waited_for() {
+    let watchdog = WatchdogConfig { factor: 10.0, min: Duration::from_millis(500) };
+    let started = std::time::Instant::now();
+    let (r, input, out) = within(Duration::from_secs(60), move || {
+        run_with(vec![Fault::HangSetup { device: 1 }], watchdog)
+    });
+    let r = r.unwrap_or_else(|e| panic!("the run waited on or failed with the hung set-up: {e}"));
+    assert_eq!(out, reference(&input));
+    let hung = &r.devices[1];
+    assert!(hung.fault.as_deref().unwrap_or("").contains("set-up did not finish"), "{}", r.table());
+    assert_eq!(hung.packages, 0);
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn a_read_back_that_never_completes_is_caught_by_the_watchdog() {
+    // The transfer of device 1's last package's output back never completes: with no kernel
+    // running there, the package is neither running nor merged, and must not stall the run.
+    let watchdog = WatchdogConfig { factor: 10.0, min: Duration::from_millis(300) };
+    let (r, input, out) = within(Duration::from_secs(60), move || {
+        run_with(vec![Fault::HangReadBack { device: 1, package: 3 }], watchdog)
+    });
+    let r = r.unwrap_or_else(|e| panic!("the stuck read-back failed the run: {e}"));
+    assert_eq!(out, reference(&input));
+    let hung = &r.devices[1];
+    assert!(hung.fault.as_deref().unwrap_or("").contains("read-back"), "{}", r.table());
+    common::assert_coexecuted_once(&r);
+}

@@ -11,11 +11,11 @@ use quote::{quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Type;
 
-use crate::balancer_names;
 use crate::clsig::{self, AddrSpace, Scalar, Ty};
 use crate::errors::Errors;
-use crate::flatten::{flatten_named, Flattened};
-use crate::parse::{Direction, Func, Options, Param, Pattern, Role};
+use crate::parse::{Direction, Func, LocalSize, MergeOp, Options, Param, Pattern, Role};
+use hetdsl_decl::balancer;
+use hetdsl_decl::flatten::{flatten_named, Flattened};
 
 /// What the expansion needs besides the declaration.
 pub struct Checked {
@@ -31,6 +31,12 @@ pub struct Checked {
     /// `const` layout assertions for user types.
     pub asserts: TokenStream,
     pub balancer: Option<String>,
+    /// The build options (`defines` as `-D` flags, then `options`), for the checker's
+    /// preprocessor and the program build alike.
+    pub build_options: String,
+    /// Parameters whose `merge` was refused: they expand as plain buffers, so that only the
+    /// reported errors show.
+    pub refused_merges: HashSet<String>,
 }
 
 pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
@@ -48,7 +54,7 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         }
     };
     if let Some(b) = &options.balancer {
-        if let Err(why) = balancer_names::validate(&b.value()) {
+        if let Err(why) = balancer::validate(&b.value()) {
             errors.push(syn::Error::new(b.span(), why));
         }
     }
@@ -61,6 +67,8 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         files: Vec::new(),
         asserts: TokenStream::new(),
         balancer: options.balancer.as_ref().map(|b| b.value()),
+        build_options: options.build_options(),
+        refused_merges: HashSet::new(),
     };
     let Some(file) = &options.file else {
         errors.push(syn::Error::new(
@@ -75,7 +83,9 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
     };
     checked.source_text = source.flat.text.clone();
     checked.files = source.flat.files.clone();
-    let cl = match clsig::parse(&source.text) {
+    // Malformed options were reported where they were parsed.
+    let defines = clsig::defines_from_options(&checked.build_options).unwrap_or_default();
+    let cl = match clsig::parse_with_defines(&source.text, &defines) {
         Ok(cl) => cl,
         Err(e) => {
             let msg = format!("cannot read the declarations of {}: {e}", source.at(e.line));
@@ -120,12 +130,18 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         return checked;
     }
     let items_per_group: u64 = checked.local.iter().product();
-    let mut ctx =
-        Ctx { cl: &cl, source: &source, asserts: TokenStream::new(), asserted: HashSet::new() };
+    let mut ctx = Ctx {
+        cl: &cl,
+        source: &source,
+        asserts: TokenStream::new(),
+        asserted: HashSet::new(),
+        refused_merges: HashSet::new(),
+    };
     for (rust, p) in func.params.iter().zip(params) {
         ctx.param(rust, p, items_per_group, errors);
     }
     checked.asserts = ctx.asserts;
+    checked.refused_merges = ctx.refused_merges;
     checked
 }
 
@@ -219,6 +235,8 @@ struct Ctx<'a> {
     asserts: TokenStream,
     /// Types already given layout assertions (one set per type is enough).
     asserted: HashSet<String>,
+    /// Parameters whose `merge` was refused.
+    refused_merges: HashSet<String>,
 }
 
 /// Why a Rust type does not fit an OpenCL one.
@@ -239,10 +257,7 @@ impl Ctx<'_> {
         let name = &rust.ident;
         let what = format!("parameter `{name}` is `{}` in {}", p.text, self.source.at(p.line));
         if let Some(why) = &p.unsupported {
-            errors.push(syn::Error::new(
-                name.span(),
-                format!("{what}: {why} cannot be a hetdsl kernel argument"),
-            ));
+            errors.push(syn::Error::new(name.span(), format!("{what}: {why}")));
             return;
         }
         if let Some(space) = p.value_space.filter(|s| *s != AddrSpace::Private) {
@@ -270,10 +285,11 @@ impl Ctx<'_> {
                     let msg = format!("{what}: a pointer without `__global`, `__constant` or `__local` cannot be a kernel argument");
                     errors.push(syn::Error::new(name.span(), msg));
                 }
-                (AddrSpace::Local, Role::Local { elem, .. }) => {
+                (AddrSpace::Local, Role::Local { elem, size, .. }) => {
                     if let Err(m) = self.match_type(&p.ty, elem) {
                         errors.push(mismatch(elem, &what, "the elements must be", m));
                     }
+                    self.check_local_size(name, elem, size, items_per_group, errors);
                 }
                 (AddrSpace::Local, _) => {
                     let msg = format!(
@@ -282,8 +298,16 @@ impl Ctx<'_> {
                     );
                     errors.push(syn::Error::new_spanned(&rust.ty, msg));
                 }
-                (space, Role::Buffer { dir, pattern, elem, attr }) => {
+                (space, Role::Buffer { dir, pattern, elem, attr, merge }) => {
+                    let merge_ok = merge
+                        .as_ref()
+                        .and_then(|m| m.op.map(|op| (op, m)))
+                        .is_some_and(|(op, m)| self.check_merge(op, &m.lit, p, &what, errors));
+                    if merge.is_some() && !merge_ok {
+                        self.refused_merges.insert(name.to_string());
+                    }
                     if dir.writes() && (ptr.const_pointee || space == AddrSpace::Constant) {
+                        self.refused_merges.insert(name.to_string());
                         let why = if space == AddrSpace::Constant {
                             "`__constant` memory"
                         } else {
@@ -299,7 +323,7 @@ impl Ctx<'_> {
                     if let Err(m) = self.match_type(&p.ty, elem) {
                         errors.push(mismatch(elem, &what, "the elements must be", m));
                     }
-                    check_pattern(*pattern, *dir, items_per_group, attr, errors);
+                    check_pattern(*pattern, *dir, merge.is_some(), items_per_group, attr, errors);
                 }
                 (space, role) => {
                     let not_local = if matches!(role, Role::Local { .. }) {
@@ -319,6 +343,100 @@ impl Ctx<'_> {
                     errors.push(syn::Error::new_spanned(&rust.ty, msg));
                 }
             },
+        }
+    }
+
+    /// Can the kernel's elements be reduced by `merge`? Scalars only (the runtime reduces
+    /// `i8`..`u64`, `f32`, `f64`), and `or`/`and` only integers. Reports and returns `false` if not.
+    fn check_merge(
+        &self,
+        op: MergeOp,
+        lit: &syn::LitStr,
+        p: &clsig::Param,
+        what: &str,
+        errors: &mut Errors,
+    ) -> bool {
+        let name = lit.value();
+        let why = match &p.ty {
+            Ty::Scalar(Scalar::Float | Scalar::Double) if op.bitwise() => format!(
+                "`{name}` is bitwise, for integers; floating-point elements merge by \"sum\", \"max\" or \"min\""
+            ),
+            Ty::Scalar(
+                Scalar::Char
+                | Scalar::UChar
+                | Scalar::Short
+                | Scalar::UShort
+                | Scalar::Int
+                | Scalar::UInt
+                | Scalar::Long
+                | Scalar::ULong
+                | Scalar::Float
+                | Scalar::Double,
+            ) => return true,
+            other => format!(
+                "a merge reduces scalar elements (integers, `float`, `double`), not `{}`; merge each \
+                 component in a buffer of its own, or split the output by a pattern `a:b`",
+                other.display(&self.cl.structs)
+            ),
+        };
+        errors.push(syn::Error::new(lit.span(), format!("{what}: {why}")));
+        false
+    }
+
+    /// A `__local` buffer must hold one element per work-item, since kernels index it by the
+    /// local id: a smaller one lets the kernel write past it, into whatever the device keeps
+    /// beside it (PoCL's heap on a CPU). Fewer are accepted only under `allow_smaller`.
+    fn check_local_size(
+        &mut self,
+        name: &syn::Ident,
+        elem: &Type,
+        size: &LocalSize,
+        items_per_group: u64,
+        errors: &mut Errors,
+    ) {
+        let elem_name = tidy(&elem.to_token_stream().to_string());
+        match size {
+            LocalSize::PerItem(k) => {
+                if k.checked_mul(items_per_group).is_none_or(|n| n > u64::from(u32::MAX)) {
+                    errors.push(syn::Error::new(
+                        name.span(),
+                        format!(
+                            "`per_item = {k}` × {items_per_group} work-items is too many elements"
+                        ),
+                    ));
+                }
+            }
+            LocalSize::Fixed { allow_smaller: true, .. } => {}
+            LocalSize::Fixed { count, allow_smaller: false } => {
+                let why = |n: &str| {
+                    format!(
+                        "`__local` buffer `{name}` has {n} elements but a work-group has {items_per_group} \
+                         work-items: a kernel that indexes it by the local id writes past its end. Size it \
+                         by the work-group with `#[local(per_item = 1)] {name}: [{elem_name}]`, or write \
+                         `#[local(allow_smaller)]` if the kernel really uses fewer"
+                    )
+                };
+                let literal = match count {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
+                        i.base10_parse::<u64>().ok()
+                    }
+                    _ => None,
+                };
+                match literal {
+                    Some(n) if n < items_per_group => {
+                        errors.push(syn::Error::new_spanned(count, why(&n.to_string())))
+                    }
+                    Some(_) => {}
+                    // A constant the macro cannot evaluate: the compiler compares it.
+                    None => {
+                        let msg = why(&format!("`{}`", tidy(&count.to_token_stream().to_string())));
+                        let items = items_per_group as usize;
+                        self.asserts.extend(quote_spanned! {count.span()=>
+                            const _: () = ::core::assert!((#count) >= #items, #msg);
+                        });
+                    }
+                }
+            }
         }
     }
 
@@ -342,6 +460,7 @@ impl Ctx<'_> {
                     return Err(Mismatch::Unsupported(unsupported_scalar(*s)));
                 };
                 if path_ident(rust).as_deref() == Some(want) {
+                    self.assert_primitive(rust, want);
                     Ok(())
                 } else {
                     Err(Mismatch::Expected(format!("`{want}`")))
@@ -368,6 +487,7 @@ impl Ctx<'_> {
                             _ => None,
                         };
                         if path_ident(&a.elem).as_deref() == Some(want) && len == Some(lanes) {
+                            self.assert_primitive(&a.elem, want);
                             Ok(())
                         } else {
                             Err(expected())
@@ -401,17 +521,36 @@ impl Ctx<'_> {
                 self.assert_struct(rust, *i, layout);
                 Ok(())
             }
-            Ty::Opaque(name) => Err(Mismatch::Unsupported(format!(
-                "`{name}` is neither an OpenCL scalar or vector type nor defined in the source"
-            ))),
+            Ty::Opaque(name) => Err(Mismatch::Unsupported(match self.cl.unread.get(name) {
+                Some(why) => format!(
+                    "`{name}` is declared at {} but its declaration could not be read: {why}",
+                    self.source.at(why.line)
+                ),
+                None => format!(
+                    "`{name}` is neither an OpenCL scalar or vector type nor defined in the source"
+                ),
+            })),
             Ty::Array(..) | Ty::Void => {
                 Err(Mismatch::Unsupported(format!("`{}` cannot be passed", cl.display(structs))))
             }
         }
     }
 
+    /// The name `want` (`u32`, `f32`, …) may be shadowed in the user's scope (`type u32 = char;`,
+    /// a struct named `f32`): assert that it names the primitive.
+    fn assert_primitive(&mut self, rust: &Type, want: &str) {
+        if !self.asserted.insert(format!("{} as primitive", rust.to_token_stream())) {
+            return;
+        }
+        let primitive = syn::Ident::new(want, rust.span());
+        self.asserts.extend(quote_spanned! {rust.span()=>
+            const _: fn() = ::hetdsl::__private::assert_primitive::<#rust, ::core::primitive::#primitive>;
+        });
+    }
+
     fn assert_newtype(&mut self, rust: &Type, size: u64, desc: &str) {
-        if !self.asserted.insert(rust.to_token_stream().to_string()) {
+        // Keyed by the OpenCL type too: one Rust type may stand for two OpenCL ones.
+        if !self.asserted.insert(format!("{} as {desc}", rust.to_token_stream())) {
             return;
         }
         let span = rust.span();
@@ -419,15 +558,18 @@ impl Ctx<'_> {
         let msg = format!("the kernel's {desc} and this Rust type differ in size");
         self.asserts.extend(quote_spanned! {span=>
             const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #msg);
-            // The one field must be plain data (a newtype of an array of primitives).
-            const _: fn(&#rust) = |v| ::hetdsl::__private::assert_pod(&v.0);
+            // Plain data as a whole: `#[derive(Pod)]` checks every field (not only `.0`) and that
+            // the fields cover every byte, so whatever the kernel writes is a valid value.
+            const _: fn() = ::hetdsl::__private::assert_pod_type::<#rust>;
         });
     }
 
     /// `const` assertions that `rust` has the layout of OpenCL struct `index`, spanned on the
     /// Rust type so that a failure points at the declaration.
     fn assert_struct(&mut self, rust: &Type, index: usize, layout: clsig::Layout) {
-        if !self.asserted.insert(rust.to_token_stream().to_string()) {
+        // Keyed by the OpenCL struct too: a Rust type given for two different OpenCL structs is
+        // checked against both.
+        if !self.asserted.insert(format!("{} as struct {index}", rust.to_token_stream())) {
             return;
         }
         let span = rust.span();
@@ -448,7 +590,6 @@ impl Ctx<'_> {
             const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #size_msg);
             const _: () = ::core::assert!(::core::mem::align_of::<#rust>() == #align, #align_msg);
         };
-        let mut pods = TokenStream::new();
         for field in &def.fields {
             let (Some(offset), Some(l)) = (field.offset, field.ty.layout(&self.cl.structs)) else {
                 continue;
@@ -481,12 +622,13 @@ impl Ctx<'_> {
                     #size_msg
                 );
             });
-            pods.extend(quote_spanned! {span=> ::hetdsl::__private::assert_pod(&v.#ident); });
         }
         self.asserts.extend(quote_spanned! {span=>
             #checks
-            // Every field must be plain data, so that any bytes the kernel writes are a valid value.
-            const _: fn(&#rust) = |v| { #pods };
+            // Plain data as a whole: `#[derive(Pod)]` proves every field `Pod` and no padding, so
+            // the bytes the kernel writes, including those in the OpenCL struct's padding, all
+            // land in fields whose every bit pattern is valid.
+            const _: fn() = ::hetdsl::__private::assert_pod_type::<#rust>;
         });
     }
 }
@@ -494,15 +636,17 @@ impl Ctx<'_> {
 fn check_pattern(
     pattern: Pattern,
     dir: Direction,
+    merged: bool,
     items_per_group: u64,
     attr: &syn::Attribute,
     errors: &mut Errors,
 ) {
     match pattern {
-        Pattern::Whole if dir.writes() => errors.push(syn::Error::new_spanned(
+        Pattern::Whole if dir.writes() && !merged => errors.push(syn::Error::new_spanned(
             attr,
             "`whole` is for inputs every device reads in full; an output is split by a pattern `a:b` so that \
-             each device writes its own part",
+             each device writes its own part, or written whole by every device and reduced with \
+             `merge = \"sum\"` (or \"max\", \"min\", \"or\", \"and\")",
         )),
         Pattern::Ratio(a, b) if (u128::from(a) * u128::from(items_per_group)) % u128::from(b) != 0 => {
             errors.push(syn::Error::new_spanned(

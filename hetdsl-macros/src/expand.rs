@@ -3,12 +3,14 @@
 //! Generated paths are absolute (`::hetdsl::…`, `::core::…`) so that user imports cannot change
 //! their meaning.
 
+use std::collections::HashSet;
+
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use crate::check::{self, Checked};
 use crate::errors::Errors;
-use crate::parse::{CoexecInput, Direction, Func, KernelInput, Param, Pattern, Role};
+use crate::parse::{CoexecInput, Direction, Func, KernelInput, LocalSize, Param, Pattern, Role};
 
 pub fn kernel(input: TokenStream) -> TokenStream {
     let input: KernelInput = match syn::parse2(input) {
@@ -20,6 +22,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
     let KernelInput { attrs, vis, struct_name, func, .. } = &input;
     let parts = Parts::new(func, &checked);
     let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
+    let build_options = &checked.build_options;
     let body = parts.launch_body(quote!(&self.program));
     let doc_run = format!(
         "Co-executes `{}` over `global` work-items on every device of the program, with the declared \
@@ -46,7 +49,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
 
             /// Builds the kernel for every device of `rt`. Build once, run many times.
             pub fn new(rt: &::hetdsl::Runtime) -> ::hetdsl::Result<Self> {
-                ::core::result::Result::Ok(Self { program: rt.program(&Self::source())? })
+                ::core::result::Result::Ok(Self { program: rt.program_with_options(&Self::source(), #build_options)? })
             }
 
             /// The built program: its devices and build logs.
@@ -82,6 +85,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     let CoexecInput { attrs, vis, func, .. } = &input;
     let parts = Parts::new(func, &checked);
     let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
+    let build_options = &checked.build_options;
     let ident = &func.ident;
     let body = parts.launch_body(quote!(program));
     let mod_doc = format!(
@@ -114,7 +118,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
             /// of the process (one per distinct device selection).
             pub fn program(rt: &::hetdsl::Runtime) -> ::hetdsl::Result<&'static ::hetdsl::Program> {
                 static CACHE: ::hetdsl::__private::ProgramCache = ::hetdsl::__private::ProgramCache::new();
-                CACHE.get(rt, source)
+                CACHE.get(rt, source, #build_options)
             }
 
             /// The launch the function would run, to adjust before `.run()`.
@@ -181,7 +185,9 @@ impl<'a> Parts<'a> {
         let local = self.checked.local.iter().map(|&n| n as usize);
         let global =
             if self.checked.local.len() == 2 { quote!(&global) } else { quote!(&[global]) };
-        let args = self.func.params.iter().map(arg_expr);
+        let items_per_group: u64 = self.checked.local.iter().product();
+        let refused = &self.checked.refused_merges;
+        let args = self.func.params.iter().map(|p| arg_expr(p, items_per_group, refused));
         let balancer = self
             .checked
             .balancer
@@ -210,8 +216,15 @@ impl<'a> Parts<'a> {
     }
 }
 
-fn arg_expr(p: &Param) -> TokenStream {
+fn arg_expr(p: &Param, items_per_group: u64, refused_merges: &HashSet<String>) -> TokenStream {
     let ident = &p.ident;
+    if let Role::Buffer { merge: Some(crate::parse::Merge { op: Some(op), .. }), .. } = &p.role {
+        if !refused_merges.contains(&ident.to_string()) {
+            // Every device writes the whole buffer; the runtime reduces the copies into it.
+            let op = format_ident!("{}", op.variant());
+            return quote!(::hetdsl::Arg::reduce(#ident, ::hetdsl::Merge::#op));
+        }
+    }
     // SAFETY (of the generated `unsafe` blocks): each type was checked against the kernel's
     // at compile time: primitives and arrays of them, or user types whose size, alignment, field
     // offsets and plain-data fields are asserted by the `const` items next to this code.
@@ -247,8 +260,78 @@ fn arg_expr(p: &Param) -> TokenStream {
                 }
             }
         }
-        Role::Local { elem, count, .. } => {
+        Role::Local { elem, size: LocalSize::Fixed { count, .. }, .. } => {
             quote!(::hetdsl::Arg::Local((#count) * ::core::mem::size_of::<#elem>()))
         }
+        Role::Local { elem, size: LocalSize::PerItem(k), .. } => {
+            // The work-group size is fixed by the declaration, so the element count is too.
+            let elems = k.saturating_mul(items_per_group) as usize;
+            quote!(::hetdsl::Arg::Local(#elems * ::core::mem::size_of::<#elem>()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(decl: &str, items_per_group: u64) -> Vec<String> {
+        let input: KernelInput = syn::parse_str(decl).expect("the declaration parses");
+        input
+            .func
+            .params
+            .iter()
+            .map(|p| arg_expr(p, items_per_group, &HashSet::new()).to_string())
+            .collect()
+    }
+
+    #[test]
+    fn merged_outputs_expand_to_arg_reduce() {
+        let got = args(
+            r#"#[kernel(file = "k.cl", local = 64)] struct K { fn k(
+                #[output(whole, merge = "sum")] a: &mut [u32],
+                #[inout(whole, merge = "max")] b: &mut [f32],
+                #[output(whole, merge = "min")] c: &mut [i64],
+                #[output(whole, merge = "or")] d: &mut [u8],
+                #[inout(whole, merge = "and")] e: &mut [u16]); }"#,
+            64,
+        );
+        let want: Vec<String> = ["a Sum", "b Max", "c Min", "d Or", "e And"]
+            .iter()
+            .map(|s| {
+                let (name, op) = s.split_once(' ').unwrap();
+                format!(":: hetdsl :: Arg :: reduce ({name} , :: hetdsl :: Merge :: {op})")
+            })
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_refused_merge_expands_as_a_plain_output() {
+        let input: KernelInput = syn::parse_str(
+            r#"#[kernel(file = "k.cl", local = 64)] struct K { fn k(
+                #[output(whole, merge = "or")] a: &mut [f32]); }"#,
+        )
+        .unwrap();
+        let refused: HashSet<String> = ["a".to_string()].into();
+        let got = arg_expr(&input.func.params[0], 64, &refused).to_string();
+        assert!(got.starts_with(":: hetdsl :: Arg :: Out"), "{got}");
+    }
+
+    #[test]
+    fn per_item_local_buffers_count_every_work_item_of_the_group() {
+        let got = args(
+            r#"#[kernel(file = "k.cl", local = [16, 8])] struct K { fn k(
+                #[local(per_item = 2)] s: [f32],
+                #[local] t: [u32; 128]); }"#,
+            128,
+        );
+        assert_eq!(
+            got,
+            [
+                ":: hetdsl :: Arg :: Local (256usize * :: core :: mem :: size_of :: < f32 > ())",
+                ":: hetdsl :: Arg :: Local ((128) * :: core :: mem :: size_of :: < u32 > ())",
+            ]
+        );
     }
 }

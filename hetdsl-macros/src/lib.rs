@@ -5,19 +5,17 @@
 //! against the kernel's real signature at compile time, and generate typed Rust code that
 //! co-executes the kernel on every device through the hetdsl runtime.
 //!
-//! Layout of the crate: `parse` (the macro input), `clsig` (a reader of OpenCL C declarations),
-//! `check` (declaration against kernel), `expand` (code generation); `flatten` resolves
-//! `#include`s and is shared with the runtime.
+//! Layout of the crate: `parse` (the macro input), `check` (declaration against kernel),
+//! `expand` (code generation). The reader of OpenCL C declarations (`clsig`), the include
+//! flattener and the balancer registry live in `hetdsl-decl`, shared with the runtime.
 
-mod balancer_names;
 mod check;
-mod clsig;
 mod errors;
 mod expand;
-// `flatten()` itself is the runtime's entry point; the macros call `flatten_named()`.
-#[allow(dead_code)]
-mod flatten;
 mod parse;
+mod pod;
+
+use hetdsl_decl::clsig;
 
 use proc_macro::TokenStream;
 
@@ -51,6 +49,9 @@ use proc_macro::TokenStream;
 /// - `balancer = "spec"`: any balancer of `hetdsl::balance::BalancerSpec` (`sigmoid`,
 ///   `dynamic:64`, `hguided:k=2,m=1`, …); default: the runtime's default (Sigmoid).
 /// - `include = "dir"` or `include = ["a", "b"]`: more include directories.
+/// - `defines = ["BLOCK_SIZE=16", "USE_DOUBLE"]`: macros defined for the build, as `-D` options.
+///   The checker evaluates `#if`/`#ifdef` with them, so it checks the branch that is built.
+/// - `options = "-cl-mad-enable"`: more build options (a `-D` in them counts as a define too).
 ///
 /// # Parameters, in the kernel's order
 /// - a value: `n: i32` for `int n`; `v: [f32; 4]` (or a `#[repr(C)]` newtype) for `float4 v`;
@@ -59,7 +60,15 @@ use proc_macro::TokenStream;
 ///   for a `__global T*` (`__constant` for inputs), where the partition pattern `p` is `a:b`
 ///   (`a` elements for every `b` work-items: `1:1`, `1:255`, `4:1`) or `whole` (every device
 ///   reads all of it; inputs only). Packages are split and merged by this pattern.
-/// - a `__local` buffer: `#[local] s: [T; N]`, N elements per work-group; not a `run` argument.
+/// - an output every device writes in full, reduced element-wise across devices:
+///   `#[output(whole, merge = "sum")] bins: &mut [u32]` (or `#[inout(..)]`); the merges are
+///   `sum`, `max`, `min` (integers, `f32`, `f64`) and `or`, `and` (integers only).
+/// - a `__local` buffer (not a `run` argument): `#[local(per_item = k)] s: [T]`, k elements per
+///   work-item of the group (the usual case), or `#[local] s: [T; N]`, N per work-group. N must
+///   be at least the work-group size, since kernels index by the local id; write
+///   `#[local(allow_smaller)]` for a kernel that really uses fewer.
+/// - user types (OpenCL structs, vector newtypes) must be `hetdsl::Pod`: derive it with
+///   `#[derive(hetdsl::Pod)]`, which proves them plain data with no padding.
 ///
 /// # What is checked at compile time
 /// The kernel exists; the argument count; each value's width and signedness (`uint` is `u32`);
@@ -67,12 +76,11 @@ use proc_macro::TokenStream;
 /// `const` data against outputs; patterns against the work-group size; the balancer's name
 /// and options; duplicate and missing options. OpenCL structs are matched field by field:
 /// the macro emits `const` assertions that the Rust type's size, alignment, field offsets and
-/// field sizes equal the OpenCL layout, and that every field is `hetdsl::Pod`. Every problem
-/// is reported in one compile, on the Rust token at fault. Types come from the flattened source,
-/// with `typedef`s and object-like `#define`s resolved.
-///
-/// User structs need no `Pod` impl for the macros (their checks stand in for it); implement
-/// `hetdsl::Pod` yourself to use them with the runtime's builder API too.
+/// field sizes equal the OpenCL layout, and that the type is `hetdsl::Pod` (so every byte a
+/// kernel writes lands in a field whose every bit pattern is valid). `__local` sizes are checked
+/// against the work-group size and merges against the element type. Every problem is reported
+/// in one compile, on the Rust token at fault. Types come from the flattened source, with
+/// `typedef`s and object-like `#define`s resolved.
 #[proc_macro]
 pub fn kernel(input: TokenStream) -> TokenStream {
     expand::kernel(input.into()).into()
@@ -99,4 +107,20 @@ pub fn kernel(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::coexec(args.into(), item.into()).into()
+}
+
+/// Implements `hetdsl::Pod` for a struct after proving it plain data: `#[repr(C)]` (or
+/// `#[repr(transparent)]`), every field's type `Pod` (an error names the field), and no padding
+/// (the fields' sizes add up to the struct's, so cover any gap with an explicit field such as
+/// `_pad: [u8; 4]`). `bool`, `char`, references, raw pointers, `NonZero*` and enums are not
+/// plain data: a kernel could write a bit pattern that is no valid value of them.
+///
+/// ```ignore
+/// #[repr(C, align(16))]
+/// #[derive(Clone, Copy, hetdsl::Pod)]
+/// pub struct Sphere { pub center: [f32; 4], pub radius: f32, pub material: i32, pub _pad: [u32; 2] }
+/// ```
+#[proc_macro_derive(Pod)]
+pub fn derive_pod(input: TokenStream) -> TokenStream {
+    pod::derive(input.into()).into()
 }

@@ -52,6 +52,53 @@ pub enum Pattern {
     Whole,
 }
 
+/// The reductions of `merge = "…"` (mirror `hetdsl::Merge`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeOp {
+    Sum,
+    Max,
+    Min,
+    Or,
+    And,
+}
+
+pub const MERGE_NAMES: &str = "\"sum\", \"max\", \"min\", \"or\", \"and\"";
+
+impl MergeOp {
+    fn from_name(name: &str) -> Option<MergeOp> {
+        Some(match name {
+            "sum" => MergeOp::Sum,
+            "max" => MergeOp::Max,
+            "min" => MergeOp::Min,
+            "or" => MergeOp::Or,
+            "and" => MergeOp::And,
+            _ => return None,
+        })
+    }
+    /// The variant of `hetdsl::Merge`.
+    pub fn variant(self) -> &'static str {
+        match self {
+            MergeOp::Sum => "Sum",
+            MergeOp::Max => "Max",
+            MergeOp::Min => "Min",
+            MergeOp::Or => "Or",
+            MergeOp::And => "And",
+        }
+    }
+    /// Bitwise: integers only.
+    pub fn bitwise(self) -> bool {
+        matches!(self, MergeOp::Or | MergeOp::And)
+    }
+}
+
+/// `merge = "sum"` as written; `op` is `None` when it was refused here (an error is reported
+/// and the buffer expands as a plain one).
+#[derive(Clone)]
+pub struct Merge {
+    pub op: Option<MergeOp>,
+    pub lit: LitStr,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
     In,
@@ -75,10 +122,20 @@ impl Direction {
 pub enum Role {
     /// Passed by copy.
     Value,
-    /// A host slice split by `pattern`; `elem` is the slice's element type.
-    Buffer { dir: Direction, pattern: Pattern, elem: Type, attr: Attribute },
-    /// `#[local] s: [T; N]`: N elements of T per work-group.
-    Local { elem: Type, count: Expr, attr: Attribute },
+    /// A host slice split by `pattern`; `elem` is the slice's element type. `merge`: an output
+    /// every device writes in full (`whole`), combined element-wise by a reduction.
+    Buffer { dir: Direction, pattern: Pattern, elem: Type, attr: Attribute, merge: Option<Merge> },
+    /// `#[local] s: [T; N]` (N elements of T per work-group) or `#[local(per_item = k)] s: [T]`.
+    Local { elem: Type, size: LocalSize, attr: Attribute },
+}
+
+/// How many elements a `__local` buffer has per work-group.
+pub enum LocalSize {
+    /// `[T; N]`: N elements; `allow_smaller` (`#[local(allow_smaller)]`) accepts N below the
+    /// work-group size, for kernels that index it by less than the local id.
+    Fixed { count: Expr, allow_smaller: bool },
+    /// `#[local(per_item = k)] s: [T]`: k elements per work-item of the group.
+    PerItem(u64),
 }
 
 /// The declaration options, each with the span of its key for messages.
@@ -89,6 +146,10 @@ pub struct Options {
     pub local: Option<(Vec<u64>, Span)>,
     pub balancer: Option<LitStr>,
     pub include: Vec<LitStr>,
+    /// `defines = ["BLOCK=16", "USE_DOUBLE"]`: each becomes a `-D` build option.
+    pub defines: Vec<LitStr>,
+    /// `options = "-cl-mad-enable"`: more build options, after the defines.
+    pub options: Option<LitStr>,
     /// Where to point "missing option" errors.
     pub span: Option<Span>,
 }
@@ -96,7 +157,7 @@ pub struct Options {
 /// Parameter names the generated functions use themselves.
 const RESERVED: [&str; 3] = ["global", "rt", "self"];
 
-const OPTION_KEYS: &str = "`file`, `local`, `name`, `balancer`, `include`";
+const OPTION_KEYS: &str = "`file`, `local`, `name`, `balancer`, `include`, `defines`, `options`";
 
 impl Parse for KernelInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
@@ -187,6 +248,21 @@ impl Options {
                 "name" => o.name = Some(input.parse()?),
                 "balancer" => o.balancer = Some(input.parse()?),
                 "include" => o.include.extend(parse_one_or_list::<LitStr>(input)?),
+                "defines" => {
+                    for lit in parse_one_or_list::<LitStr>(input)? {
+                        if let Err(why) = check_define(&lit.value()) {
+                            errors.push(syn::Error::new(lit.span(), why));
+                        }
+                        o.defines.push(lit);
+                    }
+                }
+                "options" => {
+                    let lit: LitStr = input.parse()?;
+                    if let Err(why) = hetdsl_decl::clsig::defines_from_options(&lit.value()) {
+                        errors.push(syn::Error::new(lit.span(), why));
+                    }
+                    o.options = Some(lit);
+                }
                 "local" => {
                     let span_start = input.span();
                     let sizes = parse_one_or_list::<LitInt>(input)?;
@@ -223,6 +299,30 @@ impl Options {
         }
         errors.finish()?;
         Ok(o)
+    }
+}
+
+/// One entry of `defines`: `NAME` or `NAME=VALUE`, with no space (it becomes one `-D` word).
+fn check_define(def: &str) -> Result<(), String> {
+    let (name, _) = def.split_once('=').unwrap_or((def, ""));
+    if !hetdsl_decl::clsig::is_identifier(name) {
+        return Err(format!(
+            "`{def}` is not a define: write `NAME` or `NAME=VALUE`, NAME a C identifier"
+        ));
+    }
+    if def.chars().any(char::is_whitespace) {
+        return Err(format!("`{def}`: a define cannot hold spaces (write `NAME=VALUE`)"));
+    }
+    Ok(())
+}
+
+impl Options {
+    /// The build options: each define as `-D NAME[=VALUE]`, then `options`.
+    pub fn build_options(&self) -> String {
+        let mut words: Vec<String> =
+            self.defines.iter().map(|d| format!("-D {}", d.value())).collect();
+        words.extend(self.options.as_ref().map(LitStr::value));
+        words.join(" ")
     }
 }
 
@@ -322,13 +422,38 @@ fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role> {
             attempted = true;
         }
         if let Some(dir) = dir {
-            let pattern = match attr.parse_args_with(parse_pattern) {
+            let (pattern, merge) = match attr.parse_args_with(parse_pattern_and_merge) {
                 Ok(p) => p,
                 Err(e) => {
                     errors.push(e);
                     continue;
                 }
             };
+            // A refused merge keeps no reduction, so that the expansion stays the plain buffer's.
+            let merge = merge.map(|(key, mut m)| {
+                if m.op.is_none() {
+                    errors.push(syn::Error::new(
+                        m.lit.span(),
+                        format!("unknown merge `{}`; the merges are {MERGE_NAMES}", m.lit.value()),
+                    ));
+                } else if !dir.writes() {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`merge` combines what several devices wrote: it is for #[output] and #[inout] \
+                         buffers, not inputs",
+                    ));
+                    m.op = None;
+                } else if pattern != Pattern::Whole {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`merge` needs the pattern `whole`: every device writes the whole buffer and \
+                         the copies are reduced element by element; a split buffer (`a:b`) has one \
+                         writer per element and needs no merge",
+                    ));
+                    m.op = None;
+                }
+                m
+            });
             let Some(elem) = slice_elem(ty, dir.writes()) else {
                 let want = if dir.writes() { "&mut [T]" } else { "&[T]" };
                 errors.push(syn::Error::new_spanned(
@@ -337,23 +462,48 @@ fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role> {
                 ));
                 continue;
             };
-            found = Some(Role::Buffer { dir, pattern, elem, attr: attr.clone() });
+            found = Some(Role::Buffer { dir, pattern, elem, attr: attr.clone(), merge });
         } else if path.is_ident("local") {
-            if let Err(e) = attr.meta.require_path_only() {
-                errors.push(syn::Error::new(
-                    e.span(),
-                    "`#[local]` takes no arguments: the type `[T; N]` gives the size",
-                ));
-                continue;
-            }
-            match ty {
-                Type::Array(a) => {
-                    found = Some(Role::Local { elem: (*a.elem).clone(), count: a.len.clone(), attr: attr.clone() })
+            let opts = match &attr.meta {
+                syn::Meta::Path(_) => LocalOpts::default(),
+                _ => match attr.parse_args_with(parse_local_opts) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        errors.push(e);
+                        continue;
+                    }
+                },
+            };
+            let attr = attr.clone();
+            match (ty, opts.per_item) {
+                (Type::Array(a), None) => {
+                    let size = LocalSize::Fixed { count: a.len.clone(), allow_smaller: opts.allow_smaller };
+                    found = Some(Role::Local { elem: (*a.elem).clone(), size, attr })
                 }
+                (Type::Slice(s), Some((k, _))) => {
+                    found = Some(Role::Local { elem: (*s.elem).clone(), size: LocalSize::PerItem(k), attr })
+                }
+                (Type::Array(a), Some((_, at))) => errors.push(syn::Error::new(
+                    at,
+                    format!(
+                        "`per_item` sizes the buffer by the work-group size: declare it as a slice, \
+                         `[{}]`, not an array",
+                        a.elem.to_token_stream()
+                    ),
+                )),
+                (Type::Slice(s), None) => errors.push(syn::Error::new_spanned(
+                    ty,
+                    format!(
+                        "a `__local` slice needs its size: `#[local(per_item = k)] name: [{0}]` for k \
+                         elements per work-item, or `#[local] name: [{0}; N]` for N per work-group",
+                        s.elem.to_token_stream()
+                    ),
+                )),
                 _ => errors.push(syn::Error::new_spanned(
                     ty,
                     "a `__local` buffer lives on the device, one per work-group, and cannot be given as a \
-                     slice: declare it `#[local] name: [T; N]` for N elements of T per work-group",
+                     reference: declare it `#[local] name: [T; N]` for N elements of T per work-group, or \
+                     `#[local(per_item = k)] name: [T]` for k per work-item",
                 )),
             }
         } else {
@@ -379,6 +529,82 @@ fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role> {
         return Some(Role::Value);
     }
     found
+}
+
+/// The options of `#[local(..)]`.
+#[derive(Default)]
+struct LocalOpts {
+    /// `per_item = k`, with the span of `k`'s key.
+    per_item: Option<(u64, Span)>,
+    allow_smaller: bool,
+}
+
+/// `per_item = k` or `allow_smaller`.
+fn parse_local_opts(input: ParseStream) -> syn::Result<LocalOpts> {
+    let mut o = LocalOpts::default();
+    let mut errors = Errors::default();
+    while !input.is_empty() {
+        let key: Ident = input.parse()?;
+        if key == "per_item" {
+            input.parse::<Token![=]>()?;
+            let k: LitInt = input.parse()?;
+            match k.base10_parse::<u64>() {
+                Ok(n) if n > 0 => o.per_item = Some((n, key.span())),
+                _ => errors.push(syn::Error::new(k.span(), "`per_item` is a positive integer")),
+            }
+        } else if key == "allow_smaller" {
+            o.allow_smaller = true;
+        } else {
+            // Skip a value so that the rest is still read.
+            if input.parse::<Option<Token![=]>>()?.is_some() {
+                let _: Expr = input.parse()?;
+            }
+            errors.push(syn::Error::new(
+                key.span(),
+                "`#[local]` takes `per_item = k` (k elements per work-item, on a slice `[T]`) or \
+                 `allow_smaller` (a fixed `[T; N]` with N below the work-group size)",
+            ));
+        }
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    if let (Some((_, at)), true) = (o.per_item, o.allow_smaller) {
+        errors.push(syn::Error::new(
+            at,
+            "`allow_smaller` is for fixed `[T; N]` buffers; a `per_item` one grows with the work-group",
+        ));
+    }
+    errors.finish()?;
+    Ok(o)
+}
+
+/// A pattern, then optionally `, merge = "op"`: the `merge` key and the reduction.
+type PatternAndMerge = (Pattern, Option<(Ident, Merge)>);
+
+fn parse_pattern_and_merge(input: ParseStream) -> syn::Result<PatternAndMerge> {
+    let pattern = parse_pattern(input)?;
+    if input.is_empty() {
+        return Ok((pattern, None));
+    }
+    input.parse::<Token![,]>()?;
+    let key: Ident = input.parse()?;
+    if key != "merge" {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("unknown buffer option `{key}`; after the pattern comes only `merge = \"op\"`"),
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    let lit: LitStr = input.parse()?;
+    if !input.is_empty() {
+        input.parse::<Token![,]>()?;
+    }
+    if !input.is_empty() {
+        return Err(input.error("nothing follows `merge = \"op\"`"));
+    }
+    let op = MergeOp::from_name(&lit.value());
+    Ok((pattern, Some((key, Merge { op, lit }))))
 }
 
 /// `a:b` or `whole`.

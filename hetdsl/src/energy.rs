@@ -355,6 +355,8 @@ mod nvml {
     /// # Safety
     /// `T` must be the C signature of the symbol `name`.
     unsafe fn symbol<T>(lib: &Library, name: &str) -> Result<T, String> {
+        // SAFETY: the caller guarantees `T` is the symbol's C signature; the returned pointer
+        // is kept in an `Nvml` that owns `lib`, so it never outlives the library.
         unsafe { lib.symbol::<T>(name) }.map_err(|e| format!("{name}: {e}"))
     }
 
@@ -393,6 +395,7 @@ mod nvml {
             (0..n)
                 .filter_map(|i| {
                     let mut d: Device = std::ptr::null_mut();
+                    // SAFETY: NVML is initialised, `i` < the count it gave, `d` a valid out-pointer.
                     (unsafe { (self.get_handle)(i, &mut d) } == 0).then_some(Gpu(d))
                 })
                 .collect()
@@ -400,16 +403,19 @@ mod nvml {
 
         pub fn power_watts(&self, g: &Gpu) -> Option<f64> {
             let mut mw: c_uint = 0;
+            // SAFETY: `g` came from this initialised NVML; `mw` is a valid out-pointer.
             (unsafe { (self.get_power)(g.0, &mut mw) } == 0).then(|| mw as f64 / 1e3)
         }
 
         pub fn energy_mj(&self, g: &Gpu) -> Option<u64> {
             let mut mj: c_ulonglong = 0;
+            // SAFETY: `g` came from this initialised NVML; `mj` is a valid out-pointer.
             (unsafe { (self.get_energy)(g.0, &mut mj) } == 0).then_some(mj)
         }
 
         pub fn name(&self, g: &Gpu) -> String {
             let mut buf = [0 as c_char; 96];
+            // SAFETY: `g` came from this initialised NVML; NVML writes at most `buf.len()` bytes.
             if unsafe { (self.get_name)(g.0, buf.as_mut_ptr(), buf.len() as c_uint) } != 0 {
                 return "unknown GPU".into();
             }

@@ -68,6 +68,11 @@ pub enum Error {
     #[error("invalid balancer configuration: {0}")]
     BadBalancer(String),
 
+    /// A launch setting that means nothing (a NaN or negative watchdog factor, a device given
+    /// twice, a fault aimed at a device not in the run…); the message names the setting.
+    #[error("invalid launch configuration: {0}")]
+    BadConfig(String),
+
     /// Every device failed; the run's output is incomplete. Each device's fault is listed.
     #[error("every device failed, output incomplete:\n{}", list_faults(.0))]
     AllDevicesFailed(Vec<DeviceFault>),

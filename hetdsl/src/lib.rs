@@ -18,6 +18,7 @@ pub mod device;
 pub mod energy;
 pub mod engine;
 pub mod error;
+pub mod merge;
 pub mod occupancy;
 pub mod pattern;
 pub mod pod;
@@ -28,12 +29,13 @@ pub mod sim;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use hetdsl_macros::{coexec, kernel};
+pub use hetdsl_macros::{coexec, kernel, Pod};
 
 pub use balance::{Balancer, Package};
 pub use device::{DeviceFilter, DeviceInfo};
 pub use engine::{Arg, Fault, KernelSource, Launch, Program, Runtime, WaitMode, WatchdogConfig};
 pub use error::{Error, Result};
+pub use merge::{Merge, Reducible};
 pub use pattern::{Direction, Pattern};
 pub use pod::Pod;
 pub use report::Report;

@@ -1,18 +1,30 @@
 //! Plain data that may be copied byte for byte to and from a device.
 
-/// A type whose values are plain bytes with no padding-dependent meaning, no pointers and no
-/// invalid bit patterns, so a kernel may read and write them.
+/// A type whose values are plain bytes with no padding, no pointers and no invalid bit patterns,
+/// so a kernel may read and write them.
+///
+/// Derive it for a struct with `#[derive(hetdsl::Pod)]`, which proves the struct `#[repr(C)]`,
+/// made of `Pod` fields and free of padding. `kernel!` and `#[coexec]` require it of every user
+/// type they pass (structs and vector newtypes) and check its layout against the OpenCL one.
 ///
 /// # Safety
-/// Implement only for `#[repr(C)]` (or primitive) types made of `Pod` fields, every bit pattern
-/// of which is a valid value. The `kernel!` macro checks a struct's layout against the OpenCL
-/// declaration and implements this trait for it.
+/// Implement only for `#[repr(C)]` (or primitive) types made of `Pod` fields that cover every
+/// byte (no padding), every bit pattern of which is a valid value. Not `bool`, `char`,
+/// references, pointers, `NonZero*` or enums: a kernel could write an invalid value into them.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not plain data (`hetdsl::Pod`), so a kernel may not write it",
+    label = "not `hetdsl::Pod`",
+    note = "a user struct needs `#[derive(hetdsl::Pod)]` (with `#[repr(C)]`, `Pod` fields and no padding); \
+            `bool`, `char`, references, pointers, `NonZero*` and enums have invalid bit patterns and are never `Pod`"
+)]
 pub unsafe trait Pod: Copy + Send + Sync + 'static {}
 
+// SAFETY: the primitive integers and floats have no padding and every bit pattern is a value.
 macro_rules! pod {
     ($($t:ty),*) => { $(unsafe impl Pod for $t {})* };
 }
 pod!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+// SAFETY: an array of `Pod` elements has no padding between them and no invalid bit pattern.
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// The bytes of a slice of plain data.

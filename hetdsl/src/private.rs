@@ -42,6 +42,22 @@ pub unsafe fn slice_bytes_mut<T: Copy + 'static>(data: &mut [T]) -> &mut [u8] {
 /// Compiles only for plain data: the generated code calls it on each field of a user struct.
 pub fn assert_pod<T: Pod>(_: &T) {}
 
+/// Compiles only for plain data: `#[derive(Pod)]` calls it with each field's type.
+pub fn assert_pod_type<T: Pod>() {}
+
+/// `Self` is the type `P`: the generated code asserts that a primitive's name in a declaration
+/// (`u32`) means the primitive and not a type of the user's under that name.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the primitive `{P}`: that name means another type here",
+    label = "the kernel expects the primitive `{P}`",
+    note = "rename the type that shadows `{P}` where the declaration is"
+)]
+pub trait IsPrimitive<P> {}
+impl<T> IsPrimitive<T> for T {}
+
+/// Compiles only when `T` is `P` (see [`IsPrimitive`]).
+pub fn assert_primitive<T: IsPrimitive<P>, P>() {}
+
 /// The size of the field that `field` selects, at compile time.
 pub const fn size_of_field<T, F>(_field: fn(&T) -> &F) -> usize {
     size_of::<F>()
@@ -63,8 +79,14 @@ impl ProgramCache {
         ProgramCache { built: Mutex::new(Vec::new()) }
     }
 
-    /// The program for `rt`'s devices, built from `source` at the first call.
-    pub fn get(&self, rt: &Runtime, source: fn() -> KernelSource) -> Result<&'static Program> {
+    /// The program for `rt`'s devices, built from `source` with the build `options` at the
+    /// first call.
+    pub fn get(
+        &self,
+        rt: &Runtime,
+        source: fn() -> KernelSource,
+        options: &str,
+    ) -> Result<&'static Program> {
         let devices = rt.devices();
         // A panic while building leaves the list as it was: keep using it.
         let mut built = self.built.lock().unwrap_or_else(PoisonError::into_inner);
@@ -72,7 +94,8 @@ impl ProgramCache {
             return Ok(program);
         }
         // Leaked on purpose: the cache lives in a `static`, for the rest of the process.
-        let program: &'static Program = Box::leak(Box::new(rt.program(&source())?));
+        let program: &'static Program =
+            Box::leak(Box::new(rt.program_with_options(&source(), options)?));
         built.push((devices, program));
         Ok(program)
     }

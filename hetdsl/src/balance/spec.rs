@@ -34,20 +34,8 @@ use super::{
 };
 use crate::error::{Error, Result};
 
-/// Every balancer name [`BalancerSpec`] accepts (mirrored by the macro crate).
-pub const NAMES: &[&str] = &[
-    "sigmoid",
-    "sigmoid-faithful",
-    "static",
-    "static-rev",
-    "dynamic",
-    "dynamic-chunk",
-    "hguided",
-    "hguided-tuned",
-    "adaptive",
-    "minmax",
-    "linear2p",
-];
+/// Every balancer name [`BalancerSpec`] accepts (the registry's, shared with the macros).
+pub const NAMES: &[&str] = &hetdsl_decl::balancer::NAMES;
 
 /// Package count of a bare `dynamic` (the skeleton's and EngineCL's middle setting).
 const DEFAULT_DYNAMIC_PACKAGES: u64 = 128;
@@ -120,99 +108,55 @@ fn bad(spec: &str, why: impl fmt::Display) -> Error {
     Error::BadBalancer(format!("`{spec}`: {why}"))
 }
 
-fn number<T: FromStr>(spec: &str, text: &str) -> Result<T> {
-    text.trim().parse().map_err(|_| bad(spec, format!("`{text}` is not a valid number")))
-}
-
-fn positional<T: FromStr>(spec: &str, options: &str) -> Result<Vec<T>> {
-    options.split(',').map(|t| number(spec, t)).collect()
-}
-
-fn only_one<T: FromStr>(spec: &str, options: &str) -> Result<T> {
-    match positional::<T>(spec, options)?.as_slice() {
-        [_] => number(spec, options),
-        _ => Err(bad(spec, "expects exactly one number")),
+fn per_device<T: Clone>(values: Vec<T>) -> PerDevice<T> {
+    match values.as_slice() {
+        [one] => PerDevice::All(one.clone()),
+        _ => PerDevice::Each(values),
     }
 }
 
-fn per_device<T: FromStr + Clone>(spec: &str, text: &str) -> Result<PerDevice<T>> {
-    let values: Vec<T> = text.split('/').map(|t| number(spec, t)).collect::<Result<_>>()?;
-    Ok(if values.len() == 1 { PerDevice::All(values[0].clone()) } else { PerDevice::Each(values) })
-}
-
-/// `k=..,m=..` pairs; each key at most once, no other key.
-fn named<'a>(spec: &str, options: &'a str) -> Result<(Option<&'a str>, Option<&'a str>)> {
-    let (mut k, mut m) = (None, None);
-    for pair in options.split(',') {
-        let (key, value) = pair
-            .split_once('=')
-            .ok_or_else(|| bad(spec, format!("`{pair}` is not key=value; keys: k, m")))?;
-        let slot = match key.trim() {
-            "k" => &mut k,
-            "m" => &mut m,
-            other => return Err(bad(spec, format!("unknown option `{other}`; options: k, m"))),
-        };
-        if slot.replace(value).is_some() {
-            return Err(bad(spec, format!("option `{}` given twice", key.trim())));
-        }
-    }
-    Ok((k, m))
+/// Only one value for a balancer that takes one for all devices (the registry reads it as a
+/// list of one).
+fn single<T: Copy>(values: Option<Vec<T>>) -> Option<T> {
+    values.and_then(|v| v.first().copied())
 }
 
 impl FromStr for BalancerSpec {
     type Err = Error;
 
+    /// Parsed by the registry `hetdsl_decl::balancer` (which the macros check specs with);
+    /// here only the description becomes a spec, defaults filled in.
     fn from_str(spec: &str) -> Result<Self> {
-        let spec = spec.trim();
-        let (name, options) = match spec.split_once(':') {
-            Some((n, o)) => (n.trim(), Some(o.trim())),
-            None => (spec, None),
+        use hetdsl_decl::balancer::{parse, Kind, Options};
+        let parsed = parse(spec).map_err(|why| bad(spec.trim(), why))?;
+        let (numbers, one, k, m) = match parsed.options {
+            Options::Nothing => (None, None, None, None),
+            Options::Numbers(n) => (n, None, None, None),
+            Options::OneCount(c) => (None, c, None, None),
+            Options::KM { k, m } => (None, None, k, m),
         };
-        let no_options = |built: BalancerSpec| match options {
-            None => Ok(built),
-            Some(_) => Err(bad(spec, format!("`{name}` takes no options"))),
-        };
-        match name {
-            "sigmoid" => no_options(BalancerSpec::Sigmoid { guarded: true }),
-            "sigmoid-faithful" => no_options(BalancerSpec::Sigmoid { guarded: false }),
-            "adaptive" => no_options(BalancerSpec::Adaptive),
-            "minmax" => no_options(BalancerSpec::MinMax),
-            "linear2p" => no_options(BalancerSpec::LinearTwoPoint),
-            "static" | "static-rev" => Ok(BalancerSpec::Static {
-                weights: options.map(|o| positional(spec, o)).transpose()?,
-                reverse: name == "static-rev",
-            }),
-            "dynamic" => Ok(BalancerSpec::Dynamic {
-                packages: options
-                    .map(|o| only_one(spec, o))
-                    .transpose()?
-                    .unwrap_or(DEFAULT_DYNAMIC_PACKAGES),
-            }),
-            "dynamic-chunk" => Ok(BalancerSpec::DynamicChunk {
-                groups: options
-                    .map(|o| only_one(spec, o))
-                    .transpose()?
-                    .unwrap_or(DEFAULT_DYNAMIC_CHUNK),
-            }),
-            "hguided" => {
-                let (k, m) = options.map(|o| named(spec, o)).transpose()?.unwrap_or_default();
-                Ok(BalancerSpec::HGuided {
-                    k: k.map(|k| number(spec, k)).transpose()?.unwrap_or(DEFAULT_HGUIDED_K),
-                    min_groups: m.map(|m| number(spec, m)).transpose()?,
-                })
+        Ok(match parsed.kind {
+            Kind::Sigmoid => BalancerSpec::Sigmoid { guarded: true },
+            Kind::SigmoidFaithful => BalancerSpec::Sigmoid { guarded: false },
+            Kind::Static => BalancerSpec::Static { weights: numbers, reverse: false },
+            Kind::StaticRev => BalancerSpec::Static { weights: numbers, reverse: true },
+            Kind::Dynamic => {
+                BalancerSpec::Dynamic { packages: one.unwrap_or(DEFAULT_DYNAMIC_PACKAGES) }
             }
-            "hguided-tuned" => {
-                let (k, m) = options.map(|o| named(spec, o)).transpose()?.unwrap_or_default();
-                Ok(BalancerSpec::HGuidedTuned {
-                    k: k.map(|k| per_device(spec, k)).transpose()?,
-                    min_groups: m.map(|m| per_device(spec, m)).transpose()?,
-                })
+            Kind::DynamicChunk => {
+                BalancerSpec::DynamicChunk { groups: one.unwrap_or(DEFAULT_DYNAMIC_CHUNK) }
             }
-            other => Err(bad(
-                spec,
-                format!("unknown balancer `{other}`; balancers: {}", NAMES.join(", ")),
-            )),
-        }
+            Kind::HGuided => BalancerSpec::HGuided {
+                k: single(k).unwrap_or(DEFAULT_HGUIDED_K),
+                min_groups: single(m),
+            },
+            Kind::HGuidedTuned => {
+                BalancerSpec::HGuidedTuned { k: k.map(per_device), min_groups: m.map(per_device) }
+            }
+            Kind::Adaptive => BalancerSpec::Adaptive,
+            Kind::MinMax => BalancerSpec::MinMax,
+            Kind::LinearTwoPoint => BalancerSpec::LinearTwoPoint,
+        })
     }
 }
 
@@ -345,7 +289,8 @@ mod tests {
         assert!(err("hguided:k=1,k=2").contains("given twice"));
         assert!(err("hguided:k").contains("not key=value"));
         assert!(err("dynamic:1,2").contains("exactly one"));
-        assert!(err("dynamic:x").contains("`x` is not a valid number"));
+        assert!(err("static:inf").contains("`inf` is not a number"));
+        assert!(err("dynamic:x").contains("`x` is not a whole number"));
         assert!(err("sigmoid:fast").contains("takes no options"));
     }
 }

@@ -20,11 +20,13 @@ use std::time::Duration;
 use crate::balance::{self, Balancer};
 use crate::device::{DeviceFilter, DeviceInfo};
 use crate::error::{Error, Result};
+use crate::merge::{Merge, ReduceOps, Reducible};
 use crate::pattern::{Direction, Pattern};
 use crate::pod::{bytes_of, bytes_of_mut, Pod};
 use crate::report::Report;
 
 pub use program::Program;
+pub use run::quarantined_devices;
 
 /// Held across every program build and every run in the process. A run already uses every
 /// device, so little is lost by running them one at a time; and PoCL (3.1 and 5 at least)
@@ -36,8 +38,7 @@ pub(crate) fn opencl_lock() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-#[path = "../../../hetdsl-macros/src/flatten.rs"]
-mod flatten;
+use hetdsl_decl::flatten;
 
 /// An OpenCL C source, flattened (includes resolved) and carrying `#line` directives so that
 /// build logs name the original file and line.
@@ -127,6 +128,23 @@ pub enum Arg<'a> {
     Scalar(Vec<u8>),
     /// A `__local` buffer of this many bytes per work-group.
     Local(usize),
+    /// A `__local` buffer of this many bytes per work-item: the bytes per work-group are this
+    /// times the work-group's size, known when the launch runs.
+    LocalPerItem(usize),
+    /// An output merged by reduction (see [`Launch::reduce`]).
+    Reduce { bytes: &'a mut [u8], elem: usize, merge: Merge, ops: ReduceOps },
+}
+
+impl<'a> Arg<'a> {
+    /// An output merged by reduction (see [`Launch::reduce`]).
+    pub fn reduce<T: Reducible>(data: &'a mut [T], merge: Merge) -> Arg<'a> {
+        Arg::Reduce {
+            bytes: bytes_of_mut(data),
+            elem: size_of::<T>(),
+            merge,
+            ops: ReduceOps::of::<T>(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Arg<'_> {
@@ -140,6 +158,10 @@ impl std::fmt::Debug for Arg<'_> {
             }
             Arg::Scalar(b) => write!(f, "Scalar({} B)", b.len()),
             Arg::Local(n) => write!(f, "Local({n} B)"),
+            Arg::LocalPerItem(n) => write!(f, "LocalPerItem({n} B per work-item)"),
+            Arg::Reduce { bytes, merge, ops, .. } => {
+                write!(f, "Reduce({} B of {ops:?}, {merge})", bytes.len())
+            }
         }
     }
 }
@@ -153,6 +175,14 @@ pub enum Fault {
     Hang { device: usize, package: usize },
     /// Device `device` runs every package `factor` times slower (sleeps after each).
     Slow { device: usize, factor: u32 },
+    /// The host thread of device `device` panics at its `package`-th package (a bug in the
+    /// engine or a driver wrapper): the device is dropped and its work re-run, never a hang.
+    Panic { device: usize, package: usize },
+    /// Device `device` never finishes setting up (a driver that never answers while the
+    /// queues, buffers or the warm-up's compilation are made), until dropped from the run.
+    HangSetup { device: usize },
+    /// The read-back of device `device`'s `package`-th package never completes.
+    HangReadBack { device: usize, package: usize },
 }
 
 /// A kernel launch over every device of a [`Program`]; build it, then [`Launch::run`].
@@ -170,6 +200,10 @@ pub struct Launch<'a> {
     pub(crate) groups: Option<std::ops::Range<u64>>,
     pub(crate) backups: bool,
     pub(crate) wait: WaitMode,
+    /// `HETDSL_WAIT` / `HETDSL_BACKUPS` set to a value that means nothing (refused at `run`
+    /// unless the launch sets the same thing itself).
+    pub(crate) env_wait: Option<String>,
+    pub(crate) env_backups: Option<String>,
 }
 
 /// How a device's host thread waits for each kernel (see [`Launch::wait`]).
@@ -207,6 +241,14 @@ impl Default for WatchdogConfig {
     }
 }
 
+/// The message for an environment variable set to none of `accepted`, if it is.
+fn unreadable_env(name: &str, accepted: &[&str]) -> Option<String> {
+    let value = std::env::var_os(name)?;
+    let value = value.to_string_lossy();
+    (!accepted.contains(&value.as_ref()))
+        .then(|| format!("{name}=`{value}` means nothing: expected {}", accepted.join(" or ")))
+}
+
 impl<'a> Launch<'a> {
     pub(crate) fn new(program: &'a Program, kernel: &str) -> Self {
         Launch {
@@ -223,6 +265,8 @@ impl<'a> Launch<'a> {
             groups: None,
             backups: std::env::var_os("HETDSL_BACKUPS").is_none_or(|v| v != "0"),
             wait: WaitMode::from_env(),
+            env_wait: unreadable_env("HETDSL_WAIT", &["poll", "block"]),
+            env_backups: unreadable_env("HETDSL_BACKUPS", &["0", "1"]),
         }
     }
 
@@ -263,6 +307,27 @@ impl<'a> Launch<'a> {
         self
     }
 
+    /// An output merged by reduction: a histogram built with atomics, a flag any work-item may
+    /// set, a maximum — what no `a:b` pattern describes. The kernel sees the whole buffer on
+    /// every device, set to `merge`'s identity (0 for sum and or, the type's lowest value for
+    /// max, …), not to the caller's values; when the run returns `Ok` the caller's buffer is
+    /// `initial ⊕ every work-group's contribution`.
+    ///
+    /// Each package's contribution is read back and folded into the caller's buffer once, with
+    /// the device's copy reset to the identity before its next package. So a package run twice
+    /// (a speculative back-up, or a re-run of a failed device's work) is counted once — the copy
+    /// that loses is discarded whole — and a device failing mid-run loses only contributions not
+    /// folded yet, whose packages are re-run elsewhere: never a silently wrong sum. The price is
+    /// one read-back of the whole buffer per package, so keep reduced outputs small.
+    ///
+    /// `Merge::Or` and `Merge::And` apply to integers only; on a float the run fails with
+    /// `BadArgument`. Float sums are folded in package order, which the balancer decides, so
+    /// they may differ from a sequential sum in the last bits.
+    pub fn reduce<T: Reducible>(mut self, data: &'a mut [T], merge: Merge) -> Self {
+        self.args.push(Arg::reduce(data, merge));
+        self
+    }
+
     /// A value passed by copy.
     pub fn scalar<T: Pod>(mut self, value: T) -> Self {
         self.args.push(Arg::Scalar(bytes_of(std::slice::from_ref(&value)).to_vec()));
@@ -271,7 +336,16 @@ impl<'a> Launch<'a> {
 
     /// A `__local` buffer of `count` elements of `T` per work-group.
     pub fn local_buffer<T: Pod>(mut self, count: usize) -> Self {
-        self.args.push(Arg::Local(count * size_of::<T>()));
+        // Saturated: an overflowing size is refused at launch as over the device's limit.
+        self.args.push(Arg::Local(count.saturating_mul(size_of::<T>())));
+        self
+    }
+
+    /// A `__local` buffer of `count_per_item` elements of `T` for each work-item of a group:
+    /// `count_per_item` × the work-group size, computed when the launch runs, so the buffer
+    /// follows [`Launch::local`] (a kernel indexing its scratch by `get_local_id`).
+    pub fn local_buffer_per_item<T: Pod>(mut self, count_per_item: usize) -> Self {
+        self.args.push(Arg::LocalPerItem(count_per_item.saturating_mul(size_of::<T>())));
         self
     }
 
@@ -327,8 +401,11 @@ impl<'a> Launch<'a> {
     /// damage of a device hundreds of times slower whose first package outlasts the others'
     /// whole run (one H200 + 16-core CPU, Sigmoid: Aho 1.24 s against 1.47 s for the H200 alone,
     /// where a CPU probe had taken 10 s), at the price of computing such packages twice.
+    /// Outputs merged by reduction ([`Launch::reduce`]) stay exact: the losing copy's
+    /// contribution is discarded with the rest of its output.
     pub fn backups(mut self, on: bool) -> Self {
         self.backups = on;
+        self.env_backups = None;
         self
     }
 
@@ -337,6 +414,7 @@ impl<'a> Launch<'a> {
     /// overhead, at the price of a core yielding in a loop near each kernel's end.
     pub fn wait(mut self, mode: WaitMode) -> Self {
         self.wait = mode;
+        self.env_wait = None;
         self
     }
 

@@ -1,8 +1,7 @@
 //! A program built for every selected device: one context and one `cl_program` per platform.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 
 use opencl3::context::Context;
 use opencl3::program::Program as ClProgram;
@@ -36,15 +35,15 @@ pub struct Program {
     pub(crate) source_name: String,
     pub(crate) devices: Vec<ProgramDevice>,
     pub(crate) kernel_names: Vec<String>,
-    /// Device threads of earlier runs still computing a package whose other copy won (see
-    /// `run.rs`, back-ups): joined before the next launch and on drop.
-    stragglers: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Drop for Program {
     fn drop(&mut self) {
+        // Its contexts and programs are released one build or run at a time. A host thread of
+        // an earlier run still out in its driver holds its own references and releases them
+        // when (if ever) it comes back; nothing here waits for it.
         let _one_at_a_time = super::opencl_lock();
-        self.join_stragglers();
+        self.devices.clear();
     }
 }
 
@@ -105,24 +104,7 @@ impl Program {
         if !failures.is_empty() {
             return Err(Error::Build { file: source.name.clone(), log: failures.join("\n") });
         }
-        Ok(Program {
-            source_name: source.name.clone(),
-            devices,
-            kernel_names,
-            stragglers: Mutex::new(Vec::new()),
-        })
-    }
-
-    pub(crate) fn keep_straggler(&self, h: JoinHandle<()>) {
-        self.stragglers.lock().unwrap_or_else(|e| e.into_inner()).push(h);
-    }
-
-    pub(crate) fn join_stragglers(&self) {
-        let waiting: Vec<_> =
-            self.stragglers.lock().unwrap_or_else(|e| e.into_inner()).drain(..).collect();
-        for h in waiting {
-            let _ = h.join();
-        }
+        Ok(Program { source_name: source.name.clone(), devices, kernel_names })
     }
 
     /// The devices this program was built for, in run order.

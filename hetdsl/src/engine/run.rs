@@ -6,10 +6,21 @@
 //!   only to ask for work and to report, never across an OpenCL wait.
 //! - The caller's slices are touched only by device threads copying whole packages in or out,
 //!   each under the [`Shared::gate`] read lock and its device's commit lock. When the run ends the
-//!   gate is closed for good, so a device left behind (hung in a driver call) can never touch the
+//!   gate is closed for good, on every way out of `run` including a panic unwinding through it
+//!   ([`EndOfRun`]), so a device left behind (hung in a driver call) can never touch the
 //!   caller's memory after `run` returns.
+//! - Lock order: a device's commit lock, then the gate, then the state (taken and let go), then
+//!   the fold lock of reduced outputs. Nothing waits on another thread while holding the state
+//!   lock except through its condition variable; a poisoned lock is recovered, never unwrapped.
+//! - A host thread is joined only once its device has no command left (it says so through
+//!   [`Shared::quiet`]) and then only releases OpenCL objects. A thread that is still computing
+//!   when the run ends (the losing copy of a backed-up package, or a device stuck in its driver)
+//!   is left behind: it releases its objects under the process-wide OpenCL lock when it comes
+//!   back, and its device is quarantined for the rest of the process if it has not come back by
+//!   the time the watchdog would call it hung (see [`settle_left_behind`]).
 
 use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
@@ -44,7 +55,8 @@ struct DeviceState {
     /// The package whose kernel is running, and when it was handed out.
     running: Option<(Package, Instant)>,
     /// Packages whose kernel finished but whose output is not merged yet.
-    unmerged: Vec<Package>,
+    /// With when each kernel finished: a read-back that never ends is a hang too.
+    unmerged: Vec<(Package, Instant)>,
     packages: usize,
     groups: u64,
     busy: f64,
@@ -61,10 +73,34 @@ enum Phase {
     Over,
 }
 
+/// Why a device did not set up: the user's mistake (reported as the run's error) or the
+/// device's own failure (the device is dropped, the run goes on without it).
+pub(crate) enum SetupError {
+    User(Error),
+    Device(String),
+}
+
+/// What a host thread does with its OpenCL objects once its work is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Release {
+    /// Not decided yet: the run is still on.
+    Undecided,
+    /// Release them now: the caller's thread holds the OpenCL lock and joins this thread.
+    Joined,
+    /// Nobody waits for this thread: take the OpenCL lock to release them.
+    LeftBehind,
+}
+
 pub(crate) struct State {
     phase: Phase,
-    setup: Vec<Option<std::result::Result<DeviceProfile, Error>>>,
+    setup: Vec<Option<std::result::Result<DeviceProfile, SetupError>>>,
     balancer: Box<dyn Balancer>,
+    /// The balancer's name, asked once (a user balancer's `name` may panic too).
+    balancer_name: String,
+    /// The balancer panicked once: it is never called again.
+    balancer_broken: bool,
+    /// Per device: what its host thread does at the end.
+    release: Vec<Release>,
     /// Packages of failed devices, to run again on any device left.
     retry: Vec<Package>,
     /// Which balancing units the balancer has handed out (guards against a faulty balancer).
@@ -88,6 +124,9 @@ pub(crate) struct State {
     backups_enabled: bool,
 }
 
+/// The least time a device's set-up may take beyond the first ready device's.
+const SETUP_GRACE_FLOOR: Duration = Duration::from_secs(10);
+
 /// How often an idle device looks for a straggler to back up.
 const BACKUP_POLL: Duration = Duration::from_micros((backup::BACKUP_POLL_SECONDS * 1e6) as u64);
 
@@ -100,7 +139,60 @@ pub(crate) struct Shared {
     alive: Vec<AtomicBool>,
     /// Per device: held while merging a package into the caller's memory.
     commit: Vec<Mutex<()>>,
+    /// Held while merging when the launch has reduced outputs: every package folds into the
+    /// whole of them, so two devices must not fold at once (sliced outputs are disjoint).
+    fold: Option<Mutex<()>>,
+    /// Per device: its host thread has no command left on the device (its queues are finished,
+    /// or it never started): all it may still do is release objects.
+    pub quiet: Vec<AtomicBool>,
     names: Vec<String>,
+}
+
+/// Closes the run on every way out of `execute`, a panic included: the gate shuts (no device
+/// thread touches the caller's memory after this), the phase ends, and a thread nobody has
+/// decided to join is left behind to release its objects under the OpenCL lock.
+struct EndOfRun<'a>(&'a Shared);
+
+impl Drop for EndOfRun<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// Call into the balancer, turning a panic into an error that names it. A balancer that panicked
+/// is never called again: its state is unknown.
+fn call_balancer<R>(
+    s: &mut State,
+    call: &str,
+    f: impl FnOnce(&mut dyn Balancer) -> R,
+) -> std::result::Result<R, Error> {
+    if s.balancer_broken {
+        return Err(Error::BadBalancer(format!(
+            "balancer `{}` panicked earlier in the run",
+            s.balancer_name
+        )));
+    }
+    let balancer = &mut *s.balancer;
+    match catch_unwind(AssertUnwindSafe(|| f(balancer))) {
+        Ok(r) => Ok(r),
+        Err(payload) => {
+            s.balancer_broken = true;
+            Err(Error::BadBalancer(format!(
+                "balancer `{}` panicked in {call}(): {}",
+                s.balancer_name,
+                panic_message(&*payload)
+            )))
+        }
+    }
+}
+
+/// The message of a panic payload, when it is a string.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|m| m.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with no message".into())
 }
 
 impl Shared {
@@ -108,6 +200,11 @@ impl Shared {
         // A device thread that panicked cannot leave the state half-updated in a way that
         // matters more than losing the run; recover the guard rather than propagate the panic.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The run has ended (the caller's thread closed it).
+    pub fn run_over(&self) -> bool {
+        *self.gate.read().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn alive(&self, me: usize) -> bool {
@@ -122,6 +219,10 @@ impl Shared {
     /// A device finished (or failed) its set-up; then waits until every device has.
     /// Returns whether to go on.
     pub fn setup_done(&self, me: usize, result: Result<DeviceProfile>) -> bool {
+        let result = result.map_err(|e| match e {
+            Error::Cl { .. } => SetupError::Device(format!("set-up failed: {e}")),
+            e => SetupError::User(e),
+        });
         let mut s = self.lock();
         s.setup[me] = Some(result);
         self.wake.notify_all();
@@ -146,16 +247,20 @@ impl Shared {
             if !s.devices[me].balancer_done {
                 let now = self.now(&s);
                 let total = s.total_units;
-                match s.balancer.next(me, now) {
-                    Next::Run(p) => match check_fresh(&mut s.handed, total, p) {
+                match call_balancer(&mut s, "next", |b| b.next(me, now)) {
+                    Ok(Next::Run(p)) => match check_fresh(&mut s.handed, total, p) {
                         Ok(()) => return Ask::Run(self.hand_out(&mut s, me, p)),
                         Err(e) => {
                             self.abort(&mut s, e);
                             return Ask::Stop;
                         }
                     },
-                    Next::Wait => {}
-                    Next::Done => s.devices[me].balancer_done = true,
+                    Ok(Next::Wait) => {}
+                    Ok(Next::Done) => s.devices[me].balancer_done = true,
+                    Err(e) => {
+                        self.abort(&mut s, e);
+                        return Ask::Stop;
+                    }
                 }
             }
             if let Some(p) = self.backup_for(&mut s, me) {
@@ -225,8 +330,7 @@ impl Shared {
         }
         Some(Error::BadBalancer(format!(
             "balancer `{}` stopped handing out work with {} unit(s) left",
-            s.balancer.name(),
-            s.unmerged_units
+            s.balancer_name, s.unmerged_units
         )))
     }
 
@@ -264,7 +368,10 @@ impl Shared {
             host_start: started,
             host_end: now,
         };
-        s.balancer.completed(&done);
+        if let Err(e) = call_balancer(&mut s, "completed", |b| b.completed(&done)) {
+            self.abort(&mut s, e);
+            return false;
+        }
         s.trace.push(PackageTrace {
             device: me,
             package: p,
@@ -276,7 +383,7 @@ impl Shared {
             merged: false,
         });
         let d = &mut s.devices[me];
-        d.unmerged.push(p);
+        d.unmerged.push((p, Instant::now()));
         d.packages += 1;
         d.groups += p.len;
         d.busy += done.kernel_seconds;
@@ -298,12 +405,16 @@ impl Shared {
             // first copy reserves it, a later one is dropped.
             let mut s = self.lock();
             if !s.merged.insert(p) {
-                s.devices[me].unmerged.retain(|q| *q != p);
+                s.devices[me].unmerged.retain(|q| q.0 != p);
                 self.wake.notify_all();
                 return true;
             }
         }
-        merge();
+        {
+            let _one_fold_at_a_time =
+                self.fold.as_ref().map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+            merge();
+        }
         drop(closed);
         let mut s = self.lock();
         if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
@@ -314,7 +425,7 @@ impl Shared {
             t.read = read;
         }
         let d = &mut s.devices[me];
-        d.unmerged.retain(|q| *q != p);
+        d.unmerged.retain(|q| q.0 != p);
         d.finish = now;
         s.unmerged_units -= p.len;
         self.wake.notify_all();
@@ -333,13 +444,57 @@ impl Shared {
 
     /// `me` failed: its running and unmerged packages go back to the pool.
     pub fn device_failed(&self, me: usize, reason: String) {
-        {
-            // Wait for a merge in progress to end, so none starts after this.
-            let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
-            self.alive[me].store(false, Ordering::Release);
-        }
+        // The commit lock waits for a merge in progress to end, so none starts after this. The
+        // device leaves the run and its packages reach the retry list under one state lock: a
+        // device that looked lost while its packages were nowhere to be run would let another
+        // thread conclude that work was left which no one would ever run (the stall check).
+        let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
         let mut s = self.lock();
+        self.alive[me].store(false, Ordering::Release);
         self.lose(&mut s, me, reason);
+    }
+
+    /// The host thread of `me` panicked (a bug, not a device fault the engine knows of): during
+    /// set-up the device counts as failing to set up, later as failing mid-run. Either way the
+    /// run goes on without it rather than wait for it for ever.
+    pub fn thread_panicked(&self, me: usize, message: String) {
+        let reason = format!("its host thread panicked: {message}");
+        {
+            let mut s = self.lock();
+            if s.phase == Phase::Setup && s.setup[me].is_none() {
+                s.setup[me] = Some(Err(SetupError::Device(reason)));
+                self.wake.notify_all();
+                return;
+            }
+        }
+        self.device_failed(me, reason);
+    }
+
+    /// Called by a host thread once its device has no command left; waits until the run is over
+    /// and the caller's thread has said whether it joins this thread.
+    pub fn release_turn(&self, me: usize) -> Release {
+        self.quiet[me].store(true, Ordering::Release);
+        let mut s = self.lock();
+        self.wake.notify_all();
+        while s.release[me] == Release::Undecided {
+            s = self.wake.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.release[me]
+    }
+
+    /// End the run (idempotent): shut the gate, end the phase, leave behind every thread not
+    /// decided yet.
+    fn close(&self) {
+        // No state lock held here: a merge holds the gate while it takes the state lock.
+        *self.gate.write().unwrap_or_else(|e| e.into_inner()) = true;
+        let mut s = self.lock();
+        s.phase = Phase::Over;
+        for r in s.release.iter_mut() {
+            if *r == Release::Undecided {
+                *r = Release::LeftBehind;
+            }
+        }
+        self.wake.notify_all();
     }
 
     fn lose(&self, s: &mut State, me: usize, reason: String) {
@@ -348,13 +503,15 @@ impl Shared {
             return;
         }
         d.fault = Some(reason.clone());
-        let mut lost: Vec<Package> = d.unmerged.drain(..).collect();
+        let mut lost: Vec<Package> = d.unmerged.drain(..).map(|(p, _)| p).collect();
         lost.extend(d.running.take().map(|(p, _)| p));
         for p in &lost {
             s.faults.push((me, *p, reason.clone()));
         }
         s.retry.extend(lost);
-        s.balancer.device_lost(me);
+        if let Err(e) = call_balancer(s, "device_lost", |b| b.device_lost(me)) {
+            self.abort(s, e);
+        }
         // The balancer may have given the lost device's share to devices it had told `Done`.
         for d in s.devices.iter_mut() {
             d.balancer_done = false;
@@ -418,6 +575,35 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
                 plans.push(ArgPlan::Local { index, bytes });
                 continue;
             }
+            Arg::LocalPerItem(per_item) => {
+                if per_item == 0 {
+                    return Err(bad("a __local buffer of 0 bytes per work-item".into()));
+                }
+                // Saturated: too large a product is refused against the device's local memory.
+                let bytes = per_item.saturating_mul(geo.items_per_group as usize);
+                plans.push(ArgPlan::Local { index, bytes });
+                continue;
+            }
+            Arg::Reduce { bytes, elem, merge, ops } => {
+                let len = bytes.len();
+                if len == 0 {
+                    return Err(bad("an empty buffer (OpenCL cannot allocate 0 bytes)".into()));
+                }
+                if elem == 0 || len % elem != 0 {
+                    return Err(bad(format!(
+                        "{len} bytes is not a whole number of {elem}-byte elements"
+                    )));
+                }
+                if !(ops.supported)(merge) {
+                    return Err(bad(format!(
+                        "merge `{merge}` applies to integers only, and this output holds {ops:?}; \
+                         use sum, max or min"
+                    )));
+                }
+                let host = HostPtr { ptr: bytes.as_mut_ptr(), len };
+                plans.push(ArgPlan::Reduce { index, host, elem, merge, ops });
+                continue;
+            }
             Arg::In { bytes, elem, pattern } => {
                 (bytes.as_ptr() as *mut u8, bytes.len(), elem, pattern, Direction::In)
             }
@@ -458,6 +644,107 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
     Ok(plans)
 }
 
+/// Every setting of a launch that is not an argument or the geometry, checked before anything
+/// starts: a value that means nothing is an error naming it, never a panic mid-run.
+fn validate(
+    watchdog: &WatchdogConfig,
+    devices: Option<&[usize]>,
+    faults: &[Fault],
+    run_devices: usize,
+) -> Result<()> {
+    let bad = |m: String| Err(Error::BadConfig(m));
+    if !(watchdog.factor.is_finite() && watchdog.factor > 0.0) {
+        return bad(format!(
+            "watchdog factor {} must be a finite number above 0 (how many times its predicted \
+             time a package may run)",
+            watchdog.factor
+        ));
+    }
+    if watchdog.min.is_zero() {
+        return bad("watchdog min must be above zero (the shortest time before a device may be \
+                    declared hung)"
+            .into());
+    }
+    if let Some(ix) = devices {
+        for (k, i) in ix.iter().enumerate() {
+            if ix[..k].contains(i) {
+                return bad(format!(
+                    "device position {i} given twice in on_devices({ix:?}): a device runs once"
+                ));
+            }
+        }
+    }
+    for f in faults {
+        if fault_device(f) >= run_devices {
+            return bad(format!(
+                "fault {f:?} aims at device {} but the run has {run_devices} device(s)",
+                fault_device(f)
+            ));
+        }
+        if let Fault::Slow { factor: 0, .. } = f {
+            return bad(format!("fault {f:?}: a slow-down factor of 0"));
+        }
+    }
+    Ok(())
+}
+
+/// A host thread of an earlier run nobody waited for, still computing when its run ended.
+struct LeftBehind {
+    /// The device's index in the machine's list, and its name.
+    device: usize,
+    name: String,
+    shared: Arc<Shared>,
+    position: usize,
+    /// When it is hung by the watchdog's own measure if it has not come back.
+    deadline: Instant,
+}
+
+/// Threads left behind by earlier runs, and devices quarantined for the rest of the process
+/// (machine index, reason). Touched only under the OpenCL lock.
+static LEFT_BEHIND: Mutex<Vec<LeftBehind>> = Mutex::new(Vec::new());
+static QUARANTINE: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
+
+/// Before a run: forget the threads left behind that have come back; wait for those still out
+/// on a device this run uses until their deadline, and quarantine the device if they are still
+/// out then. Returns each of `chosen`'s quarantine reason, if any. A thread stuck in its driver
+/// is never joined: it may never return.
+fn settle_left_behind(chosen: &[ProgramDevice]) -> Vec<Option<String>> {
+    let mut left = LEFT_BEHIND.lock().unwrap_or_else(|e| e.into_inner());
+    let mut quarantine = QUARANTINE.lock().unwrap_or_else(|e| e.into_inner());
+    let back = |l: &LeftBehind| l.shared.quiet[l.position].load(Ordering::Acquire);
+    left.retain(|l| !back(l));
+    for l in left.iter() {
+        let used = chosen.iter().any(|d| d.info.index == l.device);
+        if !used || quarantine.iter().any(|(i, _)| *i == l.device) {
+            continue;
+        }
+        while !back(l) && Instant::now() < l.deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if !back(l) {
+            quarantine.push((
+                l.device,
+                format!(
+                    "quarantined: device {} ({}) has not come back from a package of an earlier \
+                     run past its watchdog limit; it is left out for the rest of the process",
+                    l.device, l.name
+                ),
+            ));
+        }
+    }
+    left.retain(|l| !back(l));
+    chosen
+        .iter()
+        .map(|d| quarantine.iter().find(|(i, _)| *i == d.info.index).map(|(_, r)| r.clone()))
+        .collect()
+}
+
+/// The devices quarantined in this process (machine index, reason): each has a host thread that
+/// never came back from its driver. Later runs leave them out.
+pub fn quarantined_devices() -> Vec<(usize, String)> {
+    QUARANTINE.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result<Report> {
     let _one_at_a_time = super::opencl_lock();
     let t_binary = Instant::now();
@@ -474,10 +761,13 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         groups,
         backups,
         wait,
+        env_wait,
+        env_backups,
         ..
     } = launch;
-    // A device still finishing the losing copy of an earlier run's package finishes first.
-    program.join_stragglers();
+    if let Some(m) = env_wait.or(env_backups) {
+        return Err(Error::BadConfig(m));
+    }
     let geo = Geometry::new(&global, &local)?;
     let span = groups.unwrap_or(0..geo.units);
     if span.start >= span.end || span.end > geo.units {
@@ -494,6 +784,8 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
             available: program.kernel_names.join(", "),
         });
     }
+    let run_devices = devices.as_ref().map_or(program.devices.len(), Vec::len);
+    validate(&watchdog, devices.as_deref(), &faults, run_devices)?;
     let chosen: Vec<ProgramDevice> = match &devices {
         None => program.devices.clone(),
         Some(ix) => {
@@ -516,6 +808,9 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
     }
     let plans = plan_arguments(args, &geo)?;
     let n = chosen.len();
+    let quarantined = settle_left_behind(&chosen);
+    let balancer_name = catch_unwind(AssertUnwindSafe(|| balancer.name()))
+        .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
 
     let names: Vec<String> = chosen.iter().map(|d| d.info.name.clone()).collect();
     let shared = Arc::new(Shared {
@@ -523,6 +818,9 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
             phase: Phase::Setup,
             setup: (0..n).map(|_| None).collect(),
             balancer,
+            balancer_name,
+            balancer_broken: false,
+            release: vec![Release::Undecided; n],
             retry: Vec::new(),
             handed: vec![0; units.div_ceil(64) as usize],
             total_units: units,
@@ -542,11 +840,21 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         gate: RwLock::new(false),
         alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
         commit: (0..n).map(|_| Mutex::new(())).collect(),
+        fold: plans.iter().any(|p| matches!(p, ArgPlan::Reduce { .. })).then(|| Mutex::new(())),
+        quiet: (0..n).map(|_| AtomicBool::new(false)).collect(),
         names: names.clone(),
     });
+    // From here on, however `execute` is left, the gate shuts before the caller's slices can go.
+    let end_of_run = EndOfRun(&shared);
 
     let mut handles = Vec::with_capacity(n);
     for (me, dev) in chosen.iter().enumerate() {
+        if let Some(reason) = &quarantined[me] {
+            shared.quiet[me].store(true, Ordering::Release);
+            shared.lock().setup[me] = Some(Err(SetupError::Device(reason.clone())));
+            handles.push(None);
+            continue;
+        }
         let job = worker::Job {
             me,
             device: dev.clone(),
@@ -566,11 +874,9 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         match spawned {
             Ok(h) => handles.push(Some(h)),
             Err(e) => {
-                shared.device_failed(me, format!("cannot start its host thread: {e}"));
-                shared.setup_done(
-                    me,
-                    Err(Error::Io { path: "thread".into(), reason: e.to_string() }),
-                );
+                shared.quiet[me].store(true, Ordering::Release);
+                shared.lock().setup[me] =
+                    Some(Err(SetupError::Device(format!("cannot start its host thread: {e}"))));
                 handles.push(None);
             }
         }
@@ -579,29 +885,60 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
     let outcome = coordinate(&shared, n, units, watchdog);
     // Close the gate: from here on no device thread touches the caller's memory.
     *shared.gate.write().unwrap_or_else(|e| e.into_inner()) = true;
-    let (lost, straggling): (Vec<bool>, Vec<bool>) = {
+    {
         let mut s = shared.lock();
         s.phase = Phase::Over;
         shared.wake.notify_all();
-        // A device still computing the losing copy of a backed-up package: its result is not
-        // needed, so the run does not wait for it (the gate is closed, it can merge nothing).
-        let straggling: Vec<bool> = (0..n)
-            .map(|d| matches!(s.devices[d].running, Some((q, _)) if s.merged.contains(&q)))
-            .collect();
-        ((0..n).map(|d| !shared.alive(d)).collect(), straggling)
-    };
-    // Join the devices still part of the run (they finish their release). A straggler is joined
-    // before the program's next launch or when it is dropped, so its OpenCL objects are released
-    // in order; a lost device may be stuck in its driver and is left behind, holding nothing of
-    // the caller's.
-    for ((h, lost), straggling) in handles.into_iter().zip(lost).zip(straggling) {
-        match (h, lost, straggling) {
-            (Some(h), false, true) => program.keep_straggler(h),
-            (Some(h), false, false) => {
-                let _ = h.join();
+    }
+    // The threads of devices still in the run end promptly (their next question gets `Stop`);
+    // a device still computing a package nobody needs (the losing copy of a back-up) or hung,
+    // or one dropped from the run, is not waited for beyond the watchdog's floor.
+    let waited = Instant::now();
+    let bound = watchdog.min.min(Duration::from_secs(10));
+    loop {
+        let pending = (0..n).any(|d| {
+            handles[d].is_some() && shared.alive(d) && !shared.quiet[d].load(Ordering::Acquire) && {
+                let s = shared.lock();
+                !matches!(s.devices[d].running, Some((q, _)) if s.merged.contains(&q))
             }
-            _ => {}
+        });
+        if !pending || waited.elapsed() > bound {
+            break;
         }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let mut joined = Vec::new();
+    {
+        let mut s = shared.lock();
+        for d in 0..n {
+            let Some(h) = handles[d].take() else { continue };
+            if shared.quiet[d].load(Ordering::Acquire) {
+                s.release[d] = Release::Joined;
+                joined.push(h);
+            } else {
+                s.release[d] = Release::LeftBehind;
+                // Hung by the watchdog's own measure if still out past the limit of its package.
+                let deadline = match s.devices[d].running {
+                    Some((p, since)) => since + watchdog_limit(&s, d, p, watchdog),
+                    None => Instant::now() + watchdog.min,
+                };
+                LEFT_BEHIND.lock().unwrap_or_else(|e| e.into_inner()).push(LeftBehind {
+                    device: chosen[d].info.index,
+                    name: names[d].clone(),
+                    shared: shared.clone(),
+                    position: d,
+                    deadline,
+                });
+                // Detached: it releases its objects under the OpenCL lock when it comes back.
+                drop(h);
+            }
+        }
+        shared.wake.notify_all();
+    }
+    drop(end_of_run);
+    // Each joined thread only releases its objects now (its device has no command left).
+    for h in joined {
+        let _ = h.join();
     }
     outcome?;
     let mut s = shared.lock();
@@ -625,7 +962,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
     let roi = devices.iter().map(|d| d.finish_seconds).fold(0.0, f64::max);
     Ok(Report {
         kernel,
-        balancer: s.balancer.name(),
+        balancer: s.balancer_name.clone(),
         first_group: span.start,
         total_groups: units,
         balance: report::balance(&finish),
@@ -644,9 +981,12 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
 
 fn fault_device(f: &Fault) -> usize {
     match *f {
-        Fault::Fail { device, .. } | Fault::Hang { device, .. } | Fault::Slow { device, .. } => {
-            device
-        }
+        Fault::Fail { device, .. }
+        | Fault::Hang { device, .. }
+        | Fault::Slow { device, .. }
+        | Fault::Panic { device, .. }
+        | Fault::HangSetup { device }
+        | Fault::HangReadBack { device, .. } => device,
     }
 }
 
@@ -681,15 +1021,42 @@ fn watchdog_limit(s: &State, device: usize, p: Package, watchdog: WatchdogConfig
 /// every unit's output is merged or the run fails.
 fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -> Result<()> {
     let mut s = shared.lock();
+    // A device whose set-up (queues, buffers, the warm-up's compilation) has not finished long
+    // after another device's is ready is dropped rather than waited for: its driver may never
+    // answer. The grace is generous, because a first launch compiles the kernel.
+    let grace = (watchdog.min * 3).max(SETUP_GRACE_FLOOR);
+    let mut first_ready: Option<Instant> = None;
     while s.setup.iter().any(Option::is_none) {
-        s = shared.wake.wait(s).unwrap_or_else(|e| e.into_inner());
+        if first_ready.is_none() && s.setup.iter().any(|r| matches!(r, Some(Ok(_)))) {
+            first_ready = Some(Instant::now());
+        }
+        if first_ready.is_some_and(|t| t.elapsed() > grace) {
+            for d in 0..n {
+                if s.setup[d].is_none() {
+                    shared.alive[d].store(false, Ordering::Release);
+                    s.setup[d] = Some(Err(SetupError::Device(format!(
+                        "set-up did not finish {:.1} s after another device's (hung in its \
+                         driver?)",
+                        grace.as_secs_f64()
+                    ))));
+                }
+            }
+            break;
+        }
+        s = shared
+            .wake
+            .wait_timeout(s, Duration::from_millis(50))
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
     }
     // A user error found while setting up (limits, arguments) is reported as such; a device that
     // merely failed to set up is dropped from the run.
-    let mut setup_errors = Vec::new();
+    let mut user_error = None;
+    let mut dropped = Vec::new();
     let mut profiles = Vec::with_capacity(n);
     for d in 0..n {
-        match s.setup[d].take() {
+        let outcome = s.setup[d].take();
+        match outcome {
             Some(Ok(profile)) => profiles.push(profile),
             Some(Err(e)) => {
                 // A device that could not set up still has a slot; it never asks for work.
@@ -698,26 +1065,30 @@ fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -
                     nominal_gflops: 0.0,
                     min_groups: 1,
                 });
-                setup_errors.push((d, e));
+                match e {
+                    SetupError::User(e) => user_error = user_error.or(Some(e)),
+                    SetupError::Device(reason) => dropped.push((d, reason)),
+                }
             }
             None => unreachable!("every device reported its set-up"),
         }
     }
     s.nominal = profiles.iter().map(|p| p.nominal_gflops).collect();
-    if let Err(e) = s.balancer.start(&Setup { total_groups: units, devices: profiles }) {
+    let setup = Setup { total_groups: units, devices: profiles };
+    let started = call_balancer(&mut s, "start", |b| b.start(&setup)).and_then(|r| r);
+    if let Err(e) = started {
         s.phase = Phase::Over;
         shared.wake.notify_all();
         return Err(e);
     }
-    if let Some(pos) = setup_errors.iter().position(|(_, e)| !matches!(e, Error::Cl { .. })) {
-        let e = setup_errors.swap_remove(pos).1;
+    if let Some(e) = user_error {
         s.phase = Phase::Over;
         shared.wake.notify_all();
         return Err(e);
     }
-    for (d, e) in setup_errors {
+    for (d, reason) in dropped {
         shared.alive[d].store(false, Ordering::Release);
-        shared.lose(&mut s, d, format!("set-up failed: {e}"));
+        shared.lose(&mut s, d, reason);
     }
     if !(0..n).any(|d| shared.alive(d)) {
         s.phase = Phase::Over;
@@ -737,21 +1108,32 @@ fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -
         if s.phase == Phase::Over {
             return Err(Error::BadBalancer("the run ended with work left".into()));
         }
-        // Only a device whose work another live device could take over is declared hung: the
-        // last one standing may merely be slow (a CPU alone on a problem sized for a GPU ran
-        // past the 10 s floor on the 4xH200 machine), and dropping it would fail the run.
+        // A package is judged only while another live device sits idle and could take its work
+        // over. With every device busy nobody waits for it, and a long package is not a hung
+        // one (one 22 s package per device was once declared hung at the 10 s floor on both,
+        // failing a healthy run); nor is the last device standing, which may merely be slow.
+        let idle = |o: usize| {
+            let st = &s.devices[o];
+            shared.alive(o) && st.waiting && st.running.is_none() && st.unmerged.is_empty()
+        };
         let hung: Vec<(usize, String)> = (0..n)
-            .filter(|&d| shared.alive(d) && (0..n).any(|o| o != d && shared.alive(o)))
+            .filter(|&d| shared.alive(d) && (0..n).any(|o| o != d && idle(o)))
             .filter_map(|d| {
                 let st = &s.devices[d];
-                let (p, since) = st.running?;
+                // The kernel running, else the oldest read-back not merged yet, which is given
+                // as long as a kernel of its size from when that kernel ended.
+                let (what, p, since) = match (st.running, st.unmerged.first()) {
+                    (Some((p, since)), _) => ("package", p, since),
+                    (None, Some(&(p, since))) => ("read-back of package", p, since),
+                    (None, None) => return None,
+                };
                 let elapsed = since.elapsed();
                 let limit = watchdog_limit(&s, d, p, watchdog);
                 (elapsed > limit).then(|| {
                     (
                         d,
                         format!(
-                            "hung: package {p:?} ran {:.3} s, limit {:.3} s",
+                            "hung: {what} {p:?} ran {:.3} s, limit {:.3} s",
                             elapsed.as_secs_f64(),
                             limit.as_secs_f64()
                         ),
@@ -824,6 +1206,58 @@ mod tests {
             &geo,
         );
         assert!(matches!(split, Err(Error::BadArgument { .. })), "1:128 cannot split groups of 64");
+    }
+
+    /// The bookkeeping of a run of `n` devices, with no device thread.
+    fn bare(n: usize) -> Shared {
+        Shared {
+            state: Mutex::new(State {
+                phase: Phase::Running,
+                setup: (0..n).map(|_| None).collect(),
+                balancer: Box::new(crate::balance::Static::nominal()),
+                balancer_name: "static".into(),
+                balancer_broken: false,
+                release: vec![Release::Undecided; n],
+                retry: Vec::new(),
+                handed: vec![0; 1],
+                total_units: 8,
+                unmerged_units: 8,
+                devices: (0..n).map(|_| DeviceState::default()).collect(),
+                trace: Vec::new(),
+                faults: Vec::new(),
+                t0: Instant::now(),
+                fatal: None,
+                nominal: Vec::new(),
+                merged: HashSet::new(),
+                backed_up: HashSet::new(),
+                backups: Vec::new(),
+                backups_enabled: false,
+            }),
+            wake: Condvar::new(),
+            gate: RwLock::new(false),
+            alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
+            commit: (0..n).map(|_| Mutex::new(())).collect(),
+            fold: None,
+            quiet: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            names: vec!["dev".into(); n],
+        }
+    }
+
+    #[test]
+    fn the_gate_shuts_when_the_callers_thread_unwinds() {
+        let shared = bare(2);
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            let _end = EndOfRun(&shared);
+            panic!("a bug on the caller's thread mid-run");
+        }));
+        assert!(unwound.is_err());
+        // No device thread may read or write the caller's memory any more, and every thread
+        // is told to release its objects on its own.
+        assert!(!shared.with_caller_memory(|| panic!("read after the run")));
+        let p = Package { offset: 0, len: 4 };
+        assert!(!shared.merge(0, p, Transfer::default(), || panic!("merged after the run")));
+        assert_eq!(shared.release_turn(1), Release::LeftBehind);
+        assert!(matches!(shared.next_package(0, true), Ask::Stop));
     }
 
     #[test]

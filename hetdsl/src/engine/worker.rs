@@ -28,11 +28,12 @@ use opencl3::types::{cl_event, CL_BLOCKING, CL_NON_BLOCKING};
 use super::geometry::Geometry;
 use super::limits;
 use super::program::ProgramDevice;
-use super::run::{Ask, Shared};
+use super::run::{Ask, Release, Shared};
 use super::Fault;
 use super::WaitMode;
 use crate::balance::{DeviceProfile, Package};
-use crate::error::{ClContext, Error, Result};
+use crate::error::{ClContext, ClError, Error, Result};
+use crate::merge::{Merge, ReduceOps};
 use crate::occupancy::{self, KernelResources};
 use crate::pattern::{Direction, Pattern};
 use crate::report::Transfer;
@@ -47,14 +48,36 @@ pub(crate) struct HostPtr {
 // `Launch` that borrowed the caller's slices is still inside `run`; packages touch disjoint
 // ranges of outputs, and inputs are only read.
 unsafe impl Send for HostPtr {}
+// SAFETY: as for `Send`: shared use is reads of inputs and writes of disjoint output ranges,
+// each under the gate, which shuts on every way out of `run` before the borrow ends.
 unsafe impl Sync for HostPtr {}
 
 /// One kernel argument, ready for a device.
 #[derive(Debug, Clone)]
 pub(crate) enum ArgPlan {
-    Buffer { index: usize, host: HostPtr, elem: usize, pattern: Pattern, dir: Direction },
-    Scalar { index: usize, bytes: Vec<u8> },
-    Local { index: usize, bytes: usize },
+    Buffer {
+        index: usize,
+        host: HostPtr,
+        elem: usize,
+        pattern: Pattern,
+        dir: Direction,
+    },
+    Scalar {
+        index: usize,
+        bytes: Vec<u8>,
+    },
+    Local {
+        index: usize,
+        bytes: usize,
+    },
+    /// An output merged by reduction: whole on every device.
+    Reduce {
+        index: usize,
+        host: HostPtr,
+        elem: usize,
+        merge: Merge,
+        ops: ReduceOps,
+    },
 }
 
 /// What a device thread is given.
@@ -91,6 +114,7 @@ enum Staging {
 
 impl Staging {
     fn new(queue: &CommandQueue, context: &opencl3::context::Context, len: usize) -> Staging {
+        // SAFETY: a fresh buffer of `len` bytes with no host pointer; `context` outlives it.
         let pinned = unsafe {
             Buffer::<u8>::create(
                 context,
@@ -101,6 +125,8 @@ impl Staging {
         }
         .and_then(|buffer| {
             let mut mapped = ptr::null_mut();
+            // SAFETY: a blocking map of the whole buffer just made; `mapped` is a valid
+            // out-pointer, and the mapping is released by `unmap` before the buffer.
             unsafe {
                 queue.enqueue_map_buffer(
                     &buffer,
@@ -130,6 +156,7 @@ impl Staging {
     fn unmap(&mut self, queue: &CommandQueue) {
         if let Staging::Pinned { buffer, ptr, .. } = self {
             let mapped = *ptr as *mut std::ffi::c_void;
+            // SAFETY: `mapped` is the pointer the map of this very buffer returned, unmapped once.
             if unsafe { queue.enqueue_unmap_mem_object(buffer.get(), mapped, &[]) }.is_ok() {
                 let _ = queue.finish();
             }
@@ -144,8 +171,18 @@ struct DeviceBuffer {
     pattern: Pattern,
     dir: Direction,
     buffer: Buffer<u8>,
-    /// Staging for sliced buffers; whole inputs are copied at creation and need none.
+    /// Staging for sliced buffers and reduced outputs; whole inputs are copied at creation
+    /// and need none.
     staging: Option<Staging>,
+    /// For a reduced output: how it merges, and its identity image, which the device's copy is
+    /// reset to after each package's contribution is read back.
+    reduce: Option<Reduction>,
+}
+
+struct Reduction {
+    merge: Merge,
+    ops: ReduceOps,
+    identity: Vec<u8>,
 }
 
 impl DeviceBuffer {
@@ -160,6 +197,8 @@ impl DeviceBuffer {
 /// A package in flight on this device.
 struct InFlight {
     package: Package,
+    /// Its place among this device's packages (for injected faults).
+    index: usize,
     reads: Vec<Event>,
     read_bytes: u64,
 }
@@ -187,25 +226,61 @@ struct Device {
     per_unit: Option<f64>,
 }
 
-/// The thread's body.
+/// The thread's body. A panic in it (a bug) is caught and turned into this device's failure,
+/// so the run never waits for a thread that is gone.
 pub(crate) fn run(job: Job) {
     let me = job.me;
     let shared = job.shared.clone();
-    let mut device = match set_up(&job) {
+    let device = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&job))) {
+        Ok(device) => device,
+        Err(payload) => {
+            shared.thread_panicked(me, super::run::panic_message(&*payload));
+            None
+        }
+    };
+    // Its device has no command left: release its objects, under the OpenCL lock unless the
+    // caller's thread, which holds it, is joining this one.
+    match shared.release_turn(me) {
+        Release::LeftBehind => {
+            let _one_at_a_time = super::opencl_lock();
+            drop(device);
+            drop(job);
+        }
+        _ => {
+            drop(device);
+            drop(job);
+        }
+    }
+}
+
+/// Set up, run packages, then let every queued command complete. Returns the device, whose
+/// objects the caller releases.
+fn body(job: &Job) -> Option<Device> {
+    let me = job.me;
+    let shared = &job.shared;
+    if job.faults.iter().any(|f| matches!(f, Fault::HangSetup { .. })) {
+        // Behave like a driver that never answers, until the run goes on without this device.
+        while shared.alive(me) && !shared.run_over() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        shared.setup_done(me, Err(Error::Cl { call: "injected set-up hang", code: ClError(-5) }));
+        return None;
+    }
+    let mut device = match set_up(job) {
         Ok(d) => d,
         Err(e) => {
             shared.setup_done(me, Err(e));
-            return;
+            return None;
         }
     };
     if shared.setup_done(me, Ok(device.profile.clone())) {
-        if let Err(reason) = work(&job, &mut device) {
+        if let Err(reason) = work(job, &mut device) {
             shared.device_failed(me, reason);
         }
     }
     // Let every command this device queued complete before anything is released: releasing a
     // kernel or buffer with commands in flight trips PoCL (`pocl_release_dlhandle_cache`
-    // assertion). A device truly hung in its driver never gets here, and is never joined.
+    // assertion). A device truly hung in its driver never gets past here, and is never joined.
     let _ = device.compute.finish();
     let _ = device.transfer.finish();
     for b in &mut device.buffers {
@@ -213,6 +288,7 @@ pub(crate) fn run(job: Job) {
             s.unmap(&device.transfer);
         }
     }
+    Some(device)
 }
 
 /// What the balancer learns of this device before the run: its nominal speed, and the fewest
@@ -240,6 +316,7 @@ fn set_up(job: &Job) -> Result<Device> {
         |reason: String| Error::DeviceLimit { device: job.me, name: info.name.clone(), reason };
     let context = &dev.platform.context;
     let id = dev.device.id();
+    // SAFETY: `id` is a device of `context`; the properties are a valid bit set.
     let queue = || unsafe {
         CommandQueue::create_with_properties(context, id, CL_QUEUE_PROFILING_ENABLE, 0)
     };
@@ -262,6 +339,8 @@ fn set_up(job: &Job) -> Result<Device> {
     let mut local_bytes = 0u64;
     for arg in &job.args {
         match arg {
+            // SAFETY: `bytes` lives across the call, which copies `bytes.len()` bytes from it;
+            // OpenCL checks the size against the argument's and the error is returned.
             ArgPlan::Scalar { index, bytes } => unsafe {
                 opencl3::kernel::set_kernel_arg(
                     kernel.get(),
@@ -276,6 +355,7 @@ fn set_up(job: &Job) -> Result<Device> {
             })?,
             ArgPlan::Local { index, bytes } => {
                 local_bytes += *bytes as u64;
+                // SAFETY: a size only, no pointer; OpenCL checks it against the argument.
                 unsafe { kernel.set_arg_local_buffer(*index as u32, *bytes) }.map_err(|e| {
                     Error::BadArgument {
                         index: *index,
@@ -285,7 +365,7 @@ fn set_up(job: &Job) -> Result<Device> {
                     }
                 })?
             }
-            ArgPlan::Buffer { .. } => {}
+            ArgPlan::Buffer { .. } | ArgPlan::Reduce { .. } => {}
         }
     }
     // Read after the __local arguments are set: some drivers count them only then.
@@ -299,7 +379,9 @@ fn set_up(job: &Job) -> Result<Device> {
             .args
             .iter()
             .filter_map(|a| match a {
-                ArgPlan::Buffer { index, host, .. } => Some((*index, host.len as u64)),
+                ArgPlan::Buffer { index, host, .. } | ArgPlan::Reduce { index, host, .. } => {
+                    Some((*index, host.len as u64))
+                }
                 _ => None,
             })
             .collect(),
@@ -308,12 +390,50 @@ fn set_up(job: &Job) -> Result<Device> {
 
     let mut buffers = Vec::new();
     for arg in &job.args {
+        if let ArgPlan::Reduce { index, host, elem, merge, ops } = arg {
+            let identity = (ops.identity)(*merge, host.len / elem);
+            debug_assert_eq!(identity.len(), host.len);
+            // SAFETY: `identity` holds `host.len` bytes and outlives the call, which copies
+            // them (COPY_HOST_PTR) and keeps no pointer to them.
+            let buffer = unsafe {
+                Buffer::<u8>::create(
+                    context,
+                    CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                    host.len,
+                    identity.as_ptr() as *mut std::ffi::c_void,
+                )
+            }
+            .map_err(|e| {
+                limit(format!("argument {index}: cannot allocate {} bytes: {e}", host.len))
+            })?;
+            // SAFETY: a `cl_mem` handle of a buffer this device keeps alive as long as the kernel.
+            unsafe { kernel.set_arg(*index as u32, &buffer.get()) }.map_err(|e| {
+                Error::BadArgument {
+                    index: *index,
+                    reason: format!(
+                        "the kernel rejected a buffer here ({e}); is this argument a pointer?"
+                    ),
+                }
+            })?;
+            buffers.push(DeviceBuffer {
+                host: *host,
+                elem: *elem,
+                pattern: Pattern::Whole,
+                dir: Direction::InOut,
+                buffer,
+                staging: Some(Staging::new(&transfer, context, host.len)),
+                reduce: Some(Reduction { merge: *merge, ops: *ops, identity }),
+            });
+            continue;
+        }
         let ArgPlan::Buffer { index, host, elem, pattern, dir } = arg else { continue };
         let whole_input = *pattern == Pattern::Whole;
         let buffer = if whole_input {
             // Copied by the driver during creation: the caller's memory is not used after.
             let mut made = None;
             job.shared.with_caller_memory(|| {
+                // SAFETY: inside the gate, so the caller's slice of `host.len` bytes is alive;
+                // COPY_HOST_PTR copies it during the call and keeps no pointer to it.
                 made = Some(unsafe {
                     Buffer::<u8>::create(
                         context,
@@ -326,9 +446,11 @@ fn set_up(job: &Job) -> Result<Device> {
             made.ok_or_else(|| Error::BadArgument { index: *index, reason: "run closed".into() })?
         } else {
             let flags = if *dir == Direction::In { CL_MEM_READ_ONLY } else { CL_MEM_READ_WRITE };
+            // SAFETY: no host pointer is given; `context` outlives the buffer.
             unsafe { Buffer::<u8>::create(context, flags, host.len, ptr::null_mut()) }
         }
         .map_err(|e| limit(format!("argument {index}: cannot allocate {} bytes: {e}", host.len)))?;
+        // SAFETY: a `cl_mem` handle of a buffer this device keeps alive as long as the kernel.
         unsafe { kernel.set_arg(*index as u32, &buffer.get()) }.map_err(|e| {
             Error::BadArgument {
                 index: *index,
@@ -345,6 +467,7 @@ fn set_up(job: &Job) -> Result<Device> {
             dir: *dir,
             buffer,
             staging,
+            reduce: None,
         });
     }
     let profile = profile(job, local_total);
@@ -358,6 +481,29 @@ fn set_up(job: &Job) -> Result<Device> {
             let launched = launch(job, &mut device, p)
                 .map_err(|e| Error::Cl { call: "warm-up launch", code: e })?;
             launched.kernel.wait().call("warm-up launch")?;
+        }
+        // The warm-up's contributions to reduced outputs are not part of the run.
+        for b in device.buffers.iter().filter(|b| b.reduce.is_some()) {
+            let Some(red) = &b.reduce else { continue };
+            // SAFETY: a blocking write of `identity`, which holds the buffer's whole length and
+            // lives across the call.
+            unsafe {
+                opencl3::command_queue::enqueue_write_buffer(
+                    device.compute.get(),
+                    b.buffer.get(),
+                    CL_BLOCKING,
+                    0,
+                    red.identity.len(),
+                    red.identity.as_ptr().cast(),
+                    0,
+                    ptr::null(),
+                )
+            }
+            .map(|ev| drop(Event::new(ev)))
+            .map_err(|e| Error::Cl {
+                call: "clEnqueueWriteBuffer (reset of a reduced output)",
+                code: e.into(),
+            })?;
         }
     }
     Ok(device)
@@ -388,6 +534,9 @@ fn launch(
         if !copied {
             return Err(opencl3::error_codes::ClError(opencl3::error_codes::CL_INVALID_OPERATION));
         }
+        // SAFETY: `dst` is this package's range of the buffer's staging, owned by the device;
+        // packages are disjoint and a device runs a package once, so nothing else writes that
+        // range while the write is in flight; `range` lies within staging and device buffer.
         let ev = unsafe {
             opencl3::command_queue::enqueue_write_buffer(
                 d.compute.get(),
@@ -405,6 +554,8 @@ fn launch(
     }
     let (offset, size) = job.geo.launch(p);
     let wait: Vec<cl_event> = writes.iter().map(|e| e.get()).collect();
+    // SAFETY: offset and size have the kernel's dimension count, as does the work-group size;
+    // every event in `wait` is alive (held by `writes`) for the call.
     let ev = unsafe {
         d.compute.enqueue_nd_range_kernel(
             d.kernel.get(),
@@ -424,6 +575,7 @@ fn read_back(
     job: &Job,
     d: &mut Device,
     p: Package,
+    index: usize,
     kernel: &Event,
 ) -> std::result::Result<InFlight, opencl3::error_codes::ClError> {
     let package = p;
@@ -431,13 +583,55 @@ fn read_back(
     let mut reads = Vec::new();
     let mut read_bytes = 0;
     let wait = [kernel.get()];
-    for b in d.buffers.iter_mut().filter(|b| b.dir.writes()) {
+    for b in d.buffers.iter_mut().filter(|b| b.reduce.is_some()) {
+        let (Some(red), Some(staging)) = (&b.reduce, b.staging.as_mut()) else { continue };
+        // The whole copy, on the compute queue after the kernel, then reset to the identity
+        // before the next package's kernel (the queue is in order): each read holds exactly
+        // this package's contribution.
+        let dst = staging.bytes();
+        // SAFETY: `dst` is the whole staging of this buffer, owned by the device and read only
+        // after this read's event completes (`finish`), which is before the next read into it.
+        let ev = unsafe {
+            opencl3::command_queue::enqueue_read_buffer(
+                d.compute.get(),
+                b.buffer.get(),
+                CL_NON_BLOCKING,
+                0,
+                dst.len(),
+                dst.as_mut_ptr().cast(),
+                0,
+                ptr::null(),
+            )
+        }?;
+        reads.push(Event::new(ev));
+        read_bytes += dst.len() as u64;
+        // SAFETY: `identity` holds the buffer's whole length and lives as long as the device,
+        // whose queues are finished before anything is released.
+        let reset = unsafe {
+            opencl3::command_queue::enqueue_write_buffer(
+                d.compute.get(),
+                b.buffer.get(),
+                CL_NON_BLOCKING,
+                0,
+                red.identity.len(),
+                red.identity.as_ptr().cast(),
+                0,
+                ptr::null(),
+            )
+        }?;
+        drop(Event::new(reset));
+    }
+    d.compute.flush()?;
+    for b in d.buffers.iter_mut().filter(|b| b.dir.writes() && b.reduce.is_none()) {
         let range = b.bytes(&job.geo, p);
         if range.is_empty() {
             continue;
         }
         let Some(staging) = b.staging.as_mut() else { continue };
         let dst = &mut staging.bytes()[range.clone()];
+        // SAFETY: `dst` is this package's range of the buffer's staging, owned by the device and
+        // read only after the read's event completes (`finish`); `range` lies within both;
+        // `wait` holds a live event.
         let ev = unsafe {
             opencl3::command_queue::enqueue_read_buffer(
                 d.transfer.get(),
@@ -454,11 +648,20 @@ fn read_back(
         read_bytes += range.len() as u64;
     }
     d.transfer.flush()?;
-    Ok(InFlight { package, reads, read_bytes })
+    Ok(InFlight { package, index, reads, read_bytes })
 }
 
 /// Wait for a package's read-back and merge it into the caller's memory.
 fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), String> {
+    let index = f.index;
+    let hang = |x: &Fault| matches!(*x, Fault::HangReadBack { package, .. } if package == index);
+    if job.faults.iter().any(hang) {
+        // Behave like a transfer that never completes: block until dropped from the run.
+        while job.shared.alive(job.me) && !job.shared.run_over() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        return Err(format!("read-back of package {:?} never completed (injected)", f.package));
+    }
     for r in &f.reads {
         r.wait().map_err(|e| format!("read-back of package {:?} failed: {e}", f.package))?;
     }
@@ -468,6 +671,14 @@ fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), Str
     let buffers = &mut d.buffers;
     job.shared.merge(job.me, p, transfer(&f.reads, f.read_bytes), || {
         for b in buffers.iter_mut().filter(|b| b.dir.writes()) {
+            if let (Some(red), Some(staging)) = (&b.reduce, b.staging.as_mut()) {
+                let host = b.host;
+                // SAFETY: under the gate and this device's commit lock, and under the run's
+                // fold lock, so no other device folds into this buffer at the same time.
+                let dst = unsafe { std::slice::from_raw_parts_mut(host.ptr, host.len) };
+                (red.ops.combine)(red.merge, dst, staging.bytes());
+                continue;
+            }
             let range = b.bytes(geo, abs);
             let host = b.host;
             if let Some(staging) = b.staging.as_mut() {
@@ -544,6 +755,10 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
         };
         let index = count;
         count += 1;
+        if job.faults.iter().any(|f| matches!(*f, Fault::Panic { package, .. } if package == index))
+        {
+            panic!("injected panic at package {index}");
+        }
         if let Some(reason) = injected_failure(job, index) {
             if let Some(f) = previous.take() {
                 finish(job, d, f)?;
@@ -577,7 +792,7 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
         if !job.shared.kernel_done(me, p, seconds, written) {
             return Ok(());
         }
-        let in_flight = read_back(job, d, p, &launched.kernel)
+        let in_flight = read_back(job, d, p, index, &launched.kernel)
             .map_err(|e| format!("read-back of package {p:?} failed: {e}"))?;
         previous = Some(in_flight);
     }

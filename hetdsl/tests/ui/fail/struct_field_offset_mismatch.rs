@@ -1,10 +1,11 @@
 // Same size and alignment as the OpenCL struct, but `radius` and `material` are swapped.
 #[repr(C, align(16))]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, hetdsl::Pod)]
 pub struct Sphere {
     pub center: [f32; 4],
     pub material: i32,
     pub radius: f32,
+    pub _pad: [u32; 2],
 }
 
 hetdsl::kernel! {

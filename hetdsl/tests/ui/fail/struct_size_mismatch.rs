@@ -1,7 +1,7 @@
 // The fields match, but without `align(16)` the Rust struct is 24 bytes aligned to 4, where
 // OpenCL pads it to 32 bytes aligned to 16 (its float4 field).
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, hetdsl::Pod)]
 pub struct Sphere {
     pub center: [f32; 4],
     pub radius: f32,

@@ -1,10 +1,11 @@
 // `float4 offset` needs four lanes, and the buffer's float4 elements too.
 #[repr(C, align(16))]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, hetdsl::Pod)]
 pub struct Sphere {
     pub center: [f32; 4],
     pub radius: f32,
     pub material: i32,
+    pub _pad: [u32; 2],
 }
 
 #[hetdsl::coexec(file = "tests/ui/kernels/shapes.cl", local = 32)]

@@ -1,6 +1,6 @@
 // OpenCL fields named like Rust keywords are matched by raw identifiers (`r#type`).
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, hetdsl::Pod)]
 pub struct Tagged {
     pub r#type: i32,
     pub r#match: f32,

@@ -1,11 +1,13 @@
 // A user struct matched against the OpenCL typedef, used by two kernels (no duplicate impls),
 // and a float4 passed as `[f32; 4]`, by value and in a buffer.
 #[repr(C, align(16))]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, hetdsl::Pod)]
 pub struct Sphere {
     pub center: [f32; 4],
     pub radius: f32,
     pub material: i32,
+    // OpenCL pads the struct to 32 bytes: the gap is a field, so a kernel's bytes land in one.
+    pub _pad: [u32; 2],
 }
 
 hetdsl::kernel! {

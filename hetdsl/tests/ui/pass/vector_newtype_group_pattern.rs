@@ -1,11 +1,8 @@
 // float4 elements as a `#[repr(C)]` newtype, and a 1:255 output (one result per work-group of
 // 255 work-items).
 #[repr(C, align(16))]
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, hetdsl::Pod)]
 pub struct Float4(pub [f32; 4]);
-
-// SAFETY: a plain array of f32.
-unsafe impl hetdsl::Pod for Float4 {}
 
 hetdsl::kernel! {
     #[kernel(file = "tests/ui/kernels/reduce.cl", local = 255, balancer = "hguided:k=2,m=1")]
