@@ -94,6 +94,8 @@ pub struct WatchdogRule {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hung {
     pub device: usize,
+    /// `"package"` (its kernel) or `"read-back of package"` (a kept output never merged).
+    pub what: &'static str,
     pub package: Package,
     pub elapsed: f64,
     pub limit: f64,
@@ -103,8 +105,8 @@ impl Hung {
     /// The fault reason the engine records.
     pub fn reason(&self) -> String {
         format!(
-            "hung: package {:?} ran {:.3} s, limit {:.3} s",
-            self.package, self.elapsed, self.limit
+            "hung: {} {:?} ran {:.3} s, limit {:.3} s",
+            self.what, self.package, self.elapsed, self.limit
         )
     }
 }
@@ -123,6 +125,12 @@ pub struct DeviceStats {
     /// package.
     pub speed: Option<f64>,
     pub fault: Option<String>,
+    /// Every package whose kernel completed here while the device was in the run, kept or
+    /// discarded (the losing copy of a back-up), its work-groups and kernel seconds: what the
+    /// device computed, as the engine's report counts it.
+    pub ran: usize,
+    pub ran_groups: u64,
+    pub ran_busy: f64,
 }
 
 /// One copy of a package running on a device.
@@ -139,8 +147,9 @@ struct Copy {
 #[derive(Debug, Default)]
 struct Dev {
     running: Option<Copy>,
-    /// Kept but not merged yet, with the device whose copy was abandoned for it.
-    kept: Vec<(Package, Option<usize>)>,
+    /// Kept but not merged yet: the package, the device whose copy was abandoned for it, and
+    /// when its kernel finished (a read-back that never ends is a hang too).
+    kept: Vec<(Package, Option<usize>, f64)>,
     /// Answered `Wait` or `Idle` at this epoch and has not asked since.
     waiting: Option<u64>,
     /// The balancer said `Done` (until the next loss).
@@ -237,7 +246,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         config: Config,
     ) -> Result<Self> {
         let name = catch_unwind(AssertUnwindSafe(|| balancer.name()))
-            .unwrap_or_else(|_| "<unnamed>".to_string());
+            .unwrap_or_else(|_| "(a user balancer whose name() panicked)".to_string());
         let n = setup.devices.len();
         let total = setup.total_groups;
         let nominal = setup.devices.iter().map(|d| d.nominal_gflops).collect();
@@ -417,13 +426,17 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
                 && d.waiting.is_some_and(|e| e == epoch || d.balancer_done)
         });
         if settled && self.retry.is_empty() && self.unmerged > 0 {
-            let m = format!(
-                "balancer `{}` stopped handing out work with {} unit(s) left",
-                self.name, self.unmerged
-            );
+            let m = self.stalled();
             return Err(self.poison(Fatal::Balancer(m)));
         }
         Ok(())
+    }
+
+    fn stalled(&self) -> String {
+        format!(
+            "balancer `{}` stopped handing out work with {} unit(s) left",
+            self.name, self.unmerged
+        )
     }
 
     /// The kernel of `package` finished on `device` at `at`; `kernel_seconds` is its device
@@ -454,6 +467,12 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
             }
         };
         self.epoch += 1;
+        let host = at - copy.since;
+        let kernel_seconds = kernel_seconds.unwrap_or(host.max(0.0));
+        let d = &mut self.devices[device].stats;
+        d.ran += 1;
+        d.ran_groups += package.len;
+        d.ran_busy += kernel_seconds;
         if copy.abandoned {
             return Ok(Verdict::Discard);
         }
@@ -462,8 +481,6 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
                 c.abandoned = true;
             }
         }
-        let host = at - copy.since;
-        let kernel_seconds = kernel_seconds.unwrap_or(host.max(0.0));
         let done =
             Completion { device, package, kernel_seconds, host_start: copy.since, host_end: at };
         self.call("completed", |b| b.completed(&done))?;
@@ -472,14 +489,16 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         d.stats.packages += 1;
         d.stats.groups += package.len;
         d.stats.busy += kernel_seconds;
-        d.kept.push((package, copy.twin));
+        d.kept.push((package, copy.twin, at));
         Ok(Verdict::Keep { abandoned: copy.twin })
     }
 
     /// The output of `package`, kept from `device`, is in the caller's memory.
     pub fn merged(&mut self, device: usize, package: Package, at: f64) -> Result<()> {
-        let Some(i) =
-            self.devices.get(device).and_then(|d| d.kept.iter().position(|(p, _)| *p == package))
+        let Some(i) = self
+            .devices
+            .get(device)
+            .and_then(|d| d.kept.iter().position(|(p, _, _)| *p == package))
         else {
             return Err(self.misuse(format!("device {device} merged {package:?} never kept")));
         };
@@ -488,7 +507,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         }
         set_range(&mut self.merged, package.offset..package.end());
         let d = &mut self.devices[device];
-        d.kept.swap_remove(i);
+        d.kept.remove(i);
         d.stats.finish = at;
         self.unmerged -= package.len;
         Ok(())
@@ -530,7 +549,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
                 None => requeue.push(c.package),
             }
         }
-        for (p, twin) in kept {
+        for (p, twin, _) in kept {
             lost.push(p);
             let revived = twin
                 .and_then(|t| self.devices[t].running.as_mut())
@@ -602,6 +621,24 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
                 .any(|d| !d.lost && d.waiting.is_some() && d.stats.speed.is_some())
     }
 
+    /// Whether `device`, waiting, should ask again: something it waits for happened since its
+    /// answer (a completion or loss after a `Wait`, a loss after an `Idle`), or a lost
+    /// device's package waits to be re-run, or the run is over.
+    pub fn should_ask(&self, device: usize) -> bool {
+        let Some(d) = self.devices.get(device) else { return false };
+        if d.lost || d.running.is_some() {
+            return false;
+        }
+        match d.waiting {
+            None => true,
+            Some(e) => {
+                (e != self.epoch && !d.balancer_done)
+                    || !self.retry.is_empty()
+                    || self.unmerged == 0
+            }
+        }
+    }
+
     /// Whether lost devices' packages wait for a device to re-run them.
     pub fn retries_pending(&self) -> bool {
         !self.retry.is_empty()
@@ -622,10 +659,16 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
                 !d.lost && self.devices.iter().enumerate().any(|(o, other)| o != *i && idle(other))
             })
             .filter_map(|(i, d)| {
-                let c = d.running?;
-                let elapsed = at - c.since;
-                let limit = self.watchdog_limit(i, c.package, rule);
-                (elapsed > limit).then_some(Hung { device: i, package: c.package, elapsed, limit })
+                // The kernel running, else the oldest output kept but not merged, which is
+                // given as long as a kernel of its size from when that kernel ended.
+                let (what, package, since) = match (d.running, d.kept.first()) {
+                    (Some(c), _) => ("package", c.package, c.since),
+                    (None, Some(&(p, _, done))) => ("read-back of package", p, done),
+                    (None, None) => return None,
+                };
+                let elapsed = at - since;
+                let limit = self.watchdog_limit(i, package, rule);
+                (elapsed > limit).then_some(Hung { device: i, what, package, elapsed, limit })
             })
             .collect()
     }
@@ -683,10 +726,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         if self.devices.iter().all(|d| d.lost) {
             return Err(Error::AllDevicesFailed(self.fault_list()));
         }
-        Err(Error::BadBalancer(format!(
-            "balancer `{}` stopped handing out work with {} unit(s) left",
-            self.name, self.unmerged
-        )))
+        Err(Error::BadBalancer(self.stalled()))
     }
 
     pub fn stats(&self) -> Vec<&DeviceStats> {
@@ -995,6 +1035,9 @@ mod tests {
         d.outcome().unwrap();
         assert_eq!(d.device(0).packages, 0);
         assert_eq!(d.device(1).packages, 2);
+        // What each device computed counts the losing copy too.
+        assert_eq!((d.device(0).ran, d.device(0).ran_groups), (1, 100));
+        assert_eq!(d.device(1).ran, 2);
         drop(d);
         assert_eq!(b.completed, vec![pkg(100, 100), slow]);
     }
@@ -1079,6 +1122,28 @@ mod tests {
         // Nobody idle any more: nothing is judged, however long.
         d.fail(1, 6.0, "x".into()).unwrap();
         assert!(d.hung(1e9, rule).is_empty());
+    }
+
+    #[test]
+    fn a_read_back_that_never_ends_is_a_hang_too() {
+        // Device 0 kept [0,100) at 1 s (measured 100 groups/s) but never merges it; device 1
+        // waits idle. The read-back is given as long as a kernel of its size: 4 s from 1 s.
+        let rule = WatchdogRule { factor: 4.0, min_seconds: 0.5 };
+        let mut b = Script {
+            answers: vec![vec![Next::Run(pkg(0, 100))], vec![Next::Wait, Next::Wait]],
+            ..Default::default()
+        };
+        let mut d = start(&mut b, 2, 200, false);
+        let p = run(d.ask(0, 0.0).unwrap()).package;
+        assert_eq!(d.ask(1, 0.0).unwrap(), Decision::Wait);
+        d.kernel_done(0, p, 1.0, None).unwrap();
+        assert_eq!(d.ask(1, 1.0).unwrap(), Decision::Wait);
+        assert!(d.hung(4.99, rule).is_empty());
+        let hung = d.hung(5.01, rule);
+        assert_eq!(hung.len(), 1);
+        assert!(hung[0].reason().starts_with("hung: read-back of package"), "{}", hung[0].reason());
+        // Lost, its kept package is re-run.
+        assert_eq!(d.fail(0, 5.01, hung[0].reason()).unwrap(), vec![p]);
     }
 
     /// Random drivers: devices ask, finish, merge late (as the engine's read-back does), are
