@@ -107,6 +107,31 @@ fn display_name(file: &Path, base: Option<&Path>) -> String {
     shown.display().to_string().replace('\\', "\\\\").replace('"', "\\\"")
 }
 
+/// A compiler log with every location that names the source by a placeholder (`<kernel>:6:14:`
+/// from NVIDIA's OpenCL, which ignores `#line` directives; `<source>:6:14:` from some clang
+/// builds) rewritten to the original file and line, so a build error names the user's file
+/// whatever the driver. `text` is the source as it was handed to the compiler; `fallback` names
+/// lines before its first `#line`.
+pub fn name_locations(log: &str, text: &str, fallback: &str) -> String {
+    let mut out = String::with_capacity(log.len());
+    let mut rest = log;
+    while let Some(at) = ["<kernel>:", "<source>:"].iter().filter_map(|p| rest.find(p)).min() {
+        let placeholder_end = at + "<kernel>:".len();
+        let digits = rest[placeholder_end..].bytes().take_while(u8::is_ascii_digit).count();
+        out.push_str(&rest[..at]);
+        match rest[placeholder_end..placeholder_end + digits].parse::<usize>() {
+            Ok(line) if line > 0 => {
+                let (file, n) = origin(text, line - 1, fallback);
+                out.push_str(&format!("{file}:{n}"));
+            }
+            _ => out.push_str(&rest[at..placeholder_end + digits]),
+        }
+        rest = &rest[placeholder_end + digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The file and 1-based line that the 0-based `line` of a text with `#line` directives came
 /// from (`#line N "file"` or `#line N`); `fallback` names the file before any directive.
 pub fn origin(text: &str, line: usize, fallback: &str) -> (String, usize) {
@@ -137,6 +162,18 @@ pub fn origin(text: &str, line: usize, fallback: &str) -> (String, usize) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholder_locations_name_the_original_file_and_line() {
+        let text = "prelude();\n#line 1 \"a.cl\"\nint x;\n#line 7 \"b.cl\"\nbad;\n";
+        let log = "<kernel>:5:3: error: bad\n<source>:1:1: note\n<kernel>:x: odd\n";
+        assert_eq!(
+            name_locations(log, text, "top.cl"),
+            "b.cl:7:3: error: bad\ntop.cl:1:1: note\n<kernel>:x: odd\n"
+        );
+    }
+
     #[test]
     fn lines_map_back_through_line_directives() {
         let text = "#line 1 \"a.cl\"\nx\ny\n#line 7 \"inc/b.h\"\nz\n#line 3\nw\n";

@@ -87,12 +87,12 @@ impl Program {
                 ids.iter().map(|id| program.get_build_log(*id).unwrap_or_default()).collect();
             if built.is_err() {
                 for (f, log) in members.iter().zip(&logs) {
-                    failures.push(format!(
-                        "--- {} ({}):\n{}",
-                        f.info.name,
-                        f.info.platform,
-                        log.trim()
-                    ));
+                    let log = hetdsl_decl::flatten::name_locations(
+                        log.trim(),
+                        &rewritten.text,
+                        &source.name,
+                    );
+                    failures.push(format!("--- {} ({}):\n{log}", f.info.name, f.info.platform));
                 }
                 continue;
             }
