@@ -15,7 +15,6 @@
 
 pub mod balance;
 pub mod device;
-pub mod energy;
 pub mod engine;
 pub mod error;
 pub mod merge;
@@ -52,7 +51,6 @@ const _: () = {
     send_sync::<Error>();
     send_sync::<DeviceInfo>();
     send_sync::<Pattern>();
-    send_sync::<energy::EnergyReading>();
     send::<Launch<'static>>();
     send::<Box<dyn Balancer>>();
 };

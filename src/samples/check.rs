@@ -43,7 +43,7 @@ pub fn sample_indices(total: usize, budget: usize, seed: u64) -> Vec<usize> {
     if total <= budget {
         return (0..total).collect();
     }
-    let mut rng = crate::rng::Rng::new(seed);
+    let mut rng = super::rng::Rng::new(seed);
     let stride = total as f64 / budget as f64;
     (0..budget)
         .map(|k| {
