@@ -1,5 +1,5 @@
-//! Sigmoid (seed 000, Algorithm 1): package sizes that follow a logistic curve of the work left,
-//! weighted by each device's measured speed, with a slope that turns gentle for good once the
+//! Sigmoid (Sigmoid paper, Algorithm 1): package sizes that follow a logistic curve of the work
+//! left, weighted by each device's measured speed, with a slope that turns gentle for good once the
 //! kernel shows itself irregular, and two lower bounds (imbalance and occupancy).
 //!
 //! Per package for device j, with x work-groups left out of G, N devices, speeds S (work-groups
@@ -78,7 +78,7 @@ use super::trend::CostTrend;
 use super::{check_setup, Balancer, Completion, DeviceProfile, Next, Package, Remaining, Setup};
 use crate::error::{Error, Result};
 
-/// The paper's constants (seed 000 §3.4); all have defaults, none needs tuning.
+/// The paper's constants (Sigmoid paper, §3.4); all have defaults, none needs tuning.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SigmoidParams {
     /// Slope while the kernel looks regular (k_r = 2).
@@ -155,7 +155,7 @@ impl Sigmoid {
     pub fn guarded() -> Self {
         Self::new(SigmoidParams::default(), true)
     }
-    /// Sigmoid exactly as seed 000 Algorithm 1.
+    /// Sigmoid exactly as the Sigmoid paper's Algorithm 1.
     pub fn faithful() -> Self {
         Self::new(SigmoidParams::default(), false)
     }
@@ -431,7 +431,8 @@ mod tests {
         assert_eq!(run(&mut b, 0, 0.0), Package { offset: 0, len: 187 });
         assert_eq!(run(&mut b, 1, 0.0), Package { offset: 187, len: 62 });
         // Device 0 ran 187 groups in 1 s: S_0 = 187, S_1 (unmeasured) = 1000 · 187/3000.
-        // Line 16 at t = 1: max(250 · tanh(6·0.751) · 0.75, 0.05·1·187, 10) = max(187.45, 9.35, 10).
+        // Line 16 at t = 1: max(250 · tanh(6·0.751) · 0.75, 0.05·1·187, 10) = max(187.45, 9.35,
+        // 10).
         finish(&mut b, 0, Package { offset: 0, len: 187 }, 187.0, 1.0);
         assert_eq!(run(&mut b, 0, 1.0), Package { offset: 249, len: 187 });
     }

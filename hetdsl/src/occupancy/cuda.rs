@@ -2,9 +2,9 @@
 //! in CUDA's `cuda_occupancy.h`), per compute capability 3.5 to 12.0.
 //!
 //! NVIDIA's OpenCL runs work-groups as CUDA blocks, and on an H200 the resident work-groups
-//! measured from OpenCL matched these equations in every case tried (research/occupancy.md
-//! §1.4). What OpenCL does not report (threads, blocks and registers per SM, allocation
-//! granularities, reserved shared memory, carve-out steps) comes from [`ARCHS`].
+//! measured from OpenCL matched these equations in every case tried. What OpenCL does not report
+//! (threads, blocks and registers per SM, allocation granularities, reserved shared memory,
+//! carve-out steps) comes from [`ARCHS`].
 
 use super::{
     ceil_div, limit, local_mem_or_zero, registers_or_default, round_up, KernelResources, Limits,
@@ -20,7 +20,7 @@ pub const REGISTER_ALLOCATION_UNIT: u64 = 256;
 /// Sources: `cuda_occupancy.h` (CUDA 12.6 and 13.x) for blocks/SM, sub-partitions, allocation
 /// units, registers per thread, carve-out steps and barriers; the CUDA Programming Guide's
 /// per-compute-capability table (as reproduced in Nsight Compute's "GPU Data") for the
-/// device properties. The 9.0 row was read back from an H200 (research/occupancy.md §1.2).
+/// device properties. The 9.0 row was read back from an H200.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arch {
     pub cc: (u32, u32),
@@ -55,7 +55,7 @@ const GA100_STEPS: &[u32] = &[0, 8, 16, 32, 64, 100, 132, 164];
 const GA10X_STEPS: &[u32] = &[0, 8, 16, 32, 64, 100];
 const HOPPER_STEPS: &[u32] = &[0, 8, 16, 32, 64, 100, 132, 164, 196, 228];
 
-/// Builds a table row; the argument order is the column order of research/occupancy.md §1.2.
+/// Builds a table row; the argument order is the field order of [`Arch`].
 #[allow(clippy::too_many_arguments)]
 const fn row(
     cc: (u32, u32),
@@ -403,7 +403,7 @@ mod tests {
     }
 
     /// Resident OpenCL work-groups measured on an H200 (NVIDIA OpenCL, driver 580, a kernel of
-    /// 12 registers; local memory as CL_KERNEL_LOCAL_MEM_SIZE reported it), research §1.4.
+    /// 12 registers; local memory as CL_KERNEL_LOCAL_MEM_SIZE reported it).
     #[test]
     fn h200_opencl_measurements() {
         check(&[
@@ -422,8 +422,8 @@ mod tests {
         ]);
     }
 
-    /// The CUDA header's sweep on an H200 at 256 threads without local memory (research §1.4),
-    /// and the worked example of research §7.
+    /// The CUDA header's sweep on an H200 at 256 threads without local memory,
+    /// and a worked example of a 20-register kernel.
     #[test]
     fn h200_register_sweep() {
         check(&[
@@ -442,7 +442,7 @@ mod tests {
             // 1024 threads at 72 registers: 2304 × 32 warps = 73728 > 65536 regs per block.
             case((9, 0), 1024, 72, 0, 0, Some(Registers)),
             // 20 registers, 1028 B, 256 threads: 768 regs/warp → 21 × 4 = 84 warps → 10 by
-            // registers, 8 by warps (the example: × 132 SMs = 1056 work-groups).
+            // registers, 8 by warps (× 132 SMs = 1056 work-groups).
             case((9, 0), 256, 20, 1028, 8, Some(Warps)),
             // Same kernel at 1024 threads: 84 / 32 = 2 by registers, 64 / 32 = 2 by warps.
             case((9, 0), 1024, 20, 1028, 2, None),
@@ -450,8 +450,8 @@ mod tests {
     }
 
     /// The 20 combinations compared on the H200 between the CUDA runtime's occupancy API and
-    /// the header (a kernel of 14 registers and 1024 B static shared memory; research §1.4
-    /// records that they all agreed). Expected values by hand:
+    /// the header (a kernel of 14 registers and 1024 B static shared memory; they all
+    /// agreed). Expected values by hand:
     /// 14 × 32 = 448 → 512 regs/warp → 32 warps per sub-partition → 128 warps by registers.
     /// Shared memory allocated = round_up(1024 static + 1024 reserved + dynamic, 128):
     /// dynamic 0 → 2048 → ⌊233472/2048⌋ = 114; 4096 → 6144 → 38; 20000 → 22144 → 10;
@@ -529,7 +529,7 @@ mod tests {
             case((8, 6), 128, 16, 20000, 4, Some(SharedMemory)),
             // 8.9: 24 blocks; one-warp groups → 48 by warps, 24 by the cap.
             case((8, 9), 32, 16, 0, 24, Some(Blocks)),
-            // 10.0 behaves as 9.0 for the example.
+            // 10.0 behaves as 9.0 for the 20-register example.
             case((10, 0), 256, 20, 1028, 8, Some(Warps)),
             // 11.0: 48 warps, 24 blocks: 128 threads → 12.
             case((11, 0), 128, 16, 0, 12, Some(Warps)),
