@@ -11,11 +11,11 @@
 #   SUITE=0   skip the suite;  SAXPY=0  skip the saxpy read-back/overhead runs
 #   INFLECT=1 also run the inflection-point runner on INFLECT_DEVICES (1,2) with
 #             INFLECT_BALANCER (sigmoid), INFLECT_KERNELS (all), INFLECT_FROM..INFLECT_TO
-#             (-14..-3), INFLECT_SIZE (paper), INFLECT_REPS (REPS, else 3), limit INFLECT_TIMEOUT
-# (900 s)   BUDGET    seconds this whole script may take (e.g. 560 under the device tool's 600 s
-# limit):             every step's limit is cut to what is left, minus a margin for the archive, so
-# that a late step is cut short rather than the call killed before the archive is
-# written (the suite and inflection write their JSON after every kernel).
+#             (-14..-3), INFLECT_SIZE (paper), INFLECT_REPS (REPS, else 3), limit INFLECT_TIMEOUT (900 s)
+#   BUDGET    seconds this whole script may take (e.g. 560 under the device tool's 600 s limit):
+#             every step's limit is cut to what is left, minus a margin for the archive, so
+#             that a late step is cut short rather than the call killed before the archive is
+#             written (the suite and inflection write their JSON after every kernel).
 set -uo pipefail
 budget_end=$(( $(date +%s) + ${BUDGET:-100000} ))
 # The limit for a step that would take up to $1 seconds: what the budget leaves, 20 s kept
@@ -55,8 +55,8 @@ if [ "${SUITE:-1}" != 0 ]; then
         2>&1 | tee "$out/suite-$name.txt"
   done
 fi
-# The inflection point (EngineCL optimisation study): the fastest device of INFLECT_DEVICES alone vs
-# co-execution on them, over growing sub-ranges of each kernel.
+# The inflection point (EngineCL optimisation study): the fastest device of INFLECT_DEVICES
+# alone vs co-execution on them, over growing sub-ranges of each kernel.
 if [ "${INFLECT:-0}" = 1 ]; then
   { date -u; echo "inflection --devices ${INFLECT_DEVICES:-1,2}"; } >> "$out/timeline.txt"
   timeout $(limit ${INFLECT_TIMEOUT:-900}) $bin/inflection --size ${INFLECT_SIZE:-paper} --devices "${INFLECT_DEVICES:-1,2}" \
