@@ -431,8 +431,7 @@ mod tests {
         assert_eq!(run(&mut b, 0, 0.0), Package { offset: 0, len: 187 });
         assert_eq!(run(&mut b, 1, 0.0), Package { offset: 187, len: 62 });
         // Device 0 ran 187 groups in 1 s: S_0 = 187, S_1 (unmeasured) = 1000 · 187/3000.
-        // Line 16 at t = 1: max(250 · tanh(6·0.751) · 0.75, 0.05·1·187, 10) = max(187.45, 9.35,
-        // 10).
+        // Line 16 at t = 1: max(250 · tanh(6·0.751) · 0.75, 0.05·1·187, 10) = max(187.45, 9.35, 10).
         finish(&mut b, 0, Package { offset: 0, len: 187 }, 187.0, 1.0);
         assert_eq!(run(&mut b, 0, 1.0), Package { offset: 249, len: 187 });
     }
