@@ -86,7 +86,8 @@ pub fn relative_l2(name: &str, out: &[f64], reference: &[f64], limit: f64) -> Ve
     )
 }
 
-/// Element-wise closeness: every |out[k] − ref[k]| ≤ `tolerance(k, ref[k])`. Reports the worst element.
+/// Element-wise closeness: every `|out[k] − ref[k]| ≤ tolerance(k, ref[k])`. Reports the worst
+/// element.
 pub fn all_close(
     name: &str,
     out: &[f64],

@@ -1,5 +1,5 @@
 //! RAP (the papers' "Rap"): the Resource Allocation Problem's dynamic programme. Each launch
-//! computes one stage, next[j] = max over x ≤ j of previous[j − x] + profit[x], one work-item
+//! computes one stage, `next[j] = max over x ≤ j of previous[j − x] + profit[x]`, one work-item
 //! per j; work-item j loops j + 1 times, so later packages cost more (irregular by design).
 
 use hetdsl::{Balancer, Launch, Program, Report, Runtime};
@@ -11,7 +11,7 @@ use super::{cached_reference, place, Sample, Size};
 
 pub const LWS: usize = 64;
 
-/// A non-decreasing random profit table for 0..len units with profit[0] = 0 (more resource
+/// A non-decreasing random profit table for 0..len units with `profit[0] = 0` (more resource
 /// never earns less), steps of 0..max_step.
 pub fn profit_table(len: usize, max_step: u64, rng: &mut Rng) -> Vec<i32> {
     let mut total = 0i32;
