@@ -9,8 +9,8 @@
 //! ```
 //! `--devices` takes one set (`all`, `cpu`, `gpu`, `0,2`) or several separated by `/`; with
 //! several, every row starts with its set as written and the plots' names with the set.
-//! A device nominally more than SLOW_CLASS (4)× slower than the fastest chosen one (a CPU beside an H200)
-//! is timed alone on a stratified sample of 1/256 of the problem and its whole time
+//! A device nominally more than SLOW_CLASS (4)× slower than the fastest chosen one (a CPU beside
+//! a GPU) is timed alone on a stratified sample of 1/256 of the problem and its whole time
 //! extrapolated (`alone~` rows; `--alone full` runs it whole instead).
 //!
 //! Prints one table row per kernel × balancer (ROI time is the median of `--reps` runs);
@@ -53,7 +53,7 @@ struct Options {
 }
 
 /// A device nominally this many times slower than the fastest one chosen is timed alone on a
-/// sample (`--alone auto`): at paper size a 16-core CPU alone would take ~700× an H200's
+/// sample (`--alone auto`): at paper size a CPU alone would take hundreds of times a GPU's
 /// 1–2 s per kernel. Same threshold as Sigmoid's slower class.
 const SLOWER_CLASS: f64 = hetdsl::balance::SLOW_CLASS;
 /// The sample: this many slices, evenly spaced over the range, together 1/SAMPLE_DIVISOR of it.

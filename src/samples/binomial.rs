@@ -67,10 +67,10 @@ impl Binomial {
     pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let groups = match size {
             Size::Small => 256,
-            // 8 Mi work-groups of 255 keep every global id below 2^31: on two H200s, NVIDIA's
-            // OpenCL faulted (Xid 13, out-of-range address) in launches whose offset + size lay
-            // between 2^31 and 2^32, and this kernel's cost per work-item is fixed by the
-            // paper's 254 steps, so the H200 works ~0.45 s here rather than 1-2 s.
+            // 8 Mi work-groups of 255 keep every global id below 2^31: NVIDIA's OpenCL faulted
+            // (out-of-range address) in launches whose offset + size lay between 2^31 and 2^32;
+            // the cost per work-item is fixed by the paper's 254 steps, so this size runs
+            // shorter than the others (docs/RESULTS.md).
             Size::Paper => 8 << 20,
         };
         let mut rng = Rng::new(0xB1_0001);
