@@ -415,12 +415,12 @@ impl Suite {
     fn record(
         &mut self,
         run: &CoRun,
-        t: Timed,
+        mut t: Timed,
         all: &[hetdsl::DeviceInfo],
         base: &Baseline,
     ) -> Result<(), String> {
-        let mut report = t.report;
-        report.compare_with_single_device(&base.single);
+        t.report.compare_with_single_device(&base.single);
+        let report = &t.report;
         let correct = t.verdict.as_ref().is_some_and(|v| v.correct);
         self.all_correct &= correct;
         let ratios =
@@ -448,32 +448,9 @@ impl Suite {
                 }
                 false => format!("{}_{}.svg", run.kernel, clean(run.balancer)),
             };
-            write(&dir.join(file), &svg::run_plot(run.kernel, &report))?;
+            write(&dir.join(file), &svg::run_plot(run.kernel, report))?;
         }
-        self.rows.push(json!({
-            "kernel": run.kernel,
-            "problem": run.problem,
-            "set": run.set_label,
-            "set_devices": run.set,
-            "balancer": run.balancer,
-            "correct": correct,
-            "check": t.verdict,
-            "roi_seconds": report.roi_seconds,
-            "binary_seconds": report.binary_seconds,
-            "speedup": report.speedup,
-            "smax": report.smax,
-            "efficiency": report.efficiency,
-            "balance": report.balance,
-            "packages": report.devices.iter().map(|d| d.packages).collect::<Vec<_>>(),
-            "single_device": base.rows,
-            "energy": t.energy,
-            "energy_best_alone_device": base.best_device,
-            "energy_ratio": ratios.energy_ratio,
-            "edp_ratio": ratios.edp_ratio,
-            "energy_domains": ratios.domains,
-            "energy_notes": ratios.notes,
-            "report": report,
-        }));
+        self.rows.push(json_row(run, &t, correct, base, &ratios));
         Ok(())
     }
 
@@ -486,6 +463,41 @@ impl Suite {
             "wall": self.wall, "skipped": self.skipped, "runs": self.rows});
         write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)
     }
+}
+
+/// The JSON row of one co-executed run.
+fn json_row(
+    run: &CoRun,
+    t: &Timed,
+    correct: bool,
+    base: &Baseline,
+    ratios: &energy_ratio::EnergyRatios,
+) -> Value {
+    let report = &t.report;
+    json!({
+        "kernel": run.kernel,
+        "problem": run.problem,
+        "set": run.set_label,
+        "set_devices": run.set,
+        "balancer": run.balancer,
+        "correct": correct,
+        "check": t.verdict,
+        "roi_seconds": report.roi_seconds,
+        "binary_seconds": report.binary_seconds,
+        "speedup": report.speedup,
+        "smax": report.smax,
+        "efficiency": report.efficiency,
+        "balance": report.balance,
+        "packages": report.devices.iter().map(|d| d.packages).collect::<Vec<_>>(),
+        "single_device": base.rows,
+        "energy": t.energy,
+        "energy_best_alone_device": base.best_device,
+        "energy_ratio": ratios.energy_ratio,
+        "edp_ratio": ratios.edp_ratio,
+        "energy_domains": ratios.domains,
+        "energy_notes": ratios.notes,
+        "report": report,
+    })
 }
 
 /// The set's devices alone, as every co-executed row of the set compares with them.
