@@ -47,7 +47,7 @@ enum Tuning {
 /// The EngineCL optimisation study's best pairs: CPU (k 3.5, m 1), integrated GPU (1.5, 15),
 /// discrete GPU (1, 30). A device kind does not tell integrated from discrete GPUs, so GPUs and
 /// accelerators take the discrete values.
-fn seed001_pair(kind: DeviceKind) -> (f64, u64) {
+fn tuned_pair(kind: DeviceKind) -> (f64, u64) {
     match kind {
         DeviceKind::Cpu => (3.5, 1),
         DeviceKind::Gpu | DeviceKind::Accelerator | DeviceKind::Other => (1.0, 30),
@@ -113,7 +113,7 @@ impl Balancer for HGuided {
             ),
             Tuning::PerDevice { k, min_groups } => {
                 let defaults: Vec<(f64, u64)> =
-                    setup.devices.iter().map(|d| seed001_pair(d.kind)).collect();
+                    setup.devices.iter().map(|d| tuned_pair(d.kind)).collect();
                 let k = match k {
                     Some(k) => k.expand(n, "hguided k")?,
                     None => defaults.iter().map(|p| p.0).collect(),
