@@ -263,8 +263,15 @@ impl Balancer for Stutter {
 
 #[test]
 fn the_checks_catch_a_balancer_that_repeats_work() {
+    // The dispatcher refuses the repeated hand-out before it runs...
     let case = random_case(42);
-    let r = run_case(&case, &mut Stutter { next: 0, total: 0 }).expect("the simulator runs it");
+    let err = run_case(&case, &mut Stutter { next: 0, total: 0 }).expect_err("refused");
+    assert!(err.contains("`stutter` handed out work-group 0 twice"), "{err}");
+    // ...and the checks above see a result that repeats work, were one to get through.
+    let mut r = run_case(&case, &mut Dynamic::packages(8)).expect("a correct balancer runs");
+    check(&case, &r).expect("a correct run passes");
+    let first = r.packages[0];
+    r.packages.push(first);
     let err = check(&case, &r).expect_err("a repeated work-group must be caught");
     assert!(err.contains("overlap") || err.contains("end at"), "{err}");
     assert!(tiles(10, vec![Package { offset: 0, len: 4 }, Package { offset: 5, len: 5 }]).is_err());

@@ -4,6 +4,8 @@
 //! handle, so the engine and the simulator drive the very same objects.
 //!
 //! # The contract the engine (and the simulator) keeps
+//! The engine and the simulator call a balancer only through [`dispatch::Dispatcher`], which
+//! keeps it:
 //! 1. [`Balancer::start`] once, before anything else.
 //! 2. [`Balancer::next`] for device `j` only while `j` has no package running; the package that
 //!    `j` ran before has been reported through [`Balancer::completed`] first.
@@ -19,6 +21,7 @@
 
 mod adaptive;
 pub mod backup;
+pub mod dispatch;
 mod dynamic;
 mod hguided;
 mod horizon;
@@ -26,6 +29,7 @@ mod linear;
 mod minmax;
 mod model;
 pub mod probe;
+mod random_split;
 mod sigmoid;
 pub mod spec;
 mod speeds;
@@ -37,6 +41,7 @@ pub use dynamic::Dynamic;
 pub use hguided::{HGuided, PerDevice};
 pub use linear::{LinearTwoPoint, TwoPointRule};
 pub use minmax::{MinMax, MinMaxRule};
+pub use random_split::RandomSplit;
 pub use sigmoid::{Sigmoid, SigmoidParams, SLOW_CLASS};
 pub use spec::{BalancerSpec, NAMES};
 pub use static_split::Static;

@@ -1,9 +1,15 @@
 //! Executes a launch: checks it, starts one host thread per device, hands packages out through
 //! the balancer, watches for hung devices, and assembles the report.
 //!
+//! Every decision (which package a device runs, re-runs after a loss, back-ups, which copy's
+//! output is kept, a stalled balancer, a hung device) is the [`Dispatcher`]'s, the same state
+//! machine the simulator drives; this module feeds it events with the clock's time and carries
+//! its answers to the device threads.
+//!
 //! Who owns what:
-//! - [`Shared::state`] (one mutex) holds the balancer and all bookkeeping; device threads take it
-//!   only to ask for work and to report, never across an OpenCL wait.
+//! - [`Shared::state`] (one mutex, with a condition variable) holds the dispatcher, which holds
+//!   the balancer; device threads take it only to ask for work and to report, never across an
+//!   OpenCL wait.
 //! - The caller's slices are touched only by device threads copying whole packages in or out,
 //!   each under the [`Shared::gate`] read lock and its device's commit lock. When the run ends the
 //!   gate is closed for good, on every way out of `run` including a panic unwinding through it
@@ -19,7 +25,6 @@
 //!   back, and its device is quarantined for the rest of the process if it has not come back by
 //!   the time the watchdog would call it hung (see [`settle_left_behind`]).
 
-use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
@@ -29,10 +34,9 @@ use super::geometry::Geometry;
 use super::program::ProgramDevice;
 use super::worker::{self, ArgPlan, HostPtr};
 use super::{Arg, Fault, Launch, WatchdogConfig};
-use crate::balance::{
-    backup, Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup,
-};
-use crate::error::{DeviceFault, Error, Result};
+use crate::balance::dispatch::{Config, Decision, Dispatcher, Verdict, WatchdogRule};
+use crate::balance::{backup, Balancer, DeviceKind, DeviceProfile, Package, Setup};
+use crate::error::{Error, Result};
 use crate::pattern::{Direction, Pattern};
 use crate::report::{self, DeviceReport, PackageTrace, Report, Transfer};
 
@@ -43,27 +47,6 @@ pub(crate) enum Ask {
     Later,
     /// Leave the run.
     Stop,
-}
-
-/// Per-device bookkeeping.
-#[derive(Debug, Default)]
-struct DeviceState {
-    /// Answered `Done` by the balancer: only re-runs of failed packages are left for it.
-    balancer_done: bool,
-    /// Blocked waiting for work.
-    waiting: bool,
-    /// The package whose kernel is running, and when it was handed out.
-    running: Option<(Package, Instant)>,
-    /// Packages whose kernel finished but whose output is not merged yet.
-    /// With when each kernel finished: a read-back that never ends is a hang too.
-    unmerged: Vec<(Package, Instant)>,
-    packages: usize,
-    groups: u64,
-    busy: f64,
-    finish: f64,
-    /// Measured balancing units per second (host time of the last package).
-    speed: Option<f64>,
-    fault: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,40 +77,33 @@ pub(crate) enum Release {
 pub(crate) struct State {
     phase: Phase,
     setup: Vec<Option<std::result::Result<DeviceProfile, SetupError>>>,
-    balancer: Box<dyn Balancer>,
+    /// The balancer until the run starts; from then on the dispatcher holds it and is the only
+    /// one to call it.
+    balancer: Option<Box<dyn Balancer>>,
+    /// Every hand-out, re-run, back-up, merge decision, stall and watchdog verdict of the run.
+    dispatch: Option<Dispatcher<Box<dyn Balancer>>>,
     /// The balancer's name, asked once (a user balancer's `name` may panic too).
     balancer_name: String,
-    /// The balancer panicked once: it is never called again.
-    balancer_broken: bool,
     /// Per device: what its host thread does at the end.
     release: Vec<Release>,
-    /// Packages of failed devices, to run again on any device left.
-    retry: Vec<Package>,
-    /// Which balancing units the balancer has handed out (guards against a faulty balancer).
-    handed: Vec<u64>,
-    /// G, the run's balancing units.
-    total_units: u64,
-    /// Units whose output is not merged yet; the run is over at zero.
-    unmerged_units: u64,
-    devices: Vec<DeviceState>,
+    /// Per device: a back-up copy the coordinator's tick gave it while it waited.
+    given: Vec<Option<Package>>,
+    /// Finished copies whose output the dispatcher discarded (another copy finished first).
+    discarded: Vec<(usize, Package)>,
     trace: Vec<PackageTrace>,
-    faults: Vec<(usize, Package, String)>,
     t0: Instant,
     fatal: Option<Error>,
-    /// Nominal GFLOP/s per device, for the watchdog's first guess.
-    nominal: Vec<f64>,
-    /// Packages whose output is merged (or being merged).
-    merged: HashSet<Package>,
-    /// Packages with a speculative back-up running or done, and (from, to, package) of each.
-    backed_up: HashSet<Package>,
-    backups: Vec<(usize, usize, Package)>,
     backups_enabled: bool,
 }
 
 /// The least time a device's set-up may take beyond the first ready device's.
 const SETUP_GRACE_FLOOR: Duration = Duration::from_secs(10);
 
-/// How often an idle device looks for a straggler to back up.
+/// How long a waiting device thread sleeps at most before it re-checks whether something it
+/// waits for happened (it is woken at once by every completion, loss or back-up given).
+const RECHECK: Duration = Duration::from_millis(50);
+
+/// How often the coordinator lets idle devices look for a straggler to back up.
 const BACKUP_POLL: Duration = Duration::from_micros((backup::BACKUP_POLL_SECONDS * 1e6) as u64);
 
 pub(crate) struct Shared {
@@ -156,33 +132,6 @@ struct EndOfRun<'a>(&'a Shared);
 impl Drop for EndOfRun<'_> {
     fn drop(&mut self) {
         self.0.close();
-    }
-}
-
-/// Call into the balancer, turning a panic into an error that names it. A balancer that panicked
-/// is never called again: its state is unknown.
-fn call_balancer<R>(
-    s: &mut State,
-    call: &str,
-    f: impl FnOnce(&mut dyn Balancer) -> R,
-) -> std::result::Result<R, Error> {
-    if s.balancer_broken {
-        return Err(Error::BadBalancer(format!(
-            "balancer `{}` panicked earlier in the run",
-            s.balancer_name
-        )));
-    }
-    let balancer = &mut *s.balancer;
-    match catch_unwind(AssertUnwindSafe(|| f(balancer))) {
-        Ok(r) => Ok(r),
-        Err(payload) => {
-            s.balancer_broken = true;
-            Err(Error::BadBalancer(format!(
-                "balancer `{}` panicked in {call}(): {}",
-                s.balancer_name,
-                panic_message(&*payload)
-            )))
-        }
     }
 }
 
@@ -234,104 +183,39 @@ impl Shared {
 
     /// The next package for `me`. With `block`, waits until there is one; without, answers
     /// [`Ask::Later`] instead of waiting (a device with an output still to merge must merge it
-    /// before it waits, or the run could never end).
+    /// before it waits, or the run could never end). A waiting device asks the dispatcher
+    /// again only when something it waits for happened (a completion for `Wait`, a loss for
+    /// `Idle`), and takes a back-up copy the coordinator's tick gave it.
     pub fn next_package(&self, me: usize, block: bool) -> Ask {
         let mut s = self.lock();
+        let mut first = true;
         loop {
-            if s.phase != Phase::Running || !self.alive(me) || s.unmerged_units == 0 {
+            if s.phase != Phase::Running || !self.alive(me) {
                 return Ask::Stop;
             }
-            if let Some(p) = s.retry.pop() {
-                return Ask::Run(self.hand_out(&mut s, me, p));
+            if let Some(p) = s.given[me].take() {
+                return Ask::Run(p);
             }
-            if !s.devices[me].balancer_done {
-                let now = self.now(&s);
-                let total = s.total_units;
-                match call_balancer(&mut s, "next", |b| b.next(me, now)) {
-                    Ok(Next::Run(p)) => match check_fresh(&mut s.handed, total, p) {
-                        Ok(()) => return Ask::Run(self.hand_out(&mut s, me, p)),
-                        Err(e) => {
-                            self.abort(&mut s, e);
-                            return Ask::Stop;
-                        }
-                    },
-                    Ok(Next::Wait) => {}
-                    Ok(Next::Done) => s.devices[me].balancer_done = true,
+            let now = self.now(&s);
+            let Some(d) = s.dispatch.as_mut() else { return Ask::Stop };
+            if first || d.should_ask(me) {
+                match d.ask(me, now) {
+                    Ok(Decision::Run(a)) => return Ask::Run(a.package),
+                    Ok(Decision::Stop) => return Ask::Stop,
+                    Ok(Decision::Wait | Decision::Idle) => {}
                     Err(e) => {
                         self.abort(&mut s, e);
                         return Ask::Stop;
                     }
                 }
             }
-            if let Some(p) = self.backup_for(&mut s, me) {
-                return Ask::Run(self.hand_out(&mut s, me, p));
-            }
+            first = false;
             if !block {
                 return Ask::Later;
             }
-            s.devices[me].waiting = true;
-            if let Some(e) = self.stalled(&s) {
-                self.abort(&mut s, e);
-                return Ask::Stop;
-            }
-            // Woken by any completion; also every few milliseconds, to see whether a package
-            // still running elsewhere has become a straggler worth backing up.
-            s = self.wake.wait_timeout(s, BACKUP_POLL).unwrap_or_else(|e| e.into_inner()).0;
-            s.devices[me].waiting = false;
+            // Woken by any completion, loss or back-up given; the time-out only re-checks.
+            s = self.wake.wait_timeout(s, RECHECK).unwrap_or_else(|e| e.into_inner()).0;
         }
-    }
-
-    /// Speculative back-up of a straggler (see `Launch::backups` and the rule in
-    /// [`backup::choose`]): with nothing else to do, `me` runs a copy of a package another
-    /// device is still running. The first copy merged wins (see [`Shared::merge`]); each
-    /// package is backed up once.
-    fn backup_for(&self, s: &mut State, me: usize) -> Option<Package> {
-        if !s.backups_enabled {
-            return None;
-        }
-        let my_speed = s.devices[me].speed?;
-        let running = (0..s.devices.len())
-            .filter(|&d| d != me && self.alive(d))
-            .filter_map(|d| {
-                let (q, since) = s.devices[d].running?;
-                (!s.backed_up.contains(&q) && !s.merged.contains(&q)).then(|| backup::Running {
-                    device: d,
-                    package: q,
-                    elapsed: since.elapsed().as_secs_f64(),
-                    speed: s.devices[d].speed,
-                })
-            })
-            .collect::<Vec<_>>();
-        let chosen = backup::choose(my_speed, running)?;
-        s.backed_up.insert(chosen.package);
-        s.backups.push((chosen.device, me, chosen.package));
-        Some(chosen.package)
-    }
-
-    fn hand_out(&self, s: &mut State, me: usize, p: Package) -> Package {
-        s.devices[me].running = Some((p, Instant::now()));
-        p
-    }
-
-    /// Every live device waits, nothing runs, yet work is left: the balancer will never hand it
-    /// out. That is a balancer bug; end the run with an error instead of hanging.
-    fn stalled(&self, s: &State) -> Option<Error> {
-        let live = (0..s.devices.len()).filter(|&d| self.alive(d));
-        let mut any = false;
-        for d in live {
-            any = true;
-            let st = &s.devices[d];
-            if !st.waiting || st.running.is_some() || !st.unmerged.is_empty() {
-                return None;
-            }
-        }
-        if !any || !s.retry.is_empty() || s.unmerged_units == 0 {
-            return None;
-        }
-        Some(Error::BadBalancer(format!(
-            "balancer `{}` stopped handing out work with {} unit(s) left",
-            s.balancer_name, s.unmerged_units
-        )))
     }
 
     fn abort(&self, s: &mut State, e: Error) {
@@ -356,21 +240,16 @@ impl Shared {
             return false;
         }
         let now = self.now(&s);
-        let started = match s.devices[me].running.take() {
-            Some((_, at)) => at.duration_since(s.t0).as_secs_f64(),
-            None => now,
-        };
-        let host = (now - started).max(1e-9);
-        let done = Completion {
-            device: me,
-            package: p,
-            kernel_seconds: kernel_seconds.unwrap_or(host),
-            host_start: started,
-            host_end: now,
-        };
-        if let Err(e) = call_balancer(&mut s, "completed", |b| b.completed(&done)) {
-            self.abort(&mut s, e);
-            return false;
+        let Some(d) = s.dispatch.as_mut() else { return false };
+        let started = d.running(me).map_or(now, |(_, since)| since);
+        match d.kernel_done(me, p, now, kernel_seconds) {
+            Ok(Verdict::Keep { .. }) => {}
+            // Another copy finished first: its output is not merged (see `merge`).
+            Ok(Verdict::Discard) => s.discarded.push((me, p)),
+            Err(e) => {
+                self.abort(&mut s, e);
+                return false;
+            }
         }
         s.trace.push(PackageTrace {
             device: me,
@@ -382,18 +261,12 @@ impl Shared {
             read: Transfer::default(),
             merged: false,
         });
-        let d = &mut s.devices[me];
-        d.unmerged.push((p, Instant::now()));
-        d.packages += 1;
-        d.groups += p.len;
-        d.busy += done.kernel_seconds;
-        d.speed = Some(p.len as f64 / host);
         self.wake.notify_all();
         true
     }
 
     /// Copy a finished package's output into the caller's memory with `merge`, unless the run
-    /// is over or `me` was dropped from it.
+    /// is over, `me` was dropped from it, or the dispatcher kept another copy of the package.
     pub fn merge(&self, me: usize, p: Package, read: Transfer, merge: impl FnOnce()) -> bool {
         let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
         let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
@@ -402,10 +275,10 @@ impl Shared {
         }
         {
             // A package run twice (a back-up, or a re-run after a fault) is merged once: the
-            // first copy reserves it, a later one is dropped.
+            // dispatcher kept the first copy to finish and discarded this one.
             let mut s = self.lock();
-            if !s.merged.insert(p) {
-                s.devices[me].unmerged.retain(|q| q.0 != p);
+            if let Some(i) = s.discarded.iter().position(|x| *x == (me, p)) {
+                s.discarded.swap_remove(i);
                 self.wake.notify_all();
                 return true;
             }
@@ -417,17 +290,14 @@ impl Shared {
         }
         drop(closed);
         let mut s = self.lock();
-        if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
-            t.merged = true;
-        }
         let now = self.now(&s);
         if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
+            t.merged = true;
             t.read = read;
         }
-        let d = &mut s.devices[me];
-        d.unmerged.retain(|q| q.0 != p);
-        d.finish = now;
-        s.unmerged_units -= p.len;
+        if let Some(Err(e)) = s.dispatch.as_mut().map(|d| d.merged(me, p, now)) {
+            self.abort(&mut s, e);
+        }
         self.wake.notify_all();
         true
     }
@@ -497,64 +367,16 @@ impl Shared {
         self.wake.notify_all();
     }
 
+    /// One step under the state lock: the dispatcher moves `me`'s running and unmerged packages
+    /// to its re-run list (unless another copy covers them) and tells the balancer.
     fn lose(&self, s: &mut State, me: usize, reason: String) {
-        let d = &mut s.devices[me];
-        if d.fault.is_some() {
-            return;
-        }
-        d.fault = Some(reason.clone());
-        let mut lost: Vec<Package> = d.unmerged.drain(..).map(|(p, _)| p).collect();
-        lost.extend(d.running.take().map(|(p, _)| p));
-        for p in &lost {
-            s.faults.push((me, *p, reason.clone()));
-        }
-        s.retry.extend(lost);
-        if let Err(e) = call_balancer(s, "device_lost", |b| b.device_lost(me)) {
+        s.given[me] = None;
+        let now = self.now(s);
+        if let Some(Err(e)) = s.dispatch.as_mut().map(|d| d.fail(me, now, reason)) {
             self.abort(s, e);
-        }
-        // The balancer may have given the lost device's share to devices it had told `Done`.
-        for d in s.devices.iter_mut() {
-            d.balancer_done = false;
-        }
-        if !(0..s.devices.len()).any(|d| self.alive(d)) && s.unmerged_units > 0 {
-            let faults = fault_list(s, &self.names);
-            self.abort(s, Error::AllDevicesFailed(faults));
         }
         self.wake.notify_all();
     }
-}
-
-fn fault_list(s: &State, names: &[String]) -> Vec<DeviceFault> {
-    s.devices
-        .iter()
-        .enumerate()
-        .filter_map(|(i, d)| {
-            d.fault.as_ref().map(|r| DeviceFault {
-                device: i,
-                name: names[i].clone(),
-                reason: r.clone(),
-            })
-        })
-        .collect()
-}
-
-/// A package from the balancer must lie inside the range and cover only units never handed out.
-fn check_fresh(handed: &mut [u64], total: u64, p: Package) -> Result<()> {
-    if p.len == 0 || p.end() > total {
-        return Err(Error::BadBalancer(format!(
-            "balancer returned package {p:?} outside the range"
-        )));
-    }
-    for u in p.offset..p.end() {
-        let (w, b) = ((u / 64) as usize, u % 64);
-        if handed[w] & (1 << b) != 0 {
-            return Err(Error::BadBalancer(format!(
-                "balancer handed out work-group {u} twice (package {p:?})"
-            )));
-        }
-        handed[w] |= 1 << b;
-    }
-    Ok(())
 }
 
 /// Everything a launch asks for, checked against the kernel's geometry.
@@ -817,23 +639,15 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         state: Mutex::new(State {
             phase: Phase::Setup,
             setup: (0..n).map(|_| None).collect(),
-            balancer,
+            balancer: Some(balancer),
+            dispatch: None,
             balancer_name,
-            balancer_broken: false,
             release: vec![Release::Undecided; n],
-            retry: Vec::new(),
-            handed: vec![0; units.div_ceil(64) as usize],
-            total_units: units,
-            unmerged_units: units,
-            devices: (0..n).map(|_| DeviceState::default()).collect(),
+            given: vec![None; n],
+            discarded: Vec::new(),
             trace: Vec::new(),
-            faults: Vec::new(),
             t0: Instant::now(),
             fatal: None,
-            nominal: Vec::new(),
-            merged: HashSet::new(),
-            backed_up: HashSet::new(),
-            backups: Vec::new(),
             backups_enabled: backups,
         }),
         wake: Condvar::new(),
@@ -899,7 +713,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         let pending = (0..n).any(|d| {
             handles[d].is_some() && shared.alive(d) && !shared.quiet[d].load(Ordering::Acquire) && {
                 let s = shared.lock();
-                !matches!(s.devices[d].running, Some((q, _)) if s.merged.contains(&q))
+                !s.dispatch.as_ref().is_some_and(|x| x.runs_abandoned(d))
             }
         });
         if !pending || waited.elapsed() > bound {
@@ -918,8 +732,13 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
             } else {
                 s.release[d] = Release::LeftBehind;
                 // Hung by the watchdog's own measure if still out past the limit of its package.
-                let deadline = match s.devices[d].running {
-                    Some((p, since)) => since + watchdog_limit(&s, d, p, watchdog),
+                let rule = watchdog_rule(watchdog);
+                let out = s.dispatch.as_ref().and_then(|x| {
+                    let (p, since) = x.running(d)?;
+                    Some(Duration::from_secs_f64(since + x.watchdog_limit(d, p, rule)))
+                });
+                let deadline = match out {
+                    Some(at) => s.t0 + at,
                     None => Instant::now() + watchdog.min,
                 };
                 LEFT_BEHIND.lock().unwrap_or_else(|e| e.into_inner()).push(LeftBehind {
@@ -942,17 +761,20 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
     }
     outcome?;
     let mut s = shared.lock();
+    let Some(dispatch) = s.dispatch.take() else {
+        return Err(Error::BadBalancer("the run ended before it started".into()));
+    };
     let devices: Vec<DeviceReport> = chosen
         .iter()
-        .zip(&s.devices)
+        .zip(dispatch.stats())
         .enumerate()
         .map(|(i, (d, st))| DeviceReport {
             index: i,
             name: d.info.name.clone(),
             kind: d.info.kind,
-            packages: st.packages,
-            groups: st.groups,
-            busy_seconds: st.busy,
+            packages: st.ran,
+            groups: st.ran_groups,
+            busy_seconds: st.ran_busy,
             finish_seconds: st.finish,
             fault: st.fault.clone(),
         })
@@ -974,8 +796,8 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         speedup: None,
         smax: None,
         efficiency: None,
-        faults: std::mem::take(&mut s.faults),
-        backups: std::mem::take(&mut s.backups),
+        faults: dispatch.faults().to_vec(),
+        backups: dispatch.backups().to_vec(),
     })
 }
 
@@ -990,31 +812,9 @@ fn fault_device(f: &Fault) -> usize {
     }
 }
 
-/// How long `p` may run on `device` before the device is declared hung: `factor` times what
-/// its measured speed predicts. A device with no measurement yet is predicted from the fastest
-/// measured device scaled by nominal speeds, with `UNMEASURED` times more slack, because nominal
-/// figures can be far off (a 16-core CPU is 31x below an H200 nominally, 700x in fact); with
-/// nothing measured anywhere only `min` applies. Never less than `min`.
-fn watchdog_limit(s: &State, device: usize, p: Package, watchdog: WatchdogConfig) -> Duration {
-    const UNMEASURED: f64 = 10.0;
-    let st = &s.devices[device];
-    let nominal = |d: usize| s.nominal.get(d).copied().unwrap_or(0.0);
-    let (speed, slack) = match st.speed {
-        Some(v) => (Some(v), watchdog.factor),
-        None => {
-            let guess = (0..s.devices.len())
-                .filter_map(|m| {
-                    let v = s.devices[m].speed?;
-                    (nominal(m) > 0.0).then(|| v * nominal(device) / nominal(m))
-                })
-                .fold(None, |best: Option<f64>, v| Some(best.map_or(v, |b| b.max(v))));
-            (guess.filter(|v| *v > 0.0), watchdog.factor * UNMEASURED)
-        }
-    };
-    match speed {
-        Some(v) => Duration::from_secs_f64(slack * p.len as f64 / v).max(watchdog.min),
-        None => watchdog.min,
-    }
+/// The dispatcher's form of the launch's watchdog settings.
+fn watchdog_rule(w: WatchdogConfig) -> WatchdogRule {
+    WatchdogRule { factor: w.factor, min_seconds: w.min.as_secs_f64() }
 }
 
 /// The caller's thread: waits for set-up, starts the run, then watches for hung devices until
@@ -1073,13 +873,18 @@ fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -
             None => unreachable!("every device reported its set-up"),
         }
     }
-    s.nominal = profiles.iter().map(|p| p.nominal_gflops).collect();
     let setup = Setup { total_groups: units, devices: profiles };
-    let started = call_balancer(&mut s, "start", |b| b.start(&setup)).and_then(|r| r);
-    if let Err(e) = started {
-        s.phase = Phase::Over;
-        shared.wake.notify_all();
-        return Err(e);
+    let Some(balancer) = s.balancer.take() else {
+        return Err(Error::BadBalancer("the balancer was already used".into()));
+    };
+    let config = Config { backups: s.backups_enabled };
+    match Dispatcher::start(balancer, setup, shared.names.clone(), config) {
+        Ok(d) => s.dispatch = Some(d),
+        Err(e) => {
+            s.phase = Phase::Over;
+            shared.wake.notify_all();
+            return Err(e);
+        }
     }
     if let Some(e) = user_error {
         s.phase = Phase::Over;
@@ -1090,67 +895,51 @@ fn coordinate(shared: &Shared, n: usize, units: u64, watchdog: WatchdogConfig) -
         shared.alive[d].store(false, Ordering::Release);
         shared.lose(&mut s, d, reason);
     }
-    if !(0..n).any(|d| shared.alive(d)) {
+    if let Some(e) = s.fatal.take() {
         s.phase = Phase::Over;
         shared.wake.notify_all();
-        return Err(Error::AllDevicesFailed(fault_list(&s, &shared.names)));
+        return Err(e);
     }
     s.t0 = Instant::now();
     s.phase = Phase::Running;
     shared.wake.notify_all();
+    let rule = watchdog_rule(watchdog);
+    let poll = if s.backups_enabled { BACKUP_POLL } else { Duration::from_millis(20) };
     loop {
         if let Some(e) = s.fatal.take() {
             return Err(e);
         }
-        if s.unmerged_units == 0 {
+        let Some(d) = s.dispatch.as_mut() else {
+            return Err(Error::BadBalancer("the run ended before it started".into()));
+        };
+        if d.is_over() {
             return Ok(());
         }
         if s.phase == Phase::Over {
             return Err(Error::BadBalancer("the run ended with work left".into()));
         }
-        // A package is judged only while another live device sits idle and could take its work
-        // over. With every device busy nobody waits for it, and a long package is not a hung
-        // one (one 22 s package per device was once declared hung at the 10 s floor on both,
-        // failing a healthy run); nor is the last device standing, which may merely be slow.
-        let idle = |o: usize| {
-            let st = &s.devices[o];
-            shared.alive(o) && st.waiting && st.running.is_none() && st.unmerged.is_empty()
-        };
-        let hung: Vec<(usize, String)> = (0..n)
-            .filter(|&d| shared.alive(d) && (0..n).any(|o| o != d && idle(o)))
-            .filter_map(|d| {
-                let st = &s.devices[d];
-                // The kernel running, else the oldest read-back not merged yet, which is given
-                // as long as a kernel of its size from when that kernel ended.
-                let (what, p, since) = match (st.running, st.unmerged.first()) {
-                    (Some((p, since)), _) => ("package", p, since),
-                    (None, Some(&(p, since))) => ("read-back of package", p, since),
-                    (None, None) => return None,
-                };
-                let elapsed = since.elapsed();
-                let limit = watchdog_limit(&s, d, p, watchdog);
-                (elapsed > limit).then(|| {
-                    (
-                        d,
-                        format!(
-                            "hung: {what} {p:?} ran {:.3} s, limit {:.3} s",
-                            elapsed.as_secs_f64(),
-                            limit.as_secs_f64()
-                        ),
-                    )
-                })
-            })
-            .collect();
-        for (d, reason) in hung {
+        let now = shared.now(&s);
+        // The dispatcher's verdict (see `Dispatcher::hung`): only a device whose package
+        // another, idle device could take over.
+        let hung = s.dispatch.as_ref().map_or(Vec::new(), |d| d.hung(now, rule));
+        for h in hung {
             drop(s);
-            shared.device_failed(d, reason);
+            shared.device_failed(h.device, h.reason());
             s = shared.lock();
         }
-        s = shared
-            .wake
-            .wait_timeout(s, Duration::from_millis(20))
-            .unwrap_or_else(|e| e.into_inner())
-            .0;
+        // Idle devices look for a straggler to back up.
+        let now = shared.now(&s);
+        match s.dispatch.as_mut().map(|d| d.tick(now)) {
+            Some(Ok(given)) if !given.is_empty() => {
+                for (d, a) in given {
+                    s.given[d] = Some(a.package);
+                }
+                shared.wake.notify_all();
+            }
+            Some(Err(e)) => return Err(e),
+            _ => {}
+        }
+        s = shared.wake.wait_timeout(s, poll).unwrap_or_else(|e| e.into_inner()).0;
     }
 }
 
@@ -1214,23 +1003,15 @@ mod tests {
             state: Mutex::new(State {
                 phase: Phase::Running,
                 setup: (0..n).map(|_| None).collect(),
-                balancer: Box::new(crate::balance::Static::nominal()),
+                balancer: Some(Box::new(crate::balance::Static::nominal())),
+                dispatch: None,
                 balancer_name: "static".into(),
-                balancer_broken: false,
                 release: vec![Release::Undecided; n],
-                retry: Vec::new(),
-                handed: vec![0; 1],
-                total_units: 8,
-                unmerged_units: 8,
-                devices: (0..n).map(|_| DeviceState::default()).collect(),
+                given: vec![None; n],
+                discarded: Vec::new(),
                 trace: Vec::new(),
-                faults: Vec::new(),
                 t0: Instant::now(),
                 fatal: None,
-                nominal: Vec::new(),
-                merged: HashSet::new(),
-                backed_up: HashSet::new(),
-                backups: Vec::new(),
                 backups_enabled: false,
             }),
             wake: Condvar::new(),
@@ -1258,14 +1039,5 @@ mod tests {
         assert!(!shared.merge(0, p, Transfer::default(), || panic!("merged after the run")));
         assert_eq!(shared.release_turn(1), Release::LeftBehind);
         assert!(matches!(shared.next_package(0, true), Ask::Stop));
-    }
-
-    #[test]
-    fn handed_out_work_is_checked() {
-        let mut handed = vec![0u64; 2];
-        assert!(check_fresh(&mut handed, 128, Package { offset: 0, len: 70 }).is_ok());
-        assert!(check_fresh(&mut handed, 128, Package { offset: 69, len: 2 }).is_err());
-        assert!(check_fresh(&mut handed, 128, Package { offset: 100, len: 0 }).is_err());
-        assert!(check_fresh(&mut handed, 128, Package { offset: 120, len: 9 }).is_err());
     }
 }

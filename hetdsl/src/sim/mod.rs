@@ -1,10 +1,11 @@
 //! A deterministic discrete-event simulator that drives the very balancer objects the engine
-//! uses, under the same contract (see [`crate::balance`]): `start` once; `next` for a device only
-//! while it runs nothing, after its previous package was reported through `completed`; a device
-//! told `Wait` is asked again after the next completion or loss on any device; `Done` is final
-//! until a device is lost, after which every device is asked again; `device_lost` when a device
-//! fails, whose running package the driver (not the balancer) runs again on the first survivor
-//! free (its completion is reported like any other, as the engine does).
+//! uses through the same [`Dispatcher`] (crate::balance::dispatch): what packages are handed
+//! out, re-run after a loss, backed up, kept or discarded, and when the run is stalled, is
+//! decided there. The simulator only models time and devices: when each package ends, when a
+//! device is lost, and when devices ask: a device told `Wait` asks again after the next
+//! completion or loss on any device; one told `Idle` after a loss or while a lost device's
+//! package waits for a re-run; idle devices look for a straggler every
+//! [`backup::BACKUP_POLL_SECONDS`], as the engine's do.
 //!
 //! Each simulated device has a speed (work-groups of mean cost per second), a host-side
 //! overhead per package, an occupancy bound below which a package runs proportionally slower
@@ -20,10 +21,9 @@ pub use profile::{CostProfile, CostTable};
 pub use replay::replay;
 pub use rng::SplitMix64;
 
-use crate::balance::{
-    backup, Balancer, Completion, DeviceKind, DeviceProfile, Next, Package, Setup,
-};
-use crate::error::{Error, Result};
+use crate::balance::dispatch::{Assignment, Config, Decision, Dispatcher, Origin, Verdict};
+use crate::balance::{backup, Balancer, DeviceKind, DeviceProfile, Package, Setup};
+use crate::error::Result;
 use crate::report;
 
 /// One simulated device.
@@ -126,140 +126,62 @@ pub struct SimResult {
     pub efficiency: f64,
 }
 
+/// What the simulator models of a device; every decision is the dispatcher's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum State {
     Idle,
+    /// Told to wait: asked again after the next completion or loss.
     Waiting,
+    /// Nothing more from the balancer (or the run is over for it): asked again after a loss or
+    /// when a lost device's package waits to be re-run; may back up a straggler at a poll.
+    Done,
     Running {
         package: Package,
-        start: f64,
         end: f64,
-        rerun: bool,
         index: usize,
-        /// The device running the other copy of a backed-up package.
-        twin: Option<usize>,
-        /// The other copy completed first: this one's result is thrown away.
-        abandoned: bool,
     },
-    Done,
     Lost,
 }
 
-struct Driver<'a> {
+/// Models time and devices around the shared [`Dispatcher`]: when each package ends, when a
+/// device is lost, when idle devices look for a straggler (the engine's poll).
+struct Driver<'a, 'b> {
     devices: &'a [SimDevice],
     work: &'a CostTable,
-    balancer: &'a mut dyn Balancer,
+    dispatch: Dispatcher<&'b mut dyn Balancer>,
     seed: u64,
     now: f64,
     state: Vec<State>,
-    said_done: Vec<bool>,
-    reruns: Vec<Package>,
     packages: Vec<SimPackage>,
-    finish: Vec<f64>,
-    done_count: Vec<usize>,
-    backups: bool,
-    /// Work-groups per second over the host span of each device's last package.
-    speed: Vec<Option<f64>>,
-    backed_up: Vec<Package>,
 }
 
-impl Driver<'_> {
-    fn launch(&mut self, device: usize, package: Package, rerun: bool) -> Result<()> {
-        let g = self.work.total_groups();
-        if package.len == 0 || package.end() > g {
-            return Err(Error::BadBalancer(format!(
-                "{} handed device {device} the package {package:?} outside 0..{g} or empty",
-                self.balancer.name()
-            )));
-        }
-        // More packages than work-groups means some group was handed out twice.
-        if self.packages.len() as u64 > 2 * g + 2 * self.devices.len() as u64 {
-            return Err(Error::BadBalancer(format!(
-                "{} does not stop handing out work",
-                self.balancer.name()
-            )));
-        }
+impl Driver<'_, '_> {
+    fn launch(&mut self, device: usize, a: Assignment) {
+        let package = a.package;
         let dev = &self.devices[device];
         let draw =
             SplitMix64::keyed(self.seed, &[device as u64, self.packages.len() as u64]).unit();
         let compute =
             dev.compute_seconds(self.work.cost(package.offset, package.len), package.len, draw);
         let end = self.now + dev.overhead + compute;
-        self.state[device] = State::Running {
-            package,
-            start: self.now,
-            end,
-            rerun,
-            index: self.packages.len(),
-            twin: None,
-            abandoned: false,
-        };
+        self.state[device] = State::Running { package, end, index: self.packages.len() };
         self.packages.push(SimPackage {
             device,
             package,
             start: self.now,
             end,
-            rerun,
+            rerun: a.origin == Origin::Retry,
             aborted: false,
-            backup: false,
+            backup: matches!(a.origin, Origin::Backup { .. }),
         });
-        Ok(())
     }
 
-    /// Give an idle device a driver re-run if one is pending, else ask the balancer.
+    /// A free device asks the dispatcher for work.
     fn serve(&mut self, device: usize) -> Result<()> {
-        if let Some(p) = self.reruns.pop() {
-            return self.launch(device, p, true);
-        }
-        if self.said_done[device] {
-            self.state[device] = State::Done;
-            return Ok(());
-        }
-        match self.balancer.next(device, self.now) {
-            Next::Run(p) => self.launch(device, p, false)?,
-            Next::Wait => self.state[device] = State::Waiting,
-            Next::Done => {
-                self.said_done[device] = true;
-                self.state[device] = State::Done;
-            }
-        }
-        if matches!(self.state[device], State::Waiting | State::Done) {
-            self.back_up(device)?;
-        }
-        Ok(())
-    }
-
-    /// With nothing else to do, `device` may run a copy of a straggler (see
-    /// [`SimOptions::backups`]).
-    fn back_up(&mut self, device: usize) -> Result<()> {
-        let Some(my_speed) = self.speed[device].filter(|_| self.backups) else {
-            return Ok(());
-        };
-        let running = self.state.iter().enumerate().filter_map(|(d, s)| match *s {
-            State::Running { package, start, twin: None, abandoned: false, .. }
-                if d != device && !self.backed_up.contains(&package) =>
-            {
-                Some(backup::Running {
-                    device: d,
-                    package,
-                    elapsed: self.now - start,
-                    speed: self.speed[d],
-                })
-            }
-            _ => None,
-        });
-        let Some(chosen) = backup::choose(my_speed, running.collect::<Vec<_>>()) else {
-            return Ok(());
-        };
-        self.backed_up.push(chosen.package);
-        self.launch(device, chosen.package, false)?;
-        if let Some(copy) = self.packages.last_mut() {
-            copy.backup = true;
-        }
-        for (d, other) in [(device, chosen.device), (chosen.device, device)] {
-            if let State::Running { twin, .. } = &mut self.state[d] {
-                *twin = Some(other);
-            }
+        match self.dispatch.ask(device, self.now)? {
+            Decision::Run(a) => self.launch(device, a),
+            Decision::Wait => self.state[device] = State::Waiting,
+            Decision::Idle | Decision::Stop => self.state[device] = State::Done,
         }
         Ok(())
     }
@@ -268,7 +190,7 @@ impl Driver<'_> {
     fn wake(&mut self) -> Result<()> {
         for d in 0..self.state.len() {
             let free = matches!(self.state[d], State::Waiting | State::Idle)
-                || (self.state[d] == State::Done && !self.reruns.is_empty());
+                || (self.state[d] == State::Done && self.dispatch.retries_pending());
             if free {
                 self.serve(d)?;
             }
@@ -277,64 +199,45 @@ impl Driver<'_> {
     }
 
     fn complete(&mut self, device: usize) -> Result<()> {
-        let State::Running { package, start, end, twin, abandoned, .. } = self.state[device] else {
+        let State::Running { package, end, index } = self.state[device] else {
             return Ok(());
         };
         self.now = end;
         self.state[device] = State::Idle;
-        if abandoned {
+        let start = self.packages[index].start;
+        let kernel = (end - start - self.devices[device].overhead).max(0.0);
+        match self.dispatch.kernel_done(device, package, end, Some(kernel))? {
             // The other copy won: this one's result is thrown away, as the engine does with a
             // late copy, so neither the balancer nor the device's finish time hears of it.
-            self.serve(device)?;
-            return self.wake();
-        }
-        if let Some(t) = twin {
-            if let State::Running { abandoned, index, .. } = &mut self.state[t] {
-                *abandoned = true;
-                self.packages[*index].aborted = true;
+            Verdict::Discard => {}
+            Verdict::Keep { abandoned } => {
+                if let Some(State::Running { index, .. }) = abandoned.map(|t| self.state[t]) {
+                    self.packages[index].aborted = true;
+                }
+                self.dispatch.merged(device, package, end)?;
             }
         }
-        self.speed[device] = Some(package.len as f64 / (end - start).max(f64::MIN_POSITIVE));
-        self.finish[device] = end;
-        self.done_count[device] += 1;
-        // Re-runs are reported too, as the engine does: a balancer learns the speed from them
-        // even though it handed that package to another device.
-        let dev = &self.devices[device];
-        self.balancer.completed(&Completion {
-            device,
-            package,
-            kernel_seconds: (end - start - dev.overhead).max(0.0),
-            host_start: start,
-            host_end: end,
-        });
         self.serve(device)?;
         self.wake()
     }
 
     fn lose(&mut self, loss: Loss) -> Result<()> {
         self.now = self.now.max(loss.at);
-        if let State::Running { package, index, twin, abandoned, .. } = self.state[loss.device] {
+        if let State::Running { index, .. } = self.state[loss.device] {
             self.packages[index].aborted = true;
-            // A copy still running elsewhere finishes the package; only a lost sole copy (or
-            // the winner of a pair, which cannot be lost before it completes) is run again.
-            match twin.filter(|_| !abandoned) {
-                Some(t) => {
-                    if let State::Running { twin, .. } = &mut self.state[t] {
-                        *twin = None;
-                    }
-                }
-                None if !abandoned => self.reruns.push(package),
-                None => {}
-            }
         }
         self.state[loss.device] = State::Lost;
-        self.balancer.device_lost(loss.device);
-        // The balancer may give the lost device's share to devices it had told `Done`: the
-        // contract has every device asked again after a loss.
-        for d in 0..self.state.len() {
-            self.said_done[d] = false;
-            if self.state[d] == State::Done {
-                self.state[d] = State::Idle;
+        let alone = self.state.iter().all(|s| *s == State::Lost);
+        let reason = if alone {
+            format!("lost at {:.6} s with no other device left", loss.at)
+        } else {
+            format!("lost at {:.6} s", loss.at)
+        };
+        self.dispatch.fail(loss.device, self.now, reason)?;
+        // The contract has every device asked again after a loss.
+        for s in &mut self.state {
+            if *s == State::Done {
+                *s = State::Idle;
             }
         }
         self.wake()
@@ -343,19 +246,13 @@ impl Driver<'_> {
     /// When idle devices next look for a straggler: every [`backup::BACKUP_POLL_SECONDS`], as
     /// the engine's do, while one of them could back something up.
     fn next_poll(&self) -> Option<f64> {
-        let running = self.state.iter().any(|s| matches!(s, State::Running { .. }));
-        let idle = (0..self.state.len()).any(|d| {
-            matches!(self.state[d], State::Waiting | State::Done) && self.speed[d].is_some()
-        });
-        (self.backups && running && idle).then_some(self.now + backup::BACKUP_POLL_SECONDS)
+        self.dispatch.could_back_up().then_some(self.now + backup::BACKUP_POLL_SECONDS)
     }
 
     fn poll(&mut self, at: f64) -> Result<()> {
         self.now = at;
-        for d in 0..self.state.len() {
-            if matches!(self.state[d], State::Waiting | State::Done) {
-                self.back_up(d)?;
-            }
+        for (d, a) in self.dispatch.tick(at)? {
+            self.launch(d, a);
         }
         Ok(())
     }
@@ -384,22 +281,16 @@ pub fn simulate(
         total_groups: work.total_groups(),
         devices: devices.iter().map(SimDevice::profile).collect(),
     };
-    balancer.start(&setup)?;
+    let names = devices.iter().map(|d| d.name.clone()).collect();
+    let config = Config { backups: options.backups };
     let mut driver = Driver {
         devices,
         work,
-        balancer,
+        dispatch: Dispatcher::start(balancer, setup, names, config)?,
         seed: options.seed,
         now: 0.0,
         state: vec![State::Idle; n],
-        said_done: vec![false; n],
-        reruns: Vec::new(),
         packages: Vec::new(),
-        finish: vec![0.0; n],
-        done_count: vec![0; n],
-        backups: options.backups,
-        speed: vec![None; n],
-        backed_up: Vec::new(),
     };
     let mut loss = options.loss.filter(|l| l.device < n);
     for d in 0..n {
@@ -420,30 +311,20 @@ pub fn simulate(
             },
         }
     }
-    let name = driver.balancer.name();
-    if !driver.reruns.is_empty() {
-        let faults = options.loss.iter().map(|l| crate::error::DeviceFault {
-            device: l.device,
-            name: devices[l.device].name.clone(),
-            reason: format!("lost at {:.6} s with no other device left", l.at),
-        });
-        return Err(Error::AllDevicesFailed(faults.collect()));
-    }
-    if let Some(d) = driver.state.iter().position(|s| *s == State::Waiting) {
-        return Err(Error::BadBalancer(format!(
-            "{name} left device {d} waiting with nothing running"
-        )));
-    }
-    let makespan = driver.finish.iter().copied().fold(0.0, f64::max);
+    driver.dispatch.outcome()?;
+    let stats = driver.dispatch.stats();
+    let finish: Vec<f64> = stats.iter().map(|s| s.finish).collect();
+    let device_packages = stats.iter().map(|s| s.packages).collect();
+    let makespan = finish.iter().copied().fold(0.0, f64::max);
     let alone: Vec<f64> = devices.iter().map(|d| d.alone_seconds(work)).collect();
     let ideal_makespan = 1.0 / alone.iter().map(|t| 1.0 / t).sum::<f64>();
     let efficiency = report::speedup(&alone, makespan) / report::smax(&alone);
     Ok(SimResult {
-        balancer: name,
-        balance: report::balance(&driver.finish),
+        balancer: driver.dispatch.into_balancer().name(),
+        balance: report::balance(&finish),
         packages: driver.packages,
-        device_packages: driver.done_count,
-        finish: driver.finish,
+        device_packages,
+        finish,
         makespan,
         ideal_makespan,
         efficiency,
@@ -453,7 +334,7 @@ pub fn simulate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::balance::{Dynamic, Static};
+    use crate::balance::{Completion, Dynamic, Next, Static};
 
     fn device(speed: f64, overhead: f64, min_groups: u64) -> SimDevice {
         SimDevice {
@@ -637,6 +518,87 @@ mod tests {
         let err =
             simulate(&[device(1.0, 0.0, 1)], &uniform(4), &mut Stalls, &SimOptions::default())
                 .unwrap_err();
-        assert!(err.to_string().contains("waiting with nothing running"), "{err}");
+        assert!(err.to_string().contains("`stalls` stopped handing out work with 4 unit"), "{err}");
+    }
+
+    /// Says `Done` to every device with work left.
+    struct Quits;
+
+    impl Balancer for Quits {
+        fn name(&self) -> String {
+            "quits".into()
+        }
+        fn start(&mut self, _setup: &Setup) -> Result<()> {
+            Ok(())
+        }
+        fn next(&mut self, _device: usize, _now: f64) -> Next {
+            Next::Done
+        }
+        fn completed(&mut self, _done: &Completion) {}
+        fn device_lost(&mut self, _device: usize) {}
+    }
+
+    #[test]
+    fn a_balancer_done_with_work_left_is_an_error_not_a_silent_partial_run() {
+        // The driver before the dispatcher returned a result covering none of the range.
+        let devices = [device(1.0, 0.0, 1), device(2.0, 0.0, 1)];
+        let err = simulate(&devices, &uniform(8), &mut Quits, &SimOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("`quits` stopped handing out work with 8 unit"), "{err}");
+    }
+
+    /// Panics on its second hand-out.
+    struct Panics {
+        handed: u64,
+    }
+
+    impl Balancer for Panics {
+        fn name(&self) -> String {
+            "panics".into()
+        }
+        fn start(&mut self, _setup: &Setup) -> Result<()> {
+            Ok(())
+        }
+        fn next(&mut self, _device: usize, _now: f64) -> Next {
+            self.handed += 1;
+            assert!(self.handed < 2, "no second package");
+            Next::Run(Package { offset: 0, len: 1 })
+        }
+        fn completed(&mut self, _done: &Completion) {}
+        fn device_lost(&mut self, _device: usize) {}
+    }
+
+    #[test]
+    fn a_balancer_that_panics_is_an_error_naming_it() {
+        let devices = [device(1.0, 0.0, 1), device(1.0, 0.0, 1)];
+        let mut b = Panics { handed: 0 };
+        let err = simulate(&devices, &uniform(4), &mut b, &SimOptions::default()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("`panics` panicked in next(): no second package"), "{text}");
+    }
+
+    /// Hands work-group 0 out to every device.
+    struct Repeats;
+
+    impl Balancer for Repeats {
+        fn name(&self) -> String {
+            "repeats".into()
+        }
+        fn start(&mut self, _setup: &Setup) -> Result<()> {
+            Ok(())
+        }
+        fn next(&mut self, _device: usize, _now: f64) -> Next {
+            Next::Run(Package { offset: 0, len: 2 })
+        }
+        fn completed(&mut self, _done: &Completion) {}
+        fn device_lost(&mut self, _device: usize) {}
+    }
+
+    #[test]
+    fn a_work_group_handed_out_twice_is_an_error_as_in_the_engine() {
+        // The driver before the dispatcher ran both copies and merged both.
+        let devices = [device(1.0, 0.0, 1), device(1.0, 0.0, 1)];
+        let err =
+            simulate(&devices, &uniform(4), &mut Repeats, &SimOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("`repeats` handed out work-group 0 twice"), "{err}");
     }
 }
