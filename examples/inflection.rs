@@ -1,6 +1,6 @@
-//! The inflection point (seed 001's term): the smallest problem, measured as the ROI time of
-//! the fastest device alone, at which co-execution beats that device alone, and keeps beating
-//! it at every larger size tried.
+//! The inflection point (the EngineCL optimisation study's term): the smallest problem, measured as
+//! the ROI time of the fastest device alone, at which co-execution beats that device alone, and
+//! keeps beating it at every larger size tried.
 //!
 //! ```text
 //! cargo run --release --example inflection -- --kernels all --devices 1,2 --balancer sigmoid \
@@ -27,9 +27,9 @@ use std::process::ExitCode;
 
 use hetdsl::balance::Static;
 use hetdsl::{Balancer, Runtime};
-use hetdsl_samples::balancers;
-use hetdsl_samples::cli::{kernel_list, parse_flags, select_devices};
-use hetdsl_samples::measure::{inflection_point, repeat};
+use hetdsl_samples::harness::balancers;
+use hetdsl_samples::harness::cli::{kernel_list, parse_flags, select_devices};
+use hetdsl_samples::harness::measure::{inflection_point, repeat};
 use hetdsl_samples::samples::{self, Size};
 use serde_json::{json, Value};
 

@@ -8,5 +8,5 @@
 //! [--devices all|cpu|gpu|0,2] [--out FILE.png]`
 
 fn main() -> std::process::ExitCode {
-    hetdsl_samples::example::main_for("mandelbrot")
+    hetdsl_samples::harness::example::main_for("mandelbrot")
 }

@@ -6,11 +6,11 @@
 use std::process::ExitCode;
 
 use hetdsl::Runtime;
-use hetdsl_samples::balancers;
-use hetdsl_samples::check::all_equal;
-use hetdsl_samples::cli::{parse_flags, select_devices};
-use hetdsl_samples::rng::Rng;
+use hetdsl_samples::harness::balancers;
+use hetdsl_samples::harness::cli::{parse_flags, select_devices};
+use hetdsl_samples::samples::check::all_equal;
 use hetdsl_samples::samples::rap::{self, profit_table, RapKernel};
+use hetdsl_samples::samples::rng::Rng;
 use hetdsl_samples::samples::Size;
 
 fn run() -> Result<bool, String> {

@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     }
     let mut all_correct = true;
     for scene in ["ray1", "ray2"] {
-        match hetdsl_samples::example::run(scene, args.iter().cloned()) {
+        match hetdsl_samples::harness::example::run(scene, args.iter().cloned()) {
             Ok(correct) => all_correct &= correct,
             Err(e) => {
                 eprintln!("{scene}: {e}");

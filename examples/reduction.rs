@@ -7,5 +7,5 @@
 //! [--devices all|cpu|gpu|0,2]`
 
 fn main() -> std::process::ExitCode {
-    hetdsl_samples::example::main_for("reduction")
+    hetdsl_samples::harness::example::main_for("reduction")
 }

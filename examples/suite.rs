@@ -9,8 +9,8 @@
 //! ```
 //! `--devices` takes one set (`all`, `cpu`, `gpu`, `0,2`) or several separated by `/`; with
 //! several, every row starts with its set as written and the plots' names with the set.
-//! A device nominally more than SLOW_CLASS (4)× slower than the fastest chosen one (a CPU beside an H200)
-//! is timed alone on a stratified sample of 1/256 of the problem and its whole time
+//! A device nominally more than SLOW_CLASS (4)× slower than the fastest chosen one (a CPU beside
+//! a GPU) is timed alone on a stratified sample of 1/256 of the problem and its whole time
 //! extrapolated (`alone~` rows; `--alone full` runs it whole instead).
 //!
 //! Prints one table row per kernel × balancer (ROI time is the median of `--reps` runs);
@@ -21,18 +21,19 @@
 //! an energy sampler (NVML for NVIDIA GPUs, RAPL for the CPU packages; `alone~` runs are not),
 //! and each co-executed row gets `E/Ebest` and `EDP/best`: its energy and energy-delay product
 //! over those of the set's fastest device alone, both summed over the set's domains (see
-//! `hetdsl_samples::energy_ratio`); `n/a` (JSON null, with the reasons) where unreadable.
+//! `hetdsl_samples::harness::energy_ratio`); `n/a` (JSON null, with the reasons) where unreadable.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use hetdsl::balance::Static;
-use hetdsl::energy::EnergyReading;
 use hetdsl::Runtime;
-use hetdsl_samples::balancers;
-use hetdsl_samples::cli::{kernel_list, parse_flags, select_devices};
-use hetdsl_samples::energy_ratio;
-use hetdsl_samples::measure::repeat;
+use hetdsl_samples::harness::balancers;
+use hetdsl_samples::harness::cli::{kernel_list, parse_flags, select_devices};
+use hetdsl_samples::harness::energy::EnergyReading;
+use hetdsl_samples::harness::energy_ratio;
+use hetdsl_samples::harness::measure::{repeat, Timed};
+use hetdsl_samples::harness::svg;
 use hetdsl_samples::samples::{self, Sample, Size};
 use serde_json::{json, Value};
 
@@ -52,7 +53,7 @@ struct Options {
 }
 
 /// A device nominally this many times slower than the fastest one chosen is timed alone on a
-/// sample (`--alone auto`): at paper size a 16-core CPU alone would take ~700× an H200's
+/// sample (`--alone auto`): at paper size a CPU alone would take hundreds of times a GPU's
 /// 1–2 s per kernel. Same threshold as Sigmoid's slower class.
 const SLOWER_CLASS: f64 = hetdsl::balance::SLOW_CLASS;
 /// The sample: this many slices, evenly spaced over the range, together 1/SAMPLE_DIVISOR of it.
@@ -188,114 +189,135 @@ struct Alone {
     row: Value,
 }
 
-fn run() -> Result<bool, String> {
-    let opts = options()?;
-    let runtime = Runtime::new().map_err(|e| e.to_string())?;
-    if let Some(dir) = &opts.plots {
-        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    }
-    let several = opts.sets.len() > 1;
-    let table = Table { sets: several, energy: opts.energy };
-    let mut rows: Vec<Value> = Vec::new();
-    let mut all_correct = true;
-    let mut device_list;
-    let mut set_list;
-    table.header();
-    // Wall seconds per kernel (inputs, kernel build, every run and check), to plan runs on
-    // the GPU machines, whose calls are time-limited.
-    let mut wall = serde_json::Map::new();
-    // Runs that could not be made, with why; they make the exit status non-zero.
-    let mut skipped: Vec<Value> = Vec::new();
-    for kernel in &opts.kernels {
-        let started = std::time::Instant::now();
-        let mut sample =
-            samples::create(kernel, opts.size, &runtime).map_err(|e| format!("{kernel}: {e}"))?;
-        let created = started.elapsed().as_secs_f64();
-        let all = sample.devices();
-        let sets: Vec<(&str, Vec<usize>)> = opts
-            .sets
-            .iter()
-            .map(|label| select_devices(label, &all).map(|d| (label.as_str(), d)))
-            .collect::<Result<_, _>>()?;
-        // Every device of any set, in the order first named.
-        let mut union: Vec<usize> = Vec::new();
-        for d in sets.iter().flat_map(|(_, s)| s) {
-            if !union.contains(d) {
-                union.push(*d);
-            }
+/// What the suite has gathered so far: the printed table, the JSON rows and the verdicts.
+struct Suite {
+    opts: Options,
+    table: Table,
+    rows: Vec<Value>,
+    all_correct: bool,
+    /// Wall seconds per kernel (inputs, kernel build, every run and check), to plan runs on
+    /// machines whose calls are time-limited.
+    wall: serde_json::Map<String, Value>,
+    /// Runs that could not be made, with why; they make the exit status non-zero.
+    skipped: Vec<Value>,
+    /// The last kernel's devices and sets, for the JSON document.
+    device_list: Value,
+    set_list: Value,
+}
+
+/// A kernel's device sets resolved against its program's devices, and their union.
+struct Sets<'a> {
+    all: Vec<hetdsl::DeviceInfo>,
+    /// Each set as written, with its device positions.
+    sets: Vec<(&'a str, Vec<usize>)>,
+    /// Every device of any set, in the order first named.
+    union: Vec<usize>,
+}
+
+fn resolve_sets<'a>(labels: &'a [String], sample: &dyn Sample) -> Result<Sets<'a>, String> {
+    let all = sample.devices();
+    let sets: Vec<(&str, Vec<usize>)> = labels
+        .iter()
+        .map(|label| select_devices(label, &all).map(|d| (label.as_str(), d)))
+        .collect::<Result<_, _>>()?;
+    let mut union: Vec<usize> = Vec::new();
+    for d in sets.iter().flat_map(|(_, s)| s) {
+        if !union.contains(d) {
+            union.push(*d);
         }
-        device_list = json!(union
+    }
+    Ok(Sets { all, sets, union })
+}
+
+impl Suite {
+    fn new(opts: Options) -> Self {
+        let table = Table { sets: opts.sets.len() > 1, energy: opts.energy };
+        Suite {
+            opts,
+            table,
+            rows: Vec::new(),
+            all_correct: true,
+            wall: serde_json::Map::new(),
+            skipped: Vec::new(),
+            device_list: Value::Null,
+            set_list: Value::Null,
+        }
+    }
+
+    /// Every set's runs of one kernel: each device alone, then every balancer on every set.
+    fn kernel(&mut self, runtime: &Runtime, kernel: &str) -> Result<(), String> {
+        let started = std::time::Instant::now();
+        let mut sample = samples::create(kernel, self.opts.size, runtime)
+            .map_err(|e| format!("{kernel}: {e}"))?;
+        let created = started.elapsed().as_secs_f64();
+        let labels = self.opts.sets.clone();
+        let sets = resolve_sets(&labels, sample.as_ref())?;
+        self.device_list = json!(sets
+            .union
             .iter()
-            .map(|&i| json!({"position": i, "name": all[i].name, "kind": all[i].kind}))
+            .map(|&i| json!({"position": i, "name": sets.all[i].name, "kind": sets.all[i].kind}))
             .collect::<Vec<_>>());
-        set_list = json!(sets
+        self.set_list = json!(sets
+            .sets
             .iter()
             .map(|(label, d)| json!({"label": label, "devices": d}))
             .collect::<Vec<_>>());
+        let alone = self.time_alone(sample.as_mut(), kernel, &sets);
+        // Every device of a set is in the union: the lookup loses nothing.
+        let position = |d: usize| sets.union.iter().position(|&u| u == d).unwrap_or(0);
+        for (set_label, set) in &sets.sets {
+            let Some(alone) =
+                set.iter().map(|&d| alone[position(d)].as_ref()).collect::<Option<Vec<&Alone>>>()
+            else {
+                eprintln!(
+                    "SKIPPED: {kernel} on set {set_label}: a device of it could not run alone"
+                );
+                self.skipped.push(json!({"kernel": kernel, "set": set_label,
+                    "reason": "a device of the set could not run the problem alone"}));
+                continue;
+            };
+            self.co_execute(sample.as_mut(), kernel, &sets.all, set_label, set, &alone)?;
+        }
+        self.wall.insert(
+            kernel.to_string(),
+            json!({"setup_seconds": created, "total_seconds": started.elapsed().as_secs_f64()}),
+        );
+        self.write_json()
+    }
 
-        // Each device alone on the whole problem (one package: Static over one device), once
-        // for every set; the fastest first, so that the problem's size in balancing units is
-        // known when a device of a slower class is timed on a sample (`--alone auto`).
+    /// Each device of the union alone on the whole problem (one package: Static over one
+    /// device), once for every set; the fastest first, so that the problem's size in balancing
+    /// units is known when a device of a slower class is timed on a sample (`--alone auto`).
+    /// `None` for a device that could not run the problem.
+    fn time_alone(
+        &mut self,
+        sample: &mut dyn Sample,
+        kernel: &str,
+        s: &Sets,
+    ) -> Vec<Option<Alone>> {
         let nominal: Vec<f64> =
-            union.iter().map(|&d| hetdsl::occupancy::nominal_gflops(&all[d])).collect();
+            s.union.iter().map(|&d| hetdsl::occupancy::nominal_gflops(&s.all[d])).collect();
         let fastest = nominal.iter().copied().fold(0.0, f64::max);
-        let mut order: Vec<usize> = (0..union.len()).collect();
+        let mut order: Vec<usize> = (0..s.union.len()).collect();
         order.sort_by(|&a, &b| nominal[b].total_cmp(&nominal[a]));
-        let mut alone: Vec<Option<Alone>> = (0..union.len()).map(|_| None).collect();
+        let mut alone: Vec<Option<Alone>> = (0..s.union.len()).map(|_| None).collect();
         let mut units = None;
         for k in order {
-            let d = union[k];
-            let slower = opts.sampled_alone && nominal[k] * SLOWER_CLASS < fastest;
-            let measured: Result<(Alone, String, String), String> = (|| {
-                Ok(match (slower, units) {
-                    (true, Some(g)) => {
-                        let (seconds, fraction) = sampled_alone(sample.as_mut(), d, g)?;
-                        let row = json!({"device": d, "name": all[d].name, "roi_seconds": seconds,
-                        "estimated_from_fraction": fraction, "correct": null, "energy": null});
-                        let timed = Alone { seconds, whole: false, energy: None, row };
-                        (timed, format!("alone~ dev {d}"), "est.".to_string())
+            let d = s.union[k];
+            let slower = self.opts.sampled_alone && nominal[k] * SLOWER_CLASS < fastest;
+            let (timed, label, correct) =
+                match self.alone_one(sample, d, &s.all, slower, &mut units) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        // A device that cannot run the problem (PoCL's 1 GiB allocation limit on
+                        // paper-size Aho) leaves out the sets it is in, loudly; the rest go on.
+                        eprintln!("SKIPPED: {kernel} alone on device {d}: {e}");
+                        self.skipped.push(json!({"kernel": kernel, "device": d, "reason": e}));
+                        continue;
                     }
-                    _ => {
-                        let static_one = || -> Result<Box<dyn hetdsl::Balancer>, String> {
-                            Ok(Box::new(Static::nominal()))
-                        };
-                        let t = repeat(
-                            sample.as_mut(),
-                            &[d],
-                            None,
-                            opts.reps,
-                            &static_one,
-                            true,
-                            opts.energy,
-                        )?;
-                        units = Some(t.report.total_groups);
-                        let correct = t.verdict.as_ref().is_some_and(|v| v.correct);
-                        all_correct &= correct;
-                        let row = json!({"device": d, "name": all[d].name,
-                        "roi_seconds": t.report.roi_seconds, "correct": correct,
-                        "check": t.verdict, "energy": t.energy});
-                        let timed = Alone {
-                            seconds: t.report.roi_seconds,
-                            whole: true,
-                            energy: t.energy,
-                            row,
-                        };
-                        (timed, format!("alone: dev {d}"), correct.to_string())
-                    }
-                })
-            })();
-            let (timed, label, correct) = match measured {
-                Ok(m) => m,
-                Err(e) => {
-                    // A device that cannot run the problem (PoCL's 1 GiB allocation limit on
-                    // paper-size Aho) leaves out the sets it is in, loudly; the rest go on.
-                    eprintln!("SKIPPED: {kernel} alone on device {d}: {e}");
-                    skipped.push(json!({"kernel": kernel, "device": d, "reason": e}));
-                    continue;
-                }
-            };
+                };
             let joules = timed.energy.as_ref().and_then(EnergyReading::joules);
-            table.row(
+            self.table.row(
                 "-",
                 kernel,
                 &label,
@@ -308,122 +330,214 @@ fn run() -> Result<bool, String> {
             );
             alone[k] = Some(timed);
         }
-        // Every entry was filled above (the order is a permutation of the union), and every
-        // device of a set is in the union: the flatten and the lookup lose nothing.
-        let position = |d: usize| union.iter().position(|&u| u == d).unwrap_or(0);
+        alone
+    }
 
-        for (set_label, set) in &sets {
-            let Some(alone) =
-                set.iter().map(|&d| alone[position(d)].as_ref()).collect::<Option<Vec<&Alone>>>()
-            else {
-                eprintln!(
-                    "SKIPPED: {kernel} on set {set_label}: a device of it could not run alone"
-                );
-                skipped.push(json!({"kernel": kernel, "set": set_label,
-                    "reason": "a device of the set could not run the problem alone"}));
-                continue;
-            };
-            let position = |d: usize| set.iter().position(|&u| u == d).unwrap_or(0);
-            let single: Vec<f64> = set.iter().map(|&d| alone[position(d)].seconds).collect();
-            let single_rows: Vec<&Value> = set.iter().map(|&d| &alone[position(d)].row).collect();
-            // The energy baseline: the set's fastest device timed alone on the whole problem.
-            let best_device =
-                set.iter().copied().filter(|&d| alone[position(d)].whole).min_by(|&a, &b| {
-                    alone[position(a)].seconds.total_cmp(&alone[position(b)].seconds)
-                });
-            let best_energy = best_device.and_then(|d| alone[position(d)].energy.as_ref());
-            for name in &opts.balancers {
-                let t = match repeat(
-                    sample.as_mut(),
-                    set,
-                    None,
-                    opts.reps,
-                    &|| balancers::parse(name),
-                    true,
-                    opts.energy,
-                ) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        eprintln!("SKIPPED: {kernel} on set {set_label} with {name}: {e}");
-                        skipped.push(json!({"kernel": kernel, "set": set_label,
-                            "balancer": name, "reason": e}));
-                        continue;
-                    }
-                };
-                let mut report = t.report;
-                report.compare_with_single_device(&single);
-                let correct = t.verdict.as_ref().is_some_and(|v| v.correct);
-                all_correct &= correct;
-                let ratios = energy_ratio::compare(t.energy.as_ref(), best_energy, &all, set);
-                let packages: Vec<String> =
-                    report.devices.iter().map(|d| d.packages.to_string()).collect();
-                table.row(
-                    set_label,
-                    kernel,
-                    name,
-                    &format!("{:.3}", report.roi_seconds * 1e3),
-                    [
-                        &figure(report.speedup, 3),
-                        &figure(report.smax, 3),
-                        &figure(report.efficiency, 3),
-                        &format!("{:.3}", report.balance),
-                    ],
-                    &packages.join("+"),
-                    &correct.to_string(),
-                    [&figure(ratios.energy_ratio, 3), &figure(ratios.edp_ratio, 3)],
-                );
-                if let Some(dir) = &opts.plots {
-                    let file = match several {
-                        true => format!("{}_{kernel}_{}.svg", clean(set_label), clean(name)),
-                        false => format!("{kernel}_{}.svg", clean(name)),
-                    };
-                    write(&dir.join(file), &hetdsl_samples::svg::run_plot(kernel, &report))?;
+    /// Device `d` alone: estimated from a sample when it is of a `slower` class and the
+    /// problem's size in `units` is known, else timed whole (which sets `units`). Returns the
+    /// timing, the row's label and its correctness column.
+    fn alone_one(
+        &mut self,
+        sample: &mut dyn Sample,
+        d: usize,
+        all: &[hetdsl::DeviceInfo],
+        slower: bool,
+        units: &mut Option<u64>,
+    ) -> Result<(Alone, String, String), String> {
+        if let (true, Some(g)) = (slower, *units) {
+            let (seconds, fraction) = sampled_alone(sample, d, g)?;
+            let row = json!({"device": d, "name": all[d].name, "roi_seconds": seconds,
+                "estimated_from_fraction": fraction, "correct": null, "energy": null});
+            let timed = Alone { seconds, whole: false, energy: None, row };
+            return Ok((timed, format!("alone~ dev {d}"), "est.".to_string()));
+        }
+        let static_one =
+            || -> Result<Box<dyn hetdsl::Balancer>, String> { Ok(Box::new(Static::nominal())) };
+        let t = repeat(sample, &[d], None, self.opts.reps, &static_one, true, self.opts.energy)?;
+        *units = Some(t.report.total_groups);
+        let correct = t.verdict.as_ref().is_some_and(|v| v.correct);
+        self.all_correct &= correct;
+        let row = json!({"device": d, "name": all[d].name,
+            "roi_seconds": t.report.roi_seconds, "correct": correct,
+            "check": t.verdict, "energy": t.energy});
+        let timed = Alone { seconds: t.report.roi_seconds, whole: true, energy: t.energy, row };
+        Ok((timed, format!("alone: dev {d}"), correct.to_string()))
+    }
+
+    /// Every balancer co-executing the kernel on one set, against the set's devices `alone`
+    /// (in the set's order).
+    fn co_execute(
+        &mut self,
+        sample: &mut dyn Sample,
+        kernel: &str,
+        all: &[hetdsl::DeviceInfo],
+        set_label: &str,
+        set: &[usize],
+        alone: &[&Alone],
+    ) -> Result<(), String> {
+        let single: Vec<f64> = alone.iter().map(|a| a.seconds).collect();
+        // The energy baseline: the set's fastest device timed alone on the whole problem.
+        let best = (0..set.len())
+            .filter(|&k| alone[k].whole)
+            .min_by(|&a, &b| alone[a].seconds.total_cmp(&alone[b].seconds));
+        let baseline = Baseline {
+            single,
+            rows: alone.iter().map(|a| a.row.clone()).collect(),
+            best_device: best.map(|k| set[k]),
+            best_energy: best.and_then(|k| alone[k].energy.clone()),
+        };
+        for name in &self.opts.balancers.clone() {
+            let balancer = || balancers::parse(name);
+            let t = match repeat(
+                sample,
+                set,
+                None,
+                self.opts.reps,
+                &balancer,
+                true,
+                self.opts.energy,
+            ) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("SKIPPED: {kernel} on set {set_label} with {name}: {e}");
+                    self.skipped.push(json!({"kernel": kernel, "set": set_label,
+                        "balancer": name, "reason": e}));
+                    continue;
                 }
-                rows.push(json!({
-                    "kernel": kernel,
-                    "problem": sample.describe(),
-                    "set": set_label,
-                    "set_devices": set,
-                    "balancer": name,
-                    "correct": correct,
-                    "check": t.verdict,
-                    "roi_seconds": report.roi_seconds,
-                    "binary_seconds": report.binary_seconds,
-                    "speedup": report.speedup,
-                    "smax": report.smax,
-                    "efficiency": report.efficiency,
-                    "balance": report.balance,
-                    "packages": report.devices.iter().map(|d| d.packages).collect::<Vec<_>>(),
-                    "single_device": single_rows,
-                    "energy": t.energy,
-                    "energy_best_alone_device": best_device,
-                    "energy_ratio": ratios.energy_ratio,
-                    "edp_ratio": ratios.edp_ratio,
-                    "energy_domains": ratios.domains,
-                    "energy_notes": ratios.notes,
-                    "report": report,
-                }));
-            }
+            };
+            let run = CoRun { kernel, problem: sample.describe(), set_label, set, balancer: name };
+            self.record(&run, t, all, &baseline)?;
         }
-        wall.insert(
-            kernel.clone(),
-            json!({"setup_seconds": created, "total_seconds": started.elapsed().as_secs_f64()}),
+        Ok(())
+    }
+
+    /// One co-executed run: its table row, its plot and its JSON row.
+    fn record(
+        &mut self,
+        run: &CoRun,
+        mut t: Timed,
+        all: &[hetdsl::DeviceInfo],
+        base: &Baseline,
+    ) -> Result<(), String> {
+        t.report.compare_with_single_device(&base.single);
+        let report = &t.report;
+        let correct = t.verdict.as_ref().is_some_and(|v| v.correct);
+        self.all_correct &= correct;
+        let ratios =
+            energy_ratio::compare(t.energy.as_ref(), base.best_energy.as_ref(), all, run.set);
+        let packages: Vec<String> = report.devices.iter().map(|d| d.packages.to_string()).collect();
+        self.table.row(
+            run.set_label,
+            run.kernel,
+            run.balancer,
+            &format!("{:.3}", report.roi_seconds * 1e3),
+            [
+                &figure(report.speedup, 3),
+                &figure(report.smax, 3),
+                &figure(report.efficiency, 3),
+                &format!("{:.3}", report.balance),
+            ],
+            &packages.join("+"),
+            &correct.to_string(),
+            [&figure(ratios.energy_ratio, 3), &figure(ratios.edp_ratio, 3)],
         );
-        // Written after every kernel, so that a crash keeps what was measured.
-        if let Some(path) = &opts.json {
-            let doc = json!({"size": opts.size, "reps": opts.reps, "devices": device_list,
-                "sets": set_list, "energy": opts.energy, "wall": wall, "skipped": skipped,
-                "runs": rows});
-            write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)?;
+        if let Some(dir) = &self.opts.plots {
+            let file = match self.table.sets {
+                true => {
+                    format!("{}_{}_{}.svg", clean(run.set_label), run.kernel, clean(run.balancer))
+                }
+                false => format!("{}_{}.svg", run.kernel, clean(run.balancer)),
+            };
+            write(&dir.join(file), &svg::run_plot(run.kernel, report))?;
         }
+        self.rows.push(json_row(run, &t, correct, base, &ratios));
+        Ok(())
     }
-    if !skipped.is_empty() {
-        eprintln!("suite: {} run(s) SKIPPED (see the SKIPPED lines above)", skipped.len());
+
+    /// The JSON document so far; written after every kernel, so that a crash keeps what was
+    /// measured.
+    fn write_json(&self) -> Result<(), String> {
+        let Some(path) = &self.opts.json else { return Ok(()) };
+        let doc = json!({"size": self.opts.size, "reps": self.opts.reps,
+            "devices": self.device_list, "sets": self.set_list, "energy": self.opts.energy,
+            "wall": self.wall, "skipped": self.skipped, "runs": self.rows});
+        write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)
     }
-    if !all_correct {
+}
+
+/// The JSON row of one co-executed run.
+fn json_row(
+    run: &CoRun,
+    t: &Timed,
+    correct: bool,
+    base: &Baseline,
+    ratios: &energy_ratio::EnergyRatios,
+) -> Value {
+    let report = &t.report;
+    json!({
+        "kernel": run.kernel,
+        "problem": run.problem,
+        "set": run.set_label,
+        "set_devices": run.set,
+        "balancer": run.balancer,
+        "correct": correct,
+        "check": t.verdict,
+        "roi_seconds": report.roi_seconds,
+        "binary_seconds": report.binary_seconds,
+        "speedup": report.speedup,
+        "smax": report.smax,
+        "efficiency": report.efficiency,
+        "balance": report.balance,
+        "packages": report.devices.iter().map(|d| d.packages).collect::<Vec<_>>(),
+        "single_device": base.rows,
+        "energy": t.energy,
+        "energy_best_alone_device": base.best_device,
+        "energy_ratio": ratios.energy_ratio,
+        "edp_ratio": ratios.edp_ratio,
+        "energy_domains": ratios.domains,
+        "energy_notes": ratios.notes,
+        "report": report,
+    })
+}
+
+/// The set's devices alone, as every co-executed row of the set compares with them.
+struct Baseline {
+    /// Seconds alone, in the set's order.
+    single: Vec<f64>,
+    rows: Vec<Value>,
+    /// The set's fastest device timed whole, and its energy: the energy ratios' baseline.
+    best_device: Option<usize>,
+    best_energy: Option<EnergyReading>,
+}
+
+/// What names one co-executed run.
+struct CoRun<'a> {
+    kernel: &'a str,
+    problem: String,
+    set_label: &'a str,
+    set: &'a [usize],
+    balancer: &'a str,
+}
+
+fn run() -> Result<bool, String> {
+    let opts = options()?;
+    let runtime = Runtime::new().map_err(|e| e.to_string())?;
+    if let Some(dir) = &opts.plots {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
+    let kernels = opts.kernels.clone();
+    let mut suite = Suite::new(opts);
+    suite.table.header();
+    for kernel in &kernels {
+        suite.kernel(&runtime, kernel)?;
+    }
+    if !suite.skipped.is_empty() {
+        eprintln!("suite: {} run(s) SKIPPED (see the SKIPPED lines above)", suite.skipped.len());
+    }
+    if !suite.all_correct {
         eprintln!("suite: some runs did not match their CPU reference");
     }
-    Ok(all_correct && skipped.is_empty())
+    Ok(suite.all_correct && suite.skipped.is_empty())
 }
 
 fn main() -> ExitCode {

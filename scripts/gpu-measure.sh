@@ -29,7 +29,8 @@ label=${1:?label, e.g. h200x1}; shift || true
 bin=.device/bin
 out=results/$label
 mkdir -p "$out/plots"
-# NVIDIA's OpenCL driver must be registered with the ICD loader (see ../shared/DESIGN.md).
+# NVIDIA's OpenCL driver must be registered with the ICD loader: the GPU machines ship the
+# library but no /etc/OpenCL/vendors entry naming it.
 [ -f /usr/lib/libnvidia-opencl.so.1 ] && echo /usr/lib/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 export HETDSL_KERNELS=$PWD/kernels
 { date -u; nvidia-smi -L; nproc; uname -r; } > "$out/machine.txt" 2>&1
@@ -54,8 +55,8 @@ if [ "${SUITE:-1}" != 0 ]; then
         2>&1 | tee "$out/suite-$name.txt"
   done
 fi
-# Seed 001's inflection point: the fastest device of INFLECT_DEVICES alone vs co-execution on
-# them, over growing sub-ranges of each kernel.
+# The inflection point (EngineCL optimisation study): the fastest device of INFLECT_DEVICES
+# alone vs co-execution on them, over growing sub-ranges of each kernel.
 if [ "${INFLECT:-0}" = 1 ]; then
   { date -u; echo "inflection --devices ${INFLECT_DEVICES:-1,2}"; } >> "$out/timeline.txt"
   timeout $(limit ${INFLECT_TIMEOUT:-900}) $bin/inflection --size ${INFLECT_SIZE:-paper} --devices "${INFLECT_DEVICES:-1,2}" \

@@ -1,18 +1,15 @@
-//! Shared code of the hetdsl samples: inputs, CPU references, tolerance rules and runners of
-//! the ported kernels ([`samples`]), plus the small utilities they need (a seeded RNG, a PNG
-//! writer, SVG plots of a run, balancer names for the command line), and helpers for the
-//! integration tests.
+//! The hetdsl samples and the benchmark harness that measures them, in two rooms:
+//!
+//! - [`samples`]: the ported kernels, each its `kernel!` declaration, deterministic inputs,
+//!   launch, independent CPU reference and tolerance rule (with the seeded RNG and the
+//!   comparison rules they share);
+//! - [`harness`]: what runs and measures them (repeated timed runs, energy sampling and energy
+//!   ratios, SVG plots, a PNG writer, command-line plumbing, the body of each sample's example).
+//!
+//! Plus two helpers for the integration tests: where the kernels live and how to build one.
 
-pub mod balancers;
-pub mod check;
-pub mod cli;
-pub mod energy_ratio;
-pub mod example;
-pub mod measure;
-pub mod png;
-pub mod rng;
+pub mod harness;
 pub mod samples;
-pub mod svg;
 
 use hetdsl::{Program, Result, Runtime};
 

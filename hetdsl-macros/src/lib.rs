@@ -14,6 +14,7 @@ mod errors;
 mod expand;
 mod parse;
 mod pod;
+mod role;
 
 use hetdsl_decl::clsig;
 

@@ -26,7 +26,6 @@
 pub mod balance;
 mod builtins;
 pub mod device;
-pub mod energy;
 pub mod engine;
 pub mod error;
 pub mod merge;
@@ -66,7 +65,6 @@ const _: () = {
     send_sync::<Error>();
     send_sync::<DeviceInfo>();
     send_sync::<Pattern>();
-    send_sync::<energy::EnergyReading>();
     send::<Launch<'static>>();
     send::<Box<dyn Balancer>>();
 };

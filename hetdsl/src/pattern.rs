@@ -1,4 +1,4 @@
-//! Partition patterns (EngineCL, seed 001): how a buffer's elements map onto work-items.
+//! Partition patterns (EngineCL paper): how a buffer's elements map onto work-items.
 //!
 //! A pattern `a:b` says that every `b` work-items own `a` elements of the buffer, so a package of
 //! work-items `[o, o+n)` touches elements `[a·o/b, a·(o+n)/b)`. Binomial's output is `1:255`

@@ -1,5 +1,6 @@
-//! What a run reports, and the metrics of seed 001 §IV / seed 000 §5. Pure: numbers in,
-//! numbers out; the engine fills a [`Report`], the simulator computes the same metrics.
+//! What a run reports, and the metrics of the EngineCL optimisation study (§IV) and the Sigmoid
+//! paper (§5). Pure: numbers in, numbers out; the engine fills a [`Report`], the simulator computes
+//! the same metrics.
 
 use crate::balance::{DeviceKind, Package};
 

@@ -4,13 +4,12 @@
 //! stretches built from the patterns' source motifs (walks run long): irregular.
 
 use std::collections::HashMap;
-use std::ops::Range;
 
-use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
+use hetdsl::{Launch, Program, Runtime};
 
-use super::{cached_reference, place, Sample, Size};
-use crate::check::{all_equal, Verdict};
-use crate::rng::Rng;
+use super::check::{all_equal, Verdict};
+use super::rng::Rng;
+use super::{cached_reference, Sample, Size};
 
 pub const LWS: usize = 64;
 const ALPHABET: &[u8] = b"ACGT";
@@ -183,18 +182,13 @@ impl Sample for Aho {
         )
     }
 
-    fn devices(&self) -> Vec<DeviceInfo> {
-        self.kernel.program().devices()
+    fn program(&self) -> &Program {
+        self.kernel.program()
     }
 
-    fn run(
-        &mut self,
-        devices: Option<&[usize]>,
-        balancer: Option<Box<dyn Balancer>>,
-        groups: Option<Range<u64>>,
-    ) -> hetdsl::Result<Report> {
+    fn launch(&mut self) -> hetdsl::Result<Launch<'_>> {
         self.matches.fill(-7);
-        let launch = self.kernel.launch(
+        self.kernel.launch(
             self.text.len(),
             &self.text,
             self.text.len() as i32,
@@ -202,8 +196,7 @@ impl Sample for Aho {
             self.table.patterns,
             self.table.initial,
             &mut self.matches,
-        )?;
-        place(launch, devices, balancer, groups).run()
+        )
     }
 
     fn verify(&mut self) -> Verdict {

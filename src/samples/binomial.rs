@@ -1,12 +1,11 @@
 //! Binomial option pricing (AMD APP SDK `BinomialOption`): European calls on a 254-step
 //! Cox–Ross–Rubinstein tree, four options per work-group of 255 work-items; output 1:255.
 
-use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
-use std::ops::Range;
+use hetdsl::{Launch, Program, Runtime};
 
-use super::{cached_reference, place, Sample, Size};
-use crate::check::{all_close, relative_l2, Verdict};
-use crate::rng::Rng;
+use super::check::{all_close, relative_l2, Verdict};
+use super::rng::Rng;
+use super::{cached_reference, Sample, Size};
 
 /// Tree depth; the work-group has `STEPS + 1` work-items, and the fold needs an even depth.
 pub const STEPS: usize = 254;
@@ -68,10 +67,10 @@ impl Binomial {
     pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let groups = match size {
             Size::Small => 256,
-            // 8 Mi work-groups of 255 keep every global id below 2^31: on two H200s, NVIDIA's
-            // OpenCL faulted (Xid 13, out-of-range address) in launches whose offset + size lay
-            // between 2^31 and 2^32, and this kernel's cost per work-item is fixed by the
-            // paper's 254 steps, so the H200 works ~0.45 s here rather than 1-2 s.
+            // 8 Mi work-groups of 255 keep every global id below 2^31: NVIDIA's OpenCL faulted
+            // (out-of-range address) in launches whose offset + size lay between 2^31 and 2^32;
+            // the cost per work-item is fixed by the paper's 254 steps, so this size runs
+            // shorter than the others (docs/RESULTS.md).
             Size::Paper => 8 << 20,
         };
         let mut rng = Rng::new(0xB1_0001);
@@ -97,20 +96,14 @@ impl Sample for Binomial {
         format!("{} options, {STEPS} steps, lws {}", self.random.len() * 4, STEPS + 1)
     }
 
-    fn devices(&self) -> Vec<DeviceInfo> {
-        self.kernel.program().devices()
+    fn program(&self) -> &Program {
+        self.kernel.program()
     }
 
-    fn run(
-        &mut self,
-        devices: Option<&[usize]>,
-        balancer: Option<Box<dyn Balancer>>,
-        groups: Option<Range<u64>>,
-    ) -> hetdsl::Result<Report> {
+    fn launch(&mut self) -> hetdsl::Result<Launch<'_>> {
         self.prices.fill([f32::NAN; 4]);
         let items = self.random.len() * (STEPS + 1);
-        let launch = self.kernel.launch(items, STEPS as i32, &self.random, &mut self.prices)?;
-        place(launch, devices, balancer, groups).run()
+        self.kernel.launch(items, STEPS as i32, &self.random, &mut self.prices)
     }
 
     fn verify(&mut self) -> Verdict {

@@ -3,12 +3,11 @@
 //! Integer arithmetic throughout, so the check is exact. Irregular: flat regions keep many
 //! candidates (full cost), textured ones drop them early.
 
-use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
-use std::ops::Range;
+use hetdsl::{Launch, Program, Runtime};
 
-use super::{cached_reference, place, Sample, Size};
-use crate::check::{all_equal, Verdict};
-use crate::rng::Rng;
+use super::check::{all_equal, Verdict};
+use super::rng::Rng;
+use super::{cached_reference, Sample, Size};
 
 pub const LWS: usize = 64;
 /// Must match BLOCK and MAX_MATCHES in kernels/bm3d.cl.
@@ -157,20 +156,15 @@ impl Sample for Bm3d {
         )
     }
 
-    fn devices(&self) -> Vec<DeviceInfo> {
-        self.kernel.program().devices()
+    fn program(&self) -> &Program {
+        self.kernel.program()
     }
 
-    fn run(
-        &mut self,
-        devices: Option<&[usize]>,
-        balancer: Option<Box<dyn Balancer>>,
-        groups: Option<Range<u64>>,
-    ) -> hetdsl::Result<Report> {
+    fn launch(&mut self) -> hetdsl::Result<Launch<'_>> {
         // No noisy pixel is near 0, so neither is a mean of them: 0 marks an unwritten pixel.
         self.filtered.fill(0);
         let p = &self.problem;
-        let launch = self.kernel.launch(
+        self.kernel.launch(
             p.rows * p.cols,
             &p.noisy,
             p.rows as i32,
@@ -178,8 +172,7 @@ impl Sample for Bm3d {
             p.radius,
             p.threshold,
             &mut self.filtered,
-        )?;
-        place(launch, devices, balancer, groups).run()
+        )
     }
 
     fn verify(&mut self) -> Verdict {

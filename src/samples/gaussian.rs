@@ -2,12 +2,11 @@
 //! Gaussian filter, borders clamped. The image is given whole (the rows of a package need a
 //! halo above and below), the filter weights are a second input, the output is 1:1.
 
-use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
-use std::ops::Range;
+use hetdsl::{Launch, Program, Runtime};
 
-use super::{cached_reference, place, Sample, Size};
-use crate::check::{all_close, Verdict};
-use crate::rng::Rng;
+use super::check::{all_close, Verdict};
+use super::rng::Rng;
+use super::{cached_reference, Sample, Size};
 
 pub const LWS: usize = 128;
 
@@ -130,19 +129,14 @@ impl Sample for Gaussian {
         )
     }
 
-    fn devices(&self) -> Vec<DeviceInfo> {
-        self.kernel.program().devices()
+    fn program(&self) -> &Program {
+        self.kernel.program()
     }
 
-    fn run(
-        &mut self,
-        devices: Option<&[usize]>,
-        balancer: Option<Box<dyn Balancer>>,
-        groups: Option<Range<u64>>,
-    ) -> hetdsl::Result<Report> {
+    fn launch(&mut self) -> hetdsl::Result<Launch<'_>> {
         // Alpha is 255 in every blurred pixel (the image's alpha is 255 and the weights sum to 1).
         self.blurred.fill([0, 0, 0, 0]);
-        let launch = self.kernel.launch(
+        self.kernel.launch(
             self.rows * self.cols,
             &self.image,
             &self.filter,
@@ -150,8 +144,7 @@ impl Sample for Gaussian {
             self.rows as i32,
             self.cols as i32,
             self.filter_width as i32,
-        )?;
-        place(launch, devices, balancer, groups).run()
+        )
     }
 
     fn verify(&mut self) -> Verdict {

@@ -1,11 +1,10 @@
 //! Mandelbrot (AMD APP SDK `Mandelbrot`): four pixels per work-item (output 4:1), escape-time
 //! iteration with smooth colouring. Irregular: interior pixels iterate to the limit.
 
-use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
-use std::ops::Range;
+use hetdsl::{Launch, Program, Runtime};
 
-use super::{cached_reference, place, Sample, Size};
-use crate::check::{pixels_match, Verdict};
+use super::check::{pixels_match, Verdict};
+use super::{cached_reference, Sample, Size};
 
 pub const LWS: usize = 256;
 
@@ -109,20 +108,15 @@ impl Sample for Mandelbrot {
         )
     }
 
-    fn devices(&self) -> Vec<DeviceInfo> {
-        self.kernel.program().devices()
+    fn program(&self) -> &Program {
+        self.kernel.program()
     }
 
-    fn run(
-        &mut self,
-        devices: Option<&[usize]>,
-        balancer: Option<Box<dyn Balancer>>,
-        groups: Option<Range<u64>>,
-    ) -> hetdsl::Result<Report> {
+    fn launch(&mut self) -> hetdsl::Result<Launch<'_>> {
         // Alpha is always 255 in a computed pixel.
         self.image.fill([0, 0, 0, 0]);
         let v = self.view;
-        let launch = self.kernel.launch(
+        self.kernel.launch(
             v.width * v.height / 4,
             &mut self.image,
             v.left,
@@ -131,8 +125,7 @@ impl Sample for Mandelbrot {
             -v.step,
             v.max_iterations,
             v.width as i32,
-        )?;
-        place(launch, devices, balancer, groups).run()
+        )
     }
 
     fn verify(&mut self) -> Verdict {

@@ -9,17 +9,19 @@ use std::ops::Range;
 pub mod aho;
 pub mod binomial;
 pub mod bm3d;
+pub mod check;
 pub mod gaussian;
 pub mod mandelbrot;
 pub mod nbody;
 pub mod rap;
 pub mod raytrace;
 pub mod reduction;
+pub mod rng;
 pub mod taylor;
 
-use hetdsl::{Balancer, DeviceInfo, Launch, Report, Runtime};
+use hetdsl::{Balancer, DeviceInfo, Launch, Program, Report, Runtime};
 
-use crate::check::Verdict;
+use check::Verdict;
 
 /// Problem sizes: `Small` runs in well under a second per kernel on PoCL with two cores (CI);
 /// `Paper` keeps the fastest GPU of the test machine (an H200) busy for about 1–2 s.
@@ -43,28 +45,44 @@ impl std::str::FromStr for Size {
 /// A ported sample: its kernel declared with `hetdsl::kernel!` (checked against the OpenCL
 /// source at compile time) and built for a runtime's devices, its inputs generated, ready to
 /// run any number of times.
+///
+/// A new sample writes its name, [`Sample::describe`], [`Sample::program`],
+/// [`Sample::launch`] (poison the outputs, then the kernel's typed launch over the whole
+/// problem) and [`Sample::verify`]; device selection, balancer and work-group range come from
+/// the provided [`Sample::run`].
 pub trait Sample {
     /// The name used on the suite's command line (`mandelbrot`, `ray1`, …).
     fn name(&self) -> &str;
     /// The problem in words (sizes, parameters), for tables and reports.
     fn describe(&self) -> String;
-    /// The devices the kernel was built for; `run`'s device positions index this list.
-    fn devices(&self) -> Vec<DeviceInfo>;
-    /// Co-execute the kernel once on `devices` (positions in [`Sample::devices`], all if `None`)
-    /// with `balancer` (the declared one if `None`), over the balancing units `groups` (all if
-    /// `None`; see `Launch::groups`). The outputs are poisoned first, so a work-item that was
-    /// never run shows up in [`Sample::verify`].
-    fn run(
-        &mut self,
-        devices: Option<&[usize]>,
-        balancer: Option<Box<dyn Balancer>>,
-        groups: Option<Range<u64>>,
-    ) -> hetdsl::Result<Report>;
+    /// The program the kernel was built into (`kernel.program()`).
+    fn program(&self) -> &Program;
+    /// Poison the outputs, so that a work-item that was never run shows up in
+    /// [`Sample::verify`], and prepare the launch of the whole problem with the declared
+    /// balancer on every device.
+    fn launch(&mut self) -> hetdsl::Result<Launch<'_>>;
     /// Compare the last run's output with the CPU reference (computed once, then cached).
     fn verify(&mut self) -> Verdict;
     /// The output as an RGBA image (width, height, pixels), for samples that make one.
     fn image(&self) -> Option<(usize, usize, Vec<[u8; 4]>)> {
         None
+    }
+
+    /// The devices the kernel was built for; `run`'s device positions index this list.
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.program().devices()
+    }
+
+    /// Co-execute the kernel once on `devices` (positions in [`Sample::devices`], all if `None`)
+    /// with `balancer` (the declared one if `None`), over the balancing units `groups` (all if
+    /// `None`; see `Launch::groups`), the outputs poisoned first by [`Sample::launch`].
+    fn run(
+        &mut self,
+        devices: Option<&[usize]>,
+        balancer: Option<Box<dyn Balancer>>,
+        groups: Option<Range<u64>>,
+    ) -> hetdsl::Result<Report> {
+        place(self.launch()?, devices, balancer, groups).run()
     }
 }
 
@@ -134,7 +152,7 @@ pub(crate) const PAPER_CHECK_BUDGET: usize = 20_000;
 pub(crate) fn check_indices(total: usize, size: Size, seed: u64) -> Vec<usize> {
     match size {
         Size::Small => (0..total).collect(),
-        Size::Paper => crate::check::sample_indices(total, PAPER_CHECK_BUDGET, seed),
+        Size::Paper => check::sample_indices(total, PAPER_CHECK_BUDGET, seed),
     }
 }
 
@@ -149,7 +167,7 @@ pub(crate) fn cached_reference<T: Send>(
 ) -> &(Vec<usize>, Vec<T>) {
     cache.get_or_insert_with(|| {
         let indices = check_indices(total, size, seed);
-        let values = crate::check::par_map(&indices, f);
+        let values = check::par_map(&indices, f);
         (indices, values)
     })
 }

@@ -1,12 +1,11 @@
 //! NBody (AMD APP SDK `NBody`): one step of a direct-sum gravitational simulation. Positions are
 //! read whole by every package; velocities and both outputs are sliced 1:1.
 
-use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
-use std::ops::Range;
+use hetdsl::{Launch, Program, Runtime};
 
-use super::{cached_reference, place, Sample, Size};
-use crate::check::{relative_l2, Verdict};
-use crate::rng::Rng;
+use super::check::{relative_l2, Verdict};
+use super::rng::Rng;
+use super::{cached_reference, Sample, Size};
 
 pub const LWS: usize = 128;
 pub const DT: f32 = 0.005;
@@ -116,19 +115,14 @@ impl Sample for NBody {
         format!("{} bodies, 1 step, lws {LWS}", self.position.len())
     }
 
-    fn devices(&self) -> Vec<DeviceInfo> {
-        self.kernel.program().devices()
+    fn program(&self) -> &Program {
+        self.kernel.program()
     }
 
-    fn run(
-        &mut self,
-        devices: Option<&[usize]>,
-        balancer: Option<Box<dyn Balancer>>,
-        groups: Option<Range<u64>>,
-    ) -> hetdsl::Result<Report> {
+    fn launch(&mut self) -> hetdsl::Result<Launch<'_>> {
         self.new_position.fill([f32::NAN; 4]);
         self.new_velocity.fill([f32::NAN; 4]);
-        let launch = self.kernel.launch(
+        self.kernel.launch(
             self.position.len(),
             &self.position,
             &self.velocity,
@@ -137,8 +131,7 @@ impl Sample for NBody {
             SOFTENING2,
             &mut self.new_position,
             &mut self.new_velocity,
-        )?;
-        place(launch, devices, balancer, groups).run()
+        )
     }
 
     fn verify(&mut self) -> Verdict {

@@ -1,17 +1,17 @@
 //! RAP (the papers' "Rap"): the Resource Allocation Problem's dynamic programme. Each launch
-//! computes one stage, next[j] = max over x ≤ j of previous[j − x] + profit[x], one work-item
+//! computes one stage, `next[j] = max over x ≤ j of previous[j − x] + profit[x]`, one work-item
 //! per j; work-item j loops j + 1 times, so later packages cost more (irregular by design).
 
-use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
+use hetdsl::{Balancer, Launch, Program, Report, Runtime};
 use std::ops::Range;
 
+use super::check::{all_equal, par_map, Verdict};
+use super::rng::Rng;
 use super::{cached_reference, place, Sample, Size};
-use crate::check::{all_equal, par_map, Verdict};
-use crate::rng::Rng;
 
 pub const LWS: usize = 64;
 
-/// A non-decreasing random profit table for 0..len units with profit[0] = 0 (more resource
+/// A non-decreasing random profit table for 0..len units with `profit[0] = 0` (more resource
 /// never earns less), steps of 0..max_step.
 pub fn profit_table(len: usize, max_step: u64, rng: &mut Rng) -> Vec<i32> {
     let mut total = 0i32;
@@ -104,26 +104,13 @@ impl Sample for Rap {
         format!("1 stage over {} resource units, lws {LWS}", self.next.len())
     }
 
-    fn devices(&self) -> Vec<DeviceInfo> {
-        self.kernel.program().devices()
+    fn program(&self) -> &Program {
+        self.kernel.program()
     }
 
-    fn run(
-        &mut self,
-        devices: Option<&[usize]>,
-        balancer: Option<Box<dyn Balancer>>,
-        groups: Option<Range<u64>>,
-    ) -> hetdsl::Result<Report> {
+    fn launch(&mut self) -> hetdsl::Result<Launch<'_>> {
         self.next.fill(i32::MIN);
-        run_stage(
-            &self.kernel,
-            &self.previous,
-            &self.profit,
-            &mut self.next,
-            devices,
-            balancer,
-            groups,
-        )
+        self.kernel.launch(self.next.len(), &self.previous, &self.profit, &mut self.next)
     }
 
     fn verify(&mut self) -> Verdict {

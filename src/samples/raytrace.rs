@@ -3,12 +3,11 @@
 //! the scene cached in local memory. Two scenes with the same room but differently placed
 //! mirror and glass spheres: clustered at the bottom (Ray1) or spread over the view (Ray2).
 
-use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
-use std::ops::Range;
+use hetdsl::{Launch, Program, Runtime};
 
-use super::{cached_reference, place, Sample, Size};
-use crate::check::{pixels_match, Verdict};
-use crate::rng::Rng;
+use super::check::{pixels_match, Verdict};
+use super::rng::Rng;
+use super::{cached_reference, Sample, Size};
 
 pub const LWS: usize = 64;
 /// Must match the defines of kernels/raytrace.cl.
@@ -428,19 +427,14 @@ impl Sample for RayTrace {
         )
     }
 
-    fn devices(&self) -> Vec<DeviceInfo> {
-        self.kernel.program().devices()
+    fn program(&self) -> &Program {
+        self.kernel.program()
     }
 
-    fn run(
-        &mut self,
-        devices: Option<&[usize]>,
-        balancer: Option<Box<dyn Balancer>>,
-        groups: Option<Range<u64>>,
-    ) -> hetdsl::Result<Report> {
+    fn launch(&mut self) -> hetdsl::Result<Launch<'_>> {
         self.pixels.fill([0, 0, 0, 0]);
         let v = self.view;
-        let launch = self.kernel.launch(
+        self.kernel.launch(
             v.width * v.height,
             &mut self.pixels,
             v.width as i32,
@@ -452,8 +446,7 @@ impl Sample for RayTrace {
             v.view_height,
             &self.scene,
             self.scene.len() as i32,
-        )?;
-        place(launch, devices, balancer, groups).run()
+        )
     }
 
     fn verify(&mut self) -> Verdict {

@@ -5,11 +5,10 @@
 //! work-item), output 1:256 (one sum per work-group). Integer sums are exact, so the check is
 //! bit for bit.
 
-use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
-use std::ops::Range;
+use hetdsl::{Launch, Program, Runtime};
 
-use super::{cached_reference, place, Sample, Size};
-use crate::check::{all_equal, Verdict};
+use super::check::{all_equal, Verdict};
+use super::{cached_reference, Sample, Size};
 
 pub const LWS: usize = 256;
 
@@ -39,7 +38,7 @@ impl Reduction {
             Size::Small => 1 << 16,
             Size::Paper => 1 << 24,
         };
-        let mut rng = crate::rng::Rng::new(31);
+        let mut rng = super::rng::Rng::new(31);
         let input = (0..items)
             .map(|_| std::array::from_fn(|_| rng.below(1 << 20) as u32))
             .collect::<Vec<_>>();
@@ -62,20 +61,14 @@ impl Sample for Reduction {
         format!("{} uint4, lws {LWS}", self.input.len())
     }
 
-    fn devices(&self) -> Vec<DeviceInfo> {
-        self.kernel.program().devices()
+    fn program(&self) -> &Program {
+        self.kernel.program()
     }
 
-    fn run(
-        &mut self,
-        devices: Option<&[usize]>,
-        balancer: Option<Box<dyn Balancer>>,
-        groups: Option<Range<u64>>,
-    ) -> hetdsl::Result<Report> {
+    fn launch(&mut self) -> hetdsl::Result<Launch<'_>> {
         // A poison no group of sums below 2^20 · 4 · 256 can reach.
         self.sums.fill(u32::MAX);
-        let launch = self.kernel.launch(self.input.len(), &self.input, &mut self.sums)?;
-        place(launch, devices, balancer, groups).run()
+        self.kernel.launch(self.input.len(), &self.input, &mut self.sums)
     }
 
     fn verify(&mut self) -> Verdict {

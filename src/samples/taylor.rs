@@ -2,11 +2,10 @@
 //! ours): the order-K Taylor polynomial of exp(x)·sin(y) around (x0, y0), evaluated on a grid.
 //! 2-D NDRange, split by the engine into bands of work-group rows; output 1:1, row-major.
 
-use hetdsl::{Balancer, DeviceInfo, Report, Runtime};
-use std::ops::Range;
+use hetdsl::{Launch, Program, Runtime};
 
-use super::{cached_reference, place, Sample, Size};
-use crate::check::{all_close, Verdict};
+use super::check::{all_close, Verdict};
+use super::{cached_reference, Sample, Size};
 
 pub const LWS: [usize; 2] = [16, 8];
 
@@ -119,19 +118,14 @@ impl Sample for Taylor {
         )
     }
 
-    fn devices(&self) -> Vec<DeviceInfo> {
-        self.kernel.program().devices()
+    fn program(&self) -> &Program {
+        self.kernel.program()
     }
 
-    fn run(
-        &mut self,
-        devices: Option<&[usize]>,
-        balancer: Option<Box<dyn Balancer>>,
-        groups: Option<Range<u64>>,
-    ) -> hetdsl::Result<Report> {
+    fn launch(&mut self) -> hetdsl::Result<Launch<'_>> {
         self.approx.fill(f32::NAN);
         let g = self.grid;
-        let launch = self.kernel.launch(
+        self.kernel.launch(
             [g.width, g.height],
             &mut self.approx,
             g.x0,
@@ -141,8 +135,7 @@ impl Sample for Taylor {
             g.step,
             g.width as i32,
             g.order,
-        )?;
-        place(launch, devices, balancer, groups).run()
+        )
     }
 
     fn verify(&mut self) -> Verdict {

@@ -1,8 +1,8 @@
-//! Adaptive (Boyer et al., as extended to N devices in seed 000 §4.1): small probe packages per
-//! device, growing, then one split of all remaining work in proportion to the throughput the
-//! probes measured. Seed 000 found the authors' first probe too big for the slowest device and
-//! used a smaller one; here the first probe is the device's occupancy bound (the smallest package
-//! that still fills it) and the second twice that.
+//! Adaptive (Boyer et al., as extended to N devices in the Sigmoid paper, §4.1): small probe
+//! packages per device, growing, then one split of all remaining work in proportion to the
+//! throughput the probes measured. The Sigmoid paper found the authors' first probe too big for the
+//! slowest device and used a smaller one; here the first probe is the device's occupancy bound (the
+//! smallest package that still fills it) and the second twice that.
 
 use super::probe::{ProbeThenSplit, SplitRule, SplitView};
 use super::proportional_split;

@@ -1,4 +1,5 @@
-//! HGuided (seed 001): guided self-scheduling weighted by device power. Device i gets
+//! HGuided (EngineCL optimisation study): guided self-scheduling weighted by device power.
+//! Device i gets
 //!
 //! ```text
 //! size_i = ⌊ Gr · P_i / (k_i · N · Σ_j P_j) ⌋,   never below m_i, never above Gr
@@ -6,8 +7,8 @@
 //!
 //! with Gr the work-groups left, P the devices' computing powers (nominal GFLOP/s unless given),
 //! k_i a constant and m_i a minimum package in work-groups (the paper's multiplier of the local
-//! work size). The default form ("DefHG" of seed 000) uses k = 2 and the occupancy bound as the
-//! minimum; the tuned form takes a (k_i, m_i) pair per device.
+//! work size). The default form ("DefHG" of the Sigmoid paper) uses k = 2 and the occupancy bound
+//! as the minimum; the tuned form takes a (k_i, m_i) pair per device.
 
 use super::speeds::usable_nominal;
 use super::{check_setup, Balancer, Completion, DeviceKind, Next, Remaining, Setup};
@@ -39,14 +40,14 @@ impl<T: Clone> PerDevice<T> {
 enum Tuning {
     /// The same k for all; minimum `Some(m)` work-groups, or each device's occupancy bound.
     Uniform { k: f64, min_groups: Option<u64> },
-    /// Per-device pairs; `None` takes seed 001's best values by device kind.
+    /// Per-device pairs; `None` takes the EngineCL optimisation study's best values by device kind.
     PerDevice { k: Option<PerDevice<f64>>, min_groups: Option<PerDevice<u64>> },
 }
 
-/// Seed 001's best pairs: CPU (k 3.5, m 1), integrated GPU (1.5, 15), discrete GPU (1, 30). A
-/// device kind does not tell integrated from discrete GPUs, so GPUs and accelerators take the
-/// discrete values.
-fn seed001_pair(kind: DeviceKind) -> (f64, u64) {
+/// The EngineCL optimisation study's best pairs: CPU (k 3.5, m 1), integrated GPU (1.5, 15),
+/// discrete GPU (1, 30). A device kind does not tell integrated from discrete GPUs, so GPUs and
+/// accelerators take the discrete values.
+fn tuned_pair(kind: DeviceKind) -> (f64, u64) {
     match kind {
         DeviceKind::Cpu => (3.5, 1),
         DeviceKind::Gpu | DeviceKind::Accelerator | DeviceKind::Other => (1.0, 30),
@@ -86,7 +87,8 @@ impl HGuided {
     pub fn uniform(k: f64, min_groups: Option<u64>) -> Self {
         Self::from_tuning(Tuning::Uniform { k, min_groups })
     }
-    /// Per-device (k_i, m_i); a `None` side takes seed 001's values by device kind.
+    /// Per-device (k_i, m_i); a `None` side takes the EngineCL optimisation study's values by
+    /// device kind.
     pub fn tuned(k: Option<PerDevice<f64>>, min_groups: Option<PerDevice<u64>>) -> Self {
         Self::from_tuning(Tuning::PerDevice { k, min_groups })
     }
@@ -111,7 +113,7 @@ impl Balancer for HGuided {
             ),
             Tuning::PerDevice { k, min_groups } => {
                 let defaults: Vec<(f64, u64)> =
-                    setup.devices.iter().map(|d| seed001_pair(d.kind)).collect();
+                    setup.devices.iter().map(|d| tuned_pair(d.kind)).collect();
                 let k = match k {
                     Some(k) => k.expand(n, "hguided k")?,
                     None => defaults.iter().map(|p| p.0).collect(),

@@ -5,9 +5,9 @@
 use super::model::{common_finish, LinearTime};
 
 /// The fraction of its occupancy bound below which a device is taken to run no faster: a
-/// package of fewer work-groups takes as long as this many would (see `Outlook::cap`). Measured
-/// on an H200 (NBody): a third of a fill took 46 % of a fill's time, so a third is where the
-/// time stops shrinking much; the simulator is harsher (a partial fill costs a whole one).
+/// package of fewer work-groups takes as long as this many would (see `Outlook::cap`): below a
+/// third of a fill a GPU's time stops shrinking much (measured: docs/RESULTS.md); the simulator
+/// is harsher (a partial fill costs a whole one).
 pub(crate) const PARTIAL_FILL: f64 = 0.33;
 
 /// The tail is the last rounds: with fewer than two fills per device left, Sigmoid's sizes
@@ -70,8 +70,8 @@ impl Outlook<'_> {
             .map(|d| match d.guarded {
                 true => self.variability.powf((1.0 - live * d.best / total).max(0.0)),
                 // A peer's speed differs from the others' by the region it ran, not by what
-                // it is: a margin shrank an H200 to 792-group packages on Mandelbrot's band,
-                // too small to hide its slowest work-groups (2xH200 + CPU: 0.73 efficiency).
+                // it is: a margin would shrink its packages below what hides its slowest
+                // work-groups.
                 false => 1.0,
             })
             .collect()
@@ -95,8 +95,8 @@ impl Outlook<'_> {
             .enumerate()
             .map(|(d, v)| {
                 // Every other device counts at the speed it plans with itself (under its
-                // margin): a CPU measured on Mandelbrot's cheap rows looked like a fifth H200,
-                // and the four real ones were held to their bound for it.
+                // margin): a CPU measured on cheap work would otherwise look like one more GPU,
+                // and hold the real ones to their bound for it.
                 let ready = if d == device { 0.0 } else { v.busy_for.unwrap_or(0.0) };
                 let margin = if d == device { 1.0 } else { margins[d] };
                 v.alive.then_some(LinearTime { ready, fixed: 0.0, per_group: margin / v.speed })
@@ -120,8 +120,8 @@ impl Outlook<'_> {
         // In the tail, a peer takes exactly its share of the common end, even below its
         // occupancy bound (down to PARTIAL_FILL of it): with 1.3 fills left for two GPUs, a
         // whole fill here and a crumb there end a fill apart, while two shares end together.
-        // A partly filled GPU is not as slow per group as a full one (on H200 NBody, a third of
-        // a fill took 46 % of a fill's time), which PARTIAL_FILL stands for.
+        // A partly filled GPU is not as slow per group as a full one, which PARTIAL_FILL stands
+        // for.
         if self.in_tail(device) {
             return Some(cap.max(me.occupancy * PARTIAL_FILL));
         }

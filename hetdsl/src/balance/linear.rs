@@ -1,11 +1,11 @@
-//! The two-point linear model (seed 003 §5.2): a device's execution time is approximated by the
-//! line through two measurements, and the work is split where the lines say every device ends
-//! together. Seed 003 measures the GPU at N = 1 and at N = (maximum active threads) + 1 work
-//! items: on a GPU whose time rises in steps of one full wave these are exactly one and two
-//! waves, so the line carries the fixed cost (transfers, launch) and the per-wave throughput.
-//! Our probes take those same two quantities directly: one and two occupancy bounds of
-//! work-groups (a full wave and two), which avoids paying a whole wave for one work-group.
-//! The CPU is measured the same way (seed 003 finds it linear from small sizes on).
+//! The two-point linear model (sparse-grid paper, §5.2): a device's execution time is approximated
+//! by the line through two measurements, and the work is split where the lines say every device
+//! ends together. That paper measures the GPU at N = 1 and at N = (maximum active threads) + 1 work
+//! items: on a GPU whose time rises in steps of one full wave these are exactly one and two waves,
+//! so the line carries the fixed cost (transfers, launch) and the per-wave throughput. Our probes
+//! take those same two quantities directly: one and two occupancy bounds of work-groups (a full
+//! wave and two), which avoids paying a whole wave for one work-group. The CPU is measured the same
+//! way (the paper finds it linear from small sizes on).
 
 use super::minmax::{split_by_models, two_point_fit};
 use super::probe::{ProbeThenSplit, SplitRule, SplitView};

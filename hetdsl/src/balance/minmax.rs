@@ -1,9 +1,9 @@
-//! The min–max model (seed 002): fit a time function T_i(w) per device from sampled runs, then
-//! choose the split that minimises max_i T_i(w_i) (for CPU + GPU: J(k; n) = max(c(k), g(n − k))).
-//! The samples here are the run's own probe packages (the occupancy bound, twice and four times
-//! it, plus any keep-busy packages); T_i is the least-squares line through their host-side times,
-//! so its intercept carries the per-package overhead. The split also accounts for packages still
-//! running, and is the exact N-device min–max point of `model.rs`.
+//! The min–max model (min–max model paper): fit a time function T_i(w) per device from sampled
+//! runs, then choose the split that minimises max_i T_i(w_i) (for CPU + GPU: J(k; n) = max(c(k),
+//! g(n − k))). The samples here are the run's own probe packages (the occupancy bound, twice and
+//! four times it, plus any keep-busy packages); T_i is the least-squares line through their
+//! host-side times, so its intercept carries the per-package overhead. The split also accounts for
+//! packages still running, and is the exact N-device min–max point of `model.rs`.
 
 use super::model::{fit_line, min_max_split, LinearTime};
 use super::probe::{ProbeThenSplit, Sample, SplitRule, SplitView};
@@ -62,7 +62,7 @@ impl SplitRule for MinMaxRule {
 /// Min–max model: probe, fit T_i(w) by least squares, split at the min–max point.
 pub type MinMax = ProbeThenSplit<MinMaxRule>;
 
-/// The two-point line of seed 003 through a device's first two samples.
+/// The two-point line of the sparse-grid paper through a device's first two samples.
 pub(crate) fn two_point_fit(samples: &[Sample]) -> Option<LinearTime> {
     fit_line(&points(samples.get(..2)?))
 }

@@ -2,7 +2,7 @@
 //!
 //! A device that becomes free `ready` seconds from now and needs `per_group` seconds per
 //! work-group (plus `fixed` seconds per package) finishes `w` more work-groups at
-//! `ready + fixed + w · per_group`. Seed 002 splits work so that the latest finish,
+//! `ready + fixed + w · per_group`. The min–max model paper splits work so that the latest finish,
 //! `max_i T_i(w_i)`, is least; with increasing affine `T_i` that is the split where every
 //! device that gets work finishes at the same instant E (water-filling). Sigmoid's run-end
 //! guard uses the same E as its prediction of when the whole run ends.

@@ -1,5 +1,5 @@
-//! Sigmoid (seed 000, Algorithm 1): package sizes that follow a logistic curve of the work left,
-//! weighted by each device's measured speed, with a slope that turns gentle for good once the
+//! Sigmoid (Sigmoid paper, Algorithm 1): package sizes that follow a logistic curve of the work
+//! left, weighted by each device's measured speed, with a slope that turns gentle for good once the
 //! kernel shows itself irregular, and two lower bounds (imbalance and occupancy).
 //!
 //! Per package for device j, with x work-groups left out of G, N devices, speeds S (work-groups
@@ -19,10 +19,11 @@
 //!
 //! # The probe-and-horizon guard (our extension, on by default)
 //!
-//! Nominal GFLOP/s can be far off for a given kernel: on the H200 machine the 16-core CPU looks
-//! 31× slower than the GPU on paper and is 700× slower on Mandelbrot, so the faithful first CPU
-//! package runs several times longer than the GPU needs for the whole problem. The guard keeps
-//! the curve, the slopes and the bounds above, and adds:
+//! Nominal GFLOP/s can be far off for a given kernel: a CPU beside a big GPU can be twenty times
+//! slower in fact than on paper, so the faithful first CPU package runs longer than the GPU needs
+//! for the whole problem. The figures behind each point are in `docs/RESULTS.md` ("The
+//! measurements behind Sigmoid's guard"). The guard keeps the curve, the slopes and the bounds
+//! above, and adds:
 //!
 //! 1. **Probe.** A device without a measured speed gets one occupancy-bound package (`oc_j`
 //!    work-groups: the fewest that fill it, so its speed is representative) instead of a
@@ -50,25 +51,25 @@
 //!    hundreds of times slower therefore only takes work it can finish before the fast ones.
 //!    Only a device of a slower class waits: nominally more than [`SLOW_CLASS`] (4) times below
 //!    the fastest. Among nominal peers, measured speeds differ by the region each happened to
-//!    run on an irregular kernel, not by what the devices are (two H200s on Mandelbrot's band
-//!    measured 175× apart, and waiting idled one of them for 85 % of the run); a peer whose
-//!    package would overrun takes its occupancy bound instead.
+//!    run on an irregular kernel, not by what the devices are, and making one wait for the
+//!    other idles it for most of the run; a peer whose package would overrun takes its
+//!    occupancy bound instead.
 //!
 //! 5. **Harmonic speeds.** The guard plans with the harmonic mean of the last 3 speeds instead
-//!    of their mean (`speeds.rs`): on Mandelbrot's band a package on cheap rows measured 50×
-//!    the speed of the next, and the plain mean sized a package that ran 0.86 s of a 1 s run.
+//!    of their mean (`speeds.rs`): on an irregular kernel one package on cheap work measures many
+//!    times the speed of the next, and the plain mean sizes a package that runs most of the run.
 //! 6. **Tail.** With fewer than two fills per device left, a peer takes exactly its share of
 //!    the common end E, even below its occupancy bound (to a third of it): bound-sized packages
-//!    there leave one GPU a whole fill behind the other (H200 NBody: 5 packages, 0.76).
+//!    there leave one GPU a whole fill behind the other.
 //! 7. **Room for a back-up.** A slower-class device's package must end by E minus the time a
 //!    fast device needs for a partial fill, so that if it is late the engine's speculative
 //!    back-up can still end by E.
 //! 8. **Cost trend.** Where time per work-group rises steadily along the range (a straight
 //!    line over the recent packages of a class of devices, R² ≥ 0.8), the work left costs more
 //!    than the speeds measured behind the front say: speeds are slowed by the line's ratio
-//!    (at most 4×) for the common end and for each package (`trend.rs`). On RAP, whose cost
-//!    rises 65× along the range, four H200s went from 0.75 to 0.89 efficiency. A device of a
-//!    slower class only ever gets the smaller package from it, never a later end.
+//!    (at most 4×) for the common end and for each package (`trend.rs`), so that a kernel such as
+//!    RAP, whose cost keeps rising, is planned with what is ahead. A device of a slower class only
+//!    ever gets the smaller package from it, never a later end.
 //!
 //! [`Sigmoid::faithful`] keeps the paper's algorithm exactly, without the guard.
 
@@ -78,7 +79,7 @@ use super::trend::CostTrend;
 use super::{check_setup, Balancer, Completion, DeviceProfile, Next, Package, Remaining, Setup};
 use crate::error::{Error, Result};
 
-/// The paper's constants (seed 000 §3.4); all have defaults, none needs tuning.
+/// The paper's constants (Sigmoid paper, §3.4); all have defaults, none needs tuning.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SigmoidParams {
     /// Slope while the kernel looks regular (k_r = 2).
@@ -133,15 +134,13 @@ pub struct Sigmoid {
 }
 
 /// A device whose nominal speed is more than this many times below the fastest device's is of
-/// a slower class (a 16-core CPU beside an H200 is ~31× below nominally and ~700× in fact).
-/// Devices closer than that are peers: on an irregular kernel their measured speeds differ by
-/// the region each happened to run, not by what they are (two H200s on Mandelbrot's band
-/// measured 175× apart), so the guard must never park one of them waiting for the other.
+/// a slower class (a CPU beside a big GPU). Devices closer than that are peers: on an irregular
+/// kernel their measured speeds differ by the region each happened to run, not by what they
+/// are, so the guard must never park one of them waiting for the other.
 ///
 /// 4, not more: nominal GFLOP/s count a CPU's AVX-512 peak, which PoCL kernels come nowhere
-/// near, so a big CPU looks close to a GPU on paper. The 64-core CPU of the 4xH200 machine is
-/// 7.8x below an H200 nominally and ~350x in fact; at a threshold of 8 it was taken for a peer.
-/// Peers of one another in the papers' machines (an iGPU beside a discrete GPU, 2.6x) stay peers.
+/// near, so a big many-core CPU looks close to a GPU on paper (a threshold of 8 took one for a
+/// peer). Peers in the papers' machines (an iGPU beside a discrete GPU, 2.6x) stay peers.
 pub const SLOW_CLASS: f64 = 4.0;
 
 impl Default for Sigmoid {
@@ -155,7 +154,7 @@ impl Sigmoid {
     pub fn guarded() -> Self {
         Self::new(SigmoidParams::default(), true)
     }
-    /// Sigmoid exactly as seed 000 Algorithm 1.
+    /// Sigmoid exactly as the Sigmoid paper's Algorithm 1.
     pub fn faithful() -> Self {
         Self::new(SigmoidParams::default(), false)
     }

@@ -13,16 +13,16 @@
 //! | spec | balancer |
 //! | --- | --- |
 //! | `sigmoid` | Sigmoid with the probe-and-horizon guard (the default balancer) |
-//! | `sigmoid-faithful` | Sigmoid exactly as seed 000 Algorithm 1 |
+//! | `sigmoid-faithful` | Sigmoid exactly as the Sigmoid paper's Algorithm 1 |
 //! | `static`, `static:1,3` | one package per device, ∝ nominal GFLOP/s or the given weights |
 //! | `static-rev`, `static-rev:1,3` | the same, laid out from the last device to the first |
 //! | `dynamic`, `dynamic:64` | 128 (or n) equal packages, first come first served |
 //! | `dynamic-chunk`, `dynamic-chunk:16` | packages of 64 (or n) work-groups |
 //! | `hguided`, `hguided:k=2,m=1` | HGuided, k = 2 and minimum = occupancy bound unless given |
-//! | `hguided-tuned`, `hguided-tuned:k=3.5/1,m=1/30` | HGuided with per-device (k_i, m_i); seed 001's values by device kind when left out |
+//! | `hguided-tuned`, `hguided-tuned:k=3.5/1,m=1/30` | HGuided with per-device (k_i, m_i); the EngineCL optimisation study's values by device kind when left out |
 //! | `adaptive` | probes, then a proportional split (Boyer et al.) |
-//! | `minmax` | probes, least-squares time lines, min–max split (seed 002) |
-//! | `linear2p` | two probes, two-point lines, equal-finish split (seed 003) |
+//! | `minmax` | probes, least-squares time lines, min–max split (min–max model paper) |
+//! | `linear2p` | two probes, two-point lines, equal-finish split (sparse-grid paper) |
 //!
 //! Minimum packages (`m`) and chunk sizes are in work-groups.
 
@@ -41,7 +41,7 @@ pub const NAMES: &[&str] = &hetdsl_decl::balancer::NAMES;
 const DEFAULT_DYNAMIC_PACKAGES: u64 = 128;
 /// Chunk of a bare `dynamic-chunk`, in work-groups.
 const DEFAULT_DYNAMIC_CHUNK: u64 = 64;
-/// HGuided's k when none is given (seed 001: the best single k).
+/// HGuided's k when none is given (the EngineCL optimisation study's best single k).
 const DEFAULT_HGUIDED_K: f64 = 2.0;
 
 /// A balancer and its parameters.
@@ -65,7 +65,7 @@ pub enum BalancerSpec {
         k: f64,
         min_groups: Option<u64>,
     },
-    /// `None` sides take seed 001's values by device kind.
+    /// `None` sides take the EngineCL optimisation study's values by device kind.
     HGuidedTuned {
         k: Option<PerDevice<f64>>,
         min_groups: Option<PerDevice<u64>>,

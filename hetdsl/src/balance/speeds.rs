@@ -3,8 +3,9 @@
 //! Before a device has finished a package its speed is only known as nominal GFLOP/s, while
 //! measured speeds are work-groups per second. The two scales cannot be mixed in `S_j / S_T`, so
 //! a device without a measurement is given its nominal speed times the ratio measured / nominal
-//! of the devices that do have one (DESIGN.md, "units caveat"). Until the first measurement all
-//! speeds are nominal, which is all the relative split of the first packages needs.
+//! of the devices that do have one (a guessed GFLOP/s and a measured rate are not in the same
+//! units, so they never mix). Until the first measurement all speeds are nominal, which is all the
+//! relative split of the first packages needs.
 
 use std::collections::VecDeque;
 

@@ -2,10 +2,8 @@
 //! `sigmoid.rs`). Pure: completed packages in, a cost factor out.
 //!
 //! Measured speeds say what the work-groups already run cost. On a kernel whose cost rises
-//! along the range (RAP's work-item loops grow with the index: 65× from the first work-group
-//! to the last on an H200), the work left always costs more than that, so every package is
-//! planned too large and the last ones end far apart (four H200s: 0.75 efficiency, one GPU idle
-//! for half the run). Packages are handed out from the front, so the trend is visible: time per
+//! along the range (RAP's work-item loops grow with the index), the work left always costs more
+//! than that, so every package is planned too large and the last ones end far apart. Packages are handed out from the front, so the trend is visible: time per
 //! work-group against the package's position is a straight line there.
 //!
 //! The trend is fitted on devices of one nominal class at a time (identical GPUs run the same

@@ -5,7 +5,7 @@
 //! per generation and wave size, at most 16 work-groups with barriers per CU, 32 per WGP) and
 //! from ROCm's own occupancy API (`ihipOccupancyMaxActiveBlocksPerMultiprocessor` in
 //! ROCm/clr: at most 8 waves per SIMD on gfx9 and older, "limited by SPI 32 per CU", and 16 on
-//! gfx10 and newer). See research/occupancy.md §3.
+//! gfx10 and newer).
 
 use super::{
     ceil_div, limit, local_mem_or_zero, registers_or_default, round_up, KernelResources, Limits,

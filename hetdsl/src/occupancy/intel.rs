@@ -1,7 +1,7 @@
 //! Intel GPUs (Xe): hardware threads, shared local memory and the work-group cap per Xe-core.
 //!
 //! Rules of Intel's GPU Occupancy Calculator (oneAPI-samples,
-//! `Tools/GPU-Occupancy-Calculator`, research/occupancy.md §4): a work-group of `n` work-items
+//! `Tools/GPU-Occupancy-Calculator`): a work-group of `n` work-items
 //! compiled for SIMD width `s` takes `⌈n/s⌉` hardware threads of one Xe-core (sub-slice);
 //! an Xe-core holds EUs × threads-per-EU threads, a fixed amount of SLM and at most a fixed
 //! number of work-groups (fewer when they use barriers). Intel's OpenCL reports EUs as compute
@@ -43,8 +43,8 @@ pub const XE_HPC: XeCore = XeCore {
 /// calculator gives no separate barrier figure; Xe-HPC's 32 is taken.
 pub const XE2: XeCore = XeCore { name: "Xe2", ..XE_HPC };
 
-/// Xe-HPG (Arc A-series): 16 EUs of 8 threads, SIMD8 lanes. SLM and the caps are not in the
-/// research notes: the smaller figures of the other generations (64 KiB is the per-group
+/// Xe-HPG (Arc A-series): 16 EUs of 8 threads, SIMD8 lanes. SLM and the caps were not found
+/// published: the smaller figures of the other generations (64 KiB is the per-group
 /// maximum `CL_DEVICE_LOCAL_MEM_SIZE` these parts report) are taken.
 pub const XE_HPG: XeCore = XeCore {
     name: "Xe-HPG",

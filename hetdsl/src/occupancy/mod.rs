@@ -1,4 +1,4 @@
-//! The occupancy lower bound and nominal device speeds (DESIGN.md, "Occupancy lower bound").
+//! The occupancy lower bound and nominal device speeds.
 //!
 //! Sigmoid never hands a device a package smaller than the device can fill at once: on a GPU
 //! that is the number of work-groups resident per multiprocessor (the CUDA occupancy
@@ -29,8 +29,8 @@ use crate::device::DeviceInfo;
 
 /// Registers per work-item assumed when the driver did not report them (NVIDIA: the build
 /// log had no ptxas lines; other vendors: no query). 64 registers leave room for half the warps
-/// of a 64-warp SM; simple data-parallel kernels use fewer (12 and 20 in the H200 measurements
-/// of research/occupancy.md), so the assumption errs toward a smaller bound, not a larger one.
+/// of a 64-warp SM; simple data-parallel kernels use fewer (12 and 20 registers in kernels
+/// measured on an H200), so the assumption errs toward a smaller bound, not a larger one.
 pub const DEFAULT_REGISTERS_PER_ITEM: u32 = 64;
 
 /// What one kernel launch needs from a multiprocessor, per work-group.

@@ -75,7 +75,7 @@ mod tests {
 
     #[test]
     fn h200_and_its_host() {
-        // 132 SMs × 128 lanes × 2 × 1.98 GHz (research §5: 66 908 GFLOP/s, spec 67 TFLOPS).
+        // 132 SMs × 128 lanes × 2 × 1.98 GHz = 66 908 GFLOP/s (NVIDIA's spec: 67 TFLOPS).
         let h200 = DeviceInfo::example_nvidia(0, "NVIDIA H200", (9, 0), 132, 1980);
         assert!(close(nominal_gflops(&h200), 66_908.16));
         // PoCL on the H200 host: 16 CUs × 16 lanes × 2 FMA units × 2 × 2.1 GHz = 2150.4.

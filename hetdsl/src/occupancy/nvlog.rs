@@ -1,7 +1,7 @@
 //! Kernel resources from NVIDIA's OpenCL build log.
 //!
 //! Built with `-cl-nv-verbose` (the engine adds it on NVIDIA platforms), the log carries ptxas'
-//! report for every kernel (research/occupancy.md §2.1, driver 580 on an H200):
+//! report for every kernel (as NVIDIA's driver 580 printed it on an H200):
 //!
 //! ```text
 //! ptxas info    : Compiling entry function 'k' for 'sm_90a'
@@ -119,7 +119,7 @@ fn set<T>(slot: &mut Option<T>, value: Option<T>) {
 mod tests {
     use super::*;
 
-    /// The log NVIDIA's OpenCL printed on an H200 (research/occupancy.md §2.1).
+    /// The log NVIDIA's OpenCL printed on an H200 (driver 580, `-cl-nv-verbose`).
     const H200_LOG: &str = "\
 ptxas info    : 0 bytes gmem
 ptxas info    : Compiling entry function 'k' for 'sm_90a'

@@ -1,7 +1,7 @@
-//! Hand-written SVG plots of a run, in the manner of seed 000 Figs. 1–3: for every device, the
-//! computing speed (work-groups per second) and the package size (work-groups) of each of its
-//! packages over the run's time line. Each package is a horizontal segment spanning the time it
-//! was out (handed out → completion seen); segments of one device are joined into a step line.
+//! Hand-written SVG plots of a run, in the manner of the Sigmoid paper's Figs. 1–3: for every
+//! device, the computing speed (work-groups per second) and the package size (work-groups) of each
+//! of its packages over the run's time line. Each package is a horizontal segment spanning the time
+//! it was out (handed out → completion seen); segments of one device are joined into a step line.
 
 use hetdsl::Report;
 use std::fmt::Write as _;

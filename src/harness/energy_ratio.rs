@@ -13,8 +13,8 @@
 //! breaks the tie) is NVML's PCI bus order; the NVML name must equal the OpenCL name, otherwise
 //! no ratio is given (mixed GPU models could be ordered differently).
 
+use crate::harness::energy::EnergyReading;
 use hetdsl::balance::DeviceKind;
-use hetdsl::energy::EnergyReading;
 use hetdsl::DeviceInfo;
 
 /// How [`EnergyReading`] names the RAPL domains (`package-0`, …).
@@ -139,7 +139,7 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hetdsl::energy::DomainEnergy;
+    use crate::harness::energy::DomainEnergy;
 
     fn reading(seconds: f64, domains: &[(&str, f64, &str)]) -> EnergyReading {
         EnergyReading {

@@ -4,10 +4,10 @@
 
 use std::ops::Range;
 
-use hetdsl::energy::{EnergyReading, Sampler, DEFAULT_PERIOD};
+use crate::harness::energy::{EnergyReading, Sampler, DEFAULT_PERIOD};
 use hetdsl::{Balancer, Report};
 
-use crate::check::Verdict;
+use crate::samples::check::Verdict;
 use crate::samples::Sample;
 
 /// The median run of a [`repeat`].
@@ -68,9 +68,10 @@ pub fn repeat(
     Ok(Timed { report, verdict, energy })
 }
 
-/// Seed 001's inflection point over points `(alone seconds, co-executed seconds)` sorted by
-/// growing problem size: the index of the smallest point from which co-execution is faster
-/// at that size and at every larger one; `None` if the largest point is not faster.
+/// The inflection point (the EngineCL optimisation study's term) over points `(alone seconds,
+/// co-executed seconds)` sorted by growing problem size: the index of the smallest point from which
+/// co-execution is faster at that size and at every larger one; `None` if the largest point is not
+/// faster.
 pub fn inflection_point(points: &[(f64, f64)]) -> Option<usize> {
     let from = points.iter().rposition(|&(alone, coexec)| coexec >= alone).map_or(0, |i| i + 1);
     (from < points.len()).then_some(from)

@@ -1,4 +1,4 @@
-//! Energy of a run: GPU power through NVML, sampled every 45 ms as seed 000 does, and CPU
+//! Energy of a run: GPU power through NVML, sampled every 45 ms as the Sigmoid paper does, and CPU
 //! package energy through RAPL counters where the kernel exposes them readable.
 //!
 //! Optional by nature: where neither is readable (no NVIDIA driver, RAPL root-only or absent),
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Seed 000 samples power every 45 ms.
+/// The Sigmoid paper samples power every 45 ms.
 pub const DEFAULT_PERIOD: Duration = Duration::from_millis(45);
 
 /// Energy of one power domain over the sampled interval.

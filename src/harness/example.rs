@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use hetdsl::Runtime;
 
-use crate::cli::{parse_flags, select_devices};
+use crate::harness::cli::{parse_flags, select_devices};
 use crate::samples::{self, Size};
 
 /// Run the example of sample `name` with the process's arguments.
@@ -29,7 +29,8 @@ pub fn main_for(name: &str) -> ExitCode {
 pub fn run(name: &str, args: impl Iterator<Item = String>) -> Result<bool, String> {
     let flags = parse_flags(args, &["size", "balancer", "devices", "out"])?;
     let size: Size = flags.get("size").map_or(Ok(Size::Small), |s| s.parse())?;
-    let balancer = flags.get("balancer").map(|b| crate::balancers::parse(b)).transpose()?;
+    let balancer =
+        flags.get("balancer").map(|b| crate::harness::balancers::parse(b)).transpose()?;
     let runtime = Runtime::new().map_err(|e| e.to_string())?;
     let mut sample = samples::create(name, size, &runtime)?;
     let devices =
@@ -43,7 +44,7 @@ pub fn run(name: &str, args: impl Iterator<Item = String>) -> Result<bool, Strin
     if let Some((width, height, pixels)) = sample.image() {
         let path =
             flags.get("out").map_or_else(|| PathBuf::from(format!("{name}.png")), PathBuf::from);
-        crate::png::write_rgba(&path, width, height, &pixels)
+        crate::harness::png::write_rgba(&path, width, height, &pixels)
             .map_err(|e| format!("writing {}: {e}", path.display()))?;
         println!("wrote {} ({width}x{height})", path.display());
     }

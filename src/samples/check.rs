@@ -43,7 +43,7 @@ pub fn sample_indices(total: usize, budget: usize, seed: u64) -> Vec<usize> {
     if total <= budget {
         return (0..total).collect();
     }
-    let mut rng = crate::rng::Rng::new(seed);
+    let mut rng = super::rng::Rng::new(seed);
     let stride = total as f64 / budget as f64;
     (0..budget)
         .map(|k| {
@@ -86,7 +86,8 @@ pub fn relative_l2(name: &str, out: &[f64], reference: &[f64], limit: f64) -> Ve
     )
 }
 
-/// Element-wise closeness: every |out[k] − ref[k]| ≤ `tolerance(k, ref[k])`. Reports the worst element.
+/// Element-wise closeness: every `|out[k] − ref[k]| ≤ tolerance(k, ref[k])`. Reports the worst
+/// element.
 pub fn all_close(
     name: &str,
     out: &[f64],
