@@ -11,7 +11,7 @@ use super::rng::SplitMix64;
 /// The shape of a kernel's cost over the work-group index.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum CostProfile {
-    /// Every work-group costs the same (Binomial, Gaussian, NBody, Taylor; seed 000 "regular").
+    /// Every work-group costs the same (Binomial, Gaussian, NBody, Taylor; the Sigmoid paper's "regular").
     Uniform,
     /// A band of expensive rows (a Mandelbrot image with the set across its middle): cost
     /// `1 + (peak − 1)·exp(−((x − center)/width)²)` at relative index x.

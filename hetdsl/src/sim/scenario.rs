@@ -11,11 +11,11 @@ use crate::error::Result;
 /// Every scenario name [`scenario`] knows.
 pub const SCENARIOS: &[&str] = &["batel", "hydra", "desktop", "h200"];
 
-/// Per-package speed spread. Seed 000 Fig. 7 finds regular kernels vary up to ~20% between
+/// Per-package speed spread. The Sigmoid paper (Fig. 7) finds regular kernels vary up to ~20% between
 /// packages; 3% keeps the simulated regular kernels clearly regular.
 pub(crate) const JITTER: f64 = 0.03;
-/// Seconds the fastest device needs alone on the paper machines' kernels (seed 001 sizes its
-/// problems for about 2 s on the fastest device).
+/// Seconds the fastest device needs alone on the paper machines' kernels (the EngineCL
+/// optimisation study sizes its problems for about 2 s on the fastest device).
 const PAPER_GPU_SECONDS: f64 = 2.0;
 /// Host overhead per package on the paper machines (launch + output read-back over PCIe 2/3).
 const PAPER_OVERHEAD: f64 = 0.5e-3;
@@ -65,7 +65,7 @@ pub fn profiles() -> Vec<(&'static str, CostProfile)> {
     ]
 }
 
-/// Batel (seed 000 §4.2): two Xeon E5-2620 seen as one 24-thread CPU device and two Tesla
+/// Batel (Sigmoid paper, §4.2): two Xeon E5-2620 seen as one 24-thread CPU device and two Tesla
 /// K20m. Per kernel, Table 1 gives the GPU's speed relative to the CPU, the problem size and
 /// the local work size (G = size / lws) and whether it is regular.
 fn batel() -> Vec<Case> {
@@ -135,7 +135,7 @@ fn batel() -> Vec<Case> {
         .collect()
 }
 
-/// Hydra (seed 000 §4.2): 2, 3 and 4 identical GTX Titan Black (15 SMX), no CPU.
+/// Hydra (Sigmoid paper, §4.2): 2, 3 and 4 identical GTX Titan Black (15 SMX), no CPU.
 fn hydra() -> Vec<Case> {
     // 15 SMX × 192 lanes × 2 × 0.889 GHz; 8 groups of 256 per SMX.
     const TITAN_GFLOPS: f64 = 5120.0;
@@ -169,8 +169,8 @@ fn hydra() -> Vec<Case> {
     cases
 }
 
-/// The desktop of seed 001: A10-7850K CPU (4 compute units), its Kaveri iGPU (8 CUs) and a
-/// GTX 950 (6 SMs). Seed 001 publishes no speed table; real speeds are assumed 1 : 2.5 : 6
+/// The desktop of the EngineCL optimisation study: A10-7850K CPU (4 compute units), its Kaveri iGPU (8 CUs) and a
+/// GTX 950 (6 SMs). The study publishes no speed table; real speeds are assumed 1 : 2.5 : 6
 /// against nominal 1 : 7.4 : 19, so nominal figures mislead as they do on real machines.
 fn desktop() -> Vec<Case> {
     const GROUPS: u64 = 65_536;
@@ -202,16 +202,16 @@ fn desktop() -> Vec<Case> {
         .collect()
 }
 
-/// The measured H200 machines (DESIGN.md "Real devices"): Mandelbrot 8192² at 2000 iterations,
+/// The measured H200 machines (docs/RESULTS.md): Mandelbrot 8192² at 2000 iterations,
 /// 4 pixels per work-item, 256 per group (G = 65 536), took 8.2 ms on one H200, 5.78 s on the
 /// 16-core CPU (≈ 700×) and 2.86 s on the 32-core CPU of the two-GPU machine (≈ 350×). Nominal:
 /// H200 132 SMs × 128 × 2 × 1.98 GHz = 66 908 GFLOP/s; CPU cores × 16 lanes × 2 FMA × 2 ×
-/// 2.1 GHz. Occupancy: 8 groups of 256 per SM × 132 (measured, research/occupancy.md); CPU one
+/// 2.1 GHz. Occupancy: 8 groups of 256 per SM × 132 (measured with the occupancy example); CPU one
 /// group per core.
 ///
 /// Each machine comes twice: at the measured 8.2 ms, where the per-package overheads weigh a
-/// few percent of the run, and at the paper size the project's real measurements use (issue 7:
-/// about 1.5 s on the fastest device; EngineCL's Mandelbrot of 14336² pixels, G = 200 704),
+/// few percent of the run, and at the paper size the project's real measurements use
+/// (about 1.5 s on the fastest device; EngineCL's Mandelbrot of 14336² pixels, G = 200 704),
 /// with the same speed ratios and the same per-package overheads: launching a package and
 /// waiting for its event does not grow with the problem, and the output read-back, which does,
 /// grows with the work-groups a package holds, so it is part of the device's speed, not of the
@@ -306,7 +306,7 @@ mod tests {
     #[test]
     fn batel_sigmoid_makes_few_packages_and_default_hguided_many_more() {
         // Issue 3 acceptance: Sigmoid averages at most 40 packages over the nine kernels and
-        // default HGuided several times more (seed 000 Table 3: 25.6 against 248).
+        // default HGuided several times more (Sigmoid paper, Table 3: 25.6 against 248).
         let cases = scenario("batel").unwrap();
         assert_eq!(cases.len(), 9);
         for sigmoid in ["sigmoid", "sigmoid-faithful"] {
