@@ -107,7 +107,9 @@ macro_rules! float {
             }
             fn identity(merge: Merge) -> Self {
                 match merge {
-                    Merge::Sum => 0.0,
+                    // -0.0, not 0.0: the one value whose sum with any x is x bit for bit
+                    // (0.0 + -0.0 is 0.0), so an element only one device writes merges exactly.
+                    Merge::Sum => -0.0,
                     Merge::Max => <$t>::NEG_INFINITY,
                     Merge::Min => <$t>::INFINITY,
                     Merge::Or | Merge::And => 0.0,
@@ -206,6 +208,14 @@ mod tests {
         check(&[f64::MIN, 2.0]);
         assert!(!f32::supports(Merge::Or) && !f64::supports(Merge::And));
         assert!(i8::supports(Merge::Or));
+    }
+
+    #[test]
+    fn a_float_sum_with_the_identity_keeps_every_bit() {
+        for v in [-0.0f32, 0.0, 1.5, -3.0, f32::MIN_POSITIVE / 2.0, f32::INFINITY] {
+            let merged = f32::combine(f32::identity(Merge::Sum), v, Merge::Sum);
+            assert_eq!(merged.to_bits(), v.to_bits(), "{v:?}");
+        }
     }
 
     #[test]
