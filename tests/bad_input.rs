@@ -219,7 +219,7 @@ fn scalar_of_the_wrong_size() {
         .scalar(7i64)
         .run();
     let msg = message(r, is!(Error::BadArgument { index: 3, .. }));
-    assert_mentions(&msg, &["8-byte scalar"]);
+    assert_mentions(&msg, &["parameter `k`", "engine.cl:", "scalar `i32`", "found a scalar `i64`"]);
 }
 
 #[test]
@@ -512,7 +512,15 @@ fn local_memory_of_zero_per_work_item_is_refused() {
 
 #[test]
 fn a_bitwise_merge_on_floats_is_refused() {
-    let p = program("engine.cl");
+    // A kernel with a `float` output, so that only the merge is wrong (the argument check
+    // refuses `f32` elements for a `uint` buffer before the merge is looked at).
+    let rt = Runtime::new().expect("an OpenCL runtime");
+    let src = KernelSource::from_text(
+        "flags.cl",
+        "__kernel void expand4(__global const uint* in, __global float* out) {\n\
+             if (in[get_global_id(0)] == 0u) out[0] = 1.0f;\n}\n",
+    );
+    let p = rt.program(&src).expect("builds");
     let input = vec![1u32; 256];
     let mut flag = [0f32; 4];
     let r = p

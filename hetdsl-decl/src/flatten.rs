@@ -106,3 +106,45 @@ fn display_name(file: &Path, base: Option<&Path>) -> String {
     let shown = base.and_then(|b| file.strip_prefix(b).ok()).unwrap_or(file);
     shown.display().to_string().replace('\\', "\\\\").replace('"', "\\\"")
 }
+
+/// The file and 1-based line that the 0-based `line` of a text with `#line` directives came
+/// from (`#line N "file"` or `#line N`); `fallback` names the file before any directive.
+pub fn origin(text: &str, line: usize, fallback: &str) -> (String, usize) {
+    let mut file = fallback.to_string();
+    let mut next = 1usize; // the line number the next line of text has
+    for (i, l) in text.split('\n').enumerate() {
+        if i == line {
+            return (file, next);
+        }
+        let t = l.trim_start();
+        let directive =
+            t.strip_prefix('#').map(str::trim_start).and_then(|d| d.strip_prefix("line"));
+        match directive.map(str::trim).and_then(|rest| {
+            let (n, name) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            Some((n.parse::<usize>().ok()?, name.trim()))
+        }) {
+            Some((n, name)) => {
+                next = n;
+                if let Some(q) = name.strip_prefix('"').and_then(|q| q.strip_suffix('"')) {
+                    file = q.replace("\\\"", "\"").replace("\\\\", "\\");
+                }
+            }
+            None => next += 1,
+        }
+    }
+    (file, next)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lines_map_back_through_line_directives() {
+        let text = "#line 1 \"a.cl\"\nx\ny\n#line 7 \"inc/b.h\"\nz\n#line 3\nw\n";
+        let at = |l| super::origin(text, l, "top.cl");
+        assert_eq!(at(1), ("a.cl".to_string(), 1));
+        assert_eq!(at(2), ("a.cl".to_string(), 2));
+        assert_eq!(at(4), ("inc/b.h".to_string(), 7));
+        assert_eq!(at(6), ("inc/b.h".to_string(), 3));
+        assert_eq!(super::origin("k\nl", 1, "t.cl"), ("t.cl".to_string(), 2));
+    }
+}

@@ -6,6 +6,7 @@
 //! - [`flatten`]: resolves a source's `#include`s into one text with `#line` directives;
 //! - [`balancer`]: the registry of balancer names and the grammar of their options.
 
+pub mod argcheck;
 pub mod balancer;
 pub mod clsig;
 pub mod flatten;

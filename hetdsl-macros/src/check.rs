@@ -14,6 +14,7 @@ use syn::Type;
 use crate::clsig::{self, AddrSpace, Scalar, Ty};
 use crate::errors::Errors;
 use crate::parse::{Direction, Func, LocalSize, MergeOp, Options, Param, Pattern, Role};
+use hetdsl_decl::argcheck::param_phrase;
 use hetdsl_decl::balancer;
 use hetdsl_decl::flatten::{flatten_named, Flattened};
 
@@ -255,7 +256,7 @@ const PRIMITIVES: [&str; 15] = [
 impl Ctx<'_> {
     fn param(&mut self, rust: &Param, p: &clsig::Param, items_per_group: u64, errors: &mut Errors) {
         let name = &rust.ident;
-        let what = format!("parameter `{name}` is `{}` in {}", p.text, self.source.at(p.line));
+        let what = param_phrase(&name.to_string(), &p.text, &self.source.at(p.line));
         if let Some(why) = &p.unsupported {
             errors.push(syn::Error::new(name.span(), format!("{what}: {why}")));
             return;
@@ -317,6 +318,18 @@ impl Ctx<'_> {
                             "{what}: {why}, so the kernel cannot write it; an #[{}] buffer must be a \
                              non-const `__global` pointer (or declare it #[input])",
                             dir.attr_name()
+                        );
+                        errors.push(syn::Error::new_spanned(attr, msg));
+                    }
+                    if let (Direction::In, false, AddrSpace::Global, Some(line)) =
+                        (dir, ptr.const_pointee, space, p.written_at)
+                    {
+                        // An input is never copied back: what the kernel writes would be lost.
+                        let msg = format!(
+                            "{what}, and the kernel writes through it at {}, so an #[input] buffer \
+                             would never receive what it writes; declare it #[output(..)] or \
+                             #[inout(..)] (or make its data `const` if the kernel only reads it)",
+                            self.source.at(line)
                         );
                         errors.push(syn::Error::new_spanned(attr, msg));
                     }

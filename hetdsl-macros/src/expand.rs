@@ -63,6 +63,15 @@ pub fn kernel(input: TokenStream) -> TokenStream {
                 self.launch(global, #(#names),*)?.run()
             }
 
+            /// Checks the kernel under co-execution: the launch [`Self::run`] would run, once on
+            /// one device alone and once co-executed with a deliberately uneven random split,
+            /// every output compared (see [`::hetdsl::Launch::verify`]). Run it once per new
+            /// kernel; a pattern that does not say what the kernel writes shows here.
+            #[allow(clippy::too_many_arguments)]
+            pub fn verify(&self, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Verification> {
+                self.launch(global, #(#names),*)?.verify()
+            }
+
             /// The launch [`Self::run`] would run, to adjust before `.run()`: another balancer
             /// (`.balancer(..)`), a subset of devices, fault injection.
             #[allow(clippy::too_many_arguments)]
@@ -119,6 +128,14 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
             pub fn program(rt: &::hetdsl::Runtime) -> ::hetdsl::Result<&'static ::hetdsl::Program> {
                 static CACHE: ::hetdsl::__private::ProgramCache = ::hetdsl::__private::ProgramCache::new();
                 CACHE.get(rt, source, #build_options)
+            }
+
+            /// Checks the kernel under co-execution: the function's launch once on one device
+            /// alone and once co-executed with a deliberately uneven random split, every output
+            /// compared (see [`::hetdsl::Launch::verify`]). Run it once per new kernel.
+            #[allow(clippy::too_many_arguments)]
+            pub fn verify(rt: &::hetdsl::Runtime, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Verification> {
+                launch(rt, global, #(#names),*)?.verify()
             }
 
             /// The launch the function would run, to adjust before `.run()`.

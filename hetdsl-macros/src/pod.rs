@@ -77,6 +77,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
          write those bytes and a device reads them uninitialised; cover each gap with an explicit \
          field such as `_pad: [u8; N]` (or `[u32; N]`), or reorder the fields"
     );
+    let name_str = name.to_string();
     Ok(quote_spanned! {name.span()=>
         // Every field is plain data.
         const _: fn() = || { #bounds };
@@ -88,7 +89,12 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         // SAFETY: the struct has a stable layout (`repr(C)`/`repr(transparent)`, checked above),
         // every field is `Pod` (bounds above) and the fields cover every byte (size assertion
         // above), so every bit pattern of its bytes is a valid value.
-        unsafe impl ::hetdsl::Pod for #name {}
+        unsafe impl ::hetdsl::Pod for #name {
+            const HOST_TYPE: ::hetdsl::__private::HostType = ::hetdsl::__private::HostType::Opaque {
+                size: ::core::mem::size_of::<#name>(),
+                name: #name_str,
+            };
+        }
     })
 }
 

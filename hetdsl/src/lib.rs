@@ -12,8 +12,19 @@
 //! - [`engine`]: the only part that touches OpenCL;
 //! - [`kernel!`] and [`macro@coexec`]: a kernel declared in Rust, checked against its OpenCL
 //!   signature at compile time, co-executed through a typed function.
+//!
+//! Two promises hold under co-execution, whichever way the NDRange is split:
+//! - a launch's arguments are checked against the kernel's real signature (kind, type,
+//!   `const`-ness, inputs the kernel writes) before anything is enqueued, with messages that
+//!   name the parameter and its file and line;
+//! - `get_group_id`, `get_num_groups`, `get_global_size` and `get_global_offset` answer for the
+//!   NDRange the caller launched, not for the package a device runs: the source is rewritten
+//!   before it is built, and kernels that need the sizes take a hidden last `ulong4` argument
+//!   that the engine sets (it is not one of the caller's arguments). Only kernel functions may
+//!   call `get_global_size`/`get_num_groups`; a helper that does is refused at build time.
 
 pub mod balance;
+mod builtins;
 pub mod device;
 pub mod energy;
 pub mod engine;
@@ -33,7 +44,10 @@ pub use hetdsl_macros::{coexec, kernel, Pod};
 
 pub use balance::{Balancer, Package};
 pub use device::{DeviceFilter, DeviceInfo};
-pub use engine::{Arg, Fault, KernelSource, Launch, Program, Runtime, WaitMode, WatchdogConfig};
+pub use engine::{
+    Arg, Difference, Fault, KernelSource, Launch, Program, Runtime, Verification, WaitMode,
+    WatchdogConfig,
+};
 pub use error::{Error, Result};
 pub use merge::{Merge, Reducible};
 pub use pattern::{Direction, Pattern};

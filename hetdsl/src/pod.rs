@@ -17,15 +17,30 @@
     note = "a user struct needs `#[derive(hetdsl::Pod)]` (with `#[repr(C)]`, `Pod` fields and no padding); \
             `bool`, `char`, references, pointers, `NonZero*` and enums have invalid bit patterns and are never `Pod`"
 )]
-pub unsafe trait Pod: Copy + Send + Sync + 'static {}
+pub unsafe trait Pod: Copy + Send + Sync + 'static {
+    /// What the type is, for the run-time check of a launch's arguments against the kernel's
+    /// parameters: a primitive, an array of one (an OpenCL vector), or a user type of its size
+    /// (`#[derive(Pod)]` adds its name).
+    #[doc(hidden)]
+    const HOST_TYPE: HostType = HostType::Opaque { size: std::mem::size_of::<Self>(), name: "" };
+}
+
+pub use hetdsl_decl::argcheck::{HostType, Prim};
 
 // SAFETY: the primitive integers and floats have no padding and every bit pattern is a value.
 macro_rules! pod {
-    ($($t:ty),*) => { $(unsafe impl Pod for $t {})* };
+    ($($t:ty => $p:ident),*) => {
+        $(unsafe impl Pod for $t {
+            const HOST_TYPE: HostType = HostType::Prim(Prim::$p);
+        })*
+    };
 }
-pod!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+pod!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, u64 => U64, i64 => I64,
+     f32 => F32, f64 => F64);
 // SAFETY: an array of `Pod` elements has no padding between them and no invalid bit pattern.
-unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
+unsafe impl<T: Pod, const N: usize> Pod for [T; N] {
+    const HOST_TYPE: HostType = HostType::array(T::HOST_TYPE, N, std::mem::size_of::<[T; N]>());
+}
 
 /// The bytes of a slice of plain data.
 pub(crate) fn bytes_of<T: Pod>(s: &[T]) -> &[u8] {

@@ -8,6 +8,7 @@ use crate::device::DeviceInfo;
 use crate::engine::{KernelSource, Program, Runtime};
 use crate::error::Result;
 use crate::pod::Pod;
+pub use hetdsl_decl::argcheck::HostType;
 
 /// The bytes of a value, to pass by copy.
 ///

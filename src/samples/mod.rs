@@ -1,5 +1,6 @@
 //! The ported samples: the AMD APP SDK ones (Binomial, Mandelbrot, NBody) and the rest of the
-//! papers' suite (Gaussian, Taylor, Aho, Ray, RAP, BM3D). Each module holds the sample's
+//! papers' suite (Gaussian, Taylor, Aho, Ray, RAP, BM3D), and the SDK's Reduction, which indexes
+//! by `get_group_id`. Each module holds the sample's
 //! deterministic input generator, its launch, its independent CPU reference and its tolerance
 //! rule; the examples, the suite runner and the CI test all use them from here.
 
@@ -13,6 +14,7 @@ pub mod mandelbrot;
 pub mod nbody;
 pub mod rap;
 pub mod raytrace;
+pub mod reduction;
 pub mod taylor;
 
 use hetdsl::{Balancer, DeviceInfo, Launch, Report, Runtime};
@@ -78,6 +80,7 @@ pub const NAMES: &[&str] = &[
     "rap",
     "ray1",
     "ray2",
+    "reduction",
 ];
 
 /// The sample called `name`, with its inputs for `size` and its kernel built for `runtime`'s
@@ -97,6 +100,7 @@ pub fn create(name: &str, size: Size, runtime: &Runtime) -> Result<Box<dyn Sampl
         "rap" => boxed(rap::Rap::new(size, runtime)),
         "ray1" => boxed(raytrace::RayTrace::new(size, raytrace::Scene::Clustered, runtime)),
         "ray2" => boxed(raytrace::RayTrace::new(size, raytrace::Scene::Spread, runtime)),
+        "reduction" => boxed(reduction::Reduction::new(size, runtime)),
         other => Err(format!("no sample called `{other}`; samples: {}", NAMES.join(", "))),
     }
 }

@@ -13,6 +13,7 @@
 mod expr;
 mod lex;
 mod types;
+mod writes;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -93,6 +94,9 @@ pub struct Param {
     /// The parameter's type as written (macros expanded), e.g. `__global const float*`.
     pub text: String,
     pub line: usize,
+    /// The 0-based line of the first write through this pointer visible in the kernel's body
+    /// (an assignment through `p[..]`, `*p` or `p->`, an atomic on it, a `vstoreN` into it).
+    pub written_at: Option<usize>,
 }
 
 /// A `__kernel` function.
@@ -449,10 +453,20 @@ impl Parser {
             return Ok(());
         }
         let params_start = self.pos;
-        let params = self.params();
+        let mut params = self.params();
         // Whatever happened inside, resume after the parameter list.
         self.pos = params_start;
         self.skip_group()?;
+        while self.peek_ident() == Some("__attribute__") {
+            self.pos += 1;
+            self.skip_group()?;
+        }
+        if self.at_punct('{') {
+            let body = self.skip_group()?;
+            for p in params.iter_mut().flatten().filter(|p| p.pointer.is_some()) {
+                p.written_at = writes::first_write(&body, &p.name);
+            }
+        }
         self.src.kernels.push(Kernel { name, line, params });
         Ok(())
     }
@@ -515,6 +529,7 @@ impl Parser {
             unsupported,
             text,
             line,
+            written_at: None,
         })
     }
 

@@ -16,6 +16,8 @@ mod program;
 mod quarantine;
 mod run;
 mod shared;
+mod signature;
+mod verify;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -26,11 +28,12 @@ use crate::device::{DeviceFilter, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::merge::{Merge, ReduceOps, Reducible};
 use crate::pattern::{Direction, Pattern};
-use crate::pod::{bytes_of, bytes_of_mut, Pod};
+use crate::pod::{bytes_of, bytes_of_mut, HostType, Pod};
 use crate::report::Report;
 
 pub use program::Program;
 pub use run::quarantined_devices;
+pub use verify::{Difference, Verification};
 
 /// Held across every program build and every run in the process. A run already uses every
 /// device, so little is lost by running them one at a time; and PoCL (3.1 and 5 at least)
@@ -196,6 +199,8 @@ pub struct Launch<'a> {
     pub(crate) global: Vec<usize>,
     pub(crate) local: Vec<usize>,
     pub(crate) args: Vec<Arg<'a>>,
+    /// The Rust type of each argument, `None` for those given to [`Launch::arg`].
+    pub(crate) arg_types: Vec<Option<HostType>>,
     pub(crate) balancer: Option<Box<dyn Balancer>>,
     pub(crate) devices: Option<Vec<usize>>,
     pub(crate) faults: Vec<Fault>,
@@ -208,6 +213,10 @@ pub struct Launch<'a> {
     /// unless the launch sets the same thing itself).
     pub(crate) env_wait: Option<String>,
     pub(crate) env_backups: Option<String>,
+    /// For [`Launch::verify`]: float outputs compared within (absolute, relative).
+    pub(crate) tolerance: Option<(f64, f64)>,
+    /// For [`Launch::verify`]: the random split's seed.
+    pub(crate) seed: Option<u64>,
 }
 
 /// How a device's host thread waits for each kernel (see [`Launch::wait`]).
@@ -261,6 +270,7 @@ impl<'a> Launch<'a> {
             global: Vec::new(),
             local: Vec::new(),
             args: Vec::new(),
+            arg_types: Vec::new(),
             balancer: None,
             devices: None,
             faults: Vec::new(),
@@ -271,6 +281,8 @@ impl<'a> Launch<'a> {
             wait: WaitMode::from_env(),
             env_wait: unreadable_env("HETDSL_WAIT", &["poll", "block"]),
             env_backups: unreadable_env("HETDSL_BACKUPS", &["0", "1"]),
+            tolerance: None,
+            seed: None,
         }
     }
 
@@ -289,6 +301,7 @@ impl<'a> Launch<'a> {
     /// A buffer the kernel reads, split by `pattern` (or [`Pattern::Whole`]).
     pub fn input<T: Pod>(mut self, data: &'a [T], pattern: Pattern) -> Self {
         self.args.push(Arg::In { bytes: bytes_of(data), elem: size_of::<T>(), pattern });
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
@@ -296,6 +309,7 @@ impl<'a> Launch<'a> {
     pub fn output<T: Pod>(mut self, data: &'a mut [T], pattern: Pattern) -> Self {
         let elem = size_of::<T>();
         self.args.push(Arg::Out { bytes: bytes_of_mut(data), elem, pattern, dir: Direction::Out });
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
@@ -308,6 +322,7 @@ impl<'a> Launch<'a> {
             pattern,
             dir: Direction::InOut,
         });
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
@@ -329,12 +344,14 @@ impl<'a> Launch<'a> {
     /// they may differ from a sequential sum in the last bits.
     pub fn reduce<T: Reducible>(mut self, data: &'a mut [T], merge: Merge) -> Self {
         self.args.push(Arg::reduce(data, merge));
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
     /// A value passed by copy.
     pub fn scalar<T: Pod>(mut self, value: T) -> Self {
         self.args.push(Arg::Scalar(bytes_of(std::slice::from_ref(&value)).to_vec()));
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
@@ -342,6 +359,7 @@ impl<'a> Launch<'a> {
     pub fn local_buffer<T: Pod>(mut self, count: usize) -> Self {
         // Saturated: an overflowing size is refused at launch as over the device's limit.
         self.args.push(Arg::Local(count.saturating_mul(size_of::<T>())));
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
@@ -350,12 +368,14 @@ impl<'a> Launch<'a> {
     /// follows [`Launch::local`] (a kernel indexing its scratch by `get_local_id`).
     pub fn local_buffer_per_item<T: Pod>(mut self, count_per_item: usize) -> Self {
         self.args.push(Arg::LocalPerItem(count_per_item.saturating_mul(size_of::<T>())));
+        self.arg_types.push(Some(T::HOST_TYPE));
         self
     }
 
     /// Any argument (what the macros generate).
     pub fn arg(mut self, arg: Arg<'a>) -> Self {
         self.args.push(arg);
+        self.arg_types.push(None);
         self
     }
 
@@ -424,7 +444,68 @@ impl<'a> Launch<'a> {
 
     /// Co-execute. Outputs are complete and correct when this returns `Ok`.
     pub fn run(mut self) -> Result<Report> {
+        self.check_arguments()?;
         let balancer = self.balancer.take().unwrap_or_else(balance::default_balancer);
-        run::execute(self, balancer)
+        let (program, kernel) = (self.program, self.kernel.clone());
+        // The engine's own argument errors (lengths, patterns) name the parameter too.
+        run::execute(self, balancer).map_err(|e| program.signatures.name_argument(&kernel, e))
+    }
+
+    /// Checks the kernel under co-execution: runs it once on the launch's first device alone
+    /// (one package) and once co-executed over all its devices with a deliberately uneven,
+    /// randomised split (see [`crate::balance::RandomSplit`]), and compares every output
+    /// element, bit for bit (or within [`Launch::verify_within`] for float outputs). Inout
+    /// buffers start from the same contents in both runs. The caller's buffers end with the
+    /// co-executed result when the two agree, and with the one device's result when they do
+    /// not (the difference says where co-execution went wrong). Run it once for each new kernel:
+    /// a pattern that does not say what the kernel writes shows here.
+    pub fn verify(self) -> Result<Verification> {
+        verify::verify(self)
+    }
+
+    /// For [`Launch::verify`]: float and double outputs may differ by `abs + rel × |value|`
+    /// (devices may round differently, e.g. with fused multiply-adds).
+    pub fn verify_within(mut self, abs: f64, rel: f64) -> Self {
+        self.tolerance = Some((abs, rel));
+        self
+    }
+
+    /// For [`Launch::verify`]: the seed of the random split (a fixed default otherwise).
+    pub fn verify_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Every argument against the kernel's parameter, before anything is enqueued; then the
+    /// hidden NDRange argument of a kernel whose built-ins need it (the caller's global sizes,
+    /// 1 for missing dimensions).
+    fn check_arguments(&mut self) -> Result<()> {
+        let host: Vec<_> =
+            self.args.iter().zip(&self.arg_types).map(|(a, t)| host_arg(a, *t)).collect();
+        self.program.signatures.check(&self.kernel, &host)?;
+        if self.program.ndrange_param.contains(&self.kernel) {
+            let mut sizes = [1u64; 4];
+            for (s, g) in sizes.iter_mut().zip(&self.global) {
+                *s = *g as u64;
+            }
+            self.args.push(Arg::Scalar(bytes_of(&sizes).to_vec()));
+            self.arg_types.push(None);
+        }
+        Ok(())
+    }
+}
+
+/// What an argument is, for the check against the kernel's parameter.
+fn host_arg(arg: &Arg<'_>, ty: Option<HostType>) -> hetdsl_decl::argcheck::HostArg {
+    use hetdsl_decl::argcheck::HostArg;
+    match arg {
+        Arg::In { .. } => HostArg::Buffer { ty, writes: false, reads: true },
+        Arg::Out { dir, .. } => {
+            HostArg::Buffer { ty, writes: true, reads: *dir == Direction::InOut }
+        }
+        Arg::Scalar(bytes) => HostArg::Scalar { ty, size: bytes.len() },
+        Arg::Local(_) | Arg::LocalPerItem(_) => HostArg::Local { ty },
+        // Every device writes the whole buffer, starting from the reduction's identity.
+        Arg::Reduce { .. } => HostArg::Buffer { ty, writes: true, reads: false },
     }
 }

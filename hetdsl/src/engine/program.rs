@@ -7,7 +7,9 @@ use opencl3::context::Context;
 use opencl3::program::Program as ClProgram;
 
 use super::discover::Found;
+use super::signature::{DriverArg, DriverInfo, Signatures};
 use super::{KernelSource, Launch};
+use crate::builtins;
 use crate::device::DeviceInfo;
 use crate::error::{ClContext, Error, Result};
 use crate::occupancy::{parse_nv_verbose, NvKernelUsage};
@@ -35,6 +37,10 @@ pub struct Program {
     pub(crate) source_name: String,
     pub(crate) devices: Vec<ProgramDevice>,
     pub(crate) kernel_names: Vec<String>,
+    /// Every kernel's parameters, to check a launch's arguments against.
+    pub(crate) signatures: Signatures,
+    /// Kernels that take the built-ins' hidden NDRange as their last argument.
+    pub(crate) ndrange_param: Vec<String>,
 }
 
 impl Drop for Program {
@@ -49,7 +55,14 @@ impl Drop for Program {
 
 impl Program {
     pub(crate) fn build(found: &[Found], source: &KernelSource, options: &str) -> Result<Program> {
+        // The work-item built-ins answer for the caller's whole NDRange (see `builtins`).
+        let rewritten = builtins::rewrite(&source.text).map_err(|e| {
+            let (file, line) =
+                hetdsl_decl::flatten::origin(&source.text, e.line.saturating_sub(1), &source.name);
+            Error::Source { path: source.name.clone(), reason: format!("{file}:{line}: {e}") }
+        })?;
         let _one_at_a_time = super::opencl_lock();
+        let mut driver: HashMap<String, DriverInfo> = HashMap::new();
         let mut platforms: Vec<usize> = found.iter().map(|f| f.platform).collect();
         platforms.dedup();
         let mut devices = Vec::new();
@@ -60,9 +73,10 @@ impl Program {
             let ids: Vec<_> = members.iter().map(|f| f.device.id()).collect();
             let context = Context::from_devices(&ids, &[], None, std::ptr::null_mut())
                 .call("clCreateContext")?;
-            let mut program = ClProgram::create_from_source(&context, &source.text)
+            let mut program = ClProgram::create_from_source(&context, &rewritten.text)
                 .call("clCreateProgramWithSource")?;
-            let mut opts = String::from("-cl-std=CL1.2 ");
+            // Argument info, to check each launch's arguments against the kernel's.
+            let mut opts = String::from("-cl-std=CL1.2 -cl-kernel-arg-info ");
             opts += options;
             if members.iter().any(|f| f.info.nvidia.is_some()) {
                 // Registers and shared memory per kernel, for the occupancy bound.
@@ -89,6 +103,10 @@ impl Program {
                     .filter(|s| !s.is_empty())
                     .map(str::to_string)
                     .collect();
+                for name in &kernel_names {
+                    let hidden = rewritten.ndrange_param.contains(name);
+                    driver.insert(name.clone(), driver_args(&program, name, hidden));
+                }
             }
             let platform = Arc::new(PlatformProgram { context, program });
             for (f, log) in members.into_iter().zip(logs) {
@@ -104,7 +122,15 @@ impl Program {
         if !failures.is_empty() {
             return Err(Error::Build { file: source.name.clone(), log: failures.join("\n") });
         }
-        Ok(Program { source_name: source.name.clone(), devices, kernel_names })
+        let signatures =
+            Signatures::read(&source.name, &source.text, options, &kernel_names, &driver);
+        Ok(Program {
+            source_name: source.name.clone(),
+            devices,
+            kernel_names,
+            signatures,
+            ndrange_param: rewritten.ndrange_param,
+        })
     }
 
     /// The devices this program was built for, in run order.
@@ -126,4 +152,40 @@ impl Program {
     pub fn launch(&self, kernel: &str) -> Launch<'_> {
         Launch::new(self, kernel)
     }
+}
+
+/// The driver's description of `kernel`'s arguments (the hidden NDRange one dropped), or
+/// `None` when it gives none.
+fn driver_args(program: &ClProgram, kernel: &str, hidden: bool) -> DriverInfo {
+    use hetdsl_decl::clsig::AddrSpace;
+    use opencl3::kernel::{
+        Kernel, CL_KERNEL_ARG_ADDRESS_CONSTANT, CL_KERNEL_ARG_ADDRESS_GLOBAL,
+        CL_KERNEL_ARG_ADDRESS_LOCAL, CL_KERNEL_ARG_TYPE_CONST,
+    };
+    let k = Kernel::create(program, kernel).ok()?;
+    let mut n = k.num_args().ok()?;
+    if hidden {
+        n = n.checked_sub(1)?;
+        // The hidden parameter is the last one; a driver that says otherwise is not believed.
+        if k.get_arg_name(n).ok()? != builtins::NDRANGE_PARAM {
+            return None;
+        }
+    }
+    (0..n)
+        .map(|i| {
+            let space = match k.get_arg_address_qualifier(i).ok()? {
+                CL_KERNEL_ARG_ADDRESS_GLOBAL => AddrSpace::Global,
+                CL_KERNEL_ARG_ADDRESS_LOCAL => AddrSpace::Local,
+                CL_KERNEL_ARG_ADDRESS_CONSTANT => AddrSpace::Constant,
+                _ => AddrSpace::Private,
+            };
+            let qualifier = k.get_arg_type_qualifier(i).ok()?;
+            Some(DriverArg {
+                name: k.get_arg_name(i).ok()?,
+                space,
+                type_name: k.get_arg_type_name(i).ok()?,
+                is_const: qualifier & u64::from(CL_KERNEL_ARG_TYPE_CONST) != 0,
+            })
+        })
+        .collect()
 }

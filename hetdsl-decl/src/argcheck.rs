@@ -1,0 +1,344 @@
+//! A host argument against a kernel parameter, for the runtime's check of every launch: what
+//! the host passes (a buffer, a value or a `__local` size, and the Rust type as
+//! `hetdsl::Pod` describes it) and whether it fits the parameter the reader found. The
+//! messages use [`param_phrase`], as the macros' compile-time checks do.
+
+use std::fmt;
+
+use crate::clsig::{AddrSpace, Param, Scalar, StructDef, Ty};
+
+/// A Rust primitive a kernel can take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prim {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+}
+
+impl Prim {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Prim::I8 => "i8",
+            Prim::U8 => "u8",
+            Prim::I16 => "i16",
+            Prim::U16 => "u16",
+            Prim::I32 => "i32",
+            Prim::U32 => "u32",
+            Prim::I64 => "i64",
+            Prim::U64 => "u64",
+            Prim::F32 => "f32",
+            Prim::F64 => "f64",
+        }
+    }
+
+    pub const fn size(self) -> usize {
+        match self {
+            Prim::I8 | Prim::U8 => 1,
+            Prim::I16 | Prim::U16 => 2,
+            Prim::I32 | Prim::U32 | Prim::F32 => 4,
+            Prim::I64 | Prim::U64 | Prim::F64 => 8,
+        }
+    }
+}
+
+/// A Rust type as `hetdsl::Pod` describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostType {
+    Prim(Prim),
+    /// `[T; N]` of a primitive: an OpenCL vector of `N` lanes (a 3-lane one takes 4).
+    Array(Prim, usize),
+    /// A user type (a struct, a newtype, an array of structs): only its size is known here;
+    /// `name` is empty when the type did not say.
+    Opaque {
+        size: usize,
+        name: &'static str,
+    },
+}
+
+impl HostType {
+    /// `[T; n]` of `elem`.
+    pub const fn array(elem: HostType, n: usize, size: usize) -> HostType {
+        match elem {
+            HostType::Prim(p) => HostType::Array(p, n),
+            _ => HostType::Opaque { size, name: "" },
+        }
+    }
+
+    pub const fn size(self) -> usize {
+        match self {
+            HostType::Prim(p) => p.size(),
+            HostType::Array(p, n) => p.size() * n,
+            HostType::Opaque { size, .. } => size,
+        }
+    }
+}
+
+impl fmt::Display for HostType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostType::Prim(p) => write!(f, "`{}`", p.name()),
+            HostType::Array(p, n) => write!(f, "`[{}; {n}]`", p.name()),
+            HostType::Opaque { size, name: "" } => write!(f, "a {size}-byte user type"),
+            HostType::Opaque { size, name } => write!(f, "`{name}` ({size} bytes)"),
+        }
+    }
+}
+
+/// What the host passes for one parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostArg {
+    /// A buffer; `ty` is `None` when the launch did not say (arguments the macros built, whose
+    /// types were checked at compile time).
+    Buffer { ty: Option<HostType>, writes: bool, reads: bool },
+    /// A value of `size` bytes.
+    Scalar { ty: Option<HostType>, size: usize },
+    /// A `__local` buffer of elements of `ty`, when the launch said.
+    Local { ty: Option<HostType> },
+}
+
+impl HostArg {
+    fn describe(&self) -> String {
+        match self {
+            HostArg::Buffer { ty, writes, reads } => {
+                let what = match (reads, writes) {
+                    (true, true) => "an inout buffer",
+                    (false, true) => "an output buffer",
+                    _ => "an input buffer",
+                };
+                match ty {
+                    Some(t) => format!("{what} of {t}"),
+                    None => what.to_string(),
+                }
+            }
+            HostArg::Scalar { ty: Some(t), .. } => format!("a scalar {t}"),
+            HostArg::Scalar { size, .. } => format!("a {size}-byte scalar"),
+            HostArg::Local { ty: Some(t) } => format!("a `__local` buffer of {t}"),
+            HostArg::Local { ty: None } => "a `__local` buffer".to_string(),
+        }
+    }
+}
+
+/// `parameter `y` is `__global float*` in kernels/saxpy.cl:2`: how every message about a
+/// parameter begins, at compile time and at run time.
+pub fn param_phrase(name: &str, text: &str, at: &str) -> String {
+    format!("parameter `{name}` is `{text}` in {at}")
+}
+
+/// The Rust spelling of what fits an OpenCL type, for messages; `None` where only the reader's
+/// name for it can be given.
+fn rust_spelling(ty: &Ty, structs: &[StructDef]) -> String {
+    match ty {
+        Ty::Scalar(s) => s.rust().map_or(format!("`{}`", s.name()), |r| format!("`{r}`")),
+        Ty::Vector(s, n) => {
+            let lanes = if *n == 3 { 4 } else { *n };
+            format!("`[{}; {lanes}]`", s.rust().unwrap_or(s.name()))
+        }
+        Ty::Struct(i) => {
+            let def = &structs[*i];
+            match def.layout {
+                Some(l) => format!("a `#[repr(C)]` struct like `{}` ({} bytes)", def.name, l.size),
+                None => format!("a `#[repr(C)]` struct like `{}`", def.name),
+            }
+        }
+        other => format!("`{}`", other.display(structs)),
+    }
+}
+
+/// Does a host value of `host` hold an OpenCL `ty`? `Ok` also where the reader cannot tell
+/// (an unknown type, `size_t`): the kind and direction checks still apply.
+fn type_fits(ty: &Ty, host: HostType, structs: &[StructDef]) -> bool {
+    match (ty, host) {
+        (Ty::Scalar(Scalar::Half), HostType::Prim(p)) => matches!(p, Prim::U16 | Prim::I16),
+        (Ty::Scalar(s), HostType::Prim(p)) => s.rust().is_none_or(|r| r == p.name()),
+        (Ty::Scalar(s), _) => s.rust().is_none(),
+        (Ty::Vector(s, n), HostType::Array(p, len)) => {
+            let lanes = if *n == 3 { 4 } else { usize::from(*n) };
+            s.rust().is_none_or(|r| r == p.name()) && len == lanes
+        }
+        (Ty::Vector(s, n), HostType::Opaque { size, .. }) => {
+            let lanes = if *n == 3 { 4 } else { u64::from(*n) };
+            s.size().is_none_or(|b| b * lanes == size as u64)
+        }
+        (Ty::Vector(..), HostType::Prim(_)) => false,
+        (Ty::Struct(i), HostType::Opaque { size, .. }) => {
+            structs[*i].layout.is_none_or(|l| l.size == size as u64)
+        }
+        (Ty::Struct(_), _) => false,
+        // Unknown to the reader: the driver will have to do.
+        _ => true,
+    }
+}
+
+/// Checks one host argument against its parameter. `at` names a 0-based line of the read
+/// source as `file:line`. The error is the message after `argument N: `.
+pub fn check(
+    param: &Param,
+    host: &HostArg,
+    at: &dyn Fn(usize) -> String,
+    structs: &[StructDef],
+) -> Result<(), String> {
+    let what = param_phrase(&param.name, &param.text, &at(param.line));
+    if let Some(why) = &param.unsupported {
+        return Err(format!("{what}: {why}"));
+    }
+    let found = host.describe();
+    let want = rust_spelling(&param.ty, structs);
+    match (param.pointer, host) {
+        (None, HostArg::Scalar { ty, size }) => {
+            let fits = match ty {
+                Some(t) => type_fits(&param.ty, *t, structs),
+                None => param.ty.layout(structs).is_none_or(|l| l.size == *size as u64),
+            };
+            if fits {
+                Ok(())
+            } else {
+                Err(format!("{what}, so the host argument must be a scalar {want}, found {found}"))
+            }
+        }
+        (None, _) => {
+            Err(format!("{what}, so the host argument must be a scalar {want}, found {found}"))
+        }
+        (Some(ptr), HostArg::Local { ty }) => match ptr.space {
+            AddrSpace::Local => match ty {
+                Some(t) if !type_fits(&param.ty, *t, structs) => Err(format!(
+                    "{what}, so the host argument must be a `__local` buffer of {want}, found {found}"
+                )),
+                _ => Ok(()),
+            },
+            space => Err(format!(
+                "{what}, a buffer in `{}` memory, so the host argument must be a buffer of {want}, \
+                 found {found}",
+                space.name()
+            )),
+        },
+        (Some(ptr), _) if ptr.space == AddrSpace::Local => Err(format!(
+            "{what}, so the host argument must be a `__local` buffer (`local_buffer::<{}>(n)`), \
+             found {found}",
+            want.trim_matches('`')
+        )),
+        (Some(_), HostArg::Scalar { .. }) => {
+            Err(format!("{what}, so the host argument must be a buffer of {want}, found {found}"))
+        }
+        (Some(ptr), HostArg::Buffer { ty, writes, .. }) => {
+            if ptr.space == AddrSpace::Private {
+                return Err(format!(
+                    "{what}: a pointer without `__global`, `__constant` or `__local` cannot be a \
+                     kernel argument"
+                ));
+            }
+            if let Some(t) = ty {
+                if !type_fits(&param.ty, *t, structs) {
+                    return Err(format!(
+                        "{what}, so the host argument must be a buffer of {want}, found {found}"
+                    ));
+                }
+            }
+            let read_only = ptr.const_pointee || ptr.space == AddrSpace::Constant;
+            if *writes && read_only {
+                let why = if ptr.space == AddrSpace::Constant {
+                    "`__constant` memory"
+                } else {
+                    "its data is `const`"
+                };
+                return Err(format!(
+                    "{what}: {why}, so the kernel cannot write it; pass it as an input, found {found}"
+                ));
+            }
+            if !*writes && !read_only {
+                if let Some(line) = param.written_at {
+                    return Err(format!(
+                        "{what}, and the kernel writes through it at {}, so an input buffer \
+                         would never receive what it writes; pass it as an output or inout, \
+                         found {found}",
+                        at(line)
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clsig;
+
+    const SRC: &str = "typedef struct { float x, y; int id; float pad; } P;\n\
+        __kernel void k(__global const float* a, __global float* b, int n, float3 v,\n\
+                        __local float* tmp, __constant int* c, __global P* ps, __global float* w) {\n\
+            b[0] = a[0] + tmp[0] + c[0]; w[1] += 1.0f;\n\
+        }\n";
+
+    fn check_arg(index: usize, host: HostArg) -> Result<(), String> {
+        let src = clsig::parse(SRC).unwrap();
+        let params = src.kernel("k").unwrap().params.clone().unwrap();
+        check(&params[index], &host, &|l| format!("k.cl:{}", l + 1), &src.structs)
+    }
+
+    fn buf(ty: HostType, writes: bool) -> HostArg {
+        HostArg::Buffer { ty: Some(ty), writes, reads: !writes }
+    }
+
+    #[test]
+    fn the_right_arguments_pass() {
+        let f32 = HostType::Prim(Prim::F32);
+        assert_eq!(check_arg(0, buf(f32, false)), Ok(()));
+        assert_eq!(check_arg(1, buf(f32, true)), Ok(()));
+        assert_eq!(
+            check_arg(2, HostArg::Scalar { ty: Some(HostType::Prim(Prim::I32)), size: 4 }),
+            Ok(())
+        );
+        assert_eq!(
+            check_arg(3, HostArg::Scalar { ty: Some(HostType::Array(Prim::F32, 4)), size: 16 }),
+            Ok(())
+        );
+        assert_eq!(check_arg(4, HostArg::Local { ty: Some(f32) }), Ok(()));
+        assert_eq!(check_arg(4, HostArg::Local { ty: None }), Ok(()));
+        assert_eq!(check_arg(5, buf(HostType::Prim(Prim::I32), false)), Ok(()));
+        let p = HostType::Opaque { size: 16, name: "P" };
+        assert_eq!(check_arg(6, buf(p, true)), Ok(()));
+        // Untyped (built by the macros, checked at compile time): kinds only.
+        assert_eq!(check_arg(1, HostArg::Buffer { ty: None, writes: true, reads: true }), Ok(()));
+        assert_eq!(check_arg(2, HostArg::Scalar { ty: None, size: 4 }), Ok(()));
+    }
+
+    #[test]
+    fn mismatches_name_the_parameter_and_both_types() {
+        let f32 = HostType::Prim(Prim::F32);
+        let e = check_arg(1, HostArg::Scalar { ty: Some(HostType::Prim(Prim::U64)), size: 8 });
+        assert_eq!(
+            e.unwrap_err(),
+            "parameter `b` is `__global float*` in k.cl:2, so the host argument must be a buffer \
+             of `f32`, found a scalar `u64`"
+        );
+        let e = check_arg(2, HostArg::Scalar { ty: Some(f32), size: 4 }).unwrap_err();
+        assert!(e.contains("scalar `i32`, found a scalar `f32`"), "{e}");
+        let e = check_arg(3, HostArg::Scalar { ty: Some(HostType::Array(Prim::F32, 3)), size: 12 });
+        assert!(e.unwrap_err().contains("`[f32; 4]`"));
+        let e = check_arg(0, buf(HostType::Prim(Prim::I32), false)).unwrap_err();
+        assert!(e.contains("buffer of `f32`, found an input buffer of `i32`"), "{e}");
+        let e = check_arg(0, buf(f32, true)).unwrap_err();
+        assert!(e.contains("its data is `const`"), "{e}");
+        let e = check_arg(5, buf(HostType::Prim(Prim::I32), true)).unwrap_err();
+        assert!(e.contains("`__constant` memory"), "{e}");
+        let e = check_arg(7, buf(f32, false)).unwrap_err();
+        assert!(e.contains("writes through it at k.cl:4"), "{e}");
+        let e = check_arg(4, buf(f32, false)).unwrap_err();
+        assert!(e.contains("`__local` buffer"), "{e}");
+        let e = check_arg(6, buf(HostType::Opaque { size: 12, name: "Q" }, true)).unwrap_err();
+        assert!(e.contains("like `P` (16 bytes), found an output buffer of `Q` (12 bytes)"), "{e}");
+        let e = check_arg(4, HostArg::Local { ty: Some(HostType::Prim(Prim::I32)) }).unwrap_err();
+        assert!(e.contains("`__local` buffer of `f32`, found a `__local` buffer of `i32`"), "{e}");
+        let e = check_arg(2, HostArg::Local { ty: None }).unwrap_err();
+        assert!(e.contains("found a `__local` buffer"), "{e}");
+        assert!(check_arg(2, HostArg::Scalar { ty: None, size: 8 }).is_err());
+    }
+}

@@ -1,0 +1,103 @@
+//! Work-item built-ins under co-execution: kernels that index by `get_group_id`, or read
+//! `get_num_groups`, `get_global_size` or `get_global_offset`, give the same output co-executed
+//! with every balancer as on one device alone, and as the CPU computes it.
+
+mod common;
+
+use hetdsl::balance::{BalancerSpec, NAMES};
+use hetdsl::{Balancer, Pattern, Program};
+
+const N: usize = 1024; // 1-D: 64 groups of 16
+const LWS: usize = 16;
+const W: usize = 64; // 2-D: 64 x 32 in groups of 8 x 4
+const H: usize = 32;
+const LWS2: [usize; 2] = [8, 4];
+
+/// A balancer for every name the runtime knows, plus one that deals several packages to each
+/// device whatever their speeds.
+fn every_balancer() -> Vec<(String, Box<dyn Balancer>)> {
+    let mut all: Vec<(String, Box<dyn Balancer>)> = NAMES
+        .iter()
+        .map(|n| (n.to_string(), n.parse::<BalancerSpec>().expect("a known name").build()))
+        .collect();
+    all.push(("round-robin(3)".into(), common::round_robin(3)));
+    all
+}
+
+/// Runs `kernel` on one device alone, then co-executed with every balancer; each output must
+/// equal `reference` element for element.
+fn check(program: &Program, kernel: &str, global: &[usize], width_arg: bool, reference: &[u32]) {
+    let local: &[usize] = if global.len() == 1 { &[LWS] } else { &LWS2 };
+    let run = |out: &mut Vec<u32>, devices: &[usize], balancer: Box<dyn Balancer>| {
+        out.fill(u32::MAX);
+        let mut launch = program.launch(kernel).global(global).local(local);
+        launch = launch.output(out.as_mut_slice(), Pattern::ONE_TO_ONE);
+        if width_arg {
+            launch = launch.scalar(W as u32);
+        }
+        launch.on_devices(devices).balancer(balancer).run()
+    };
+    let mut alone = vec![0u32; reference.len()];
+    run(&mut alone, &[0], "static".parse::<BalancerSpec>().unwrap().build()).expect("runs alone");
+    assert_eq!(alone, reference, "{kernel} on one device differs from the CPU");
+    for (name, balancer) in every_balancer() {
+        let mut out = vec![0u32; reference.len()];
+        let report = run(&mut out, &[0, 1], balancer).expect("co-executes");
+        common::assert_coexecuted_once(&report);
+        if let Some(i) = (0..out.len()).find(|&i| out[i] != alone[i]) {
+            panic!(
+                "{kernel} with {name}: element {i} is {} co-executed, {} alone ({} packages)",
+                out[i],
+                alone[i],
+                report.trace.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn group_ids_are_those_of_the_whole_ndrange() {
+    let p = common::program("builtins.cl");
+    let one_d: Vec<u32> = (0..N).map(|i| (i / LWS) as u32).collect();
+    check(&p, "group_id_1d", &[N], false, &one_d);
+    let two_d: Vec<u32> =
+        (0..W * H).map(|i| ((i / W / LWS2[1]) * 100 + (i % W) / LWS2[0]) as u32).collect();
+    check(&p, "group_id_2d", &[W, H], true, &two_d);
+}
+
+#[test]
+fn group_counts_are_those_of_the_whole_ndrange() {
+    let p = common::program("builtins.cl");
+    check(&p, "num_groups_1d", &[N], false, &vec![(N / LWS) as u32; N]);
+    let groups = ((H / LWS2[1]) * 100 + W / LWS2[0]) as u32;
+    check(&p, "num_groups_2d", &[W, H], true, &vec![groups; W * H]);
+}
+
+#[test]
+fn global_sizes_are_those_of_the_whole_ndrange() {
+    let p = common::program("builtins.cl");
+    let one_d: Vec<u32> = (0..N).map(|i| (N - i) as u32).collect();
+    check(&p, "global_size_1d", &[N], false, &one_d);
+    check(&p, "global_size_2d", &[W, H], false, &vec![(H * 1000 + W) as u32; W * H]);
+}
+
+#[test]
+fn global_offsets_are_those_of_the_whole_ndrange() {
+    let p = common::program("builtins.cl");
+    let one_d: Vec<u32> = (0..N).map(|i| (i * 3) as u32).collect();
+    check(&p, "global_offset_1d", &[N], false, &one_d);
+    let two_d: Vec<u32> = (0..W * H).map(|i| ((i / W) * 1000 + i % W) as u32).collect();
+    check(&p, "global_offset_2d", &[W, H], true, &two_d);
+}
+
+#[test]
+fn a_helper_function_asking_the_global_size_is_refused_by_name() {
+    let rt = hetdsl::Runtime::new().expect("an OpenCL runtime");
+    let src = hetdsl::KernelSource::from_text(
+        "helper.cl",
+        "size_t width(void) { return get_global_size(0); }\n\
+         __kernel void k(__global uint* out) { out[get_global_id(0)] = (uint)width(); }\n",
+    );
+    let err = rt.program(&src).err().expect("refused").to_string();
+    assert!(err.contains("`width`") && err.contains("helper.cl:1"), "{err}");
+}
