@@ -4,6 +4,9 @@
 //! The caller's memory is read (inputs) and written (outputs) only inside the run's gate,
 //! through [`Shared::with_caller_memory`] and [`Shared::merge`]; everything else moves between
 //! the device and its own staging.
+//!
+//! [`Shared::with_caller_memory`]: crate::engine::shared::Shared::with_caller_memory
+//! [`Shared::merge`]: crate::engine::shared::Shared::merge
 
 use std::ptr;
 use std::time::{Duration, Instant};
