@@ -12,79 +12,25 @@
 //! A device thread talks to the rest of the run only through [`Shared`]; it knows nothing of
 //! the coordinator. Its parts: `setup` (queues, kernel, arguments, limits, buffers, warm-up),
 //! `buffers` (device buffers and staging), `package` (one package's writes, launch, read-back
-//! and merge).
+//! and merge), `job` (what the thread is given and what it owns).
+//!
+//! [`Shared`]: super::shared::Shared
+//! [`Shared::merge`]: super::shared::Shared::merge
+//! [`Shared::with_caller_memory`]: super::shared::Shared::with_caller_memory
 
 mod buffers;
+mod job;
 mod package;
 mod setup;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use opencl3::command_queue::CommandQueue;
-use opencl3::kernel::Kernel;
-
-use self::buffers::DeviceBuffer;
+use self::job::Device;
+pub(crate) use self::job::Job;
 use self::package::{device_seconds, finish, launch, read_back, transfer, wait_kernel, InFlight};
-use super::geometry::Geometry;
-use super::plan::{ArgPlan, Plan};
-use super::program::ProgramDevice;
-use super::shared::{panic_message, Ask, Release, Shared};
+use super::shared::{panic_message, Ask, Release};
 use super::Fault;
-use super::WaitMode;
-use crate::balance::{DeviceProfile, Package};
 use crate::error::{ClError, Error};
-
-/// What a device thread is given.
-pub(crate) struct Job {
-    pub me: usize,
-    pub device: ProgramDevice,
-    pub kernel: String,
-    pub geo: Geometry,
-    pub args: Vec<ArgPlan>,
-    pub faults: Vec<Fault>,
-    pub warmup: bool,
-    pub wait: WaitMode,
-    /// The run covers balancing units `first_unit..first_unit + units`; packages from the
-    /// coordinator count from `first_unit`.
-    pub first_unit: u64,
-    pub units: u64,
-    pub shared: Arc<Shared>,
-}
-
-impl Job {
-    /// The job of the device at position `me` in `plan`: its own copies of what it needs.
-    pub fn new(me: usize, plan: &Plan, shared: Arc<Shared>) -> Job {
-        Job {
-            me,
-            device: plan.devices[me].clone(),
-            kernel: plan.kernel.clone(),
-            geo: plan.geo.clone(),
-            args: plan.args.clone(),
-            faults: plan.faults_of(me),
-            warmup: plan.warmup,
-            wait: plan.wait,
-            first_unit: plan.span.start,
-            units: plan.units(),
-            shared,
-        }
-    }
-
-    /// A package in the NDRange's own coordinates.
-    fn absolute(&self, p: Package) -> Package {
-        Package { offset: p.offset + self.first_unit, len: p.len }
-    }
-}
-
-struct Device {
-    profile: DeviceProfile,
-    compute: CommandQueue,
-    transfer: CommandQueue,
-    kernel: Kernel,
-    buffers: Vec<DeviceBuffer>,
-    /// Device seconds per balancing unit of its last package: when to expect the next kernel.
-    per_unit: Option<f64>,
-}
 
 /// The thread's body. A panic in it (a bug) is caught and turned into this device's failure,
 /// so the run never waits for a thread that is gone.

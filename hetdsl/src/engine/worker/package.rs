@@ -15,7 +15,7 @@ use opencl3::event::Event;
 use opencl3::memory::ClMem;
 use opencl3::types::{cl_event, CL_NON_BLOCKING};
 
-use super::{Device, Job};
+use super::job::{Device, Job};
 use crate::balance::Package;
 use crate::engine::{Fault, WaitMode};
 use crate::pattern::Pattern;

@@ -17,8 +17,8 @@ use opencl3::memory::{Buffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_ONLY, CL_
 use opencl3::types::CL_BLOCKING;
 
 use super::buffers::{DeviceBuffer, Reduction, Staging};
+use super::job::{Device, Job};
 use super::package::launch;
-use super::{Device, Job};
 use crate::balance::{DeviceProfile, Package};
 use crate::engine::limits;
 use crate::engine::plan::ArgPlan;
