@@ -2,6 +2,7 @@
 //! paper (§5). Pure: numbers in, numbers out; the engine fills a [`Report`], the simulator computes
 //! the same metrics.
 
+use crate::balance::dispatch::DeviceStats;
 use crate::balance::{DeviceKind, Package};
 
 /// Bytes a package moved one way, and the device time that took (profiling).
@@ -206,6 +207,63 @@ impl Report {
     /// The report as JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a report has no non-string map keys")
+    }
+}
+
+/// A finished run as the engine saw it: what [`Report::of_run`] turns into a report.
+pub(crate) struct RunRecord<'a> {
+    pub kernel: String,
+    pub balancer: String,
+    /// The balancing units the run covered.
+    pub groups: std::ops::Range<u64>,
+    /// Per device, in the run's order: its name, its kind and what the dispatcher counted.
+    pub devices: Vec<(String, DeviceKind, &'a DeviceStats)>,
+    pub trace: Vec<PackageTrace>,
+    pub roi_start: std::time::Instant,
+    pub binary_seconds: f64,
+    pub faults: Vec<(usize, Package, String)>,
+    pub backups: Vec<(usize, usize, Package)>,
+}
+
+impl Report {
+    /// The report of a finished run: per-device shares, balance and the region of interest
+    /// (up to the last device's last completion).
+    pub(crate) fn of_run(r: RunRecord<'_>) -> Report {
+        let devices: Vec<DeviceReport> = r
+            .devices
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, kind, st))| DeviceReport {
+                index: i,
+                name,
+                kind,
+                packages: st.ran,
+                groups: st.ran_groups,
+                busy_seconds: st.ran_busy,
+                finish_seconds: st.finish,
+                fault: st.fault.clone(),
+            })
+            .collect();
+        let finish: Vec<f64> =
+            devices.iter().filter(|d| d.fault.is_none()).map(|d| d.finish_seconds).collect();
+        let roi = devices.iter().map(|d| d.finish_seconds).fold(0.0, f64::max);
+        Report {
+            kernel: r.kernel,
+            balancer: r.balancer,
+            first_group: r.groups.start,
+            total_groups: r.groups.end - r.groups.start,
+            balance: balance(&finish),
+            devices,
+            trace: r.trace,
+            roi_seconds: roi,
+            roi_start: Some(r.roi_start),
+            binary_seconds: r.binary_seconds,
+            speedup: None,
+            smax: None,
+            efficiency: None,
+            faults: r.faults,
+            backups: r.backups,
+        }
     }
 }
 

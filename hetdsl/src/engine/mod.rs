@@ -7,11 +7,15 @@
 //!   .run()                  one host thread per device; returns a Report
 //! ```
 
+mod coordinator;
 mod discover;
 mod geometry;
 mod limits;
+mod plan;
 mod program;
+mod quarantine;
 mod run;
+mod shared;
 mod signature;
 mod verify;
 mod worker;

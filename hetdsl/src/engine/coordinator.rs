@@ -1,0 +1,264 @@
+//! The caller's thread during a run: it waits for every device's set-up, starts the
+//! dispatcher, watches for hung devices and hands back-up copies to idle ones until every
+//! unit's output is merged or the run fails; then it ends the run — shuts the gate, and decides
+//! which host threads it joins and which it leaves behind.
+//!
+//! It touches the run only through [`Shared`] and never the caller's memory. A host thread is
+//! joined only once its device has no command left (it says so through [`Shared::quiet`]); a
+//! thread still computing when the run ends is left behind (see the quarantine module), so the
+//! caller's thread never waits under the OpenCL lock for a driver that may never answer.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::quarantine::{self, LeftBehind};
+use super::shared::{Phase, Release, SetupError, Shared, State};
+use super::WatchdogConfig;
+use crate::balance::dispatch::{Config, Dispatcher, WatchdogRule};
+use crate::balance::{backup, DeviceKind, DeviceProfile, Setup};
+use crate::error::{Error, Result};
+
+/// The least time a device's set-up may take beyond the first ready device's.
+const SETUP_GRACE_FLOOR: Duration = Duration::from_secs(10);
+
+/// How often the coordinator lets idle devices look for a straggler to back up.
+const BACKUP_POLL: Duration = Duration::from_micros((backup::BACKUP_POLL_SECONDS * 1e6) as u64);
+
+/// The dispatcher's form of the launch's watchdog settings.
+fn watchdog_rule(w: WatchdogConfig) -> WatchdogRule {
+    WatchdogRule { factor: w.factor, min_seconds: w.min.as_secs_f64() }
+}
+
+/// The caller's thread: waits for set-up, starts the run, then watches for hung devices until
+/// every unit's output is merged or the run fails.
+pub(super) fn coordinate(
+    shared: &Shared,
+    n: usize,
+    units: u64,
+    watchdog: WatchdogConfig,
+) -> Result<()> {
+    let s = await_setup(shared, shared.lock(), n, watchdog);
+    let s = start(shared, s, n, units)?;
+    watch(shared, s, watchdog)
+}
+
+/// Wait until every device has reported its set-up, or dropped those that are far behind.
+fn await_setup<'a>(
+    shared: &'a Shared,
+    mut s: MutexGuard<'a, State>,
+    n: usize,
+    watchdog: WatchdogConfig,
+) -> MutexGuard<'a, State> {
+    // A device whose set-up (queues, buffers, the warm-up's compilation) has not finished long
+    // after another device's is ready is dropped rather than waited for: its driver may never
+    // answer. The grace is generous, because a first launch compiles the kernel.
+    let grace = (watchdog.min * 3).max(SETUP_GRACE_FLOOR);
+    let mut first_ready: Option<Instant> = None;
+    while s.setup.iter().any(Option::is_none) {
+        if first_ready.is_none() && s.setup.iter().any(|r| matches!(r, Some(Ok(_)))) {
+            first_ready = Some(Instant::now());
+        }
+        if first_ready.is_some_and(|t| t.elapsed() > grace) {
+            for d in 0..n {
+                if s.setup[d].is_none() {
+                    shared.alive[d].store(false, Ordering::Release);
+                    s.setup[d] = Some(Err(SetupError::Device(format!(
+                        "set-up did not finish {:.1} s after another device's (hung in its \
+                         driver?)",
+                        grace.as_secs_f64()
+                    ))));
+                }
+            }
+            break;
+        }
+        s = shared
+            .wake
+            .wait_timeout(s, Duration::from_millis(50))
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
+    s
+}
+
+/// Start the dispatcher over the devices that set up; the run's phase turns to running.
+fn start<'a>(
+    shared: &'a Shared,
+    mut s: MutexGuard<'a, State>,
+    n: usize,
+    units: u64,
+) -> Result<MutexGuard<'a, State>> {
+    // A user error found while setting up (limits, arguments) is reported as such; a device that
+    // merely failed to set up is dropped from the run.
+    let mut user_error = None;
+    let mut dropped = Vec::new();
+    let mut profiles = Vec::with_capacity(n);
+    for d in 0..n {
+        let outcome = s.setup[d].take();
+        match outcome {
+            Some(Ok(profile)) => profiles.push(profile),
+            Some(Err(e)) => {
+                // A device that could not set up still has a slot; it never asks for work.
+                profiles.push(DeviceProfile {
+                    kind: DeviceKind::Other,
+                    nominal_gflops: 0.0,
+                    min_groups: 1,
+                });
+                match e {
+                    SetupError::User(e) => user_error = user_error.or(Some(e)),
+                    SetupError::Device(reason) => dropped.push((d, reason)),
+                }
+            }
+            None => unreachable!("every device reported its set-up"),
+        }
+    }
+    let setup = Setup { total_groups: units, devices: profiles };
+    let Some(balancer) = s.balancer.take() else {
+        return Err(Error::BadBalancer("the balancer was already used".into()));
+    };
+    let config = Config { backups: s.backups_enabled };
+    match Dispatcher::start(balancer, setup, shared.names.clone(), config) {
+        Ok(d) => s.dispatch = Some(d),
+        Err(e) => {
+            s.phase = Phase::Over;
+            shared.wake.notify_all();
+            return Err(e);
+        }
+    }
+    if let Some(e) = user_error {
+        s.phase = Phase::Over;
+        shared.wake.notify_all();
+        return Err(e);
+    }
+    for (d, reason) in dropped {
+        shared.alive[d].store(false, Ordering::Release);
+        shared.lose(&mut s, d, reason);
+    }
+    if let Some(e) = s.fatal.take() {
+        s.phase = Phase::Over;
+        shared.wake.notify_all();
+        return Err(e);
+    }
+    s.t0 = Instant::now();
+    s.phase = Phase::Running;
+    shared.wake.notify_all();
+    Ok(s)
+}
+
+/// Watch the running run: a fatal error, the end of the work, hung devices, back-ups.
+fn watch<'a>(
+    shared: &'a Shared,
+    mut s: MutexGuard<'a, State>,
+    watchdog: WatchdogConfig,
+) -> Result<()> {
+    let rule = watchdog_rule(watchdog);
+    let poll = if s.backups_enabled { BACKUP_POLL } else { Duration::from_millis(20) };
+    loop {
+        if let Some(e) = s.fatal.take() {
+            return Err(e);
+        }
+        let Some(d) = s.dispatch.as_mut() else {
+            return Err(Error::BadBalancer("the run ended before it started".into()));
+        };
+        if d.is_over() {
+            return Ok(());
+        }
+        if s.phase == Phase::Over {
+            return Err(Error::BadBalancer("the run ended with work left".into()));
+        }
+        let now = shared.now(&s);
+        // The dispatcher's verdict (see `Dispatcher::hung`): only a device whose package
+        // another, idle device could take over.
+        let hung = s.dispatch.as_ref().map_or(Vec::new(), |d| d.hung(now, rule));
+        for h in hung {
+            drop(s);
+            shared.device_failed(h.device, h.reason());
+            s = shared.lock();
+        }
+        // Idle devices look for a straggler to back up.
+        let now = shared.now(&s);
+        match s.dispatch.as_mut().map(|d| d.tick(now)) {
+            Some(Ok(given)) if !given.is_empty() => {
+                for (d, a) in given {
+                    s.given[d] = Some(a.package);
+                }
+                shared.wake.notify_all();
+            }
+            Some(Err(e)) => return Err(e),
+            _ => {}
+        }
+        s = shared.wake.wait_timeout(s, poll).unwrap_or_else(|e| e.into_inner()).0;
+    }
+}
+
+/// End the run once [`coordinate`] has returned: shut the gate, end the phase, give the threads
+/// of devices still in the run a moment to see it, then decide for each thread whether the
+/// caller joins it (its device has no command left) or leaves it behind. Returns the threads
+/// to join; `machine` is each device's index in the machine's list.
+pub(super) fn end_run(
+    shared: &Arc<Shared>,
+    handles: &mut [Option<JoinHandle<()>>],
+    machine: &[usize],
+    watchdog: WatchdogConfig,
+) -> Vec<JoinHandle<()>> {
+    let n = handles.len();
+    // Close the gate: from here on no device thread touches the caller's memory.
+    *shared.gate.write().unwrap_or_else(|e| e.into_inner()) = true;
+    {
+        let mut s = shared.lock();
+        s.phase = Phase::Over;
+        shared.wake.notify_all();
+    }
+    // The threads of devices still in the run end promptly (their next question gets `Stop`);
+    // a device still computing a package nobody needs (the losing copy of a back-up) or hung,
+    // or one dropped from the run, is not waited for beyond the watchdog's floor.
+    let waited = Instant::now();
+    let bound = watchdog.min.min(Duration::from_secs(10));
+    loop {
+        let pending = (0..n).any(|d| {
+            handles[d].is_some() && shared.alive(d) && !shared.quiet[d].load(Ordering::Acquire) && {
+                let s = shared.lock();
+                !s.dispatch.as_ref().is_some_and(|x| x.runs_abandoned(d))
+            }
+        });
+        if !pending || waited.elapsed() > bound {
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let mut joined = Vec::new();
+    {
+        let mut s = shared.lock();
+        for d in 0..n {
+            let Some(h) = handles[d].take() else { continue };
+            if shared.quiet[d].load(Ordering::Acquire) {
+                s.release[d] = Release::Joined;
+                joined.push(h);
+            } else {
+                s.release[d] = Release::LeftBehind;
+                // Hung by the watchdog's own measure if still out past the limit of its package.
+                let rule = watchdog_rule(watchdog);
+                let out = s.dispatch.as_ref().and_then(|x| {
+                    let (p, since) = x.running(d)?;
+                    Some(Duration::from_secs_f64(since + x.watchdog_limit(d, p, rule)))
+                });
+                let deadline = match out {
+                    Some(at) => s.t0 + at,
+                    None => Instant::now() + watchdog.min,
+                };
+                quarantine::leave_behind(LeftBehind {
+                    device: machine[d],
+                    name: shared.names[d].clone(),
+                    shared: shared.clone(),
+                    position: d,
+                    deadline,
+                });
+                // Detached: it releases its objects under the OpenCL lock when it comes back.
+                drop(h);
+            }
+        }
+        shared.wake.notify_all();
+    }
+    joined
+}

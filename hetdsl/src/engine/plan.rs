@@ -1,0 +1,365 @@
+//! The plan of a launch: everything it asks for, checked on the caller's thread before any
+//! device thread starts — the work-group range and geometry, the kernel, the devices, the
+//! settings, and every argument against its pattern. A launch that passes is a [`Plan`] whose
+//! arguments are ready for a device ([`ArgPlan`]); one that does not is the user's error, named,
+//! and nothing has run.
+//!
+//! This module only reads the launch: it touches no OpenCL object and no thread. The caller's
+//! slices become [`HostPtr`]s here, which only device threads dereference, under the run's gate.
+
+use std::ops::Range;
+
+use super::geometry::Geometry;
+use super::program::ProgramDevice;
+use super::{Arg, Fault, Launch, WaitMode, WatchdogConfig};
+use crate::error::{Error, Result};
+use crate::merge::{Merge, ReduceOps};
+use crate::pattern::{Direction, Pattern};
+
+/// The caller's memory for one buffer argument. Only dereferenced under the run's gate.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostPtr {
+    pub ptr: *mut u8,
+    pub len: usize,
+}
+// SAFETY: the pointer is only dereferenced by device threads under `Shared::gate`, while the
+// `Launch` that borrowed the caller's slices is still inside `run`; packages touch disjoint
+// ranges of outputs, and inputs are only read.
+unsafe impl Send for HostPtr {}
+// SAFETY: as for `Send`: shared use is reads of inputs and writes of disjoint output ranges,
+// each under the gate, which shuts on every way out of `run` before the borrow ends.
+unsafe impl Sync for HostPtr {}
+
+/// One kernel argument, ready for a device.
+#[derive(Debug, Clone)]
+pub(crate) enum ArgPlan {
+    Buffer {
+        index: usize,
+        host: HostPtr,
+        elem: usize,
+        pattern: Pattern,
+        dir: Direction,
+    },
+    Scalar {
+        index: usize,
+        bytes: Vec<u8>,
+    },
+    Local {
+        index: usize,
+        bytes: usize,
+    },
+    /// An output merged by reduction: whole on every device.
+    Reduce {
+        index: usize,
+        host: HostPtr,
+        elem: usize,
+        merge: Merge,
+        ops: ReduceOps,
+    },
+}
+
+/// A launch, checked: what the run needs, with nothing left to refuse.
+pub(crate) struct Plan {
+    pub kernel: String,
+    pub geo: Geometry,
+    /// The balancing units the run covers (all of the NDRange's unless `Launch::groups` chose
+    /// a sub-range).
+    pub span: Range<u64>,
+    /// The devices of the run, in the order of their positions.
+    pub devices: Vec<ProgramDevice>,
+    pub args: Vec<ArgPlan>,
+    pub faults: Vec<Fault>,
+    pub watchdog: WatchdogConfig,
+    pub warmup: bool,
+    pub backups: bool,
+    pub wait: WaitMode,
+}
+
+impl Plan {
+    /// Check `launch` in the order a user meets its settings: environment, range, kernel,
+    /// settings, devices, arguments. The first mistake found is the error.
+    pub fn new(launch: Launch<'_>) -> Result<Plan> {
+        let Launch {
+            program,
+            kernel,
+            global,
+            local,
+            args,
+            devices,
+            faults,
+            watchdog,
+            warmup,
+            groups,
+            backups,
+            wait,
+            env_wait,
+            env_backups,
+            ..
+        } = launch;
+        if let Some(m) = env_wait.or(env_backups) {
+            return Err(Error::BadConfig(m));
+        }
+        let geo = Geometry::new(&global, &local)?;
+        let span = groups.unwrap_or(0..geo.units);
+        if span.start >= span.end || span.end > geo.units {
+            return Err(Error::BadRange(format!(
+                "work-group range {span:?} is empty or outside the NDRange's 0..{}",
+                geo.units
+            )));
+        }
+        if !program.kernel_names.contains(&kernel) {
+            return Err(Error::NoSuchKernel {
+                name: kernel,
+                file: program.source_name.clone(),
+                available: program.kernel_names.join(", "),
+            });
+        }
+        let run_devices = devices.as_ref().map_or(program.devices.len(), Vec::len);
+        validate(&watchdog, devices.as_deref(), &faults, run_devices)?;
+        let chosen: Vec<ProgramDevice> = match &devices {
+            None => program.devices.clone(),
+            Some(ix) => {
+                let mut v = Vec::new();
+                for &i in ix {
+                    let d = program.devices.get(i).ok_or_else(|| Error::NoDeviceMatches {
+                        filter: format!("device position {i}"),
+                        found: format!("{} device(s) in the program", program.devices.len()),
+                    })?;
+                    v.push(d.clone());
+                }
+                v
+            }
+        };
+        if chosen.is_empty() {
+            return Err(Error::NoDeviceMatches {
+                filter: "an empty device list".into(),
+                found: String::new(),
+            });
+        }
+        let args = plan_arguments(args, &geo)?;
+        Ok(Plan {
+            kernel,
+            geo,
+            span,
+            devices: chosen,
+            args,
+            faults,
+            watchdog,
+            warmup,
+            backups,
+            wait,
+        })
+    }
+
+    /// Balancing units in the run.
+    pub fn units(&self) -> u64 {
+        self.span.end - self.span.start
+    }
+
+    /// The injected faults aimed at the device at position `me`.
+    pub fn faults_of(&self, me: usize) -> Vec<Fault> {
+        self.faults.iter().copied().filter(|f| fault_device(f) == me).collect()
+    }
+
+    /// Some output is merged by reduction (every package folds into the whole of it).
+    pub fn reduces(&self) -> bool {
+        self.args.iter().any(|p| matches!(p, ArgPlan::Reduce { .. }))
+    }
+}
+
+/// Everything a launch asks for, checked against the kernel's geometry.
+fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
+    let total_items = geo.total_items();
+    let mut plans = Vec::with_capacity(args.len());
+    for (index, arg) in args.into_iter().enumerate() {
+        let bad = |reason: String| Error::BadArgument { index, reason };
+        let (ptr, len, elem, pattern, dir) = match arg {
+            Arg::Scalar(bytes) => {
+                plans.push(ArgPlan::Scalar { index, bytes });
+                continue;
+            }
+            Arg::Local(bytes) => {
+                if bytes == 0 {
+                    return Err(bad("a __local buffer of 0 bytes".into()));
+                }
+                plans.push(ArgPlan::Local { index, bytes });
+                continue;
+            }
+            Arg::LocalPerItem(per_item) => {
+                if per_item == 0 {
+                    return Err(bad("a __local buffer of 0 bytes per work-item".into()));
+                }
+                // Saturated: too large a product is refused against the device's local memory.
+                let bytes = per_item.saturating_mul(geo.items_per_group as usize);
+                plans.push(ArgPlan::Local { index, bytes });
+                continue;
+            }
+            Arg::Reduce { bytes, elem, merge, ops } => {
+                let len = bytes.len();
+                if len == 0 {
+                    return Err(bad("an empty buffer (OpenCL cannot allocate 0 bytes)".into()));
+                }
+                if elem == 0 || len % elem != 0 {
+                    return Err(bad(format!(
+                        "{len} bytes is not a whole number of {elem}-byte elements"
+                    )));
+                }
+                if !(ops.supported)(merge) {
+                    return Err(bad(format!(
+                        "merge `{merge}` applies to integers only, and this output holds {ops:?}; \
+                         use sum, max or min"
+                    )));
+                }
+                let host = HostPtr { ptr: bytes.as_mut_ptr(), len };
+                plans.push(ArgPlan::Reduce { index, host, elem, merge, ops });
+                continue;
+            }
+            Arg::In { bytes, elem, pattern } => {
+                (bytes.as_ptr() as *mut u8, bytes.len(), elem, pattern, Direction::In)
+            }
+            Arg::Out { bytes, elem, pattern, dir } => {
+                (bytes.as_mut_ptr(), bytes.len(), elem, pattern, dir)
+            }
+        };
+        if len == 0 {
+            return Err(bad("an empty buffer (OpenCL cannot allocate 0 bytes)".into()));
+        }
+        if elem == 0 || len % elem != 0 {
+            return Err(bad(format!("{len} bytes is not a whole number of {elem}-byte elements")));
+        }
+        let elems = (len / elem) as u64;
+        match pattern {
+            Pattern::Whole if dir.writes() => {
+                return Err(bad(
+                    "an output cannot be `whole`: each device would write all of it; give it a pattern a:b".into(),
+                ))
+            }
+            Pattern::Whole => {}
+            Pattern::Ratio { .. } => {
+                pattern.check_granularity(geo.items_per_unit).map_err(bad)?;
+                let Some(need) = pattern.required_len(total_items) else {
+                    return Err(bad(format!(
+                        "pattern {pattern} does not give a whole number of elements for {total_items} work-items"
+                    )));
+                };
+                if need != elems {
+                    return Err(bad(format!(
+                        "buffer has {elems} elements but pattern {pattern} over {total_items} work-items needs {need}",
+                    )));
+                }
+            }
+        }
+        plans.push(ArgPlan::Buffer { index, host: HostPtr { ptr, len }, elem, pattern, dir });
+    }
+    Ok(plans)
+}
+
+/// Every setting of a launch that is not an argument or the geometry, checked before anything
+/// starts: a value that means nothing is an error naming it, never a panic mid-run.
+fn validate(
+    watchdog: &WatchdogConfig,
+    devices: Option<&[usize]>,
+    faults: &[Fault],
+    run_devices: usize,
+) -> Result<()> {
+    let bad = |m: String| Err(Error::BadConfig(m));
+    if !(watchdog.factor.is_finite() && watchdog.factor > 0.0) {
+        return bad(format!(
+            "watchdog factor {} must be a finite number above 0 (how many times its predicted \
+             time a package may run)",
+            watchdog.factor
+        ));
+    }
+    if watchdog.min.is_zero() {
+        return bad("watchdog min must be above zero (the shortest time before a device may be \
+                    declared hung)"
+            .into());
+    }
+    if let Some(ix) = devices {
+        for (k, i) in ix.iter().enumerate() {
+            if ix[..k].contains(i) {
+                return bad(format!(
+                    "device position {i} given twice in on_devices({ix:?}): a device runs once"
+                ));
+            }
+        }
+    }
+    for f in faults {
+        if fault_device(f) >= run_devices {
+            return bad(format!(
+                "fault {f:?} aims at device {} but the run has {run_devices} device(s)",
+                fault_device(f)
+            ));
+        }
+        if let Fault::Slow { factor: 0, .. } = f {
+            return bad(format!("fault {f:?}: a slow-down factor of 0"));
+        }
+    }
+    Ok(())
+}
+
+fn fault_device(f: &Fault) -> usize {
+    match *f {
+        Fault::Fail { device, .. }
+        | Fault::Hang { device, .. }
+        | Fault::Slow { device, .. }
+        | Fault::Panic { device, .. }
+        | Fault::HangSetup { device }
+        | Fault::HangReadBack { device, .. } => device,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked_against_patterns() {
+        let geo = Geometry::new(&[256], &[64]).unwrap();
+        let x = vec![0f32; 256];
+        let short = vec![0f32; 255];
+        let mut out = vec![0f32; 4];
+        let ok = plan_arguments(
+            vec![
+                Arg::In { bytes: crate::pod::bytes_of(&x), elem: 4, pattern: Pattern::ONE_TO_ONE },
+                Arg::Out {
+                    bytes: crate::pod::bytes_of_mut(&mut out),
+                    elem: 4,
+                    pattern: Pattern::ratio(1, 64).unwrap(),
+                    dir: Direction::Out,
+                },
+                Arg::Scalar(vec![0; 4]),
+            ],
+            &geo,
+        );
+        assert_eq!(ok.unwrap().len(), 3);
+        let bad = plan_arguments(
+            vec![Arg::In {
+                bytes: crate::pod::bytes_of(&short),
+                elem: 4,
+                pattern: Pattern::ONE_TO_ONE,
+            }],
+            &geo,
+        );
+        assert!(matches!(bad, Err(Error::BadArgument { index: 0, .. })));
+        let whole_out = plan_arguments(
+            vec![Arg::Out {
+                bytes: crate::pod::bytes_of_mut(&mut out),
+                elem: 4,
+                pattern: Pattern::Whole,
+                dir: Direction::Out,
+            }],
+            &geo,
+        );
+        assert!(matches!(whole_out, Err(Error::BadArgument { .. })));
+        let split = plan_arguments(
+            vec![Arg::In {
+                bytes: crate::pod::bytes_of(&x),
+                elem: 4,
+                pattern: Pattern::ratio(1, 128).unwrap(),
+            }],
+            &geo,
+        );
+        assert!(matches!(split, Err(Error::BadArgument { .. })), "1:128 cannot split groups of 64");
+    }
+}

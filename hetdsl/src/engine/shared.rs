@@ -1,0 +1,435 @@
+//! The state shared by the caller's thread and the device threads of one run, and the only
+//! way either touches it.
+//!
+//! Every decision (which package a device runs, re-runs after a loss, back-ups, which copy's
+//! output is kept, a stalled balancer, a hung device) is the [`Dispatcher`]'s, the same state
+//! machine the simulator drives; this module feeds it events with the clock's time and carries
+//! its answers to the device threads.
+//!
+//! Who owns what:
+//! - [`Shared::state`] (one mutex, with a condition variable) holds the dispatcher, which holds
+//!   the balancer; device threads take it only to ask for work and to report, never across an
+//!   OpenCL wait.
+//! - The caller's slices are touched only by device threads copying whole packages in or out,
+//!   each under the [`Shared::gate`] read lock and its device's commit lock. When the run ends the
+//!   gate is closed for good, on every way out of `run` including a panic unwinding through it
+//!   ([`EndOfRun`]), so a device left behind (hung in a driver call) can never touch the
+//!   caller's memory after `run` returns.
+//! - Lock order: a device's commit lock, then the gate, then the state (taken and let go), then
+//!   the fold lock of reduced outputs. Nothing waits on another thread while holding the state
+//!   lock except through its condition variable; a poisoned lock is recovered, never unwrapped.
+//! - A host thread is joined only once its device has no command left (it says so through
+//!   [`Shared::quiet`]) and then only releases OpenCL objects; see the coordinator for who is
+//!   joined and who is left behind.
+//!
+//! This module knows neither the device threads' OpenCL work nor the coordinator's loop: both
+//! depend on it, and it on neither.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
+
+use crate::balance::dispatch::{Decision, Dispatcher, Verdict};
+use crate::balance::{Balancer, DeviceProfile, Package};
+use crate::error::{Error, Result};
+use crate::report::{PackageTrace, Transfer};
+
+/// What a device is told when it asks for work.
+pub(crate) enum Ask {
+    Run(Package),
+    /// Nothing now; ask again (only when not blocking).
+    Later,
+    /// Leave the run.
+    Stop,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Setup,
+    Running,
+    Over,
+}
+
+/// Why a device did not set up: the user's mistake (reported as the run's error) or the
+/// device's own failure (the device is dropped, the run goes on without it).
+pub(crate) enum SetupError {
+    User(Error),
+    Device(String),
+}
+
+/// What a host thread does with its OpenCL objects once its work is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Release {
+    /// Not decided yet: the run is still on.
+    Undecided,
+    /// Release them now: the caller's thread holds the OpenCL lock and joins this thread.
+    Joined,
+    /// Nobody waits for this thread: take the OpenCL lock to release them.
+    LeftBehind,
+}
+
+pub(crate) struct State {
+    pub(super) phase: Phase,
+    pub(super) setup: Vec<Option<std::result::Result<DeviceProfile, SetupError>>>,
+    /// The balancer until the run starts; from then on the dispatcher holds it and is the only
+    /// one to call it.
+    pub(super) balancer: Option<Box<dyn Balancer>>,
+    /// Every hand-out, re-run, back-up, merge decision, stall and watchdog verdict of the run.
+    pub(super) dispatch: Option<Dispatcher<Box<dyn Balancer>>>,
+    /// The balancer's name, asked once (a user balancer's `name` may panic too).
+    pub(super) balancer_name: String,
+    /// Per device: what its host thread does at the end.
+    pub(super) release: Vec<Release>,
+    /// Per device: a back-up copy the coordinator's tick gave it while it waited.
+    pub(super) given: Vec<Option<Package>>,
+    /// Finished copies whose output the dispatcher discarded (another copy finished first).
+    pub(super) discarded: Vec<(usize, Package)>,
+    pub(super) trace: Vec<PackageTrace>,
+    pub(super) t0: Instant,
+    pub(super) fatal: Option<Error>,
+    pub(super) backups_enabled: bool,
+}
+
+/// How long a waiting device thread sleeps at most before it re-checks whether something it
+/// waits for happened (it is woken at once by every completion, loss or back-up given).
+const RECHECK: Duration = Duration::from_millis(50);
+
+pub(crate) struct Shared {
+    pub(super) state: Mutex<State>,
+    pub(super) wake: Condvar,
+    /// `true` once the run is over: the caller's memory is off limits.
+    pub(super) gate: RwLock<bool>,
+    /// Per device: still part of the run. Read without the state lock.
+    pub(super) alive: Vec<AtomicBool>,
+    /// Per device: held while merging a package into the caller's memory.
+    pub(super) commit: Vec<Mutex<()>>,
+    /// Held while merging when the launch has reduced outputs: every package folds into the
+    /// whole of them, so two devices must not fold at once (sliced outputs are disjoint).
+    pub(super) fold: Option<Mutex<()>>,
+    /// Per device: its host thread has no command left on the device (its queues are finished,
+    /// or it never started): all it may still do is release objects.
+    pub(super) quiet: Vec<AtomicBool>,
+    pub(super) names: Vec<String>,
+}
+
+/// Closes the run on every way out of `execute`, a panic included: the gate shuts (no device
+/// thread touches the caller's memory after this), the phase ends, and a thread nobody has
+/// decided to join is left behind to release its objects under the OpenCL lock.
+pub(crate) struct EndOfRun<'a>(pub &'a Shared);
+
+impl Drop for EndOfRun<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// The message of a panic payload, when it is a string.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|m| m.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with no message".into())
+}
+
+impl Shared {
+    /// The bookkeeping of a run of `names.len()` devices, in its set-up phase. `fold`: some
+    /// output is merged by reduction, so merges take the fold lock.
+    pub(super) fn new(
+        names: Vec<String>,
+        balancer: Box<dyn Balancer>,
+        balancer_name: String,
+        backups: bool,
+        fold: bool,
+    ) -> Shared {
+        let n = names.len();
+        Shared {
+            state: Mutex::new(State {
+                phase: Phase::Setup,
+                setup: (0..n).map(|_| None).collect(),
+                balancer: Some(balancer),
+                dispatch: None,
+                balancer_name,
+                release: vec![Release::Undecided; n],
+                given: vec![None; n],
+                discarded: Vec::new(),
+                trace: Vec::new(),
+                t0: Instant::now(),
+                fatal: None,
+                backups_enabled: backups,
+            }),
+            wake: Condvar::new(),
+            gate: RwLock::new(false),
+            alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
+            commit: (0..n).map(|_| Mutex::new(())).collect(),
+            fold: fold.then(|| Mutex::new(())),
+            quiet: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            names,
+        }
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
+        // A device thread that panicked cannot leave the state half-updated in a way that
+        // matters more than losing the run; recover the guard rather than propagate the panic.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The run has ended (the caller's thread closed it).
+    pub fn run_over(&self) -> bool {
+        *self.gate.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn alive(&self, me: usize) -> bool {
+        self.alive[me].load(Ordering::Acquire)
+    }
+
+    /// Seconds since the run began.
+    pub(super) fn now(&self, s: &State) -> f64 {
+        s.t0.elapsed().as_secs_f64()
+    }
+
+    /// A device finished (or failed) its set-up; then waits until every device has.
+    /// Returns whether to go on.
+    pub fn setup_done(&self, me: usize, result: Result<DeviceProfile>) -> bool {
+        let result = result.map_err(|e| match e {
+            Error::Cl { .. } => SetupError::Device(format!("set-up failed: {e}")),
+            e => SetupError::User(e),
+        });
+        let mut s = self.lock();
+        s.setup[me] = Some(result);
+        self.wake.notify_all();
+        while s.phase == Phase::Setup {
+            s = self.wake.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.phase == Phase::Running && self.alive(me)
+    }
+
+    /// The next package for `me`. With `block`, waits until there is one; without, answers
+    /// [`Ask::Later`] instead of waiting (a device with an output still to merge must merge it
+    /// before it waits, or the run could never end). A waiting device asks the dispatcher
+    /// again only when something it waits for happened (a completion for `Wait`, a loss for
+    /// `Idle`), and takes a back-up copy the coordinator's tick gave it.
+    pub fn next_package(&self, me: usize, block: bool) -> Ask {
+        let mut s = self.lock();
+        let mut first = true;
+        loop {
+            if s.phase != Phase::Running || !self.alive(me) {
+                return Ask::Stop;
+            }
+            if let Some(p) = s.given[me].take() {
+                return Ask::Run(p);
+            }
+            let now = self.now(&s);
+            let Some(d) = s.dispatch.as_mut() else { return Ask::Stop };
+            if first || d.should_ask(me) {
+                match d.ask(me, now) {
+                    Ok(Decision::Run(a)) => return Ask::Run(a.package),
+                    Ok(Decision::Stop) => return Ask::Stop,
+                    Ok(Decision::Wait | Decision::Idle) => {}
+                    Err(e) => {
+                        self.abort(&mut s, e);
+                        return Ask::Stop;
+                    }
+                }
+            }
+            first = false;
+            if !block {
+                return Ask::Later;
+            }
+            // Woken by any completion, loss or back-up given; the time-out only re-checks.
+            s = self.wake.wait_timeout(s, RECHECK).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    fn abort(&self, s: &mut State, e: Error) {
+        if s.fatal.is_none() {
+            s.fatal = Some(e);
+        }
+        s.phase = Phase::Over;
+        self.wake.notify_all();
+    }
+
+    /// The kernel of `p` finished on `me` after `kernel_seconds` of device time.
+    /// Returns whether `me` is still part of the run.
+    pub fn kernel_done(
+        &self,
+        me: usize,
+        p: Package,
+        kernel_seconds: Option<f64>,
+        written: Transfer,
+    ) -> bool {
+        let mut s = self.lock();
+        if !self.alive(me) || s.phase != Phase::Running {
+            return false;
+        }
+        let now = self.now(&s);
+        let Some(d) = s.dispatch.as_mut() else { return false };
+        let started = d.running(me).map_or(now, |(_, since)| since);
+        match d.kernel_done(me, p, now, kernel_seconds) {
+            Ok(Verdict::Keep { .. }) => {}
+            // Another copy finished first: its output is not merged (see `merge`).
+            Ok(Verdict::Discard) => s.discarded.push((me, p)),
+            Err(e) => {
+                self.abort(&mut s, e);
+                return false;
+            }
+        }
+        s.trace.push(PackageTrace {
+            device: me,
+            package: p,
+            host_start: started,
+            host_end: now,
+            kernel_seconds,
+            written,
+            read: Transfer::default(),
+            merged: false,
+        });
+        self.wake.notify_all();
+        true
+    }
+
+    /// Copy a finished package's output into the caller's memory with `merge`, unless the run
+    /// is over, `me` was dropped from it, or the dispatcher kept another copy of the package.
+    pub fn merge(&self, me: usize, p: Package, read: Transfer, merge: impl FnOnce()) -> bool {
+        let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
+        let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        if *closed || !self.alive(me) {
+            return false;
+        }
+        {
+            // A package run twice (a back-up, or a re-run after a fault) is merged once: the
+            // dispatcher kept the first copy to finish and discarded this one.
+            let mut s = self.lock();
+            if let Some(i) = s.discarded.iter().position(|x| *x == (me, p)) {
+                s.discarded.swap_remove(i);
+                self.wake.notify_all();
+                return true;
+            }
+        }
+        {
+            let _one_fold_at_a_time =
+                self.fold.as_ref().map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+            merge();
+        }
+        drop(closed);
+        let mut s = self.lock();
+        let now = self.now(&s);
+        if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
+            t.merged = true;
+            t.read = read;
+        }
+        if let Some(Err(e)) = s.dispatch.as_mut().map(|d| d.merged(me, p, now)) {
+            self.abort(&mut s, e);
+        }
+        self.wake.notify_all();
+        true
+    }
+
+    /// Read the caller's memory (input slices) under the gate. `false` if the run is over.
+    pub fn with_caller_memory(&self, read: impl FnOnce()) -> bool {
+        let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        if *closed {
+            return false;
+        }
+        read();
+        true
+    }
+
+    /// `me` failed: its running and unmerged packages go back to the pool.
+    pub fn device_failed(&self, me: usize, reason: String) {
+        // The commit lock waits for a merge in progress to end, so none starts after this. The
+        // device leaves the run and its packages reach the retry list under one state lock: a
+        // device that looked lost while its packages were nowhere to be run would let another
+        // thread conclude that work was left which no one would ever run (the stall check).
+        let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = self.lock();
+        self.alive[me].store(false, Ordering::Release);
+        self.lose(&mut s, me, reason);
+    }
+
+    /// The host thread of `me` panicked (a bug, not a device fault the engine knows of): during
+    /// set-up the device counts as failing to set up, later as failing mid-run. Either way the
+    /// run goes on without it rather than wait for it for ever.
+    pub fn thread_panicked(&self, me: usize, message: String) {
+        let reason = format!("its host thread panicked: {message}");
+        {
+            let mut s = self.lock();
+            if s.phase == Phase::Setup && s.setup[me].is_none() {
+                s.setup[me] = Some(Err(SetupError::Device(reason)));
+                self.wake.notify_all();
+                return;
+            }
+        }
+        self.device_failed(me, reason);
+    }
+
+    /// Called by a host thread once its device has no command left; waits until the run is over
+    /// and the caller's thread has said whether it joins this thread.
+    pub fn release_turn(&self, me: usize) -> Release {
+        self.quiet[me].store(true, Ordering::Release);
+        let mut s = self.lock();
+        self.wake.notify_all();
+        while s.release[me] == Release::Undecided {
+            s = self.wake.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.release[me]
+    }
+
+    /// End the run (idempotent): shut the gate, end the phase, leave behind every thread not
+    /// decided yet.
+    pub(super) fn close(&self) {
+        // No state lock held here: a merge holds the gate while it takes the state lock.
+        *self.gate.write().unwrap_or_else(|e| e.into_inner()) = true;
+        let mut s = self.lock();
+        s.phase = Phase::Over;
+        for r in s.release.iter_mut() {
+            if *r == Release::Undecided {
+                *r = Release::LeftBehind;
+            }
+        }
+        self.wake.notify_all();
+    }
+
+    /// One step under the state lock: the dispatcher moves `me`'s running and unmerged packages
+    /// to its re-run list (unless another copy covers them) and tells the balancer.
+    pub(super) fn lose(&self, s: &mut State, me: usize, reason: String) {
+        s.given[me] = None;
+        let now = self.now(s);
+        if let Some(Err(e)) = s.dispatch.as_mut().map(|d| d.fail(me, now, reason)) {
+            self.abort(s, e);
+        }
+        self.wake.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    use super::*;
+
+    /// The bookkeeping of a run of `n` devices, with no device thread.
+    fn bare(n: usize) -> Shared {
+        let balancer = Box::new(crate::balance::Static::nominal());
+        let shared = Shared::new(vec!["dev".into(); n], balancer, "static".into(), false, false);
+        shared.lock().phase = Phase::Running;
+        shared
+    }
+
+    #[test]
+    fn the_gate_shuts_when_the_callers_thread_unwinds() {
+        let shared = bare(2);
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            let _end = EndOfRun(&shared);
+            panic!("a bug on the caller's thread mid-run");
+        }));
+        assert!(unwound.is_err());
+        // No device thread may read or write the caller's memory any more, and every thread
+        // is told to release its objects on its own.
+        assert!(!shared.with_caller_memory(|| panic!("read after the run")));
+        let p = Package { offset: 0, len: 4 };
+        assert!(!shared.merge(0, p, Transfer::default(), || panic!("merged after the run")));
+        assert_eq!(shared.release_turn(1), Release::LeftBehind);
+        assert!(matches!(shared.next_package(0, true), Ask::Stop));
+    }
+}

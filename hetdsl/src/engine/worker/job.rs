@@ -1,0 +1,67 @@
+//! What a device thread works with: its [`Job`] (its share of the plan, given when it starts)
+//! and its [`Device`] (the OpenCL objects it sets up and owns). Data only; the other parts of
+//! the worker depend on it, and it on none of them but the buffers.
+
+use std::sync::Arc;
+
+use opencl3::command_queue::CommandQueue;
+use opencl3::kernel::Kernel;
+
+use super::buffers::DeviceBuffer;
+use crate::balance::{DeviceProfile, Package};
+use crate::engine::geometry::Geometry;
+use crate::engine::plan::{ArgPlan, Plan};
+use crate::engine::program::ProgramDevice;
+use crate::engine::shared::Shared;
+use crate::engine::{Fault, WaitMode};
+
+/// What a device thread is given.
+pub(crate) struct Job {
+    pub me: usize,
+    pub device: ProgramDevice,
+    pub kernel: String,
+    pub geo: Geometry,
+    pub args: Vec<ArgPlan>,
+    pub faults: Vec<Fault>,
+    pub warmup: bool,
+    pub wait: WaitMode,
+    /// The run covers balancing units `first_unit..first_unit + units`; packages from the
+    /// coordinator count from `first_unit`.
+    pub first_unit: u64,
+    pub units: u64,
+    pub shared: Arc<Shared>,
+}
+
+impl Job {
+    /// The job of the device at position `me` in `plan`: its own copies of what it needs.
+    pub fn new(me: usize, plan: &Plan, shared: Arc<Shared>) -> Job {
+        Job {
+            me,
+            device: plan.devices[me].clone(),
+            kernel: plan.kernel.clone(),
+            geo: plan.geo.clone(),
+            args: plan.args.clone(),
+            faults: plan.faults_of(me),
+            warmup: plan.warmup,
+            wait: plan.wait,
+            first_unit: plan.span.start,
+            units: plan.units(),
+            shared,
+        }
+    }
+
+    /// A package in the NDRange's own coordinates.
+    pub(super) fn absolute(&self, p: Package) -> Package {
+        Package { offset: p.offset + self.first_unit, len: p.len }
+    }
+}
+
+pub(super) struct Device {
+    pub(super) profile: DeviceProfile,
+    pub(super) compute: CommandQueue,
+    pub(super) transfer: CommandQueue,
+    pub(super) kernel: Kernel,
+    pub(super) buffers: Vec<DeviceBuffer>,
+    /// Device seconds per balancing unit of its last package: when to expect the next kernel.
+    pub(super) per_unit: Option<f64>,
+}

@@ -1,0 +1,183 @@
+//! One host thread per device: it owns the device's queues, its own `Kernel` (opencl3's `Kernel`
+//! is not `Sync`), its buffers and their host staging, and runs packages until the coordinator
+//! has nothing left for it.
+//!
+//! Per package: copy the package's slice of each sliced input into host staging, write it to the
+//! device, launch the kernel over the package with a global work offset, and read the output
+//! slices back into staging on a second queue; the next package is launched before that
+//! read-back is waited for, so the device computes while the previous output returns. Outputs
+//! reach the caller's memory only through [`Shared::merge`], inputs only through
+//! [`Shared::with_caller_memory`]: both inside the run's gate.
+//!
+//! A device thread talks to the rest of the run only through [`Shared`]; it knows nothing of
+//! the coordinator. Its parts: `setup` (queues, kernel, arguments, limits, buffers, warm-up),
+//! `buffers` (device buffers and staging), `package` (one package's writes, launch, read-back
+//! and merge), `job` (what the thread is given and what it owns).
+//!
+//! [`Shared`]: super::shared::Shared
+//! [`Shared::merge`]: super::shared::Shared::merge
+//! [`Shared::with_caller_memory`]: super::shared::Shared::with_caller_memory
+
+mod buffers;
+mod job;
+mod package;
+mod setup;
+
+use std::time::Duration;
+
+use self::job::Device;
+pub(crate) use self::job::Job;
+use self::package::{device_seconds, finish, launch, read_back, transfer, wait_kernel, InFlight};
+use super::shared::{panic_message, Ask, Release};
+use super::Fault;
+use crate::error::{ClError, Error};
+
+/// The thread's body. A panic in it (a bug) is caught and turned into this device's failure,
+/// so the run never waits for a thread that is gone.
+pub(crate) fn run(job: Job) {
+    let me = job.me;
+    let shared = job.shared.clone();
+    let device = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&job))) {
+        Ok(device) => device,
+        Err(payload) => {
+            shared.thread_panicked(me, panic_message(&*payload));
+            None
+        }
+    };
+    // Its device has no command left: release its objects, under the OpenCL lock unless the
+    // caller's thread, which holds it, is joining this one.
+    match shared.release_turn(me) {
+        Release::LeftBehind => {
+            let _one_at_a_time = super::opencl_lock();
+            drop(device);
+            drop(job);
+        }
+        _ => {
+            drop(device);
+            drop(job);
+        }
+    }
+}
+
+/// Set up, run packages, then let every queued command complete. Returns the device, whose
+/// objects the caller releases.
+fn body(job: &Job) -> Option<Device> {
+    let me = job.me;
+    let shared = &job.shared;
+    if job.faults.iter().any(|f| matches!(f, Fault::HangSetup { .. })) {
+        // Behave like a driver that never answers, until the run goes on without this device.
+        while shared.alive(me) && !shared.run_over() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        shared.setup_done(me, Err(Error::Cl { call: "injected set-up hang", code: ClError(-5) }));
+        return None;
+    }
+    let mut device = match setup::set_up(job) {
+        Ok(d) => d,
+        Err(e) => {
+            shared.setup_done(me, Err(e));
+            return None;
+        }
+    };
+    if shared.setup_done(me, Ok(device.profile.clone())) {
+        if let Err(reason) = work(job, &mut device) {
+            shared.device_failed(me, reason);
+        }
+    }
+    // Let every command this device queued complete before anything is released: releasing a
+    // kernel or buffer with commands in flight trips PoCL (`pocl_release_dlhandle_cache`
+    // assertion). A device truly hung in its driver never gets past here, and is never joined.
+    let _ = device.compute.finish();
+    let _ = device.transfer.finish();
+    for b in &mut device.buffers {
+        if let Some(s) = &mut b.staging {
+            s.unmap(&device.transfer);
+        }
+    }
+    Some(device)
+}
+
+/// The package loop. `Err` carries the reason this device must leave the run.
+fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
+    let me = job.me;
+    let mut previous: Option<InFlight> = None;
+    let mut count = 0usize;
+    loop {
+        let p = match job.shared.next_package(me, previous.is_none()) {
+            Ask::Run(p) => p,
+            Ask::Stop => break,
+            Ask::Later => {
+                if let Some(f) = previous.take() {
+                    finish(job, d, f)?;
+                }
+                continue;
+            }
+        };
+        let index = count;
+        count += 1;
+        if job.faults.iter().any(|f| matches!(*f, Fault::Panic { package, .. } if package == index))
+        {
+            panic!("injected panic at package {index}");
+        }
+        if let Some(reason) = injected_failure(job, index) {
+            if let Some(f) = previous.take() {
+                finish(job, d, f)?;
+            }
+            return Err(reason);
+        }
+        let launched =
+            launch(job, d, p).map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
+        if let Some(f) = previous.take() {
+            finish(job, d, f)?;
+        }
+        if injected_hang(job, index) {
+            // Behave like a device that never answers: block until dropped from the run.
+            while job.shared.alive(me) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            return Ok(());
+        }
+        let expected = d.per_unit.map(|s| s * p.len as f64);
+        wait_kernel(&launched.kernel, expected, job.wait)
+            .map_err(|e| format!("kernel on package {p:?} failed: {e}"))?;
+        let seconds = device_seconds(&launched.kernel);
+        if let Some(s) = seconds {
+            d.per_unit = Some(s / p.len.max(1) as f64);
+        }
+        if let Some(factor) = injected_slowdown(job) {
+            let t = seconds.unwrap_or(1e-3) * (factor.saturating_sub(1)) as f64;
+            std::thread::sleep(Duration::from_secs_f64(t));
+        }
+        let written = transfer(&launched.writes, launched.write_bytes);
+        if !job.shared.kernel_done(me, p, seconds, written) {
+            return Ok(());
+        }
+        let in_flight = read_back(job, d, p, index, &launched.kernel)
+            .map_err(|e| format!("read-back of package {p:?} failed: {e}"))?;
+        previous = Some(in_flight);
+    }
+    if let Some(f) = previous.take() {
+        finish(job, d, f)?;
+    }
+    Ok(())
+}
+
+fn injected_failure(job: &Job, index: usize) -> Option<String> {
+    job.faults.iter().find_map(|f| match *f {
+        Fault::Fail { package, .. } if package == index => {
+            Some(format!("injected failure at its package {index} (CL_OUT_OF_RESOURCES)"))
+        }
+        _ => None,
+    })
+}
+
+fn injected_hang(job: &Job, index: usize) -> bool {
+    job.faults.iter().any(|f| matches!(*f, Fault::Hang { package, .. } if package == index))
+}
+
+fn injected_slowdown(job: &Job) -> Option<u32> {
+    job.faults.iter().find_map(|f| match *f {
+        Fault::Slow { factor, .. } => Some(factor),
+        _ => None,
+    })
+}
