@@ -187,9 +187,9 @@ def latest_summary(root, machines):
 
 
 def main(root):
-    # The 4xH200 machine was measured in three runs of session 2 (D1, D2, D3) and two of
-    # session 3 (E: every balancer; F: Sigmoid with the cost trend); the 2xH200 machine in two
-    # runs of session 3 (G, and H with three repetitions). Later runs in a group win.
+    # The 4xH200 machine was measured in runs D1, D2, D3, then E (every balancer) and F (Sigmoid
+    # with the cost trend); the 2xH200 machine in runs G and H (three repetitions), as
+    # docs/RESULTS.md lists them. Later runs in a group win.
     groups = [["h200x4", "h200x4cpu", "h200x4c"], ["h200x4e", "h200x4f"], ["h200x2g", "h200x2h"]]
     for g in groups:
         if all(os.path.isdir(os.path.join(root, m)) for m in g):

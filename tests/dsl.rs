@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_coexecuted, round_robin};
+use common::{assert_coexecuted, assert_coexecuted_once, round_robin};
 use hetdsl::Runtime;
 
 hetdsl::kernel! {
@@ -106,7 +106,10 @@ fn saxpy_declared_balancer_matches_cpu_loop_and_runs_twice() {
         "declared balancer: {}",
         report.balancer
     );
-    assert_coexecuted(&report);
+    // First come, first served: a device the host stalls for a few ms may get a single one of
+    // the declared balancer's packages, so this asks only that both took part, exactly once.
+    assert_coexecuted_once(&report);
+    assert!(report.devices.iter().all(|d| d.packages >= 1), "{}", report.table());
     for i in 0..n {
         assert_close(y[i], 2.5 * x[i] + y0[i], &format!("y[{i}]"));
     }

@@ -173,7 +173,7 @@ impl std::fmt::Debug for Arg<'_> {
     }
 }
 
-/// Faults injected on purpose, to test recovery (issue 8).
+/// Faults injected on purpose, to test recovery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// Device `device` fails its `package`-th package (0-based) with an OpenCL error.

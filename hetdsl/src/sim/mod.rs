@@ -9,7 +9,8 @@
 //!
 //! Each simulated device has a speed (work-groups of mean cost per second), a host-side
 //! overhead per package, an occupancy bound below which a package runs proportionally slower
-//! (it takes as long as a full one, cf. seed 003 Fig. 4) and a small per-package speed jitter.
+//! (it takes as long as a full one, as the sparse-grid paper's Fig. 4 measures) and a small
+//! per-package speed jitter.
 //! Kernels have a cost profile over the work-group index ([`CostProfile`]).
 
 mod profile;
@@ -118,7 +119,7 @@ pub struct SimResult {
     /// When each device completed its last package (0 if none).
     pub finish: Vec<f64>,
     pub makespan: f64,
-    /// First device done / last device done (seed 001 §IV).
+    /// First device done / last device done (EngineCL optimisation study, §IV).
     pub balance: f64,
     /// 1 / Σ_i (1/T_i), T_i each device alone at its best: a lower bound of any makespan.
     pub ideal_makespan: f64,
