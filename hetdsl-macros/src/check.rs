@@ -230,7 +230,7 @@ impl Ctx<'_> {
             }
             (AddrSpace::Local, Role::Local { elem, size, .. }) => {
                 if let Err(m) = self.match_type(&p.ty, elem) {
-                    errors.push(mismatch(elem, &what, "the elements must be", m));
+                    errors.push(mismatch(elem, what, "the elements must be", m));
                 }
                 self.check_local_size(name, elem, size, items_per_group, errors);
             }
@@ -245,7 +245,7 @@ impl Ctx<'_> {
                 let merge_ok = merge
                     .as_ref()
                     .and_then(|m| m.op.map(|op| (op, m)))
-                    .is_some_and(|(op, m)| self.check_merge(op, &m.lit, p, &what, errors));
+                    .is_some_and(|(op, m)| self.check_merge(op, &m.lit, p, what, errors));
                 if merge.is_some() && !merge_ok {
                     self.refused_merges.insert(name.to_string());
                 }
@@ -276,7 +276,7 @@ impl Ctx<'_> {
                     errors.push(syn::Error::new_spanned(attr, msg));
                 }
                 if let Err(m) = self.match_type(&p.ty, elem) {
-                    errors.push(mismatch(elem, &what, "the elements must be", m));
+                    errors.push(mismatch(elem, what, "the elements must be", m));
                 }
                 check_pattern(*pattern, *dir, merge.is_some(), items_per_group, attr, errors);
             }
