@@ -3,8 +3,11 @@
 //! Rust token at fault and saying what the kernel expects; what only the compiler can compare
 //! (struct layouts) becomes `const` assertions for the expansion.
 
+mod layout;
+mod source;
+
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote_spanned, ToTokens};
@@ -16,7 +19,7 @@ use crate::errors::Errors;
 use crate::parse::{Direction, Func, LocalSize, MergeOp, Options, Param, Pattern, Role};
 use hetdsl_decl::argcheck::param_phrase;
 use hetdsl_decl::balancer;
-use hetdsl_decl::flatten::{flatten_named, Flattened};
+use source::{load, Loaded};
 
 /// What the expansion needs besides the declaration.
 pub struct Checked {
@@ -42,35 +45,7 @@ pub struct Checked {
 
 pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
     let at = options.span.unwrap_or_else(|| func.ident.span());
-    let local = match &options.local {
-        Some((dims, _)) if !dims.is_empty() => dims.clone(),
-        Some(_) => vec![1],
-        None => {
-            errors.push(syn::Error::new(
-                at,
-                "missing option `local`: the work-group size, `local = 64` for a 1-D NDRange or \
-                 `local = [16, 16]` for 2-D",
-            ));
-            vec![1]
-        }
-    };
-    if let Some(b) = &options.balancer {
-        if let Err(why) = balancer::validate(&b.value()) {
-            errors.push(syn::Error::new(b.span(), why));
-        }
-    }
-    let kernel_name = options.name.as_ref().map_or_else(|| func.ident.to_string(), |n| n.value());
-    let mut checked = Checked {
-        kernel_name,
-        local,
-        source_name: String::new(),
-        source_text: String::new(),
-        files: Vec::new(),
-        asserts: TokenStream::new(),
-        balancer: options.balancer.as_ref().map(|b| b.value()),
-        build_options: options.build_options(),
-        refused_merges: HashSet::new(),
-    };
+    let mut checked = from_options(options, func, at, errors);
     let Some(file) = &options.file else {
         errors.push(syn::Error::new(
             at,
@@ -146,87 +121,37 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
     checked
 }
 
-/// A flattened source and its line map.
-struct Loaded {
-    flat: Flattened,
-    /// The flattened lines joined, as `clsig` reads them.
-    text: String,
-    manifest: PathBuf,
-}
-
-impl Loaded {
-    /// `file:line` of a 0-based flattened line, relative to the manifest directory.
-    fn at(&self, line: usize) -> String {
-        match self.flat.lines.get(line) {
-            Some((_, file, n)) => format!("{}:{n}", relative(file, &self.manifest)),
-            None => "end of file".to_string(),
+/// What the options alone decide: the work-group size, the kernel's name, the balancer and the
+/// build options (a missing `local` or an unknown balancer reported).
+fn from_options(options: &Options, func: &Func, at: Span, errors: &mut Errors) -> Checked {
+    let local = match &options.local {
+        Some((dims, _)) if !dims.is_empty() => dims.clone(),
+        Some(_) => vec![1],
+        None => {
+            errors.push(syn::Error::new(
+                at,
+                "missing option `local`: the work-group size, `local = 64` for a 1-D NDRange or \
+                 `local = [16, 16]` for 2-D",
+            ));
+            vec![1]
         }
-    }
-}
-
-/// The directory of the `Cargo.toml` of the crate that holds the declaration: the nearest one
-/// above the invoking source file, which is `CARGO_MANIFEST_DIR` for an ordinary crate and the
-/// tested crate's for trybuild's generated one (whose manifest lies under `target/`).
-fn manifest_dir() -> Option<PathBuf> {
-    let cwd = std::env::current_dir().ok()?;
-    let from_span = proc_macro::Span::call_site().local_file().and_then(|file| {
-        let file = cwd.join(file);
-        file.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file()).map(Path::to_path_buf)
-    });
-    from_span.or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
-}
-
-fn relative(path: &Path, base: &Path) -> String {
-    path.strip_prefix(base).unwrap_or(path).display().to_string()
-}
-
-fn load(file: &syn::LitStr, include: &[syn::LitStr], errors: &mut Errors) -> Option<Loaded> {
-    let Some(manifest) = manifest_dir() else {
-        errors
-            .push(syn::Error::new(file.span(), "CARGO_MANIFEST_DIR is not set: build with cargo"));
-        return None;
     };
-    let path = manifest.join(file.value());
-    if !path.is_file() {
-        let msg = format!(
-            "kernel source `{}` not found (the path is relative to the directory of the crate's Cargo.toml)",
-            file.value()
-        );
-        errors.push(syn::Error::new(file.span(), msg));
-        return None;
-    }
-    let dirs: Vec<PathBuf> = include.iter().map(|d| manifest.join(d.value())).collect();
-    for (dir, lit) in dirs.iter().zip(include) {
-        if !dir.is_dir() {
-            errors.push(syn::Error::new(
-                lit.span(),
-                format!("include directory `{}` not found", lit.value()),
-            ));
-            return None;
+    if let Some(b) = &options.balancer {
+        if let Err(why) = balancer::validate(&b.value()) {
+            errors.push(syn::Error::new(b.span(), why));
         }
     }
-    match flatten_named(&path, &dirs, Some(&manifest)) {
-        Ok(flat) => {
-            let text = flat.lines.iter().map(|(l, _, _)| l.as_str()).collect::<Vec<_>>().join("\n");
-            Some(Loaded { flat, text, manifest })
-        }
-        Err(e) => {
-            // ocl-include appends "\nin file \"<absolute path>\" at line <its count>" for each
-            // including file: keep the files, relative to the crate.
-            let base = format!("{}/", manifest.display());
-            let text = e.to_string().replace(&base, "");
-            let mut parts = text.split("\nin file ");
-            let mut why = parts.next().unwrap_or_default().to_string();
-            for including in parts {
-                let file = including.split(" at line ").next().unwrap_or(including);
-                why += &format!(", included from {}", file.trim_matches('"'));
-            }
-            errors.push(syn::Error::new(
-                file.span(),
-                format!("cannot read `{}`: {why}", file.value()),
-            ));
-            None
-        }
+    let kernel_name = options.name.as_ref().map_or_else(|| func.ident.to_string(), |n| n.value());
+    Checked {
+        kernel_name,
+        local,
+        source_name: String::new(),
+        source_text: String::new(),
+        files: Vec::new(),
+        asserts: TokenStream::new(),
+        balancer: options.balancer.as_ref().map(|b| b.value()),
+        build_options: options.build_options(),
+        refused_merges: HashSet::new(),
     }
 }
 
@@ -281,81 +206,94 @@ impl Ctx<'_> {
                     format!("{what}, a value: drop the attribute and write `{name}: {elem_name}`");
                 errors.push(syn::Error::new_spanned(attr, msg));
             }
-            (Some(ptr), role) => match (ptr.space, role) {
-                (AddrSpace::Private, _) => {
-                    let msg = format!("{what}: a pointer without `__global`, `__constant` or `__local` cannot be a kernel argument");
-                    errors.push(syn::Error::new(name.span(), msg));
+            (Some(ptr), _) => self.pointer_param(rust, p, ptr, &what, items_per_group, errors),
+        }
+    }
+
+    /// A pointer parameter: its address space decides the declaration it needs (a `#[local]`
+    /// array for `__local`, a buffer with a direction and pattern for `__global`/`__constant`).
+    fn pointer_param(
+        &mut self,
+        rust: &Param,
+        p: &clsig::Param,
+        ptr: clsig::Pointer,
+        what: &str,
+        items_per_group: u64,
+        errors: &mut Errors,
+    ) {
+        let name = &rust.ident;
+        let elem_name = self.rust_name(&p.ty);
+        match (ptr.space, &rust.role) {
+            (AddrSpace::Private, _) => {
+                let msg = format!("{what}: a pointer without `__global`, `__constant` or `__local` cannot be a kernel argument");
+                errors.push(syn::Error::new(name.span(), msg));
+            }
+            (AddrSpace::Local, Role::Local { elem, size, .. }) => {
+                if let Err(m) = self.match_type(&p.ty, elem) {
+                    errors.push(mismatch(elem, what, "the elements must be", m));
                 }
-                (AddrSpace::Local, Role::Local { elem, size, .. }) => {
-                    if let Err(m) = self.match_type(&p.ty, elem) {
-                        errors.push(mismatch(elem, &what, "the elements must be", m));
-                    }
-                    self.check_local_size(name, elem, size, items_per_group, errors);
+                self.check_local_size(name, elem, size, items_per_group, errors);
+            }
+            (AddrSpace::Local, _) => {
+                let msg = format!(
+                    "{what}: a `__local` buffer is allocated on the device, one per work-group; declare \
+                     it `#[local] {name}: [{elem_name}; N]` for N elements per work-group"
+                );
+                errors.push(syn::Error::new_spanned(&rust.ty, msg));
+            }
+            (space, Role::Buffer { dir, pattern, elem, attr, merge }) => {
+                let merge_ok = merge
+                    .as_ref()
+                    .and_then(|m| m.op.map(|op| (op, m)))
+                    .is_some_and(|(op, m)| self.check_merge(op, &m.lit, p, what, errors));
+                if merge.is_some() && !merge_ok {
+                    self.refused_merges.insert(name.to_string());
                 }
-                (AddrSpace::Local, _) => {
-                    let msg = format!(
-                        "{what}: a `__local` buffer is allocated on the device, one per work-group; declare \
-                         it `#[local] {name}: [{elem_name}; N]` for N elements per work-group"
-                    );
-                    errors.push(syn::Error::new_spanned(&rust.ty, msg));
-                }
-                (space, Role::Buffer { dir, pattern, elem, attr, merge }) => {
-                    let merge_ok = merge
-                        .as_ref()
-                        .and_then(|m| m.op.map(|op| (op, m)))
-                        .is_some_and(|(op, m)| self.check_merge(op, &m.lit, p, &what, errors));
-                    if merge.is_some() && !merge_ok {
-                        self.refused_merges.insert(name.to_string());
-                    }
-                    if dir.writes() && (ptr.const_pointee || space == AddrSpace::Constant) {
-                        self.refused_merges.insert(name.to_string());
-                        let why = if space == AddrSpace::Constant {
-                            "`__constant` memory"
-                        } else {
-                            "its data is `const`"
-                        };
-                        let msg = format!(
-                            "{what}: {why}, so the kernel cannot write it; an #[{}] buffer must be a \
-                             non-const `__global` pointer (or declare it #[input])",
-                            dir.attr_name()
-                        );
-                        errors.push(syn::Error::new_spanned(attr, msg));
-                    }
-                    if let (Direction::In, false, AddrSpace::Global, Some(line)) =
-                        (dir, ptr.const_pointee, space, p.written_at)
-                    {
-                        // An input is never copied back: what the kernel writes would be lost.
-                        let msg = format!(
-                            "{what}, and the kernel writes through it at {}, so an #[input] buffer \
-                             would never receive what it writes; declare it #[output(..)] or \
-                             #[inout(..)] (or make its data `const` if the kernel only reads it)",
-                            self.source.at(line)
-                        );
-                        errors.push(syn::Error::new_spanned(attr, msg));
-                    }
-                    if let Err(m) = self.match_type(&p.ty, elem) {
-                        errors.push(mismatch(elem, &what, "the elements must be", m));
-                    }
-                    check_pattern(*pattern, *dir, merge.is_some(), items_per_group, attr, errors);
-                }
-                (space, role) => {
-                    let not_local = if matches!(role, Role::Local { .. }) {
-                        ", not a `__local` one"
+                if dir.writes() && (ptr.const_pointee || space == AddrSpace::Constant) {
+                    self.refused_merges.insert(name.to_string());
+                    let why = if space == AddrSpace::Constant {
+                        "`__constant` memory"
                     } else {
-                        ""
-                    };
-                    let how = if space == AddrSpace::Constant || ptr.const_pointee {
-                        format!("#[input(1:1)] {name}: &[{elem_name}]")
-                    } else {
-                        format!("#[output(1:1)] {name}: &mut [{elem_name}]")
+                        "its data is `const`"
                     };
                     let msg = format!(
-                        "{what}, a buffer in {} memory{not_local}: declare it with its direction and pattern, e.g. `{how}`",
-                        &space.name()[2..]
+                        "{what}: {why}, so the kernel cannot write it; an #[{}] buffer must be a \
+                         non-const `__global` pointer (or declare it #[input])",
+                        dir.attr_name()
                     );
-                    errors.push(syn::Error::new_spanned(&rust.ty, msg));
+                    errors.push(syn::Error::new_spanned(attr, msg));
                 }
-            },
+                if let (Direction::In, false, AddrSpace::Global, Some(line)) =
+                    (dir, ptr.const_pointee, space, p.written_at)
+                {
+                    // An input is never copied back: what the kernel writes would be lost.
+                    let msg = format!(
+                        "{what}, and the kernel writes through it at {}, so an #[input] buffer \
+                         would never receive what it writes; declare it #[output(..)] or \
+                         #[inout(..)] (or make its data `const` if the kernel only reads it)",
+                        self.source.at(line)
+                    );
+                    errors.push(syn::Error::new_spanned(attr, msg));
+                }
+                if let Err(m) = self.match_type(&p.ty, elem) {
+                    errors.push(mismatch(elem, what, "the elements must be", m));
+                }
+                check_pattern(*pattern, *dir, merge.is_some(), items_per_group, attr, errors);
+            }
+            (space, role) => {
+                let not_local =
+                    if matches!(role, Role::Local { .. }) { ", not a `__local` one" } else { "" };
+                let how = if space == AddrSpace::Constant || ptr.const_pointee {
+                    format!("#[input(1:1)] {name}: &[{elem_name}]")
+                } else {
+                    format!("#[output(1:1)] {name}: &mut [{elem_name}]")
+                };
+                let msg = format!(
+                    "{what}, a buffer in {} memory{not_local}: declare it with its direction and pattern, e.g. `{how}`",
+                    &space.name()[2..]
+                );
+                errors.push(syn::Error::new_spanned(&rust.ty, msg));
+            }
         }
     }
 
@@ -548,102 +486,6 @@ impl Ctx<'_> {
             }
         }
     }
-
-    /// The name `want` (`u32`, `f32`, …) may be shadowed in the user's scope (`type u32 = char;`,
-    /// a struct named `f32`): assert that it names the primitive.
-    fn assert_primitive(&mut self, rust: &Type, want: &str) {
-        if !self.asserted.insert(format!("{} as primitive", rust.to_token_stream())) {
-            return;
-        }
-        let primitive = syn::Ident::new(want, rust.span());
-        self.asserts.extend(quote_spanned! {rust.span()=>
-            const _: fn() = ::hetdsl::__private::assert_primitive::<#rust, ::core::primitive::#primitive>;
-        });
-    }
-
-    fn assert_newtype(&mut self, rust: &Type, size: u64, desc: &str) {
-        // Keyed by the OpenCL type too: one Rust type may stand for two OpenCL ones.
-        if !self.asserted.insert(format!("{} as {desc}", rust.to_token_stream())) {
-            return;
-        }
-        let span = rust.span();
-        let size = size as usize;
-        let msg = format!("the kernel's {desc} and this Rust type differ in size");
-        self.asserts.extend(quote_spanned! {span=>
-            const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #msg);
-            // Plain data as a whole: `#[derive(Pod)]` checks every field (not only `.0`) and that
-            // the fields cover every byte, so whatever the kernel writes is a valid value.
-            const _: fn() = ::hetdsl::__private::assert_pod_type::<#rust>;
-        });
-    }
-
-    /// `const` assertions that `rust` has the layout of OpenCL struct `index`, spanned on the
-    /// Rust type so that a failure points at the declaration.
-    fn assert_struct(&mut self, rust: &Type, index: usize, layout: clsig::Layout) {
-        // Keyed by the OpenCL struct too: a Rust type given for two different OpenCL structs is
-        // checked against both.
-        if !self.asserted.insert(format!("{} as struct {index}", rust.to_token_stream())) {
-            return;
-        }
-        let span = rust.span();
-        let def = &self.cl.structs[index];
-        let at = self.source.at(def.line);
-        let name = &def.name;
-        let (size, align) = (layout.size as usize, layout.align as usize);
-        let size_msg = format!(
-            "`{name}` is {size} bytes in OpenCL ({at}); the Rust type must be too: #[repr(C)], the same \
-             fields in the same order"
-        );
-        let align_msg = format!(
-            "`{name}` is aligned to {align} bytes in OpenCL ({at}); give the Rust type `#[repr(C, align({align}))]` \
-             or fields so aligned"
-        );
-        // One `const` per assertion, so that every failing one is reported.
-        let mut checks = quote_spanned! {span=>
-            const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #size_msg);
-            const _: () = ::core::assert!(::core::mem::align_of::<#rust>() == #align, #align_msg);
-        };
-        for field in &def.fields {
-            let (Some(offset), Some(l)) = (field.offset, field.ty.layout(&self.cl.structs)) else {
-                continue;
-            };
-            let Some(ident) = field_ident(&field.name, span) else {
-                let msg = format!(
-                    "field `{}` of `{name}` ({}) has a name no Rust field can have; rename it in OpenCL",
-                    field.name,
-                    self.source.at(field.line)
-                );
-                checks.extend(quote_spanned! {span=> ::core::compile_error!(#msg); });
-                continue;
-            };
-            let (offset, fsize) = (offset as usize, l.size as usize);
-            let fat = self.source.at(field.line);
-            let ty = field.ty.display(&self.cl.structs);
-            let offset_msg = format!(
-                "field `{}` of `{name}` is at byte {offset} in OpenCL ({fat}); the Rust struct must declare the \
-                 same fields in the same order, #[repr(C)]",
-                field.name
-            );
-            let size_msg = format!(
-                "field `{}` of `{name}` is `{ty}`, {fsize} bytes, in OpenCL ({fat})",
-                field.name
-            );
-            checks.extend(quote_spanned! {span=>
-                const _: () = ::core::assert!(::core::mem::offset_of!(#rust, #ident) == #offset, #offset_msg);
-                const _: () = ::core::assert!(
-                    ::hetdsl::__private::size_of_field::<#rust, _>(|v| &v.#ident) == #fsize,
-                    #size_msg
-                );
-            });
-        }
-        self.asserts.extend(quote_spanned! {span=>
-            #checks
-            // Plain data as a whole: `#[derive(Pod)]` proves every field `Pod` and no padding, so
-            // the bytes the kernel writes, including those in the OpenCL struct's padding, all
-            // land in fields whose every bit pattern is valid.
-            const _: fn() = ::hetdsl::__private::assert_pod_type::<#rust>;
-        });
-    }
 }
 
 fn check_pattern(
@@ -707,15 +549,4 @@ fn path_ident(ty: &Type) -> Option<String> {
 
 fn is_primitive(ty: &Type) -> bool {
     path_ident(ty).is_some_and(|i| PRIMITIVES.contains(&i.as_str()))
-}
-
-/// A field name as a Rust identifier (`r#type` for keywords); `None` for the names no raw
-/// identifier can spell (`self`, `super`, `crate`, `Self`, `_`).
-fn field_ident(name: &str, span: Span) -> Option<syn::Ident> {
-    if let Ok(mut id) = syn::parse_str::<syn::Ident>(name) {
-        id.set_span(span);
-        return Some(id);
-    }
-    let raw = format!("r#{name}");
-    syn::parse_str::<syn::Ident>(&raw).ok().map(|_| syn::Ident::new_raw(name, span))
 }

@@ -200,8 +200,33 @@ pub(crate) fn verify(launch: Launch<'_>) -> Result<Verification> {
         .on_devices(&devices)
         .balancer(Box::new(RandomSplit::new(seed)))
         .run()?;
+    let outs = Outputs { alone: &alone_out, coexecuted: &co_out, report: &coexecuted };
+    let difference = first_difference(&base, &slots, outs, tolerance)?;
+    // The caller's buffers: the co-executed result when it agrees, else the one device's.
+    let chosen = if difference.is_none() { co_out } else { alone_out };
+    for (slot, bytes) in slots.iter_mut().filter_map(out_bytes).zip(chosen) {
+        slot.copy_from_slice(&bytes);
+    }
+    Ok(Verification { seed, alone, coexecuted, difference })
+}
+
+/// The two runs' copies of the outputs (in argument order) and the co-executed run's report.
+#[derive(Clone, Copy)]
+struct Outputs<'o> {
+    alone: &'o [Vec<u8>],
+    coexecuted: &'o [Vec<u8>],
+    report: &'o Report,
+}
+
+/// The first output element that differs between the two runs, comparing the outputs in
+/// argument order, each element within the tolerance its type allows.
+fn first_difference(
+    base: &Base<'_>,
+    slots: &[Arg<'_>],
+    outs: Outputs<'_>,
+    tolerance: Option<(f64, f64)>,
+) -> Result<Option<Difference>> {
     let geometry = Geometry::new(&base.global, &base.local)?;
-    let mut difference = None;
     let mut k = 0;
     for (index, slot) in slots.iter().enumerate() {
         let (elem, pattern) = match slot {
@@ -209,9 +234,9 @@ pub(crate) fn verify(launch: Launch<'_>) -> Result<Verification> {
             Arg::Reduce { elem, .. } => (*elem, None),
             _ => continue,
         };
-        let (a, c) = (&alone_out[k], &co_out[k]);
+        let (a, c) = (&outs.alone[k], &outs.coexecuted[k]);
         k += 1;
-        let param = program.signatures.param(&base.kernel, index);
+        let param = base.program.signatures.param(&base.kernel, index);
         let lanes =
             lanes(param.map(|p| &p.ty), base.arg_types.get(index).copied().flatten(), tolerance);
         let differs: Vec<u64> = (0..a.len() / elem.max(1))
@@ -222,39 +247,42 @@ pub(crate) fn verify(launch: Launch<'_>) -> Result<Verification> {
             .map(|e| e as u64)
             .collect();
         let Some(&element) = differs.first() else { continue };
-        let package = pattern.and_then(|p| match p {
-            Pattern::Ratio { a, b } => {
-                let item = (u128::from(element) * u128::from(b) / u128::from(a)) as u64;
-                let unit = item / geometry.items_per_unit.max(1);
-                coexecuted
-                    .trace
-                    .iter()
-                    .find(|t| t.merged && t.package.offset <= unit && unit < t.package.end())
-                    .map(|t| {
-                        let name = coexecuted
-                            .devices
-                            .get(t.device)
-                            .map_or_else(String::new, |d| d.name.clone());
-                        (t.package, t.device, name)
-                    })
-            }
-            Pattern::Whole => None,
-        });
-        difference = Some(Difference {
+        let package = pattern.and_then(|p| package_of(p, element, &geometry, outs.report));
+        return Ok(Some(Difference {
             argument: index,
             parameter: param.map(|p| p.name.clone()),
             element,
             count: differs.len() as u64,
             package,
-        });
-        break;
+        }));
     }
-    // The caller's buffers: the co-executed result when it agrees, else the one device's.
-    let chosen = if difference.is_none() { co_out } else { alone_out };
-    for (slot, bytes) in slots.iter_mut().filter_map(out_bytes).zip(chosen) {
-        slot.copy_from_slice(&bytes);
+    Ok(None)
+}
+
+/// The co-executed package that wrote output `element` of an argument split by `pattern`, its
+/// device's index and name.
+fn package_of(
+    pattern: Pattern,
+    element: u64,
+    geometry: &Geometry,
+    report: &Report,
+) -> Option<(Package, usize, String)> {
+    match pattern {
+        Pattern::Ratio { a, b } => {
+            let item = (u128::from(element) * u128::from(b) / u128::from(a)) as u64;
+            let unit = item / geometry.items_per_unit.max(1);
+            report
+                .trace
+                .iter()
+                .find(|t| t.merged && t.package.offset <= unit && unit < t.package.end())
+                .map(|t| {
+                    let name =
+                        report.devices.get(t.device).map_or_else(String::new, |d| d.name.clone());
+                    (t.package, t.device, name)
+                })
+        }
+        Pattern::Whole => None,
     }
-    Ok(Verification { seed, alone, coexecuted, difference })
 }
 
 /// How to compare the elements of an output: bit for bit, or floats within `tolerance` (the

@@ -1,0 +1,557 @@
+//! The parser of declarations: walks the preprocessed tokens, reading `typedef`s, struct
+//! definitions and `__kernel` signatures into a [`Source`] and skipping everything else
+//! (function bodies, other declarations) by balanced brackets. Struct layout is computed by
+//! the types module; the writes module scans a kernel's body for writes through its pointers.
+
+use super::lex::{Kind, Tok};
+use super::types::{self, Field, Scalar, StructDef, Ty};
+use super::{expr, writes, AddrSpace, Kernel, Param, ParseError, Pointer, Source};
+
+/// Reads the declarations of a preprocessed token stream.
+pub(super) fn read(toks: Vec<Tok>) -> Result<Source, ParseError> {
+    let mut p = Parser { toks, pos: 0, src: Source::default() };
+    p.top_level()?;
+    Ok(p.src)
+}
+
+struct Parser {
+    toks: Vec<Tok>,
+    pos: usize,
+    src: Source,
+}
+
+/// Declaration specifiers: the type and its qualifiers, before the declarator.
+struct Spec {
+    ty: Ty,
+    is_const: bool,
+    space: Option<AddrSpace>,
+    access: Option<String>,
+}
+
+/// What follows the specifiers: pointers, name, array sizes.
+struct Declarator {
+    pointers: usize,
+    name: Option<String>,
+    dims: Vec<u64>,
+}
+
+/// Nesting limit for structs defined inside structs, so a hostile input cannot overflow the
+/// stack.
+const MAX_NESTING: usize = 64;
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos)
+    }
+    fn peek_at(&self, ahead: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + ahead)
+    }
+    fn peek_at_abs(&self, pos: usize) -> Option<&Tok> {
+        self.toks.get(pos)
+    }
+    fn peek_ident(&self) -> Option<&str> {
+        self.peek().and_then(Tok::ident)
+    }
+    fn at_punct(&self, c: char) -> bool {
+        self.peek().is_some_and(|t| t.is_punct(c))
+    }
+    fn line(&self) -> usize {
+        self.peek().or(self.toks.last()).map_or(0, |t| t.line)
+    }
+    fn eat_punct(&mut self, c: char) -> bool {
+        let at = self.at_punct(c);
+        if at {
+            self.pos += 1;
+        }
+        at
+    }
+    fn expect_punct(&mut self, c: char, what: &str) -> Result<(), ParseError> {
+        if self.eat_punct(c) {
+            Ok(())
+        } else {
+            let found =
+                self.peek().map_or("the end of the file".into(), |t| format!("`{}`", t.text()));
+            Err(ParseError::new(self.line(), format!("expected `{c}` {what}, found {found}")))
+        }
+    }
+
+    /// Skips a balanced `(..)`, `{..}` or `[..]` group starting at the current token, returning
+    /// its inner tokens. Any other token (a stray closer included) is skipped alone.
+    fn skip_group(&mut self) -> Result<Vec<Tok>, ParseError> {
+        let start = self.pos;
+        let line = self.line();
+        if !self.peek().is_some_and(|t| matches!(t.kind, Kind::Punct('(' | '{' | '['))) {
+            self.pos = (self.pos + 1).min(self.toks.len());
+            return Ok(Vec::new());
+        }
+        let mut depth = 0usize;
+        while let Some(t) = self.toks.get(self.pos) {
+            self.pos += 1;
+            match t.kind {
+                Kind::Punct('(' | '{' | '[') => depth += 1,
+                Kind::Punct(')' | '}' | ']') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(self.toks[start + 1..self.pos - 1].to_vec());
+                    }
+                }
+                _ => {}
+            }
+        }
+        Err(ParseError::new(line, "unbalanced brackets"))
+    }
+
+    fn top_level(&mut self) -> Result<(), ParseError> {
+        while let Some(t) = self.peek() {
+            match (&t.kind, t.ident()) {
+                (_, Some("typedef")) => {
+                    let start = self.pos;
+                    self.pos += 1;
+                    // A typedef this reader cannot follow (function pointers…) is skipped: only
+                    // a kernel that uses it would notice, as an unknown type.
+                    if let Err(why) = self.typedef(0) {
+                        self.pos = start + 1;
+                        self.skip_to_semicolon()?;
+                        // The name declared is the last word before the `;`.
+                        let name = self.pos.checked_sub(2).and_then(|i| self.toks[i].ident());
+                        if let Some(name) = name {
+                            self.src.unread.insert(name.to_string(), why);
+                        }
+                    }
+                }
+                // `extern "C" {` (C++ linkage, usually under `#ifdef __cplusplus`): the braces
+                // hold ordinary declarations, and the stray `}` is skipped below.
+                (_, Some("extern"))
+                    if self.peek_at(1).is_some_and(|t| t.text().starts_with('"'))
+                        && self.peek_at(2).is_some_and(|t| t.is_punct('{')) =>
+                {
+                    self.pos += 3;
+                }
+                (_, Some("__kernel" | "kernel")) => {
+                    self.pos += 1;
+                    self.kernel()?;
+                }
+                (_, Some("struct"))
+                    if self.peek_at(1).is_some_and(|t| t.is_punct('{'))
+                        || self.peek_at(2).is_some_and(|t| t.is_punct('{')) =>
+                {
+                    let start = self.pos;
+                    if let Err(why) = self.specifiers(0) {
+                        if let Some(tag) = self.peek_at_abs(start + 1).and_then(Tok::ident) {
+                            self.src.unread.insert(format!("struct {tag}"), why);
+                        }
+                        self.pos = start + 1;
+                    }
+                    self.skip_to_semicolon()?;
+                }
+                (Kind::Punct('{' | '(' | '['), _) => {
+                    self.skip_group()?;
+                }
+                _ => self.pos += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// Skips to just past the next `;` outside brackets (or to the end).
+    fn skip_to_semicolon(&mut self) -> Result<(), ParseError> {
+        while let Some(t) = self.peek() {
+            match t.kind {
+                Kind::Punct(';') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Kind::Punct('{' | '(' | '[') => {
+                    self.skip_group()?;
+                }
+                _ => self.pos += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// `typedef` specifiers declarator {, declarator} `;` (the keyword already read).
+    fn typedef(&mut self, depth: usize) -> Result<(), ParseError> {
+        let spec = self.specifiers(depth)?;
+        loop {
+            let d = self.declarator()?;
+            let name =
+                d.name.ok_or_else(|| ParseError::new(self.line(), "typedef without a name"))?;
+            let ty = if d.pointers > 0 {
+                Ty::Opaque(format!("{name} (a pointer typedef)"))
+            } else {
+                // `typedef struct { .. } Name;` names the anonymous struct.
+                if let Ty::Struct(i) = spec.ty {
+                    if let Some(def) = self.src.structs.get_mut(i) {
+                        if def.name.is_empty() {
+                            def.name = name.clone();
+                        }
+                    }
+                }
+                wrap_array(spec.ty.clone(), &d.dims)
+            };
+            self.src.typedefs.insert(name, ty);
+            if !self.eat_punct(',') {
+                break;
+            }
+        }
+        self.expect_punct(';', "after a typedef")
+    }
+
+    fn kernel(&mut self) -> Result<(), ParseError> {
+        let line = self.line();
+        let spec = match self.specifiers(0) {
+            Ok(spec) => spec,
+            Err(_) => return Ok(()),
+        };
+        if spec.ty != Ty::Void {
+            // Not a kernel declaration (or not one this reader understands); keep scanning.
+            return Ok(());
+        }
+        let Some(name) = self.peek_ident().map(str::to_string) else {
+            return Ok(());
+        };
+        self.pos += 1;
+        while self.peek_ident() == Some("__attribute__") {
+            self.pos += 1;
+            self.skip_group()?;
+        }
+        if !self.at_punct('(') {
+            return Ok(());
+        }
+        let params_start = self.pos;
+        let mut params = self.params();
+        // Whatever happened inside, resume after the parameter list.
+        self.pos = params_start;
+        self.skip_group()?;
+        while self.peek_ident() == Some("__attribute__") {
+            self.pos += 1;
+            self.skip_group()?;
+        }
+        if self.at_punct('{') {
+            let body = self.skip_group()?;
+            for p in params.iter_mut().flatten().filter(|p| p.pointer.is_some()) {
+                p.written_at = writes::first_write(&body, &p.name);
+            }
+        }
+        self.src.kernels.push(Kernel { name, line, params });
+        Ok(())
+    }
+
+    fn params(&mut self) -> Result<Vec<Param>, ParseError> {
+        self.expect_punct('(', "to open the parameter list")?;
+        let mut params = Vec::new();
+        if self.peek_ident() == Some("void") && self.peek_at(1).is_some_and(|t| t.is_punct(')')) {
+            self.pos += 2;
+            return Ok(params);
+        }
+        if self.eat_punct(')') {
+            return Ok(params);
+        }
+        loop {
+            params.push(self.param()?);
+            if self.eat_punct(')') {
+                return Ok(params);
+            }
+            self.expect_punct(',', "between parameters")?;
+        }
+    }
+
+    fn param(&mut self) -> Result<Param, ParseError> {
+        let start = self.pos;
+        let line = self.line();
+        let spec = self.specifiers(0)?;
+        // Qualifiers after the `*` (`float *restrict x`) are about the pointer itself, not the data.
+        let d = self.declarator()?;
+        let name = d
+            .name
+            .clone()
+            .ok_or_else(|| ParseError::new(line, "a kernel parameter needs a name"))?;
+        let text = type_text(&self.toks[start..self.pos], &name);
+        let mut unsupported = None;
+        let image = match &spec.ty {
+            Ty::Opaque(t) if is_image_or_sampler(t) => Some(t.clone()),
+            _ => None,
+        };
+        if let Some(t) = image.or_else(|| spec.access.as_ref().map(|a| format!("{a} image"))) {
+            unsupported = Some(format!(
+                "`{t}`: images and samplers are not supported by co-execution (hetdsl splits \
+                 and merges buffers only); pass the pixels as a `__global` buffer instead"
+            ));
+        } else if d.pointers > 1 {
+            unsupported =
+                Some("a pointer to a pointer cannot be a hetdsl kernel argument".to_string());
+        } else if !d.dims.is_empty() {
+            unsupported = Some("an array parameter cannot be a hetdsl kernel argument".to_string());
+        }
+        let pointer = (d.pointers > 0).then(|| Pointer {
+            space: spec.space.unwrap_or(AddrSpace::Private),
+            const_pointee: spec.is_const,
+        });
+        Ok(Param {
+            name,
+            value_space: if pointer.is_some() { None } else { spec.space },
+            ty: spec.ty,
+            pointer,
+            unsupported,
+            text,
+            line,
+            written_at: None,
+        })
+    }
+
+    fn declarator(&mut self) -> Result<Declarator, ParseError> {
+        let mut pointers = 0;
+        while self.eat_punct('*') {
+            pointers += 1;
+            while let Some(q) = self.peek_ident() {
+                if !is_qualifier(q) && AddrSpace::from_name(q).is_none() {
+                    break;
+                }
+                self.pos += 1;
+            }
+        }
+        let name = self.peek_ident().map(str::to_string);
+        if name.is_some() {
+            self.pos += 1;
+        }
+        let mut dims = Vec::new();
+        while self.at_punct('[') {
+            let line = self.line();
+            let inner = self.skip_group()?;
+            let n = expr::eval(&inner).and_then(|n| {
+                u64::try_from(n).map_err(|_| format!("the array size is {n}, below zero"))
+            });
+            dims.push(n.map_err(|why| {
+                ParseError::new(
+                    line,
+                    format!(
+                        "cannot read the array size `{}`: {why} (an array size must be an \
+                         integer constant expression of literals and #defines)",
+                        type_text(&inner, "")
+                    ),
+                )
+            })?);
+        }
+        Ok(Declarator { pointers, name, dims })
+    }
+
+    /// Declaration specifiers: qualifiers, address space, and one type (a keyword combination,
+    /// a vector, a typedef name, a struct). An unknown name is taken as the type if no type was
+    /// seen yet, and as the declarator's name otherwise.
+    fn specifiers(&mut self, depth: usize) -> Result<Spec, ParseError> {
+        let line = self.line();
+        let mut spec = Spec { ty: Ty::Void, is_const: false, space: None, access: None };
+        let mut ty: Option<Ty> = None;
+        let mut sign: Option<bool> = None; // Some(true) = unsigned
+        let mut words: Vec<&'static str> = Vec::new(); // char/short/int/long keywords
+        while let Some(word) = self.peek_ident().map(str::to_string) {
+            let w = word.as_str();
+            if let Some(space) = AddrSpace::from_name(w) {
+                spec.space = Some(space);
+            } else if w == "const" {
+                spec.is_const = true;
+            } else if is_qualifier(w)
+                || matches!(w, "static" | "inline" | "extern" | "__kernel" | "kernel")
+            {
+            } else if matches!(
+                w,
+                "read_only"
+                    | "__read_only"
+                    | "write_only"
+                    | "__write_only"
+                    | "read_write"
+                    | "__read_write"
+            ) {
+                spec.access = Some(word.clone());
+            } else if w == "__attribute__" {
+                self.pos += 1;
+                self.skip_group()?;
+                continue;
+            } else if w == "unsigned" || w == "signed" {
+                sign = Some(w == "unsigned");
+            } else if let Some(k @ ("char" | "short" | "int" | "long")) =
+                ["char", "short", "int", "long"].into_iter().find(|k| *k == w)
+            {
+                words.push(k);
+            } else if ty.is_some() || sign.is_some() || !words.is_empty() {
+                break; // the declarator's name
+            } else if w == "struct" || w == "union" {
+                self.pos += 1;
+                ty = Some(self.struct_specifier(w == "union", depth)?);
+                continue;
+            } else if w == "enum" {
+                self.pos += 1;
+                if self.peek_ident().is_some() {
+                    self.pos += 1;
+                }
+                if self.at_punct('{') {
+                    self.skip_group()?;
+                }
+                ty = Some(Ty::Scalar(Scalar::Int));
+                continue;
+            } else if w == "void" {
+                ty = Some(Ty::Void);
+            } else if let Some(s) = Scalar::from_name(w) {
+                ty = Some(Ty::Scalar(s));
+            } else if let Some((s, n)) = types::vector_from_name(w) {
+                ty = Some(Ty::Vector(s, n));
+            } else if let Some(t) = self.src.typedefs.get(w) {
+                ty = Some(t.clone());
+            } else {
+                ty = Some(Ty::Opaque(word.clone()));
+            }
+            self.pos += 1;
+        }
+        spec.ty = match (ty, sign, words.as_slice()) {
+            (Some(t), None, []) => t,
+            (None, _, []) => match sign {
+                Some(true) => Ty::Scalar(Scalar::UInt),
+                Some(false) => Ty::Scalar(Scalar::Int),
+                None => {
+                    let found = self
+                        .peek()
+                        .map_or("the end of the file".into(), |t| format!("`{}`", t.text()));
+                    return Err(ParseError::new(line, format!("expected a type, found {found}")));
+                }
+            },
+            (None, sign, words) => {
+                // `short int`, `long int`, `unsigned long`: the first keyword decides the size.
+                let base = match words[0] {
+                    "char" => Scalar::Char,
+                    "short" => Scalar::Short,
+                    "long" => Scalar::Long,
+                    _ => Scalar::Int,
+                };
+                Ty::Scalar(if sign == Some(true) { unsigned(base) } else { base })
+            }
+            (Some(_), _, _) => {
+                return Err(ParseError::new(line, "conflicting type specifiers"));
+            }
+        };
+        Ok(spec)
+    }
+
+    /// After `struct`/`union`: a tag, a definition, or both.
+    fn struct_specifier(&mut self, union: bool, depth: usize) -> Result<Ty, ParseError> {
+        let line = self.line();
+        if depth > MAX_NESTING {
+            return Err(ParseError::new(line, "structs nested too deeply"));
+        }
+        let mut packed = self.attributes()?;
+        let tag = self.peek_ident().map(str::to_string);
+        if tag.is_some() {
+            self.pos += 1;
+        }
+        let keyword = if union { "union" } else { "struct" };
+        if !self.at_punct('{') {
+            return Ok(match tag {
+                Some(tag) => {
+                    let name = format!("{keyword} {tag}");
+                    match self.src.structs.iter().rposition(|s| s.name == name) {
+                        Some(i) => Ty::Struct(i),
+                        None => Ty::Opaque(name),
+                    }
+                }
+                None => {
+                    return Err(ParseError::new(
+                        line,
+                        format!("`{keyword}` without a tag or a body"),
+                    ))
+                }
+            });
+        }
+        self.pos += 1;
+        let mut fields = Vec::new();
+        while !self.eat_punct('}') {
+            if self.peek().is_none() {
+                return Err(ParseError::new(line, format!("unterminated `{keyword}`")));
+            }
+            let spec = self.specifiers(depth + 1)?;
+            loop {
+                let field_line = self.line();
+                let d = self.declarator()?;
+                if self.at_punct(':') {
+                    return Err(ParseError::new(field_line, "bit-fields are not supported"));
+                }
+                let name = d.name.unwrap_or_default();
+                let ty = if d.pointers > 0 {
+                    Ty::Opaque(format!("{name} (a pointer)"))
+                } else {
+                    wrap_array(spec.ty.clone(), &d.dims)
+                };
+                fields.push(Field { name, ty, offset: None, line: field_line });
+                if !self.eat_punct(',') {
+                    break;
+                }
+            }
+            self.expect_punct(';', "after a struct field")?;
+        }
+        packed |= self.attributes()?;
+        let name = match (&tag, union) {
+            (Some(tag), _) => format!("{keyword} {tag}"),
+            (None, true) => "union".to_string(),
+            (None, false) => String::new(),
+        };
+        if union {
+            // Unions overlap their fields; kernels here never pass them, so leave them opaque.
+            return Ok(Ty::Opaque(name));
+        }
+        let layout = types::lay_out(&mut fields, &self.src.structs, packed);
+        self.src.structs.push(StructDef { name, fields, layout, line });
+        Ok(Ty::Struct(self.src.structs.len() - 1))
+    }
+
+    /// Skips `__attribute__((..))` groups, telling whether one said `packed`.
+    fn attributes(&mut self) -> Result<bool, ParseError> {
+        let mut packed = false;
+        while self.peek_ident() == Some("__attribute__") {
+            self.pos += 1;
+            let inner = self.skip_group()?;
+            packed |= inner.iter().any(|t| matches!(t.ident(), Some("packed" | "__packed__")));
+        }
+        Ok(packed)
+    }
+}
+
+/// OpenCL's image, sampler and other opaque handle types.
+fn is_image_or_sampler(t: &str) -> bool {
+    (t.starts_with("image") && t.ends_with("_t"))
+        || matches!(
+            t,
+            "sampler_t" | "event_t" | "clk_event_t" | "queue_t" | "reserve_id_t" | "pipe"
+        )
+}
+
+fn is_qualifier(w: &str) -> bool {
+    matches!(w, "const" | "volatile" | "restrict" | "__restrict" | "__restrict__")
+}
+
+fn unsigned(s: Scalar) -> Scalar {
+    match s {
+        Scalar::Char => Scalar::UChar,
+        Scalar::Short => Scalar::UShort,
+        Scalar::Long => Scalar::ULong,
+        _ => Scalar::UInt,
+    }
+}
+
+fn wrap_array(ty: Ty, dims: &[u64]) -> Ty {
+    dims.iter().rev().fold(ty, |t, n| Ty::Array(Box::new(t), *n))
+}
+
+/// The parameter's type as written, without its name: `__global const float*`.
+fn type_text(toks: &[Tok], name: &str) -> String {
+    let mut out = String::new();
+    for t in toks {
+        if t.ident() == Some(name) {
+            continue;
+        }
+        let s = t.text();
+        if !out.is_empty() && s != "*" {
+            out.push(' ');
+        }
+        out += &s;
+    }
+    out
+}

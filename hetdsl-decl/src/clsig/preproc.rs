@@ -1,0 +1,391 @@
+//! The preprocessor, run as the OpenCL compiler runs it over the scanned tokens: conditionals
+//! (`#if`, `#ifdef`, `#ifndef`, `#elif`, `#else`, `#endif`) decide which lines exist, and
+//! object-like `#define`s (from the source and from the build options' `-D`) expand in place.
+//! A condition the reader cannot decide is an error, never a guess: reading the wrong branch
+//! would check the Rust declaration against a kernel the compiler never sees.
+
+use std::collections::{HashMap, HashSet};
+
+use super::expr;
+use super::lex::{Kind, Raw, Tok};
+use super::ParseError;
+
+/// Macro expansion stops with an error past this many expansion steps, so a self-multiplying
+/// set of `#define`s (`#define A B B`, `#define B C C`, …) cannot exhaust time or memory.
+const MAX_STEPS: usize = 1 << 20;
+
+/// Macros nested deeper than this are refused (a chain of `#define A1 A0`, `#define A2 A1`, …
+/// would otherwise overflow the stack of the recursive expansion).
+const MAX_DEPTH: usize = 200;
+
+/// The macros in force.
+#[derive(Default)]
+struct Macros {
+    /// Object-like macros and their replacement lists.
+    object: HashMap<String, Vec<Tok>>,
+    /// Function-like macros: never expanded by this reader, so refused in a condition.
+    function: HashSet<String>,
+}
+
+impl Macros {
+    fn defined(&self, name: &str) -> bool {
+        self.object.contains_key(name) || self.function.contains(name)
+    }
+}
+
+/// Whether the lines being read exist for the compiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Active,
+    Skipped,
+    /// Inside a conditional whose outcome depends on the device (`#ifdef cl_khr_fp64`).
+    Undecided,
+}
+
+/// One `#if` … `#endif` chain.
+struct Group {
+    /// The state around the chain.
+    outer: State,
+    /// The state of the branch being read.
+    branch: State,
+    /// A branch of the chain was taken, so the rest are skipped.
+    taken: bool,
+    /// The chain depends on the device from this branch on: its line and why.
+    undecided: Option<(usize, String)>,
+    seen_else: bool,
+    line: usize,
+}
+
+/// Why a condition has no value.
+enum Cond {
+    /// It depends on the device the compiler builds for.
+    Device(String),
+    /// The reader cannot evaluate it (function-like macro, malformed expression…).
+    Unreadable(String),
+}
+
+/// Names the OpenCL compiler defines (or not) by device, version and options: their value is
+/// unknown when reading a source that is built for several devices.
+fn device_macro(name: &str) -> bool {
+    ["__OPENCL_", "__opencl_c_", "cl_khr_", "cl_amd_", "cl_intel_", "cl_nv_", "cl_ext_", "cl_arm_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        || name.starts_with("CL_VERSION_")
+        || matches!(
+            name,
+            "__IMAGE_SUPPORT__"
+                | "__ENDIAN_LITTLE__"
+                | "__EMBEDDED_PROFILE__"
+                | "__FAST_RELAXED_MATH__"
+                | "__ROUNDING_MODE__"
+                | "FP_FAST_FMA"
+                | "FP_FAST_FMAF"
+                | "FP_FAST_FMA_HALF"
+                | "__SPIR__"
+                | "__SPIR32__"
+                | "__SPIR64__"
+                | "__SPIRV__"
+                | "__clang__"
+                | "__llvm__"
+                | "__GNUC__"
+                | "__NV_CL_C_VERSION"
+                | "__AMD__"
+                | "__GPU__"
+                | "__CPU__"
+                | "__APPLE__"
+                | "__x86_64__"
+                | "__i386__"
+                | "__aarch64__"
+                | "__LP64__"
+                | "__PTX__"
+                | "__NVPTX__"
+                | "__AMDGCN__"
+        )
+}
+
+fn joined(toks: &[Tok]) -> String {
+    let mut out = String::new();
+    for t in toks {
+        if !out.is_empty() && !t.glued {
+            out.push(' ');
+        }
+        out += &t.text();
+    }
+    out
+}
+
+/// Runs the directives of `raw` in source order (a macro applies from its `#define` to its
+/// `#undef`), with the object-like macros `predefined` in force from the start, and returns
+/// the tokens the compiler reads, expanded.
+pub(super) fn expand(
+    raw: Vec<Raw>,
+    predefined: HashMap<String, Vec<Tok>>,
+) -> Result<Vec<Tok>, ParseError> {
+    let mut macros = Macros { object: predefined, function: HashSet::new() };
+    let mut groups: Vec<Group> = Vec::new();
+    let mut out = Vec::new();
+    let mut steps = 0;
+    for item in raw {
+        let state = groups.last().map_or(State::Active, |g| g.branch);
+        match item {
+            Raw::Directive(d, line) => {
+                let kw = d.first().and_then(Tok::ident).unwrap_or("");
+                let args = d.get(1..).unwrap_or(&[]);
+                let stray = || ParseError::new(line, format!("`#{kw}` without an `#if` before it"));
+                match kw {
+                    "if" | "ifdef" | "ifndef" => {
+                        let mut g = Group {
+                            outer: state,
+                            branch: state,
+                            taken: false,
+                            undecided: None,
+                            seen_else: false,
+                            line,
+                        };
+                        if state == State::Active {
+                            decide(&mut g, kw, args, line, &macros, &mut steps)?;
+                        }
+                        groups.push(g);
+                    }
+                    "elif" => {
+                        let g = groups.last_mut().ok_or_else(stray)?;
+                        if g.seen_else {
+                            return Err(ParseError::new(line, "`#elif` after `#else`"));
+                        }
+                        if g.outer == State::Active {
+                            if g.undecided.is_some() {
+                                g.branch = State::Undecided;
+                            } else if g.taken {
+                                g.branch = State::Skipped;
+                            } else {
+                                decide(g, kw, args, line, &macros, &mut steps)?;
+                            }
+                        }
+                    }
+                    "else" => {
+                        let g = groups.last_mut().ok_or_else(stray)?;
+                        if std::mem::replace(&mut g.seen_else, true) {
+                            return Err(ParseError::new(line, "a second `#else` in one `#if`"));
+                        }
+                        if g.outer == State::Active {
+                            g.branch = if g.undecided.is_some() {
+                                State::Undecided
+                            } else if g.taken {
+                                State::Skipped
+                            } else {
+                                g.taken = true;
+                                State::Active
+                            };
+                        }
+                    }
+                    "endif" => {
+                        groups.pop().ok_or_else(stray)?;
+                    }
+                    _ if state == State::Skipped => {}
+                    // What cannot change a declaration may sit in a device-dependent branch:
+                    // `#pragma OPENCL EXTENSION` and `#error` are the usual contents.
+                    "pragma" | "line" | "error" | "warning" | "" if state == State::Undecided => {}
+                    _ if state == State::Undecided => return Err(undecided(&groups)),
+                    "define" | "undef" => define(kw, args, &mut macros),
+                    "error" => {
+                        return Err(ParseError::new(
+                            line,
+                            format!(
+                                "`#error {}`: with these defines the compiler stops here",
+                                joined(args)
+                            ),
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+            Raw::Tok(t) => match state {
+                State::Active => {
+                    let line = t.line;
+                    let mut active = HashSet::new();
+                    push_expanded(t, line, &macros.object, &mut active, &mut steps, &mut out)?;
+                }
+                State::Skipped => {}
+                State::Undecided => return Err(undecided(&groups)),
+            },
+        }
+    }
+    match groups.last() {
+        Some(g) => Err(ParseError::new(g.line, "an `#if` without its `#endif`")),
+        None => Ok(out),
+    }
+}
+
+/// The error for code inside a device-dependent conditional, at the conditional's line.
+fn undecided(groups: &[Group]) -> ParseError {
+    let (line, why) = groups
+        .iter()
+        .rev()
+        .find_map(|g| g.undecided.clone())
+        .unwrap_or((0, "it depends on the device".into()));
+    ParseError::new(
+        line,
+        format!(
+            "cannot tell which branch of this conditional the OpenCL compiler reads: {why}, and \
+             the branches hold code or `#define`s. Keep kernel signatures, the types they use \
+             and their `#define`s outside device-dependent conditionals"
+        ),
+    )
+}
+
+/// Evaluates the condition of `#if`/`#elif`/`#ifdef`/`#ifndef` and sets the group's branch.
+fn decide(
+    g: &mut Group,
+    kw: &str,
+    args: &[Tok],
+    line: usize,
+    macros: &Macros,
+    steps: &mut usize,
+) -> Result<(), ParseError> {
+    let verdict = match kw {
+        "ifdef" | "ifndef" => match args {
+            [t] if t.ident().is_some() => {
+                let name = t.ident().unwrap_or_default();
+                if !macros.defined(name) && device_macro(name) {
+                    Err(Cond::Device(format!("the compiler defines `{name}` for some devices")))
+                } else {
+                    Ok(macros.defined(name) == (kw == "ifdef"))
+                }
+            }
+            _ => Err(Cond::Unreadable(format!("`#{kw}` takes one macro name"))),
+        },
+        _ => condition(args, macros, steps),
+    };
+    match verdict {
+        Ok(true) => {
+            g.branch = State::Active;
+            g.taken = true;
+        }
+        Ok(false) => g.branch = State::Skipped,
+        Err(Cond::Device(why)) => {
+            g.branch = State::Undecided;
+            g.undecided = Some((line, why));
+        }
+        Err(Cond::Unreadable(why)) => {
+            return Err(ParseError::new(
+                line,
+                format!(
+                    "cannot evaluate `#{kw} {}`: {why}; the reader refuses to guess which \
+                     branch the compiler takes",
+                    joined(args)
+                ),
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// The value of an `#if` condition: `defined` resolved, macros expanded, other names 0.
+fn condition(args: &[Tok], macros: &Macros, steps: &mut usize) -> Result<bool, Cond> {
+    let mut resolved = Vec::new();
+    let mut i = 0;
+    while let Some(t) = args.get(i) {
+        if t.ident() != Some("defined") {
+            resolved.push(t.clone());
+            i += 1;
+            continue;
+        }
+        let (name, len) = match (args.get(i + 1), args.get(i + 2), args.get(i + 3)) {
+            (Some(n), ..) if n.ident().is_some() => (n, 2),
+            (Some(o), Some(n), Some(c))
+                if o.is_punct('(') && n.ident().is_some() && c.is_punct(')') =>
+            {
+                (n, 4)
+            }
+            _ => {
+                return Err(Cond::Unreadable(
+                    "`defined` takes a macro name, bare or in parentheses".into(),
+                ))
+            }
+        };
+        let name = name.ident().unwrap_or_default();
+        if !macros.defined(name) && device_macro(name) {
+            return Err(Cond::Device(format!("the compiler defines `{name}` for some devices")));
+        }
+        let value = if macros.defined(name) { "1" } else { "0" };
+        resolved.push(Tok { kind: Kind::Number(value.into()), ..t.clone() });
+        i += len;
+    }
+    let mut expanded = Vec::new();
+    for t in resolved {
+        let line = t.line;
+        push_expanded(t, line, &macros.object, &mut HashSet::new(), steps, &mut expanded)
+            .map_err(|e| Cond::Unreadable(e.message))?;
+    }
+    for t in &mut expanded {
+        let Some(name) = t.ident() else { continue };
+        if name == "defined" {
+            return Err(Cond::Unreadable("`defined` produced by a macro".into()));
+        }
+        if macros.function.contains(name) {
+            return Err(Cond::Unreadable(format!(
+                "`{name}` is a function-like macro, which this reader does not expand"
+            )));
+        }
+        if device_macro(name) {
+            return Err(Cond::Device(format!("the compiler sets `{name}` by device")));
+        }
+        if matches!(name, "true" | "false") {
+            return Err(Cond::Unreadable(format!(
+                "C reads `{name}` in a condition as 0 and C++ as its value; write 1 or 0"
+            )));
+        }
+        // C: a name that is no macro is 0 in a condition.
+        t.kind = Kind::Number("0".into());
+    }
+    expr::eval(&expanded).map(|v| v != 0).map_err(Cond::Unreadable)
+}
+
+/// Applies `#define NAME body` and `#undef NAME`. A function-like macro (`NAME(` with no space
+/// before the parenthesis) is remembered as such and never expanded.
+fn define(kw: &str, args: &[Tok], macros: &mut Macros) {
+    let Some(name) = args.first().and_then(Tok::ident).map(str::to_string) else {
+        return;
+    };
+    macros.object.remove(&name);
+    macros.function.remove(&name);
+    if kw == "define" {
+        let body = &args[1..];
+        if body.first().is_some_and(|t| t.is_punct('(') && t.glued) {
+            macros.function.insert(name);
+        } else {
+            macros.object.insert(name, body.to_vec());
+        }
+    }
+}
+
+fn push_expanded(
+    tok: Tok,
+    line: usize,
+    macros: &HashMap<String, Vec<Tok>>,
+    active: &mut HashSet<String>,
+    steps: &mut usize,
+    out: &mut Vec<Tok>,
+) -> Result<(), ParseError> {
+    *steps += 1;
+    if *steps > MAX_STEPS {
+        return Err(ParseError::new(line, "macro expansion takes too many steps"));
+    }
+    if active.len() > MAX_DEPTH {
+        return Err(ParseError::new(line, "macros nested too deeply"));
+    }
+    if let Some(name) = tok.ident() {
+        if let Some(body) = macros.get(name).filter(|_| !active.contains(name)) {
+            let name = name.to_string();
+            active.insert(name.clone());
+            for t in body {
+                let tok = Tok { kind: t.kind.clone(), line, glued: t.glued };
+                push_expanded(tok, line, macros, active, steps, out)?;
+            }
+            active.remove(&name);
+            return Ok(());
+        }
+    }
+    out.push(Tok { line, ..tok });
+    Ok(())
+}

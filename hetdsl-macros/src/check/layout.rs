@@ -1,0 +1,121 @@
+//! The layout assertions a declaration expands to: what only the compiler can compare (the
+//! size, alignment and field offsets of a user's type against the OpenCL struct or vector it
+//! stands for, and that a primitive's name was not shadowed) becomes `const` items that fail
+//! the build, each with a message spanned on the Rust type.
+
+use proc_macro2::Span;
+use quote::{quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::Type;
+
+use super::Ctx;
+use crate::clsig;
+
+impl Ctx<'_> {
+    /// The name `want` (`u32`, `f32`, …) may be shadowed in the user's scope (`type u32 = char;`,
+    /// a struct named `f32`): assert that it names the primitive.
+    pub(super) fn assert_primitive(&mut self, rust: &Type, want: &str) {
+        if !self.asserted.insert(format!("{} as primitive", rust.to_token_stream())) {
+            return;
+        }
+        let primitive = syn::Ident::new(want, rust.span());
+        self.asserts.extend(quote_spanned! {rust.span()=>
+            const _: fn() = ::hetdsl::__private::assert_primitive::<#rust, ::core::primitive::#primitive>;
+        });
+    }
+
+    pub(super) fn assert_newtype(&mut self, rust: &Type, size: u64, desc: &str) {
+        // Keyed by the OpenCL type too: one Rust type may stand for two OpenCL ones.
+        if !self.asserted.insert(format!("{} as {desc}", rust.to_token_stream())) {
+            return;
+        }
+        let span = rust.span();
+        let size = size as usize;
+        let msg = format!("the kernel's {desc} and this Rust type differ in size");
+        self.asserts.extend(quote_spanned! {span=>
+            const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #msg);
+            // Plain data as a whole: `#[derive(Pod)]` checks every field (not only `.0`) and that
+            // the fields cover every byte, so whatever the kernel writes is a valid value.
+            const _: fn() = ::hetdsl::__private::assert_pod_type::<#rust>;
+        });
+    }
+
+    /// `const` assertions that `rust` has the layout of OpenCL struct `index`, spanned on the
+    /// Rust type so that a failure points at the declaration.
+    pub(super) fn assert_struct(&mut self, rust: &Type, index: usize, layout: clsig::Layout) {
+        // Keyed by the OpenCL struct too: a Rust type given for two different OpenCL structs is
+        // checked against both.
+        if !self.asserted.insert(format!("{} as struct {index}", rust.to_token_stream())) {
+            return;
+        }
+        let span = rust.span();
+        let def = &self.cl.structs[index];
+        let at = self.source.at(def.line);
+        let name = &def.name;
+        let (size, align) = (layout.size as usize, layout.align as usize);
+        let size_msg = format!(
+            "`{name}` is {size} bytes in OpenCL ({at}); the Rust type must be too: #[repr(C)], the same \
+             fields in the same order"
+        );
+        let align_msg = format!(
+            "`{name}` is aligned to {align} bytes in OpenCL ({at}); give the Rust type `#[repr(C, align({align}))]` \
+             or fields so aligned"
+        );
+        // One `const` per assertion, so that every failing one is reported.
+        let mut checks = quote_spanned! {span=>
+            const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #size_msg);
+            const _: () = ::core::assert!(::core::mem::align_of::<#rust>() == #align, #align_msg);
+        };
+        for field in &def.fields {
+            let (Some(offset), Some(l)) = (field.offset, field.ty.layout(&self.cl.structs)) else {
+                continue;
+            };
+            let Some(ident) = field_ident(&field.name, span) else {
+                let msg = format!(
+                    "field `{}` of `{name}` ({}) has a name no Rust field can have; rename it in OpenCL",
+                    field.name,
+                    self.source.at(field.line)
+                );
+                checks.extend(quote_spanned! {span=> ::core::compile_error!(#msg); });
+                continue;
+            };
+            let (offset, fsize) = (offset as usize, l.size as usize);
+            let fat = self.source.at(field.line);
+            let ty = field.ty.display(&self.cl.structs);
+            let offset_msg = format!(
+                "field `{}` of `{name}` is at byte {offset} in OpenCL ({fat}); the Rust struct must declare the \
+                 same fields in the same order, #[repr(C)]",
+                field.name
+            );
+            let size_msg = format!(
+                "field `{}` of `{name}` is `{ty}`, {fsize} bytes, in OpenCL ({fat})",
+                field.name
+            );
+            checks.extend(quote_spanned! {span=>
+                const _: () = ::core::assert!(::core::mem::offset_of!(#rust, #ident) == #offset, #offset_msg);
+                const _: () = ::core::assert!(
+                    ::hetdsl::__private::size_of_field::<#rust, _>(|v| &v.#ident) == #fsize,
+                    #size_msg
+                );
+            });
+        }
+        self.asserts.extend(quote_spanned! {span=>
+            #checks
+            // Plain data as a whole: `#[derive(Pod)]` proves every field `Pod` and no padding, so
+            // the bytes the kernel writes, including those in the OpenCL struct's padding, all
+            // land in fields whose every bit pattern is valid.
+            const _: fn() = ::hetdsl::__private::assert_pod_type::<#rust>;
+        });
+    }
+}
+
+/// A field name as a Rust identifier (`r#type` for keywords); `None` for the names no raw
+/// identifier can spell (`self`, `super`, `crate`, `Self`, `_`).
+fn field_ident(name: &str, span: Span) -> Option<syn::Ident> {
+    if let Ok(mut id) = syn::parse_str::<syn::Ident>(name) {
+        id.set_span(span);
+        return Some(id);
+    }
+    let raw = format!("r#{name}");
+    syn::parse_str::<syn::Ident>(&raw).ok().map(|_| syn::Ident::new_raw(name, span))
+}
