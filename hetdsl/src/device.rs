@@ -1,7 +1,7 @@
 //! What hetdsl knows about a device: plain data, filled in by the engine's discovery
 //! (`engine::discover`) and read by the pure parts (occupancy, nominal speeds, balancers).
 
-use crate::balance::DeviceKind;
+use crate::work::DeviceKind;
 use crate::error::{Error, Result};
 
 /// NVIDIA attributes (`cl_nv_device_attribute_query`).

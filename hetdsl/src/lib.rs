@@ -13,6 +13,12 @@
 //! - [`kernel!`] and [`macro@coexec`]: a kernel declared in Rust, checked against its OpenCL
 //!   signature at compile time, co-executed through a typed function.
 //!
+//! # Features
+//! - `internals` (off by default): makes the discrete-event simulator (`sim`) and the occupancy
+//!   calculators (`occupancy`) public. They are the crate's own machinery, not a stable API;
+//!   the samples' examples (`simulate`, `occupancy`, `suite`, ...) and the simulator's tests
+//!   turn it on.
+//!
 //! Two promises hold under co-execution, whichever way the NDRange is split:
 //! - a launch's arguments are checked against the kernel's real signature (kind, type,
 //!   `const`-ness, inputs the kernel writes) before anything is enqueued, with messages that
@@ -29,11 +35,25 @@ pub mod device;
 pub mod engine;
 pub mod error;
 pub mod merge;
-pub mod occupancy;
 pub mod pattern;
 pub mod pod;
 pub mod report;
+mod work;
+
+// The simulator and the occupancy calculators are internals: public only with the `internals`
+// feature (the samples' examples and the simulator's tests use them), crate-private otherwise.
+#[cfg(feature = "internals")]
+pub mod occupancy;
+#[cfg(not(feature = "internals"))]
+// Without the feature the engine uses only part of the calculators; the rest serve the tests.
+#[allow(dead_code, unused_imports)]
+mod occupancy;
+#[cfg(feature = "internals")]
 pub mod sim;
+#[cfg(not(feature = "internals"))]
+// Without the feature only the seeded generator and the tests reach the simulator.
+#[allow(dead_code, unused_imports)]
+mod sim;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -41,7 +61,8 @@ pub mod __private;
 
 pub use hetdsl_macros::{coexec, kernel, Pod};
 
-pub use balance::{Balancer, Package};
+pub use balance::Balancer;
+pub use work::Package;
 pub use device::{DeviceFilter, DeviceInfo};
 pub use engine::{
     Arg, Difference, Fault, KernelSource, Launch, Program, Runtime, Verification, WaitMode,

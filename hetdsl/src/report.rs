@@ -3,7 +3,7 @@
 //! the same metrics.
 
 use crate::balance::dispatch::DeviceStats;
-use crate::balance::{DeviceKind, Package};
+use crate::work::{DeviceKind, Package};
 
 /// Bytes a package moved one way, and the device time that took (profiling).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -17,7 +17,8 @@ use super::quarantine::{self, LeftBehind};
 use super::shared::{Phase, Release, SetupError, Shared, State};
 use super::WatchdogConfig;
 use crate::balance::dispatch::{Config, Dispatcher, WatchdogRule};
-use crate::balance::{backup, DeviceKind, DeviceProfile, Setup};
+use crate::balance::backup;
+use crate::work::{DeviceKind, DeviceProfile, Setup};
 use crate::error::{Error, Result};
 
 /// The least time a device's set-up may take beyond the first ready device's.

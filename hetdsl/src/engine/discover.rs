@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use opencl3::platform::get_platforms;
 
-use crate::balance::DeviceKind;
+use crate::work::DeviceKind;
 use crate::device::{AmdInfo, DeviceInfo, NvidiaInfo};
 use crate::error::{ClContext, ClError, Error, Result};
 

@@ -4,7 +4,7 @@
 //! (2-D packages are bands of rows), so that every package is a contiguous range of the
 //! row-major linearised work-item index `y · width + x`, which is what patterns apply to.
 
-use crate::balance::Package;
+use crate::work::Package;
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq, Eq)]

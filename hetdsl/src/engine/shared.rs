@@ -30,7 +30,8 @@ use std::sync::{Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::balance::dispatch::{Decision, Dispatcher, Verdict};
-use crate::balance::{Balancer, DeviceProfile, Package};
+use crate::balance::Balancer;
+use crate::work::{DeviceProfile, Package};
 use crate::error::{Error, Result};
 use crate::report::{PackageTrace, Transfer};
 

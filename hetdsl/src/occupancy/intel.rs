@@ -138,7 +138,7 @@ pub(super) fn occupancy(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::balance::DeviceKind;
+    use crate::work::DeviceKind;
     use crate::occupancy::{occupancy, KernelResources, Limiter};
 
     fn intel_gpu(name: &str, eus: u32) -> DeviceInfo {

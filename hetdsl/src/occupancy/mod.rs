@@ -24,7 +24,7 @@ pub mod nvlog;
 pub use nominal::{nominal, nominal_gflops, Nominal};
 pub use nvlog::{parse_nv_verbose, NvKernelUsage};
 
-use crate::balance::DeviceKind;
+use crate::work::DeviceKind;
 use crate::device::DeviceInfo;
 
 /// Registers per work-item assumed when the driver did not report them (NVIDIA: the build

@@ -22,7 +22,8 @@ pub use replay::replay;
 pub use rng::SplitMix64;
 
 use crate::balance::dispatch::{Assignment, Config, Decision, Dispatcher, Origin, Verdict};
-use crate::balance::{backup, Balancer, DeviceKind, DeviceProfile, Package, Setup};
+use crate::balance::{backup, Balancer};
+use crate::work::{DeviceKind, DeviceProfile, Package, Setup};
 use crate::error::Result;
 use crate::report;
 

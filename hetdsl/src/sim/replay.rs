@@ -20,7 +20,7 @@
 
 use super::scenario::{Case, JITTER};
 use super::{CostProfile, SimDevice};
-use crate::balance::DeviceKind;
+use crate::work::DeviceKind;
 use crate::report::Report;
 
 /// Slices of the rebuilt cost map.
@@ -144,7 +144,7 @@ pub fn replay(text: &str, label: &str) -> Result<Vec<Case>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::balance::Package;
+    use crate::work::Package;
     use crate::report::{DeviceReport, PackageTrace, Transfer};
 
     fn trace(device: usize, offset: u64, len: u64, seconds: f64) -> PackageTrace {

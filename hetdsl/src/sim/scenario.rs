@@ -5,7 +5,8 @@
 //! real speed ratios) are stated assumptions, the same for every balancer.
 
 use super::{simulate, CostProfile, CostTable, SimDevice, SimOptions, SimResult};
-use crate::balance::{BalancerSpec, DeviceKind};
+use crate::balance::BalancerSpec;
+use crate::work::DeviceKind;
 use crate::error::Result;
 
 /// Every scenario name [`scenario`] knows.

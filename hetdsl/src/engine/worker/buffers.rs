@@ -14,7 +14,7 @@ use opencl3::memory::{
 };
 use opencl3::types::CL_BLOCKING;
 
-use crate::balance::Package;
+use crate::work::Package;
 use crate::engine::geometry::Geometry;
 use crate::engine::plan::HostPtr;
 use crate::merge::{Merge, ReduceOps};

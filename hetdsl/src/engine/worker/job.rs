@@ -8,7 +8,7 @@ use opencl3::command_queue::CommandQueue;
 use opencl3::kernel::Kernel;
 
 use super::buffers::DeviceBuffer;
-use crate::balance::{DeviceProfile, Package};
+use crate::work::{DeviceProfile, Package};
 use crate::engine::geometry::Geometry;
 use crate::engine::plan::{ArgPlan, Plan};
 use crate::engine::program::ProgramDevice;

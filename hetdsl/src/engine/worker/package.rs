@@ -16,7 +16,7 @@ use opencl3::memory::ClMem;
 use opencl3::types::{cl_event, CL_NON_BLOCKING};
 
 use super::job::{Device, Job};
-use crate::balance::Package;
+use crate::work::Package;
 use crate::engine::{Fault, WaitMode};
 use crate::pattern::Pattern;
 use crate::report::Transfer;

@@ -19,7 +19,7 @@ use opencl3::types::CL_BLOCKING;
 use super::buffers::{DeviceBuffer, Reduction, Staging};
 use super::job::{Device, Job};
 use super::package::launch;
-use crate::balance::{DeviceProfile, Package};
+use crate::work::{DeviceProfile, Package};
 use crate::engine::limits;
 use crate::engine::plan::ArgPlan;
 use crate::error::{ClContext, Error, Result};
