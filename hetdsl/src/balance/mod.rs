@@ -4,8 +4,8 @@
 //! handle, so the engine and the simulator drive the very same objects.
 //!
 //! # The contract the engine (and the simulator) keeps
-//! The engine and the simulator call a balancer only through [`dispatch::Dispatcher`], which
-//! keeps it:
+//! The engine and the simulator call a balancer only through the dispatcher
+//! (`dispatch::Dispatcher`), which keeps it:
 //! 1. [`Balancer::start`] once, before anything else.
 //! 2. [`Balancer::next`] for device `j` only while `j` has no package running; the package that
 //!    `j` ran before has been reported through [`Balancer::completed`] first.
@@ -20,8 +20,6 @@
 //! once, no package is empty, and once every device has answered `Done` nothing is left.
 
 mod adaptive;
-pub mod backup;
-pub mod dispatch;
 mod dynamic;
 mod hguided;
 mod horizon;
@@ -31,10 +29,23 @@ mod model;
 pub mod probe;
 mod random_split;
 mod sigmoid;
-pub mod spec;
+mod spec;
 mod speeds;
 mod static_split;
 mod trend;
+
+// The dispatcher and the back-up rule are the engine's and the simulator's machinery, not
+// something a balancer names: public only with the `internals` feature, like the simulator.
+#[cfg(feature = "internals")]
+pub mod backup;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod backup;
+#[cfg(feature = "internals")]
+pub mod dispatch;
+#[cfg(not(feature = "internals"))]
+// Without the feature the simulator's and the tests' parts of the dispatcher go unused.
+#[allow(dead_code, unused_imports)]
+pub(crate) mod dispatch;
 
 pub use adaptive::{Adaptive, AdaptiveRule};
 pub use dynamic::Dynamic;

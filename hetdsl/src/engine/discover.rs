@@ -14,10 +14,10 @@ use crate::error::{ClContext, ClError, Error, Result};
 /// A discovered device: its description and its OpenCL handle.
 #[derive(Debug, Clone)]
 pub(crate) struct Found {
-    pub info: DeviceInfo,
-    pub device: Device,
+    pub(crate) info: DeviceInfo,
+    pub(crate) device: Device,
     /// Index of its platform in `get_platforms()`.
-    pub platform: usize,
+    pub(crate) platform: usize,
 }
 
 /// Every device of every platform, in platform order. Discovered once per process: some ICDs
