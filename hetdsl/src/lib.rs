@@ -14,10 +14,12 @@
 //!   signature at compile time, co-executed through a typed function.
 //!
 //! # Features
-//! - `internals` (off by default): makes the discrete-event simulator (`sim`) and the occupancy
-//!   calculators (`occupancy`) public. They are the crate's own machinery, not a stable API;
-//!   the samples' examples (`simulate`, `occupancy`, `suite`, ...) and the simulator's tests
-//!   turn it on.
+//! - `internals` (off by default): makes the discrete-event simulator (`sim`), the occupancy
+//!   calculators (`occupancy`), the dispatcher (`balance::dispatch`) and the back-up rule
+//!   (`balance::backup`) public. They are the crate's own machinery, not a stable API; the
+//!   samples' examples (`simulate`, `occupancy`, `suite`, ...) and the simulator's tests turn
+//!   it on. Without it, what a user writes (the re-exports below) and what a balancer author
+//!   needs ([`balance`]) are all public.
 //!
 //! Two promises hold under co-execution, whichever way the NDRange is split:
 //! - a launch's arguments are checked against the kernel's real signature (kind, type,
@@ -62,7 +64,6 @@ pub mod __private;
 pub use hetdsl_macros::{coexec, kernel, Pod};
 
 pub use balance::Balancer;
-pub use work::Package;
 pub use device::{DeviceFilter, DeviceInfo};
 pub use engine::{
     Arg, Difference, Fault, KernelSource, Launch, Program, Runtime, Verification, WaitMode,
@@ -73,6 +74,7 @@ pub use merge::{Merge, Reducible};
 pub use pattern::{Direction, Pattern};
 pub use pod::Pod;
 pub use report::Report;
+pub use work::{DeviceKind, Package};
 
 /// Compile-time proof that the public types can cross threads: a runtime or program built once
 /// can serve several threads, and a launch can be prepared on one thread and run on another.

@@ -7,9 +7,9 @@ use std::sync::OnceLock;
 
 use opencl3::platform::get_platforms;
 
-use crate::work::DeviceKind;
 use crate::device::{AmdInfo, DeviceInfo, NvidiaInfo};
 use crate::error::{ClContext, ClError, Error, Result};
+use crate::work::DeviceKind;
 
 /// A discovered device: its description and its OpenCL handle.
 #[derive(Debug, Clone)]

@@ -4,8 +4,8 @@
 //! (2-D packages are bands of rows), so that every package is a contiguous range of the
 //! row-major linearised work-item index `y · width + x`, which is what patterns apply to.
 
-use crate::work::Package;
 use crate::error::{Error, Result};
+use crate::work::Package;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Geometry {

@@ -31,9 +31,9 @@ use std::time::{Duration, Instant};
 
 use crate::balance::dispatch::{Decision, Dispatcher, Verdict};
 use crate::balance::Balancer;
-use crate::work::{DeviceProfile, Package};
 use crate::error::{Error, Result};
 use crate::report::{PackageTrace, Transfer};
+use crate::work::{DeviceProfile, Package};
 
 /// What a device is told when it asks for work.
 pub(crate) enum Ask {
@@ -291,7 +291,13 @@ impl Shared {
 
     /// Copy a finished package's output into the caller's memory with `merge`, unless the run
     /// is over, `me` was dropped from it, or the dispatcher kept another copy of the package.
-    pub(super) fn merge(&self, me: usize, p: Package, read: Transfer, merge: impl FnOnce()) -> bool {
+    pub(super) fn merge(
+        &self,
+        me: usize,
+        p: Package,
+        read: Transfer,
+        merge: impl FnOnce(),
+    ) -> bool {
         let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
         let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
         if *closed || !self.alive(me) {

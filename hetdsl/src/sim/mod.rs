@@ -23,9 +23,9 @@ pub use rng::SplitMix64;
 
 use crate::balance::dispatch::{Assignment, Config, Decision, Dispatcher, Origin, Verdict};
 use crate::balance::{backup, Balancer};
-use crate::work::{DeviceKind, DeviceProfile, Package, Setup};
 use crate::error::Result;
 use crate::report;
+use crate::work::{DeviceKind, DeviceProfile, Package, Setup};
 
 /// One simulated device.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

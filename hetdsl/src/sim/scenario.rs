@@ -6,8 +6,8 @@
 
 use super::{simulate, CostProfile, CostTable, SimDevice, SimOptions, SimResult};
 use crate::balance::BalancerSpec;
-use crate::work::DeviceKind;
 use crate::error::Result;
+use crate::work::DeviceKind;
 
 /// Every scenario name [`scenario`] knows.
 pub const SCENARIOS: &[&str] = &["batel", "hydra", "desktop", "h200"];

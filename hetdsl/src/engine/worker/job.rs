@@ -8,12 +8,12 @@ use opencl3::command_queue::CommandQueue;
 use opencl3::kernel::Kernel;
 
 use super::buffers::DeviceBuffer;
-use crate::work::{DeviceProfile, Package};
 use crate::engine::geometry::Geometry;
 use crate::engine::plan::{ArgPlan, Plan};
 use crate::engine::program::ProgramDevice;
 use crate::engine::shared::Shared;
 use crate::engine::{Fault, WaitMode};
+use crate::work::{DeviceProfile, Package};
 
 /// What a device thread is given.
 pub(crate) struct Job {
