@@ -35,17 +35,17 @@ const SIZES: &str = "\
 /// A source ready to build for co-execution.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Rewritten {
-    pub text: String,
+    pub(crate) text: String,
     /// Kernels that take the hidden `ulong4` NDRange as their last argument.
-    pub ndrange_param: Vec<String>,
+    pub(crate) ndrange_param: Vec<String>,
 }
 
 /// A use of a built-in that the rewrite cannot make true.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RewriteError {
     /// 1-based line of the flattened source.
-    pub line: usize,
-    pub message: String,
+    pub(crate) line: usize,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for RewriteError {

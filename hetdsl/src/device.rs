@@ -1,8 +1,8 @@
 //! What hetdsl knows about a device: plain data, filled in by the engine's discovery
 //! (`engine::discover`) and read by the pure parts (occupancy, nominal speeds, balancers).
 
-use crate::balance::DeviceKind;
 use crate::error::{Error, Result};
+use crate::work::DeviceKind;
 
 /// NVIDIA attributes (`cl_nv_device_attribute_query`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

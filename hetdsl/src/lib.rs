@@ -13,6 +13,14 @@
 //! - [`kernel!`] and [`macro@coexec`]: a kernel declared in Rust, checked against its OpenCL
 //!   signature at compile time, co-executed through a typed function.
 //!
+//! # Features
+//! - `internals` (off by default): makes the discrete-event simulator (`sim`), the occupancy
+//!   calculators (`occupancy`), the dispatcher (`balance::dispatch`) and the back-up rule
+//!   (`balance::backup`) public. They are the crate's own machinery, not a stable API; the
+//!   samples' examples (`simulate`, `occupancy`, `suite`, ...) and the simulator's tests turn
+//!   it on. Without it, what a user writes (the re-exports below) and what a balancer author
+//!   needs ([`balance`]) are all public.
+//!
 //! Two promises hold under co-execution, whichever way the NDRange is split:
 //! - a launch's arguments are checked against the kernel's real signature (kind, type,
 //!   `const`-ness, inputs the kernel writes) before anything is enqueued, with messages that
@@ -29,11 +37,25 @@ pub mod device;
 pub mod engine;
 pub mod error;
 pub mod merge;
-pub mod occupancy;
 pub mod pattern;
 pub mod pod;
 pub mod report;
+mod work;
+
+// The simulator and the occupancy calculators are internals: public only with the `internals`
+// feature (the samples' examples and the simulator's tests use them), crate-private otherwise.
+#[cfg(feature = "internals")]
+pub mod occupancy;
+#[cfg(not(feature = "internals"))]
+// Without the feature the engine uses only part of the calculators; the rest serve the tests.
+#[allow(dead_code, unused_imports)]
+mod occupancy;
+#[cfg(feature = "internals")]
 pub mod sim;
+#[cfg(not(feature = "internals"))]
+// Without the feature only the seeded generator and the tests reach the simulator.
+#[allow(dead_code, unused_imports)]
+mod sim;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -41,7 +63,7 @@ pub mod __private;
 
 pub use hetdsl_macros::{coexec, kernel, Pod};
 
-pub use balance::{Balancer, Package};
+pub use balance::Balancer;
 pub use device::{DeviceFilter, DeviceInfo};
 pub use engine::{
     Arg, Difference, Fault, KernelSource, Launch, Program, Runtime, Verification, WaitMode,
@@ -52,6 +74,7 @@ pub use merge::{Merge, Reducible};
 pub use pattern::{Direction, Pattern};
 pub use pod::Pod;
 pub use report::Report;
+pub use work::{DeviceKind, Package};
 
 /// Compile-time proof that the public types can cross threads: a runtime or program built once
 /// can serve several threads, and a launch can be prepared on one thread and run on another.

@@ -146,7 +146,7 @@ impl fmt::Debug for ReduceOps {
 
 impl ReduceOps {
     /// The operations of `T`.
-    pub fn of<T: Reducible>() -> ReduceOps {
+    pub(crate) fn of<T: Reducible>() -> ReduceOps {
         ReduceOps {
             type_name: std::any::type_name::<T>(),
             supported: T::supports,

@@ -47,7 +47,7 @@ impl Pattern {
     }
 
     /// How many elements a buffer with this pattern must hold for `total_items` work-items.
-    pub fn required_len(&self, total_items: u64) -> Option<u64> {
+    pub(crate) fn required_len(&self, total_items: u64) -> Option<u64> {
         match *self {
             Pattern::Ratio { a, b } => {
                 let n = a as u128 * total_items as u128;
@@ -59,7 +59,7 @@ impl Pattern {
 
     /// Checks that every package boundary (a multiple of `items_per_group` work-items) falls on
     /// a whole element, so that no element is shared by two packages. Returns the reason if not.
-    pub fn check_granularity(&self, items_per_group: u64) -> Result<(), String> {
+    pub(crate) fn check_granularity(&self, items_per_group: u64) -> Result<(), String> {
         match *self {
             Pattern::Ratio { a, b }
                 if !(a as u128 * items_per_group as u128).is_multiple_of(b as u128) =>
@@ -115,10 +115,10 @@ pub enum Direction {
 }
 
 impl Direction {
-    pub fn reads(self) -> bool {
+    pub(crate) fn reads(self) -> bool {
         matches!(self, Direction::In | Direction::InOut)
     }
-    pub fn writes(self) -> bool {
+    pub(crate) fn writes(self) -> bool {
         matches!(self, Direction::Out | Direction::InOut)
     }
 }

@@ -3,7 +3,7 @@
 //! the same metrics.
 
 use crate::balance::dispatch::DeviceStats;
-use crate::balance::{DeviceKind, Package};
+use crate::work::{DeviceKind, Package};
 
 /// Bytes a package moved one way, and the device time that took (profiling).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -212,17 +212,17 @@ impl Report {
 
 /// A finished run as the engine saw it: what [`Report::of_run`] turns into a report.
 pub(crate) struct RunRecord<'a> {
-    pub kernel: String,
-    pub balancer: String,
+    pub(crate) kernel: String,
+    pub(crate) balancer: String,
     /// The balancing units the run covered.
-    pub groups: std::ops::Range<u64>,
+    pub(crate) groups: std::ops::Range<u64>,
     /// Per device, in the run's order: its name, its kind and what the dispatcher counted.
-    pub devices: Vec<(String, DeviceKind, &'a DeviceStats)>,
-    pub trace: Vec<PackageTrace>,
-    pub roi_start: std::time::Instant,
-    pub binary_seconds: f64,
-    pub faults: Vec<(usize, Package, String)>,
-    pub backups: Vec<(usize, usize, Package)>,
+    pub(crate) devices: Vec<(String, DeviceKind, &'a DeviceStats)>,
+    pub(crate) trace: Vec<PackageTrace>,
+    pub(crate) roi_start: std::time::Instant,
+    pub(crate) binary_seconds: f64,
+    pub(crate) faults: Vec<(usize, Package, String)>,
+    pub(crate) backups: Vec<(usize, usize, Package)>,
 }
 
 impl Report {

@@ -25,33 +25,33 @@ fn fill_seconds(v: &DeviceView, groups: f64) -> f64 {
 pub(crate) struct DeviceView {
     /// Nominally of a slower class than the fastest device (`sigmoid::SLOW_CLASS`): only such
     /// a device may be told to wait.
-    pub guarded: bool,
-    pub alive: bool,
+    pub(crate) guarded: bool,
+    pub(crate) alive: bool,
     /// Planning speed over the work left, work-groups per second (recent mean, slowed down by
     /// the cost trend where the work ahead costs more).
-    pub speed: f64,
+    pub(crate) speed: f64,
     /// Planning speed on the work-groups the device would take next (at the front of the
     /// range): its own package is sized with it.
-    pub next_speed: f64,
+    pub(crate) next_speed: f64,
     /// Best speed shown in this run (its class: the mean dips on costly regions).
-    pub best: f64,
+    pub(crate) best: f64,
     /// Seconds until its running package is expected to end; `None` when it runs nothing.
-    pub busy_for: Option<f64>,
+    pub(crate) busy_for: Option<f64>,
     /// Occupancy bound, work-groups.
-    pub occupancy: f64,
+    pub(crate) occupancy: f64,
 }
 
 /// The snapshot the rule decides on.
 #[derive(Debug, Clone)]
 pub(crate) struct Outlook<'a> {
-    pub devices: &'a [DeviceView],
+    pub(crate) devices: &'a [DeviceView],
     /// Work-groups not handed out yet.
-    pub left: f64,
+    pub(crate) left: f64,
     /// Widest ratio of fastest to slowest speed any device has shown (1: regular).
-    pub variability: f64,
+    pub(crate) variability: f64,
     /// Seconds of imbalance the paper tolerates now (p·t); the cap keeps p·t/v seconds of
     /// work at least.
-    pub tolerated: f64,
+    pub(crate) tolerated: f64,
 }
 
 impl Outlook<'_> {

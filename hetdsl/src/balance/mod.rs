@@ -4,8 +4,8 @@
 //! handle, so the engine and the simulator drive the very same objects.
 //!
 //! # The contract the engine (and the simulator) keeps
-//! The engine and the simulator call a balancer only through [`dispatch::Dispatcher`], which
-//! keeps it:
+//! The engine and the simulator call a balancer only through the dispatcher
+//! (`dispatch::Dispatcher`), which keeps it:
 //! 1. [`Balancer::start`] once, before anything else.
 //! 2. [`Balancer::next`] for device `j` only while `j` has no package running; the package that
 //!    `j` ran before has been reported through [`Balancer::completed`] first.
@@ -20,8 +20,6 @@
 //! once, no package is empty, and once every device has answered `Done` nothing is left.
 
 mod adaptive;
-pub mod backup;
-pub mod dispatch;
 mod dynamic;
 mod hguided;
 mod horizon;
@@ -31,10 +29,23 @@ mod model;
 pub mod probe;
 mod random_split;
 mod sigmoid;
-pub mod spec;
+mod spec;
 mod speeds;
 mod static_split;
 mod trend;
+
+// The dispatcher and the back-up rule are the engine's and the simulator's machinery, not
+// something a balancer names: public only with the `internals` feature, like the simulator.
+#[cfg(feature = "internals")]
+pub mod backup;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod backup;
+#[cfg(feature = "internals")]
+pub mod dispatch;
+#[cfg(not(feature = "internals"))]
+// Without the feature the simulator's and the tests' parts of the dispatcher go unused.
+#[allow(dead_code, unused_imports)]
+pub(crate) mod dispatch;
 
 pub use adaptive::{Adaptive, AdaptiveRule};
 pub use dynamic::Dynamic;
@@ -46,70 +57,11 @@ pub use sigmoid::{Sigmoid, SigmoidParams, SLOW_CLASS};
 pub use spec::{BalancerSpec, NAMES};
 pub use static_split::Static;
 
+// The shared vocabulary lives one floor down, so the engine, the report and the device
+// descriptions need not import the balancers; balancer authors keep finding it here.
+pub use crate::work::{Completion, DeviceKind, DeviceProfile, Next, Package, Setup};
+
 use crate::error::{Error, Result};
-
-/// A contiguous range of work-groups `[offset, offset + len)` run by one device in one launch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct Package {
-    pub offset: u64,
-    pub len: u64,
-}
-
-impl Package {
-    pub fn end(&self) -> u64 {
-        self.offset + self.len
-    }
-}
-
-/// The broad class of a device; some balancers treat CPUs and GPUs differently.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum DeviceKind {
-    Cpu,
-    Gpu,
-    Accelerator,
-    Other,
-}
-
-/// What a balancer knows about one device before the run starts.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct DeviceProfile {
-    pub kind: DeviceKind,
-    /// Nominal peak GFLOP/s (see `occupancy::nominal_gflops`); the initial speed estimate.
-    pub nominal_gflops: f64,
-    /// Fewest work-groups that fill the device: the occupancy lower bound, at least 1.
-    pub min_groups: u64,
-}
-
-/// The problem a balancer splits.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Setup {
-    /// G: total work-groups of the NDRange.
-    pub total_groups: u64,
-    /// One profile per device, indexed like the devices of the run.
-    pub devices: Vec<DeviceProfile>,
-}
-
-/// A finished package, as the balancer learns of it.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Completion {
-    pub device: usize,
-    pub package: Package,
-    /// Seconds the device spent computing the package (profiling), or the host-side span when
-    /// the device gives no profile.
-    pub kernel_seconds: f64,
-    /// Seconds since the run began at which the package was handed out.
-    pub host_start: f64,
-    /// Seconds since the run began at which its completion was seen.
-    pub host_end: f64,
-}
-
-/// The answer to "what should device j do now?".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Next {
-    Run(Package),
-    Wait,
-    Done,
-}
 
 /// A load-balancing policy. See the module documentation for the contract.
 pub trait Balancer: Send {

@@ -12,9 +12,9 @@ use super::proportional_split;
 /// `T(w) = ready + fixed + w · per_group`, seconds from now.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct LinearTime {
-    pub ready: f64,
-    pub fixed: f64,
-    pub per_group: f64,
+    pub(crate) ready: f64,
+    pub(crate) fixed: f64,
+    pub(crate) per_group: f64,
 }
 
 impl LinearTime {

@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 use super::quarantine::{self, LeftBehind};
 use super::shared::{Phase, Release, SetupError, Shared, State};
 use super::WatchdogConfig;
+use crate::balance::backup;
 use crate::balance::dispatch::{Config, Dispatcher, WatchdogRule};
-use crate::balance::{backup, DeviceKind, DeviceProfile, Setup};
 use crate::error::{Error, Result};
+use crate::work::{DeviceKind, DeviceProfile, Setup};
 
 /// The least time a device's set-up may take beyond the first ready device's.
 const SETUP_GRACE_FLOOR: Duration = Duration::from_secs(10);

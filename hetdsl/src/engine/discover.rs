@@ -7,17 +7,17 @@ use std::sync::OnceLock;
 
 use opencl3::platform::get_platforms;
 
-use crate::balance::DeviceKind;
 use crate::device::{AmdInfo, DeviceInfo, NvidiaInfo};
 use crate::error::{ClContext, ClError, Error, Result};
+use crate::work::DeviceKind;
 
 /// A discovered device: its description and its OpenCL handle.
 #[derive(Debug, Clone)]
 pub(crate) struct Found {
-    pub info: DeviceInfo,
-    pub device: Device,
+    pub(crate) info: DeviceInfo,
+    pub(crate) device: Device,
     /// Index of its platform in `get_platforms()`.
-    pub platform: usize,
+    pub(crate) platform: usize,
 }
 
 /// Every device of every platform, in platform order. Discovered once per process: some ICDs

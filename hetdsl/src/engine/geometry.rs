@@ -4,23 +4,23 @@
 //! (2-D packages are bands of rows), so that every package is a contiguous range of the
 //! row-major linearised work-item index `y · width + x`, which is what patterns apply to.
 
-use crate::balance::Package;
 use crate::error::{Error, Result};
+use crate::work::Package;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Geometry {
-    pub global: Vec<usize>,
-    pub local: Vec<usize>,
+    pub(crate) global: Vec<usize>,
+    pub(crate) local: Vec<usize>,
     /// G: balancing units (work-groups, or rows of work-groups in 2-D).
-    pub units: u64,
+    pub(crate) units: u64,
     /// Work-items per balancing unit.
-    pub items_per_unit: u64,
+    pub(crate) items_per_unit: u64,
     /// Work-items per work-group.
-    pub items_per_group: u64,
+    pub(crate) items_per_group: u64,
 }
 
 impl Geometry {
-    pub fn new(global: &[usize], local: &[usize]) -> Result<Self> {
+    pub(super) fn new(global: &[usize], local: &[usize]) -> Result<Self> {
         if global.is_empty() {
             return Err(Error::BadRange(
                 "no global size given: call `.global(&[n])` or `.global(&[w, h])`".into(),
@@ -71,17 +71,17 @@ impl Geometry {
         })
     }
 
-    pub fn total_items(&self) -> u64 {
+    pub(super) fn total_items(&self) -> u64 {
         self.units * self.items_per_unit
     }
 
     /// The work-items of a package: (first linear item, count).
-    pub fn items(&self, p: Package) -> (u64, u64) {
+    pub(super) fn items(&self, p: Package) -> (u64, u64) {
         (p.offset * self.items_per_unit, p.len * self.items_per_unit)
     }
 
     /// Global work offset and size of the launch for a package.
-    pub fn launch(&self, p: Package) -> (Vec<usize>, Vec<usize>) {
+    pub(super) fn launch(&self, p: Package) -> (Vec<usize>, Vec<usize>) {
         match self.global.len() {
             1 => {
                 let l = self.local[0];
@@ -95,7 +95,7 @@ impl Geometry {
     }
 
     /// Work-groups in a package (what occupancy bounds count).
-    pub fn groups_per_unit(&self) -> u64 {
+    pub(super) fn groups_per_unit(&self) -> u64 {
         self.items_per_unit / self.items_per_group
     }
 }

@@ -7,15 +7,15 @@ use crate::device::DeviceInfo;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Needs<'a> {
     /// The work-group size per dimension.
-    pub local: &'a [usize],
+    pub(crate) local: &'a [usize],
     /// `CL_KERNEL_WORK_GROUP_SIZE` of this kernel on this device.
-    pub kernel_max_work_group: usize,
+    pub(crate) kernel_max_work_group: usize,
     /// Local memory per work-group: the kernel's own plus its `__local` arguments.
-    pub local_bytes: u64,
+    pub(crate) local_bytes: u64,
     /// (argument index, bytes) of each buffer the device must hold.
-    pub buffers: Vec<(usize, u64)>,
+    pub(crate) buffers: Vec<(usize, u64)>,
     /// Work-items of the whole NDRange.
-    pub total_items: u64,
+    pub(crate) total_items: u64,
 }
 
 /// NVIDIA's OpenCL faults (Xid 13, an out-of-range address) when a launch's global offset plus

@@ -19,8 +19,8 @@ use crate::pattern::{Direction, Pattern};
 /// The caller's memory for one buffer argument. Only dereferenced under the run's gate.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HostPtr {
-    pub ptr: *mut u8,
-    pub len: usize,
+    pub(crate) ptr: *mut u8,
+    pub(crate) len: usize,
 }
 // SAFETY: the pointer is only dereferenced by device threads under `Shared::gate`, while the
 // `Launch` that borrowed the caller's slices is still inside `run`; packages touch disjoint
@@ -60,25 +60,25 @@ pub(crate) enum ArgPlan {
 
 /// A launch, checked: what the run needs, with nothing left to refuse.
 pub(crate) struct Plan {
-    pub kernel: String,
-    pub geo: Geometry,
+    pub(crate) kernel: String,
+    pub(crate) geo: Geometry,
     /// The balancing units the run covers (all of the NDRange's unless `Launch::groups` chose
     /// a sub-range).
-    pub span: Range<u64>,
+    pub(crate) span: Range<u64>,
     /// The devices of the run, in the order of their positions.
-    pub devices: Vec<ProgramDevice>,
-    pub args: Vec<ArgPlan>,
-    pub faults: Vec<Fault>,
-    pub watchdog: WatchdogConfig,
-    pub warmup: bool,
-    pub backups: bool,
-    pub wait: WaitMode,
+    pub(crate) devices: Vec<ProgramDevice>,
+    pub(crate) args: Vec<ArgPlan>,
+    pub(crate) faults: Vec<Fault>,
+    pub(crate) watchdog: WatchdogConfig,
+    pub(crate) warmup: bool,
+    pub(crate) backups: bool,
+    pub(crate) wait: WaitMode,
 }
 
 impl Plan {
     /// Check `launch` in the order a user meets its settings: environment, range, kernel,
     /// settings, devices, arguments. The first mistake found is the error.
-    pub fn new(launch: Launch<'_>) -> Result<Plan> {
+    pub(super) fn new(launch: Launch<'_>) -> Result<Plan> {
         let Launch {
             program,
             kernel,
@@ -152,17 +152,17 @@ impl Plan {
     }
 
     /// Balancing units in the run.
-    pub fn units(&self) -> u64 {
+    pub(super) fn units(&self) -> u64 {
         self.span.end - self.span.start
     }
 
     /// The injected faults aimed at the device at position `me`.
-    pub fn faults_of(&self, me: usize) -> Vec<Fault> {
+    pub(super) fn faults_of(&self, me: usize) -> Vec<Fault> {
         self.faults.iter().copied().filter(|f| fault_device(f) == me).collect()
     }
 
     /// Some output is merged by reduction (every package folds into the whole of it).
-    pub fn reduces(&self) -> bool {
+    pub(super) fn reduces(&self) -> bool {
         self.args.iter().any(|p| matches!(p, ArgPlan::Reduce { .. }))
     }
 }

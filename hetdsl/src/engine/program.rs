@@ -16,20 +16,20 @@ use crate::occupancy::{parse_nv_verbose, NvKernelUsage};
 
 /// One platform's share of a program.
 pub(crate) struct PlatformProgram {
-    pub context: Context,
-    pub program: ClProgram,
+    pub(crate) context: Context,
+    pub(crate) program: ClProgram,
 }
 
 /// A device of a program: its description, handle and the platform program it uses.
 #[derive(Clone)]
 pub(crate) struct ProgramDevice {
-    pub info: DeviceInfo,
-    pub device: opencl3::device::Device,
-    pub platform: Arc<PlatformProgram>,
+    pub(crate) info: DeviceInfo,
+    pub(crate) device: opencl3::device::Device,
+    pub(crate) platform: Arc<PlatformProgram>,
     /// The device's build log (warnings, `-cl-nv-verbose` resource lines).
-    pub build_log: String,
+    pub(crate) build_log: String,
     /// Registers and shared memory per kernel, parsed from an NVIDIA build log.
-    pub nv_usage: Arc<HashMap<String, NvKernelUsage>>,
+    pub(crate) nv_usage: Arc<HashMap<String, NvKernelUsage>>,
 }
 
 /// A kernel source compiled for every selected device.

@@ -30,9 +30,10 @@ use std::sync::{Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::balance::dispatch::{Decision, Dispatcher, Verdict};
-use crate::balance::{Balancer, DeviceProfile, Package};
+use crate::balance::Balancer;
 use crate::error::{Error, Result};
 use crate::report::{PackageTrace, Transfer};
+use crate::work::{DeviceProfile, Package};
 
 /// What a device is told when it asks for work.
 pub(crate) enum Ask {
@@ -175,11 +176,11 @@ impl Shared {
     }
 
     /// The run has ended (the caller's thread closed it).
-    pub fn run_over(&self) -> bool {
+    pub(super) fn run_over(&self) -> bool {
         *self.gate.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn alive(&self, me: usize) -> bool {
+    pub(super) fn alive(&self, me: usize) -> bool {
         self.alive[me].load(Ordering::Acquire)
     }
 
@@ -190,7 +191,7 @@ impl Shared {
 
     /// A device finished (or failed) its set-up; then waits until every device has.
     /// Returns whether to go on.
-    pub fn setup_done(&self, me: usize, result: Result<DeviceProfile>) -> bool {
+    pub(super) fn setup_done(&self, me: usize, result: Result<DeviceProfile>) -> bool {
         let result = result.map_err(|e| match e {
             Error::Cl { .. } => SetupError::Device(format!("set-up failed: {e}")),
             e => SetupError::User(e),
@@ -209,7 +210,7 @@ impl Shared {
     /// before it waits, or the run could never end). A waiting device asks the dispatcher
     /// again only when something it waits for happened (a completion for `Wait`, a loss for
     /// `Idle`), and takes a back-up copy the coordinator's tick gave it.
-    pub fn next_package(&self, me: usize, block: bool) -> Ask {
+    pub(super) fn next_package(&self, me: usize, block: bool) -> Ask {
         let mut s = self.lock();
         let mut first = true;
         loop {
@@ -251,7 +252,7 @@ impl Shared {
 
     /// The kernel of `p` finished on `me` after `kernel_seconds` of device time.
     /// Returns whether `me` is still part of the run.
-    pub fn kernel_done(
+    pub(super) fn kernel_done(
         &self,
         me: usize,
         p: Package,
@@ -290,7 +291,13 @@ impl Shared {
 
     /// Copy a finished package's output into the caller's memory with `merge`, unless the run
     /// is over, `me` was dropped from it, or the dispatcher kept another copy of the package.
-    pub fn merge(&self, me: usize, p: Package, read: Transfer, merge: impl FnOnce()) -> bool {
+    pub(super) fn merge(
+        &self,
+        me: usize,
+        p: Package,
+        read: Transfer,
+        merge: impl FnOnce(),
+    ) -> bool {
         let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
         let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
         if *closed || !self.alive(me) {
@@ -326,7 +333,7 @@ impl Shared {
     }
 
     /// Read the caller's memory (input slices) under the gate. `false` if the run is over.
-    pub fn with_caller_memory(&self, read: impl FnOnce()) -> bool {
+    pub(super) fn with_caller_memory(&self, read: impl FnOnce()) -> bool {
         let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
         if *closed {
             return false;
@@ -336,7 +343,7 @@ impl Shared {
     }
 
     /// `me` failed: its running and unmerged packages go back to the pool.
-    pub fn device_failed(&self, me: usize, reason: String) {
+    pub(super) fn device_failed(&self, me: usize, reason: String) {
         // The commit lock waits for a merge in progress to end, so none starts after this. The
         // device leaves the run and its packages reach the retry list under one state lock: a
         // device that looked lost while its packages were nowhere to be run would let another
@@ -350,7 +357,7 @@ impl Shared {
     /// The host thread of `me` panicked (a bug, not a device fault the engine knows of): during
     /// set-up the device counts as failing to set up, later as failing mid-run. Either way the
     /// run goes on without it rather than wait for it for ever.
-    pub fn thread_panicked(&self, me: usize, message: String) {
+    pub(super) fn thread_panicked(&self, me: usize, message: String) {
         let reason = format!("its host thread panicked: {message}");
         {
             let mut s = self.lock();
@@ -365,7 +372,7 @@ impl Shared {
 
     /// Called by a host thread once its device has no command left; waits until the run is over
     /// and the caller's thread has said whether it joins this thread.
-    pub fn release_turn(&self, me: usize) -> Release {
+    pub(super) fn release_turn(&self, me: usize) -> Release {
         self.quiet[me].store(true, Ordering::Release);
         let mut s = self.lock();
         self.wake.notify_all();

@@ -16,11 +16,11 @@ use crate::error::{Error, Result};
 /// One kernel argument as the driver describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DriverArg {
-    pub name: String,
-    pub space: AddrSpace,
+    pub(crate) name: String,
+    pub(crate) space: AddrSpace,
     /// The type as the driver names it: `float*`, `int`, `float4*`.
-    pub type_name: String,
-    pub is_const: bool,
+    pub(crate) type_name: String,
+    pub(crate) is_const: bool,
 }
 
 /// Line numbers of parameters the driver described: they have no place in the source.
@@ -50,7 +50,7 @@ pub(crate) type DriverInfo = Option<Vec<DriverArg>>;
 impl Signatures {
     /// `driver` gives each kernel's argument info (`None` when the driver has none); `hidden`
     /// lists the kernels that take the built-ins' hidden last parameter.
-    pub fn read(
+    pub(crate) fn read(
         source_name: &str,
         text: &str,
         options: &str,
@@ -111,13 +111,13 @@ impl Signatures {
     }
 
     /// The parameter at `index` of `kernel`, when known.
-    pub fn param(&self, kernel: &str, index: usize) -> Option<&Param> {
+    pub(crate) fn param(&self, kernel: &str, index: usize) -> Option<&Param> {
         self.kernels.get(kernel)?.params.as_ref()?.get(index)
     }
 
     /// `error`, with the parameter named (as declared, with its file and line) when it is
     /// about an argument and does not name it yet.
-    pub fn name_argument(&self, kernel: &str, error: Error) -> Error {
+    pub(crate) fn name_argument(&self, kernel: &str, error: Error) -> Error {
         match error {
             Error::BadArgument { index, reason } if !reason.contains("parameter `") => {
                 let reason = match self.param(kernel, index) {
@@ -145,7 +145,7 @@ impl Signatures {
 
     /// Checks `host` (the user's arguments, in order) against `kernel`'s parameters. A kernel
     /// not in the program is left to the launch to report.
-    pub fn check(&self, kernel: &str, host: &[HostArg]) -> Result<()> {
+    pub(crate) fn check(&self, kernel: &str, host: &[HostArg]) -> Result<()> {
         let Some(sig) = self.kernels.get(kernel) else { return Ok(()) };
         let count = sig.params.as_ref().map(Vec::len).or(sig.driver_count);
         if let Some(count) = count {

@@ -138,8 +138,8 @@ pub(super) fn occupancy(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::balance::DeviceKind;
     use crate::occupancy::{occupancy, KernelResources, Limiter};
+    use crate::work::DeviceKind;
 
     fn intel_gpu(name: &str, eus: u32) -> DeviceInfo {
         DeviceInfo {

@@ -24,8 +24,8 @@ pub mod nvlog;
 pub use nominal::{nominal, nominal_gflops, Nominal};
 pub use nvlog::{parse_nv_verbose, NvKernelUsage};
 
-use crate::balance::DeviceKind;
 use crate::device::DeviceInfo;
+use crate::work::DeviceKind;
 
 /// Registers per work-item assumed when the driver did not report them (NVIDIA: the build
 /// log had no ptxas lines; other vendors: no query). 64 registers leave room for half the warps

@@ -23,9 +23,10 @@ pub use replay::replay;
 pub use rng::SplitMix64;
 
 use crate::balance::dispatch::{Assignment, Config, Decision, Dispatcher, Origin, Verdict};
-use crate::balance::{backup, Balancer, DeviceKind, DeviceProfile, Package, Setup};
+use crate::balance::{backup, Balancer};
 use crate::error::Result;
 use crate::report;
+use crate::work::{DeviceKind, DeviceProfile, Package, Setup};
 
 /// One simulated device.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -20,8 +20,8 @@
 
 use super::scenario::{Case, JITTER};
 use super::{CostProfile, SimDevice};
-use crate::balance::DeviceKind;
 use crate::report::Report;
+use crate::work::DeviceKind;
 
 /// Slices of the rebuilt cost map.
 const SLICES: usize = 4096;
@@ -144,8 +144,8 @@ pub fn replay(text: &str, label: &str) -> Result<Vec<Case>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::balance::Package;
     use crate::report::{DeviceReport, PackageTrace, Transfer};
+    use crate::work::Package;
 
     fn trace(device: usize, offset: u64, len: u64, seconds: f64) -> PackageTrace {
         PackageTrace {

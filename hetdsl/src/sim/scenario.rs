@@ -5,8 +5,9 @@
 //! real speed ratios) are stated assumptions, the same for every balancer.
 
 use super::{simulate, CostProfile, CostTable, SimDevice, SimOptions, SimResult};
-use crate::balance::{BalancerSpec, DeviceKind};
+use crate::balance::BalancerSpec;
 use crate::error::Result;
+use crate::work::DeviceKind;
 
 /// Every scenario name [`scenario`] knows.
 pub const SCENARIOS: &[&str] = &["batel", "hydra", "desktop", "h200"];

@@ -14,11 +14,11 @@ use opencl3::memory::{
 };
 use opencl3::types::CL_BLOCKING;
 
-use crate::balance::Package;
 use crate::engine::geometry::Geometry;
 use crate::engine::plan::HostPtr;
 use crate::merge::{Merge, ReduceOps};
 use crate::pattern::{Direction, Pattern};
+use crate::work::Package;
 
 /// Host memory the device transfers from and to.
 pub(super) enum Staging {

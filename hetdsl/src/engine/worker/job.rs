@@ -8,33 +8,33 @@ use opencl3::command_queue::CommandQueue;
 use opencl3::kernel::Kernel;
 
 use super::buffers::DeviceBuffer;
-use crate::balance::{DeviceProfile, Package};
 use crate::engine::geometry::Geometry;
 use crate::engine::plan::{ArgPlan, Plan};
 use crate::engine::program::ProgramDevice;
 use crate::engine::shared::Shared;
 use crate::engine::{Fault, WaitMode};
+use crate::work::{DeviceProfile, Package};
 
 /// What a device thread is given.
 pub(crate) struct Job {
-    pub me: usize,
-    pub device: ProgramDevice,
-    pub kernel: String,
-    pub geo: Geometry,
-    pub args: Vec<ArgPlan>,
-    pub faults: Vec<Fault>,
-    pub warmup: bool,
-    pub wait: WaitMode,
+    pub(crate) me: usize,
+    pub(crate) device: ProgramDevice,
+    pub(crate) kernel: String,
+    pub(crate) geo: Geometry,
+    pub(crate) args: Vec<ArgPlan>,
+    pub(crate) faults: Vec<Fault>,
+    pub(crate) warmup: bool,
+    pub(crate) wait: WaitMode,
     /// The run covers balancing units `first_unit..first_unit + units`; packages from the
     /// coordinator count from `first_unit`.
-    pub first_unit: u64,
-    pub units: u64,
-    pub shared: Arc<Shared>,
+    pub(crate) first_unit: u64,
+    pub(crate) units: u64,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl Job {
     /// The job of the device at position `me` in `plan`: its own copies of what it needs.
-    pub fn new(me: usize, plan: &Plan, shared: Arc<Shared>) -> Job {
+    pub(crate) fn new(me: usize, plan: &Plan, shared: Arc<Shared>) -> Job {
         Job {
             me,
             device: plan.devices[me].clone(),

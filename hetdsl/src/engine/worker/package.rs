@@ -16,10 +16,10 @@ use opencl3::memory::ClMem;
 use opencl3::types::{cl_event, CL_NON_BLOCKING};
 
 use super::job::{Device, Job};
-use crate::balance::Package;
 use crate::engine::{Fault, WaitMode};
 use crate::pattern::Pattern;
 use crate::report::Transfer;
+use crate::work::Package;
 
 /// A package in flight on this device.
 pub(super) struct InFlight {

@@ -19,12 +19,12 @@ use opencl3::types::CL_BLOCKING;
 use super::buffers::{DeviceBuffer, Reduction, Staging};
 use super::job::{Device, Job};
 use super::package::launch;
-use crate::balance::{DeviceProfile, Package};
 use crate::engine::limits;
 use crate::engine::plan::ArgPlan;
 use crate::error::{ClContext, Error, Result};
 use crate::occupancy::{self, KernelResources};
 use crate::pattern::{Direction, Pattern};
+use crate::work::{DeviceProfile, Package};
 
 /// Queues, kernel, its arguments, the limits, buffers and, if asked, the warm-up: a device
 /// ready to run packages.
