@@ -135,6 +135,7 @@ fn static_split_runs_one_package_per_device() {
         .input(&input, Pattern::ONE_TO_ONE)
         .output(&mut out, Pattern::ratio(4, 1).unwrap())
         .balancer(Box::new(Static::with_weights(vec![1.0, 3.0]).reversed()))
+        .on_devices(&[0, 1]) // two weights, two devices, on any machine
         // This test pins where Static puts each package: no speculative copies.
         .backups(false)
         .run()

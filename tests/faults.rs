@@ -16,7 +16,10 @@ fn reference(input: &[u32]) -> Vec<u32> {
 
 /// expand4 (4:1 output) of `input` into `out`, ready for balancer, faults and devices.
 fn expand4<'a>(p: &'a hetdsl::Program, input: &'a [u32], out: &'a mut [u32]) -> hetdsl::Launch<'a> {
+    // The faults below name devices 0 and 1: pin the launch to them, so a machine with more
+    // devices (a CPU and two GPUs) runs the same two-device cases.
     p.launch("expand4")
+        .on_devices(&[0, 1])
         .global(&[N])
         .local(&[64])
         .input(input, Pattern::ONE_TO_ONE)
