@@ -161,15 +161,7 @@ fn make_buffers(job: &Job, kernel: &Kernel, transfer: &CommandQueue) -> Result<V
             .map_err(|e| {
                 limit(job, format!("argument {index}: cannot allocate {} bytes: {e}", host.len))
             })?;
-            // SAFETY: a `cl_mem` handle of a buffer this device keeps alive as long as the kernel.
-            unsafe { kernel.set_arg(*index as u32, &buffer.get()) }.map_err(|e| {
-                Error::BadArgument {
-                    index: *index,
-                    reason: format!(
-                        "the kernel rejected a buffer here ({e}); is this argument a pointer?"
-                    ),
-                }
-            })?;
+            set_buffer_arg(kernel, *index, &buffer)?;
             buffers.push(DeviceBuffer {
                 host: *host,
                 elem: *elem,
@@ -207,15 +199,7 @@ fn make_buffers(job: &Job, kernel: &Kernel, transfer: &CommandQueue) -> Result<V
         .map_err(|e| {
             limit(job, format!("argument {index}: cannot allocate {} bytes: {e}", host.len))
         })?;
-        // SAFETY: a `cl_mem` handle of a buffer this device keeps alive as long as the kernel.
-        unsafe { kernel.set_arg(*index as u32, &buffer.get()) }.map_err(|e| {
-            Error::BadArgument {
-                index: *index,
-                reason: format!(
-                    "the kernel rejected a buffer here ({e}); is this argument a pointer?"
-                ),
-            }
-        })?;
+        set_buffer_arg(kernel, *index, &buffer)?;
         let staging = (!whole_input).then(|| Staging::new(transfer, context, host.len));
         buffers.push(DeviceBuffer {
             host: *host,
@@ -284,4 +268,14 @@ fn profile(job: &Job, local_bytes: u64) -> DeviceProfile {
         nominal_gflops: occupancy::nominal_gflops(info),
         min_groups: fill.min_groups.div_ceil(job.geo.groups_per_unit()).max(1),
     }
+}
+
+/// Binds a device buffer to argument `index`; a driver that refuses it says the argument is not
+/// a pointer.
+fn set_buffer_arg(kernel: &Kernel, index: usize, buffer: &Buffer<u8>) -> Result<()> {
+    // SAFETY: a `cl_mem` handle of a buffer this device keeps alive as long as the kernel.
+    unsafe { kernel.set_arg(index as u32, &buffer.get()) }.map_err(|e| Error::BadArgument {
+        index,
+        reason: format!("the kernel rejected a buffer here ({e}); is this argument a pointer?"),
+    })
 }
