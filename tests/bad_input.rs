@@ -263,14 +263,7 @@ fn device_position_out_of_range() {
     let p = program("engine.cl");
     let input = vec![1u32; 256];
     let mut out = vec![0u32; 1024];
-    let r = p
-        .launch("expand4")
-        .global(&[256])
-        .local(&[64])
-        .input(&input, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap())
-        .on_devices(&[7])
-        .run();
+    let r = common::expand4(&p, 256, &input, &mut out).on_devices(&[7]).run();
     let msg = message(r, is!(Error::NoDeviceMatches { .. }));
     assert_mentions(&msg, &["device position 7"]);
 }
@@ -279,13 +272,7 @@ fn expand4_with(balancer: Box<dyn Balancer>) -> hetdsl::Result<hetdsl::Report> {
     let p = program("engine.cl");
     let input = vec![1u32; 1024];
     let mut out = vec![0u32; 4096];
-    p.launch("expand4")
-        .global(&[1024])
-        .local(&[64])
-        .input(&input, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap())
-        .balancer(balancer)
-        .run()
+    common::expand4(&p, 1024, &input, &mut out).balancer(balancer).run()
 }
 
 #[test]
@@ -364,12 +351,7 @@ fn expand4_tweaked(
     let p = program("engine.cl");
     let input = vec![1u32; 1024];
     let mut out = vec![0u32; 4096];
-    let launch = p
-        .launch("expand4")
-        .global(&[1024])
-        .local(&[64])
-        .input(&input, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap());
+    let launch = common::expand4(&p, 1024, &input, &mut out);
     tweak(launch).run()
 }
 
@@ -471,12 +453,7 @@ fn a_device_thread_that_panics_does_not_hang_the_run() {
     let input: Vec<u32> = (0..4096).collect();
     let r = within(Duration::from_secs(30), move || {
         let mut out = vec![0u32; 4 * 4096];
-        let r = p
-            .launch("expand4")
-            .global(&[4096])
-            .local(&[64])
-            .input(&input, Pattern::ONE_TO_ONE)
-            .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        let r = common::expand4(&p, 4096, &input, &mut out)
             .balancer(common::round_robin(4))
             .backups(false)
             .inject(hetdsl::Fault::Panic { device: 1, package: 1 })

@@ -7,7 +7,6 @@ mod common;
 
 use common::{lcg, program};
 use hetdsl::balance::{Balancer, Completion, Next, Package, Setup};
-use hetdsl::Pattern;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,12 +73,7 @@ fn a_device_told_to_wait_is_asked_again_after_a_completion_never_taken_for_a_sta
             asked_after: asked_after.clone(),
         };
         let mut out = vec![0u32; 4 * SMALL];
-        let r = p
-            .launch("expand4")
-            .global(&[SMALL])
-            .local(&[64])
-            .input(&input, Pattern::ONE_TO_ONE)
-            .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        let r = common::expand4(&p, SMALL, &input, &mut out)
             .balancer(Box::new(relay))
             .backups(false)
             .warmup(false)

@@ -128,12 +128,7 @@ fn static_split_runs_one_package_per_device() {
     let n = 1 << 14;
     let input = lcg(7, n);
     let mut out = vec![0u32; 4 * n];
-    let r = p
-        .launch("expand4")
-        .global(&[n])
-        .local(&[64])
-        .input(&input, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+    let r = common::expand4(&p, n, &input, &mut out)
         .balancer(Box::new(Static::with_weights(vec![1.0, 3.0]).reversed()))
         .on_devices(&[0, 1]) // two weights, two devices, on any machine
         // This test pins where Static puts each package: no speculative copies.

@@ -4,17 +4,12 @@
 mod common;
 
 use common::program;
-use hetdsl::{Error, Pattern, WaitMode};
+use hetdsl::{Error, WaitMode};
 
 fn run(p: &hetdsl::Program, explicit: bool) -> hetdsl::Result<hetdsl::Report> {
     let input = vec![3u32; 256];
     let mut out = vec![0u32; 1024];
-    let mut l = p
-        .launch("expand4")
-        .global(&[256])
-        .local(&[64])
-        .input(&input, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap());
+    let mut l = common::expand4(p, 256, &input, &mut out);
     if explicit {
         l = l.wait(WaitMode::Block).backups(false);
     }

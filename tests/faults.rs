@@ -188,12 +188,7 @@ fn ten_thousand_failing_runs_in_a_row_lose_nothing() {
         let pick = lcg(run + 1, 2);
         let (device, package) = ((pick[0] % 2) as usize, (pick[1] % 4) as usize);
         let mut out = vec![0u32; 4 * SMALL];
-        let r = p
-            .launch("expand4")
-            .global(&[SMALL])
-            .local(&[64])
-            .input(&input, Pattern::ONE_TO_ONE)
-            .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        let r = common::expand4(&p, SMALL, &input, &mut out)
             .balancer(round_robin(4))
             .backups(false)
             .warmup(false)

@@ -7,7 +7,7 @@ mod common;
 
 use common::{lcg, program, within};
 use hetdsl::balance::Static;
-use hetdsl::{Fault, Pattern, WatchdogConfig};
+use hetdsl::{Fault, WatchdogConfig};
 use std::time::Duration;
 
 const N: usize = 1 << 14;
@@ -22,12 +22,7 @@ fn a_device_hung_for_good_is_quarantined_and_blocks_nothing() {
         let p = program("engine.cl");
         let input = lcg(31, N);
         let expand4 = |out: &mut Vec<u32>, hang: bool| {
-            let mut l = p
-                .launch("expand4")
-                .global(&[N])
-                .local(&[64])
-                .input(&input, Pattern::ONE_TO_ONE)
-                .output(out, Pattern::ratio(4, 1).unwrap())
+            let mut l = common::expand4(&p, N, &input, out)
                 // One package per device, so the hung one holds a single package.
                 .balancer(Box::new(Static::nominal()))
                 .backups(true)

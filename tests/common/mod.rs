@@ -2,7 +2,7 @@
 #![allow(dead_code)] // each test crate uses its own subset
 
 use hetdsl::balance::{Balancer, Completion, Next, Package, Setup};
-use hetdsl::{KernelSource, Program, Report, Runtime};
+use hetdsl::{KernelSource, Launch, Pattern, Program, Report, Runtime};
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -17,6 +17,16 @@ pub fn program(file: &str) -> Program {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(file);
     let source = KernelSource::from_file(&path, &[]).expect("kernel source");
     rt.program(&source).expect("kernel builds")
+}
+
+/// `expand4` of `tests/kernels/engine.cl` (four outputs per work-item, pattern 4:1) over `n`
+/// work-items in groups of 64: the launch most engine tests start from.
+pub fn expand4<'a>(p: &'a Program, n: usize, input: &'a [u32], out: &'a mut [u32]) -> Launch<'a> {
+    p.launch("expand4")
+        .global(&[n])
+        .local(&[64])
+        .input(input, Pattern::ONE_TO_ONE)
+        .output(out, Pattern::ratio(4, 1).unwrap())
 }
 
 /// Every device ran at least two packages, and the packages tile the range exactly once.
