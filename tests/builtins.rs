@@ -4,7 +4,7 @@
 
 mod common;
 
-use hetdsl::balance::{BalancerSpec, NAMES};
+use hetdsl::balance::BalancerSpec;
 use hetdsl::{Balancer, Pattern, Program};
 
 const N: usize = 1024; // 1-D: 64 groups of 16
@@ -16,10 +16,8 @@ const LWS2: [usize; 2] = [8, 4];
 /// A balancer for every name the runtime knows, plus one that deals several packages to each
 /// device whatever their speeds.
 fn every_balancer() -> Vec<(String, Box<dyn Balancer>)> {
-    let mut all: Vec<(String, Box<dyn Balancer>)> = NAMES
-        .iter()
-        .map(|n| (n.to_string(), n.parse::<BalancerSpec>().expect("a known name").build()))
-        .collect();
+    let mut all: Vec<(String, Box<dyn Balancer>)> =
+        common::every_balancer().map(|(n, b)| (n.to_string(), b)).collect();
     all.push(("round-robin(3)".into(), common::round_robin(3)));
     all
 }

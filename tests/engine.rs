@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_coexecuted, lcg, program, round_robin};
+use common::{assert_coexecuted, every_balancer, lcg, program, round_robin};
 use hetdsl::balance::Static;
 use hetdsl::{Error, KernelSource, Pattern, Runtime};
 use std::path::Path;
@@ -277,15 +277,24 @@ fn reduce_program() -> hetdsl::Program {
 const RN: usize = 1 << 14;
 const NBINS: usize = 37;
 
-fn every_balancer() -> impl Iterator<Item = (&'static str, Box<dyn hetdsl::Balancer>)> {
-    hetdsl::balance::NAMES
-        .iter()
-        .map(|n| (*n, n.parse::<hetdsl::balance::BalancerSpec>().unwrap().build()))
+/// The histogram of `REDUCE_SRC` with both its summed outputs.
+fn histogram<'a>(
+    p: &'a hetdsl::Program,
+    input: &'a [u32],
+    bins: &'a mut [u32],
+    weighted: &'a mut [u32],
+) -> hetdsl::Launch<'a> {
+    p.launch("histogram")
+        .global(&[RN])
+        .local(&[64])
+        .input(input, Pattern::ONE_TO_ONE)
+        .reduce(bins, hetdsl::Merge::Sum)
+        .scalar(NBINS as u32)
+        .reduce(weighted, hetdsl::Merge::Sum)
 }
 
 #[test]
 fn a_histogram_merged_by_sum_is_exact_with_every_balancer() {
-    use hetdsl::Merge;
     let p = reduce_program();
     let input = lcg(51, RN);
     // The caller's initial counts take part: the result is initial + every contribution.
@@ -299,14 +308,7 @@ fn a_histogram_merged_by_sum_is_exact_with_every_balancer() {
     for (name, balancer) in every_balancer() {
         let mut bins = initial.clone();
         let mut weighted = initial.clone();
-        let r = p
-            .launch("histogram")
-            .global(&[RN])
-            .local(&[64])
-            .input(&input, Pattern::ONE_TO_ONE)
-            .reduce(&mut bins, Merge::Sum)
-            .scalar(NBINS as u32)
-            .reduce(&mut weighted, Merge::Sum)
+        let r = histogram(&p, &input, &mut bins, &mut weighted)
             .balancer(balancer)
             .run()
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -316,17 +318,7 @@ fn a_histogram_merged_by_sum_is_exact_with_every_balancer() {
     }
     // And with both devices running several packages each, for certain.
     let (mut bins, mut weighted) = (initial.clone(), initial.clone());
-    let r = p
-        .launch("histogram")
-        .global(&[RN])
-        .local(&[64])
-        .input(&input, Pattern::ONE_TO_ONE)
-        .reduce(&mut bins, Merge::Sum)
-        .scalar(NBINS as u32)
-        .reduce(&mut weighted, Merge::Sum)
-        .balancer(round_robin(4))
-        .run()
-        .unwrap();
+    let r = histogram(&p, &input, &mut bins, &mut weighted).balancer(round_robin(4)).run().unwrap();
     assert_eq!((bins, weighted), (counts, weights));
     assert_coexecuted(&r);
 }

@@ -19,6 +19,13 @@ pub fn program(file: &str) -> Program {
     rt.program(&source).expect("kernel builds")
 }
 
+/// Every balancer the runtime knows by name, built with its defaults, with that name.
+pub fn every_balancer() -> impl Iterator<Item = (&'static str, Box<dyn Balancer>)> {
+    hetdsl::balance::NAMES
+        .iter()
+        .map(|n| (*n, n.parse::<hetdsl::balance::BalancerSpec>().expect("a known name").build()))
+}
+
 /// `expand4` of `tests/kernels/engine.cl` (four outputs per work-item, pattern 4:1) over `n`
 /// work-items in groups of 64: the launch most engine tests start from.
 pub fn expand4<'a>(p: &'a Program, n: usize, input: &'a [u32], out: &'a mut [u32]) -> Launch<'a> {
