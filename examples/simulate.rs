@@ -204,7 +204,12 @@ fn main() -> ExitCode {
             for (i, spec) in args.balancers.iter().enumerate() {
                 let label = spec.to_string();
                 for case in &cases {
-                    let options = SimOptions { seed: args.seed, loss: None, backups: args.backups };
+                    let options = SimOptions {
+                        seed: args.seed,
+                        loss: None,
+                        backups: args.backups,
+                        waves: false,
+                    };
                     let r = match case.run_with(spec, &options) {
                         Ok(r) => r,
                         Err(e) => {

@@ -125,7 +125,8 @@ fn check(case: &Case, r: &SimResult) -> Result<(), String> {
 fn run_case(case: &Case, balancer: &mut dyn Balancer) -> Result<SimResult, String> {
     // Half the cases with the engine's speculative back-ups: what completes must still tile
     // the range, each work-group once.
-    let options = SimOptions { seed: case.seed, loss: case.loss, backups: case.seed % 2 == 1 };
+    let options =
+        SimOptions { seed: case.seed, loss: case.loss, backups: case.seed % 2 == 1, waves: false };
     simulate(&case.devices, &case.work, balancer, &options).map_err(|e| e.to_string())
 }
 
