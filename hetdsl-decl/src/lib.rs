@@ -4,9 +4,11 @@
 //! - [`clsig`]: a reader of OpenCL C declarations (kernel signatures, structs, typedefs) that
 //!   evaluates the preprocessor's conditionals with the build options' `-D` defines;
 //! - [`flatten`]: resolves a source's `#include`s into one text with `#line` directives;
-//! - [`balancer`]: the registry of balancer names and the grammar of their options.
+//! - [`balancer`]: the registry of balancer names and the grammar of their options;
+//! - [`pattern`]: the rules of a partition pattern `a:b`, checked at compile or at run time.
 
 pub mod argcheck;
 pub mod balancer;
 pub mod clsig;
 pub mod flatten;
+pub mod pattern;

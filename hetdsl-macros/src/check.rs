@@ -4,6 +4,7 @@
 //! (struct layouts) becomes `const` assertions for the expansion.
 
 mod layout;
+mod pattern;
 mod source;
 
 use std::collections::HashSet;
@@ -16,7 +17,7 @@ use syn::Type;
 
 use crate::clsig::{self, AddrSpace, Scalar, Ty};
 use crate::errors::Errors;
-use crate::parse::{Direction, Func, LocalSize, MergeOp, Options, Param, Pattern, Role};
+use crate::parse::{Direction, Func, LocalSize, MergeOp, Options, Param, Role};
 use hetdsl_decl::argcheck::param_phrase;
 use hetdsl_decl::balancer;
 use source::{load, Loaded};
@@ -41,11 +42,14 @@ pub struct Checked {
     /// Parameters whose `merge` was refused: they expand as plain buffers, so that only the
     /// reported errors show.
     pub refused_merges: HashSet<String>,
+    /// Buffers whose pattern names something that cannot be a side: they expand with `1:1`.
+    pub refused_patterns: HashSet<String>,
 }
 
 pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
     let at = options.span.unwrap_or_else(|| func.ident.span());
     let mut checked = from_options(options, func, at, errors);
+    checked.refused_patterns = pattern::check_names(func, errors);
     let Some(file) = &options.file else {
         errors.push(syn::Error::new(
             at,
@@ -152,6 +156,7 @@ fn from_options(options: &Options, func: &Func, at: Span, errors: &mut Errors) -
         balancer: options.balancer.as_ref().map(|b| b.value()),
         build_options: options.build_options(),
         refused_merges: HashSet::new(),
+        refused_patterns: HashSet::new(),
     }
 }
 
@@ -278,7 +283,14 @@ impl Ctx<'_> {
                 if let Err(m) = self.match_type(&p.ty, elem) {
                     errors.push(mismatch(elem, what, "the elements must be", m));
                 }
-                check_pattern(*pattern, *dir, merge.is_some(), items_per_group, attr, errors);
+                pattern::check_pattern(
+                    pattern,
+                    *dir,
+                    merge.is_some(),
+                    items_per_group,
+                    attr,
+                    errors,
+                );
             }
             (space, role) => {
                 let not_local =
@@ -485,34 +497,6 @@ impl Ctx<'_> {
                 Err(Mismatch::Unsupported(format!("`{}` cannot be passed", cl.display(structs))))
             }
         }
-    }
-}
-
-fn check_pattern(
-    pattern: Pattern,
-    dir: Direction,
-    merged: bool,
-    items_per_group: u64,
-    attr: &syn::Attribute,
-    errors: &mut Errors,
-) {
-    match pattern {
-        Pattern::Whole if dir.writes() && !merged => errors.push(syn::Error::new_spanned(
-            attr,
-            "`whole` is for inputs every device reads in full; an output is split by a pattern `a:b` so that \
-             each device writes its own part, or written whole by every device and reduced with \
-             `merge = \"sum\"` (or \"max\", \"min\", \"or\", \"and\")",
-        )),
-        Pattern::Ratio(a, b) if (u128::from(a) * u128::from(items_per_group)) % u128::from(b) != 0 => {
-            errors.push(syn::Error::new_spanned(
-                attr,
-                format!(
-                    "pattern {a}:{b} does not fit the work-group size {items_per_group}: a work-group would own \
-                     {a}·{items_per_group}/{b} elements; {a} × the work-group size must be a multiple of {b}"
-                ),
-            ))
-        }
-        _ => {}
     }
 }
 

@@ -10,7 +10,9 @@ use quote::{format_ident, quote};
 
 use crate::check::{self, Checked};
 use crate::errors::Errors;
-use crate::parse::{CoexecInput, Direction, Func, KernelInput, LocalSize, Param, Pattern, Role};
+use crate::parse::{
+    CoexecInput, Direction, Func, KernelInput, LocalSize, Param, Pattern, Role, Side,
+};
 
 pub fn kernel(input: TokenStream) -> TokenStream {
     let input: KernelInput = match syn::parse2(input) {
@@ -21,7 +23,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
     let checked = check::check(&input.options, &input.func, &mut errors);
     let KernelInput { attrs, vis, struct_name, func, .. } = &input;
     let parts = Parts::new(func, &checked);
-    let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
+    let Parts { global_ty, params, args, names, all_names, kernel_name, source, .. } = &parts;
     let build_options = &checked.build_options;
     let body = parts.launch_body(quote!(&self.program));
     let doc_run = format!(
@@ -42,6 +44,10 @@ pub fn kernel(input: TokenStream) -> TokenStream {
             /// The kernel's name in the OpenCL source.
             pub const KERNEL: &'static str = #kernel_name;
 
+            /// The parameters' names as declared, in the kernel's order (`__local` ones
+            /// included): `run` and `verify` name the argument at fault with them.
+            pub const PARAMETERS: &'static [&'static str] = &[#(#all_names),*];
+
             /// The OpenCL source with its includes, as embedded at compile time.
             pub fn source() -> ::hetdsl::KernelSource {
                 #source
@@ -60,7 +66,8 @@ pub fn kernel(input: TokenStream) -> TokenStream {
             #[doc = #doc_run]
             #[allow(clippy::too_many_arguments)]
             pub fn run(&self, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Report> {
-                self.launch(global, #(#names),*)?.run()
+                let run = self.launch(global, #(#names),*).and_then(::hetdsl::Launch::run);
+                run.map_err(|e| ::hetdsl::__private::name_argument(e, Self::PARAMETERS))
             }
 
             /// Checks the kernel under co-execution: the launch [`Self::run`] would run, once on
@@ -69,7 +76,8 @@ pub fn kernel(input: TokenStream) -> TokenStream {
             /// kernel; a pattern that does not say what the kernel writes shows here.
             #[allow(clippy::too_many_arguments)]
             pub fn verify(&self, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Verification> {
-                self.launch(global, #(#names),*)?.verify()
+                let verified = self.launch(global, #(#names),*).and_then(::hetdsl::Launch::verify);
+                verified.map_err(|e| ::hetdsl::__private::name_argument(e, Self::PARAMETERS))
             }
 
             /// The launch [`Self::run`] would run, to adjust before `.run()`: another balancer
@@ -93,7 +101,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     let checked = check::check(&input.options, &input.func, &mut errors);
     let CoexecInput { attrs, vis, func, .. } = &input;
     let parts = Parts::new(func, &checked);
-    let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
+    let Parts { global_ty, params, args, names, all_names, kernel_name, source, .. } = &parts;
     let build_options = &checked.build_options;
     let ident = &func.ident;
     let body = parts.launch_body(quote!(program));
@@ -107,7 +115,8 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
         #(#attrs)*
         #[allow(clippy::too_many_arguments)]
         #vis fn #ident(rt: &::hetdsl::Runtime, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Report> {
-            #ident::launch(rt, global, #(#names),*)?.run()
+            let run = #ident::launch(rt, global, #(#names),*).and_then(::hetdsl::Launch::run);
+            run.map_err(|e| ::hetdsl::__private::name_argument(e, #ident::PARAMETERS))
         }
 
         #[doc = #mod_doc]
@@ -117,6 +126,10 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
 
             /// The kernel's name in the OpenCL source.
             pub const KERNEL: &str = #kernel_name;
+
+            /// The parameters' names as declared, in the kernel's order (`__local` ones
+            /// included): the function and `verify` name the argument at fault with them.
+            pub const PARAMETERS: &[&str] = &[#(#all_names),*];
 
             /// The OpenCL source with its includes, as embedded at compile time.
             pub fn source() -> ::hetdsl::KernelSource {
@@ -135,7 +148,8 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
             /// compared (see [`::hetdsl::Launch::verify`]). Run it once per new kernel.
             #[allow(clippy::too_many_arguments)]
             pub fn verify(rt: &::hetdsl::Runtime, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Verification> {
-                launch(rt, global, #(#names),*)?.verify()
+                let verified = launch(rt, global, #(#names),*).and_then(::hetdsl::Launch::verify);
+                verified.map_err(|e| ::hetdsl::__private::name_argument(e, PARAMETERS))
             }
 
             /// The launch the function would run, to adjust before `.run()`.
@@ -161,6 +175,8 @@ struct Parts<'a> {
     /// The same with references bound to `'a`.
     args: Vec<TokenStream>,
     names: Vec<syn::Ident>,
+    /// Every parameter's name as declared, `__local` ones included.
+    all_names: Vec<String>,
     kernel_name: String,
     source: TokenStream,
 }
@@ -191,6 +207,7 @@ impl<'a> Parts<'a> {
             params,
             args,
             names,
+            all_names: func.params.iter().map(|p| p.ident.to_string()).collect(),
             kernel_name: checked.kernel_name.clone(),
             source: quote!(::hetdsl::KernelSource::embedded(#name, #text)),
         }
@@ -205,12 +222,16 @@ impl<'a> Parts<'a> {
         let items_per_group: u64 = self.checked.local.iter().product();
         let refused = &self.checked.refused_merges;
         let args = self.func.params.iter().map(|p| arg_expr(p, items_per_group, refused));
+        let patterns = self.func.params.iter().enumerate().filter_map(|(index, p)| {
+            named_pattern(index, p, items_per_group, &self.checked.refused_patterns)
+        });
         let balancer = self
             .checked
             .balancer
             .as_ref()
             .map(|spec| quote!(.balancer(::hetdsl::__private::balancer(#spec)?)));
         quote! {
+            #(#patterns)*
             ::core::result::Result::Ok(
                 (#program).launch(#kernel)
                     .global(#global)
@@ -251,8 +272,12 @@ fn arg_expr(p: &Param, items_per_group: u64, refused_merges: &HashSet<String>) -
         },
         Role::Buffer { dir, pattern, elem, .. } => {
             let pattern = match pattern {
-                Pattern::Ratio(a, b) => quote!(::hetdsl::Pattern::Ratio { a: #a, b: #b }),
                 Pattern::Whole => quote!(::hetdsl::Pattern::Whole),
+                Pattern::Ratio(..) => match pattern.literal() {
+                    Some((a, b)) => quote!(::hetdsl::Pattern::Ratio { a: #a, b: #b }),
+                    // Computed and checked before the launch (see `named_pattern`).
+                    None => pattern_var(ident),
+                },
             };
             let elem_size = quote!(::core::mem::size_of::<#elem>());
             match dir {
@@ -286,6 +311,52 @@ fn arg_expr(p: &Param, items_per_group: u64, refused_merges: &HashSet<String>) -
             quote!(::hetdsl::Arg::Local(#elems * ::core::mem::size_of::<#elem>()))
         }
     }
+}
+
+/// The local holding the pattern of buffer `ident` when a side of it is a name.
+fn pattern_var(ident: &syn::Ident) -> TokenStream {
+    let var = format_ident!("__hetdsl_pattern_{}", ident);
+    quote!(#var)
+}
+
+/// For a buffer whose pattern names a `const` or a scalar parameter: a statement that computes
+/// the pattern when the kernel is called, checked as the macro checks literal ones (both sides
+/// positive, the work-group split into whole elements), its error naming the parameter.
+fn named_pattern(
+    index: usize,
+    p: &Param,
+    items_per_group: u64,
+    refused: &HashSet<String>,
+) -> Option<TokenStream> {
+    let Role::Buffer { pattern: pattern @ Pattern::Ratio(a, b), .. } = &p.role else {
+        return None;
+    };
+    pattern.literal().is_none().then_some(())?;
+    let ident = &p.ident;
+    let var = pattern_var(ident);
+    if refused.contains(&ident.to_string()) {
+        // An error was reported on the name: a stand-in keeps the expansion quiet.
+        return Some(quote!(let #var = ::hetdsl::Pattern::ONE_TO_ONE;));
+    }
+    let side = |s: &Side| match s {
+        Side::Lit(n) => {
+            let text = n.to_string();
+            quote!((#text, ::hetdsl::__private::pattern_side(#n)))
+        }
+        Side::Name(name) => {
+            let text = name.to_string();
+            // Spanned on the name: an unknown name or a `const` of another type than an integer
+            // is reported on it by the compiler.
+            let value =
+                quote::quote_spanned!(name.span()=> ::hetdsl::__private::pattern_side(#name));
+            quote!((#text, #value))
+        }
+    };
+    let (a, b) = (side(a), side(b));
+    let name = ident.to_string();
+    Some(quote! {
+        let #var = ::hetdsl::__private::ratio(#index, #name, #a, #b, #items_per_group)?;
+    })
 }
 
 #[cfg(test)]

@@ -60,6 +60,12 @@ pub enum Error {
     #[error("argument {index}: {reason}")]
     BadArgument { index: usize, reason: String },
 
+    /// An argument of a kernel declared with `kernel!` or `#[coexec]` does not fit the kernel or
+    /// its pattern: a [`Error::BadArgument`] that also names the parameter as the declaration
+    /// does (`index` counts every parameter of the kernel, `__local` ones included).
+    #[error("argument {index} (`{name}`): {reason}")]
+    BadDeclaredArgument { index: usize, name: String, reason: String },
+
     /// A resource limit of a device would be exceeded.
     #[error("device {device} ({name}) cannot run this: {reason}")]
     DeviceLimit { device: usize, name: String, reason: String },
@@ -88,6 +94,19 @@ pub enum Error {
 
 fn list_faults(faults: &[DeviceFault]) -> String {
     faults.iter().map(|f| format!("  {f}")).collect::<Vec<_>>().join("\n")
+}
+
+impl Error {
+    /// The position of the argument at fault, for [`Error::BadArgument`] and
+    /// [`Error::BadDeclaredArgument`].
+    pub fn argument_index(&self) -> Option<usize> {
+        match self {
+            Error::BadArgument { index, .. } | Error::BadDeclaredArgument { index, .. } => {
+                Some(*index)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The crate's result type.

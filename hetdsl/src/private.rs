@@ -6,7 +6,8 @@ use std::sync::{Mutex, PoisonError};
 use crate::balance::Balancer;
 use crate::device::DeviceInfo;
 use crate::engine::{KernelSource, Program, Runtime};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::pattern::Pattern;
 use crate::pod::Pod;
 pub use hetdsl_decl::argcheck::HostType;
 
@@ -100,4 +101,73 @@ impl ProgramCache {
         built.push((devices, program));
         Ok(program)
     }
+}
+
+/// `error`, with the parameter named as the declaration names it (`names`: every parameter, in
+/// the kernel's order) when it is about one argument.
+pub fn name_argument(error: Error, names: &[&str]) -> Error {
+    match error {
+        Error::BadArgument { index, reason } => match names.get(index) {
+            Some(name) => Error::BadDeclaredArgument { index, name: name.to_string(), reason },
+            None => Error::BadArgument { index, reason },
+        },
+        other => other,
+    }
+}
+
+/// An integer a pattern side may name: a `const` or a scalar parameter of one of these types.
+#[diagnostic::on_unimplemented(
+    message = "a side of a pattern counts elements, so it must be an integer, not `{Self}`",
+    label = "not an integer",
+    note = "a side of a pattern is a positive integer literal, a `const` of an integer type, or \
+            a scalar parameter of an integer type (`i32`, `u32`, `usize`, …)"
+)]
+pub trait PatternSide: Copy {
+    fn to_i128(self) -> i128;
+}
+
+macro_rules! pattern_sides {
+    ($($t:ty),*) => {$(
+        impl PatternSide for $t {
+            fn to_i128(self) -> i128 {
+                // Lossless: every one of these types fits an i128.
+                self as i128
+            }
+        }
+    )*};
+}
+pattern_sides!(i8, u8, i16, u16, i32, u32, i64, u64, isize, usize);
+
+/// The value of a pattern side, widened so that a negative or too large one can be refused.
+pub fn pattern_side<T: PatternSide>(value: T) -> i128 {
+    value.to_i128()
+}
+
+/// The pattern `a:b` of argument `index` (`name` in the declaration) whose sides are known only
+/// now, each given as written and with its value: checked with the rules and messages of the
+/// macros' compile-time check of literal patterns.
+pub fn ratio(
+    index: usize,
+    name: &str,
+    a: (&str, i128),
+    b: (&str, i128),
+    items_per_group: u64,
+) -> Result<Pattern> {
+    use hetdsl_decl::pattern::{fit_error, side_error};
+    let bad = |why: String| Error::BadDeclaredArgument {
+        index,
+        name: name.to_string(),
+        reason: format!("pattern `{}:{}`: {why}", a.0, b.0),
+    };
+    for (text, value) in [a, b] {
+        if let Some(why) = side_error(text, value) {
+            return Err(bad(why));
+        }
+    }
+    // Both fit a u64: `side_error` refuses the rest.
+    let (x, y) = (a.1 as u64, b.1 as u64);
+    if let Some(why) = fit_error(x, y, items_per_group) {
+        return Err(bad(why));
+    }
+    Ok(Pattern::Ratio { a: x, b: y })
 }
