@@ -136,6 +136,15 @@ impl Direction {
     pub fn writes(self) -> bool {
         self != Direction::In
     }
+    /// The same direction in the shared check's words.
+    pub fn decl(self) -> hetdsl_decl::declcheck::Dir {
+        use hetdsl_decl::declcheck::Dir;
+        match self {
+            Direction::In => Dir::In,
+            Direction::Out => Dir::Out,
+            Direction::InOut => Dir::InOut,
+        }
+    }
 }
 
 pub enum Role {
