@@ -34,7 +34,10 @@ pub enum DeclRole {
     Value,
     /// `merge`: the reduction's name and whether it is bitwise (`or`, `and`), for a merge
     /// the macro accepted as written.
-    Buffer { dir: Dir, merge: Option<(String, bool)> },
+    Buffer {
+        dir: Dir,
+        merge: Option<(String, bool)>,
+    },
     Local,
 }
 
@@ -127,7 +130,12 @@ const PRIMITIVES: [&str; 15] = [
 ];
 
 /// `rust` against the kernel's parameter `p`; `at` names a 0-based line of the read source.
-pub fn check_param(rust: &DeclParam, p: &Param, cl: &Source, at: &dyn Fn(usize) -> String) -> Checked {
+pub fn check_param(
+    rust: &DeclParam,
+    p: &Param,
+    cl: &Source,
+    at: &dyn Fn(usize) -> String,
+) -> Checked {
     let mut out = Checked::default();
     let name = &rust.name;
     let what = param_phrase(name, &p.text, &at(p.line));
@@ -136,8 +144,10 @@ pub fn check_param(rust: &DeclParam, p: &Param, cl: &Source, at: &dyn Fn(usize) 
         return out;
     }
     if let Some(space) = p.value_space.filter(|s| *s != AddrSpace::Private) {
-        let msg =
-            format!("{what}: a `{}` value is not a valid kernel argument (a pointer is)", space.name());
+        let msg = format!(
+            "{what}: a `{}` value is not a valid kernel argument (a pointer is)",
+            space.name()
+        );
         out.push(Spot::Name, msg);
         return out;
     }
@@ -148,7 +158,8 @@ pub fn check_param(rust: &DeclParam, p: &Param, cl: &Source, at: &dyn Fn(usize) 
             Err(m) => out.push(Spot::Elem, mismatch(rust, &what, "the Rust type must be", m)),
         },
         (None, DeclRole::Buffer { .. } | DeclRole::Local) => {
-            let msg = format!("{what}, a value: drop the attribute and write `{name}: {elem_name}`");
+            let msg =
+                format!("{what}, a value: drop the attribute and write `{name}: {elem_name}`");
             out.push(Spot::Attr, msg);
         }
         (Some(ptr), _) => pointer_param(rust, p, ptr, &what, cl, at, &mut out),
@@ -282,7 +293,12 @@ fn is_primitive(name: &str) -> bool {
 }
 
 /// Does `rust` hold an OpenCL `ty` value? What is left to prove comes back as a [`Fit`].
-fn match_type(ty: &Ty, rust: &RustTy, cl: &Source, at: &dyn Fn(usize) -> String) -> Result<Fit, Mismatch> {
+fn match_type(
+    ty: &Ty,
+    rust: &RustTy,
+    cl: &Source,
+    at: &dyn Fn(usize) -> String,
+) -> Result<Fit, Mismatch> {
     let structs = &cl.structs;
     match ty {
         Ty::Scalar(s) => {
@@ -305,7 +321,10 @@ fn match_type(ty: &Ty, rust: &RustTy, cl: &Source, at: &dyn Fn(usize) -> String)
                 }
                 RustTy::Path(name) if !is_primitive(name.as_deref().unwrap_or("")) => {
                     let size = s.size().unwrap_or(0) * lanes;
-                    Ok(Fit::Newtype { size, desc: format!("`{}` ({size} bytes)", ty.display(structs)) })
+                    Ok(Fit::Newtype {
+                        size,
+                        desc: format!("`{}` ({size} bytes)", ty.display(structs)),
+                    })
                 }
                 _ => Err(expected),
             }
@@ -379,4 +398,52 @@ pub fn struct_align_message(name: &str, align: u64, at: &str) -> String {
 /// The message when a user type standing for a vector (`desc`) differs from it in size.
 pub fn newtype_size_message(desc: &str) -> String {
     format!("the kernel's {desc} and this Rust type differ in size")
+}
+
+/// The message when the declarations of a source cannot be read (`at`: where it stopped).
+pub fn unreadable_source(at: &str, why: &dyn std::fmt::Display) -> String {
+    format!("cannot read the declarations of {at}: {why}")
+}
+
+/// Which token a problem with the kernel as a whole belongs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelSpot {
+    /// The kernel's name (`name = "…"` or the function's).
+    Name,
+    /// The whole signature.
+    Signature,
+}
+
+/// The parameters of `kernel` in `cl` (read from `source_name`), when it is there, can be read
+/// and has as many parameters as the declaration (`declared`).
+pub fn kernel_params<'a>(
+    cl: &'a Source,
+    kernel: &str,
+    source_name: &str,
+    declared: usize,
+    at: &dyn Fn(usize) -> String,
+) -> Result<&'a [Param], (KernelSpot, String)> {
+    let Some(k) = cl.kernel(kernel) else {
+        let names: Vec<&str> = cl.kernels.iter().map(|k| k.name.as_str()).collect();
+        let there = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+        let msg = format!("no kernel `{kernel}` in `{source_name}`; kernels there: {there}");
+        return Err((KernelSpot::Name, msg));
+    };
+    let params = k.params.as_ref().map_err(|e| {
+        let msg =
+            format!("cannot read the parameters of kernel `{}` at {}: {e}", k.name, at(e.line));
+        (KernelSpot::Name, msg)
+    })?;
+    if params.len() != declared {
+        let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+        let msg = format!(
+            "kernel `{}` ({}) takes {} parameters ({}), the declaration has {declared}",
+            k.name,
+            at(k.line),
+            params.len(),
+            names.join(", "),
+        );
+        return Err((KernelSpot::Signature, msg));
+    }
+    Ok(params)
 }

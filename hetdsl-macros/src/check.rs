@@ -19,7 +19,7 @@ use crate::clsig::{self, AddrSpace};
 use crate::errors::Errors;
 use crate::parse::{Func, LocalSize, Options, Param, Role};
 use hetdsl_decl::balancer;
-use hetdsl_decl::declcheck::{self, DeclParam, DeclRole, Fit, RustTy, Spot};
+use hetdsl_decl::declcheck::{self, DeclParam, DeclRole, Fit, KernelSpot, RustTy, Spot};
 use source::{load, Loaded};
 
 /// What the expansion needs besides the declaration.
@@ -68,47 +68,33 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
     let cl = match clsig::parse_with_defines(&source.text, &defines) {
         Ok(cl) => cl,
         Err(e) => {
-            let msg = format!("cannot read the declarations of {}: {e}", source.at(e.line));
+            let msg = declcheck::unreadable_source(&source.at(e.line), &e);
             errors.push(syn::Error::new(file.span(), msg));
             return checked;
         }
     };
-    let name_span = options.name.as_ref().map_or_else(|| func.ident.span(), |n| n.span());
-    let Some(kernel) = cl.kernel(&checked.kernel_name) else {
-        let names: Vec<&str> = cl.kernels.iter().map(|k| k.name.as_str()).collect();
-        let there = if names.is_empty() { "none".to_string() } else { names.join(", ") };
-        let msg = format!(
-            "no kernel `{}` in `{}`; kernels there: {there}",
-            checked.kernel_name, checked.source_name
-        );
-        errors.push(syn::Error::new(name_span, msg));
-        return checked;
-    };
-    let params = match &kernel.params {
-        Ok(p) => p,
-        Err(e) => {
-            let msg = format!(
-                "cannot read the parameters of kernel `{}` at {}: {e}",
-                kernel.name,
-                source.at(e.line)
-            );
-            errors.push(syn::Error::new(name_span, msg));
+    let at = |line: usize| source.at(line);
+    let found = declcheck::kernel_params(
+        &cl,
+        &checked.kernel_name,
+        &checked.source_name,
+        func.params.len(),
+        &at,
+    );
+    let params = match found {
+        Ok(params) => params,
+        Err((spot, msg)) => {
+            errors.push(match spot {
+                KernelSpot::Name => {
+                    let span =
+                        options.name.as_ref().map_or_else(|| func.ident.span(), |n| n.span());
+                    syn::Error::new(span, msg)
+                }
+                KernelSpot::Signature => syn::Error::new_spanned(&func.sig_tokens, msg),
+            });
             return checked;
         }
     };
-    if params.len() != func.params.len() {
-        let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
-        let msg = format!(
-            "kernel `{}` ({}) takes {} parameters ({}), the declaration has {}",
-            kernel.name,
-            source.at(kernel.line),
-            params.len(),
-            names.join(", "),
-            func.params.len()
-        );
-        errors.push(syn::Error::new_spanned(&func.sig_tokens, msg));
-        return checked;
-    }
     let items_per_group: u64 = checked.local.iter().product();
     let mut ctx = Ctx {
         cl: &cl,
@@ -184,7 +170,8 @@ impl Ctx<'_> {
         if let Some(fit) = &out.fit {
             self.prove(fit, elem);
         }
-        let merge_unknown = matches!(&rust.role, Role::Buffer { merge: Some(m), .. } if m.op.is_none());
+        let merge_unknown =
+            matches!(&rust.role, Role::Buffer { merge: Some(m), .. } if m.op.is_none());
         if out.merge_refused || merge_unknown {
             self.refused_merges.insert(rust.ident.to_string());
         }
@@ -200,7 +187,14 @@ impl Ctx<'_> {
             (
                 Some(AddrSpace::Global | AddrSpace::Constant),
                 Role::Buffer { dir, pattern, attr, merge, .. },
-            ) => pattern::check_pattern(pattern, *dir, merge.is_some(), items_per_group, attr, errors),
+            ) => pattern::check_pattern(
+                pattern,
+                *dir,
+                merge.is_some(),
+                items_per_group,
+                attr,
+                errors,
+            ),
             _ => {}
         }
     }
@@ -212,7 +206,9 @@ impl Ctx<'_> {
             (Spot::Attr, Role::Buffer { attr, .. } | Role::Local { attr, .. }) => {
                 syn::Error::new_spanned(attr, msg)
             }
-            (Spot::Merge, Role::Buffer { merge: Some(m), .. }) => syn::Error::new(m.lit.span(), msg),
+            (Spot::Merge, Role::Buffer { merge: Some(m), .. }) => {
+                syn::Error::new(m.lit.span(), msg)
+            }
             (Spot::Type, _) => syn::Error::new_spanned(&rust.ty, msg),
             (Spot::Elem, _) => syn::Error::new_spanned(elem, msg),
             _ => syn::Error::new(rust.ident.span(), msg),
@@ -236,7 +232,6 @@ impl Ctx<'_> {
             }
         }
     }
-
 
     /// A `__local` buffer must hold one element per work-item, since kernels index it by the
     /// local id: a smaller one lets the kernel write past it, into whatever the device keeps

@@ -26,6 +26,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
     let Parts { global_ty, params, args, names, all_names, kernel_name, source, .. } = &parts;
     let build_options = &checked.build_options;
     let body = parts.launch_body(quote!(&self.program));
+    let decls = func.params.iter().map(decl_tokens);
     let doc_run = format!(
         "Co-executes `{}` over `global` work-items on every device of the program, with the declared \
          balancer. The outputs are complete when this returns `Ok`.",
@@ -56,6 +57,16 @@ pub fn kernel(input: TokenStream) -> TokenStream {
             /// Builds the kernel for every device of `rt`. Build once, run many times.
             pub fn new(rt: &::hetdsl::Runtime) -> ::hetdsl::Result<Self> {
                 ::core::result::Result::Ok(Self { program: rt.program_with_options(&Self::source(), #build_options)? })
+            }
+
+            /// Builds another version of the kernel, read at run time (such as
+            /// `KernelSource::from_file`), for every device of `rt`: the source is first checked
+            /// against this declaration with the compile-time check's rules and words, and
+            /// refused with every problem (`Error::SourceMismatch`) before anything is built.
+            pub fn with_source(rt: &::hetdsl::Runtime, source: &::hetdsl::KernelSource) -> ::hetdsl::Result<Self> {
+                let declaration = [#(#decls),*];
+                ::hetdsl::__private::check_source(source, #build_options, Self::KERNEL, &declaration)?;
+                ::core::result::Result::Ok(Self { program: rt.program_with_options(source, #build_options)? })
             }
 
             /// The built program: its devices and build logs.
@@ -309,6 +320,67 @@ fn arg_expr(p: &Param, items_per_group: u64, refused_merges: &HashSet<String>) -
             // The work-group size is fixed by the declaration, so the element count is too.
             let elems = k.saturating_mul(items_per_group) as usize;
             quote!(::hetdsl::Arg::Local(#elems * ::core::mem::size_of::<#elem>()))
+        }
+    }
+}
+
+/// A parameter as `hetdsl::__private::check_source` reads it.
+fn decl_tokens(p: &Param) -> TokenStream {
+    use hetdsl_decl::declcheck::{DeclRole, Dir, RustTy};
+    let (d, elem) = check::decl_param(p);
+    let private = quote!(::hetdsl::__private);
+    let role = match &d.role {
+        DeclRole::Value => quote!(#private::DeclRole::Value),
+        DeclRole::Local => quote!(#private::DeclRole::Local),
+        DeclRole::Buffer { dir, merge } => {
+            let dir = format_ident!(
+                "{}",
+                match dir {
+                    Dir::In => "In",
+                    Dir::Out => "Out",
+                    Dir::InOut => "InOut",
+                }
+            );
+            let merge = match merge {
+                Some((op, bitwise)) => {
+                    quote!(::core::option::Option::Some((#op.to_string(), #bitwise)))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(#private::DeclRole::Buffer { dir: #private::Dir::#dir, merge: #merge })
+        }
+    };
+    let text = |t: &Option<String>| match t {
+        Some(t) => quote!(::core::option::Option::Some(#t.to_string())),
+        None => quote!(::core::option::Option::None),
+    };
+    let ty = match &d.ty {
+        RustTy::Path(name) => {
+            let name = text(name);
+            quote!(#private::RustTy::Path(#name))
+        }
+        RustTy::Array { elem, len } => {
+            let elem = text(elem);
+            let len = match len {
+                Some(n) => quote!(::core::option::Option::Some(#n)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(#private::RustTy::Array { elem: #elem, len: #len })
+        }
+        RustTy::Other => quote!(#private::RustTy::Other),
+    };
+    let (name, ty_text, full_text) = (&d.name, &d.ty_text, &d.full_text);
+    quote! {
+        #private::DeclArg {
+            decl: #private::DeclParam {
+                name: #name.to_string(),
+                role: #role,
+                ty: #ty,
+                ty_text: #ty_text.to_string(),
+                full_text: #full_text.to_string(),
+            },
+            size: ::core::mem::size_of::<#elem>(),
+            align: ::core::mem::align_of::<#elem>(),
         }
     }
 }

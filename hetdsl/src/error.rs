@@ -48,6 +48,11 @@ pub enum Error {
     #[error("cannot read kernel source `{path}`: {reason}")]
     Source { path: String, reason: String },
 
+    /// A source given at run time to a `kernel!` declaration (its generated `with_source`) does
+    /// not fit the declaration: every problem, in the words of the compile-time check.
+    #[error("`{file}` does not fit the declaration of kernel `{kernel}`:\n{}", list_lines(.problems))]
+    SourceMismatch { kernel: String, file: String, problems: Vec<String> },
+
     /// The kernel named is not in the program.
     #[error("kernel `{name}` is not defined in `{file}`; kernels there: {available}")]
     NoSuchKernel { name: String, file: String, available: String },
@@ -90,6 +95,10 @@ pub enum Error {
     /// Writing a report, plot or image failed.
     #[error("I/O error on `{path}`: {reason}")]
     Io { path: String, reason: String },
+}
+
+fn list_lines(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
 }
 
 fn list_faults(faults: &[DeviceFault]) -> String {

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::pattern::Pattern;
 use crate::pod::Pod;
 pub use hetdsl_decl::argcheck::HostType;
+pub use hetdsl_decl::declcheck::{DeclParam, DeclRole, Dir, RustTy};
 
 /// The bytes of a value, to pass by copy.
 ///
@@ -170,4 +171,82 @@ pub fn ratio(
         return Err(bad(why));
     }
     Ok(Pattern::Ratio { a: x, b: y })
+}
+
+/// A parameter of a `kernel!` declaration, for the check of a source loaded at run time: the
+/// declaration's view of it and the size and alignment of its Rust type (of the value, or of
+/// the elements).
+pub struct DeclArg {
+    pub decl: DeclParam,
+    pub size: usize,
+    pub align: usize,
+}
+
+/// Checks a source given at run time against a `kernel!` declaration (`decl`, every parameter
+/// in order), with the rules and words of the macros' compile-time check, before it is built.
+/// `options`: the declaration's build options, whose `-D` defines choose the `#if` branches.
+pub fn check_source(
+    source: &KernelSource,
+    options: &str,
+    kernel: &str,
+    decl: &[DeclArg],
+) -> Result<()> {
+    use hetdsl_decl::{clsig, declcheck, flatten::origin};
+    let at = |line: usize| {
+        let (file, n) = origin(&source.text, line, &source.name);
+        format!("{file}:{n}")
+    };
+    let mismatch = |problems: Vec<String>| Error::SourceMismatch {
+        kernel: kernel.to_string(),
+        file: source.name.clone(),
+        problems,
+    };
+    // The declaration's options were checked when it compiled.
+    let defines = clsig::defines_from_options(options).unwrap_or_default();
+    let cl = clsig::parse_with_defines(&source.text, &defines)
+        .map_err(|e| mismatch(vec![declcheck::unreadable_source(&at(e.line), &e)]))?;
+    let params = declcheck::kernel_params(&cl, kernel, &source.name, decl.len(), &at)
+        .map_err(|(_, why)| mismatch(vec![why]))?;
+    let mut problems = Vec::new();
+    for (arg, p) in decl.iter().zip(params) {
+        let out = declcheck::check_param(&arg.decl, p, &cl, &at);
+        problems.extend(out.problems.into_iter().map(|p| p.message));
+        problems.extend(out.fit.and_then(|fit| layout_problem(&fit, arg, &cl, &at)));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(mismatch(problems))
+    }
+}
+
+/// What the compiler proves of a user type for the source read at compile time, compared at
+/// run time for another source: its size (and a struct's alignment). Field offsets are not
+/// known here; a struct of the same size and alignment whose fields moved is not caught.
+fn layout_problem(
+    fit: &hetdsl_decl::declcheck::Fit,
+    arg: &DeclArg,
+    cl: &hetdsl_decl::clsig::Source,
+    at: &dyn Fn(usize) -> String,
+) -> Option<String> {
+    use hetdsl_decl::declcheck::{self, Fit};
+    match fit {
+        Fit::Newtype { size, desc } if *size != arg.size as u64 => {
+            Some(format!("`{}`: {}", arg.decl.name, declcheck::newtype_size_message(desc)))
+        }
+        Fit::Struct(i) => {
+            let def = &cl.structs[*i];
+            let layout = def.layout?;
+            let line = at(def.line);
+            let why = if layout.size != arg.size as u64 {
+                declcheck::struct_size_message(&def.name, layout.size, &line)
+            } else if layout.align != arg.align as u64 {
+                declcheck::struct_align_message(&def.name, layout.align, &line)
+            } else {
+                return None;
+            };
+            Some(format!("`{}`: {why}", arg.decl.name))
+        }
+        _ => None,
+    }
 }
