@@ -43,6 +43,9 @@ pub fn tolerance(cols: usize, magnitude: f64) -> f64 {
     4.0 * cols as f64 * f64::from(f32::EPSILON) * magnitude + 1e-30
 }
 
+/// The rows checked and, for each, the exact product and the magnitude of its terms.
+type Reference = (Vec<usize>, Vec<(f64, f64)>);
+
 pub struct MatVec {
     size: Size,
     kernel: MatVecKernel,
@@ -51,7 +54,7 @@ pub struct MatVec {
     a: Vec<f32>,
     x: Vec<f32>,
     y: Vec<f32>,
-    reference: Option<(Vec<usize>, Vec<(f64, f64)>)>,
+    reference: Option<Reference>,
 }
 
 impl MatVec {
