@@ -447,3 +447,53 @@ pub fn kernel_params<'a>(
     }
     Ok(params)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clsig;
+
+    const SRC: &str = "__kernel void k(__global const float* a, __global float* y, int n,\n\
+                       __local int* tmp) { y[0] = a[0]; }\n";
+
+    fn check(index: usize, role: DeclRole, ty: RustTy, text: &str) -> Checked {
+        let cl = clsig::parse(SRC).unwrap();
+        let params = cl.kernel("k").unwrap().params.clone().unwrap();
+        let decl =
+            DeclParam { name: "p".into(), role, ty, ty_text: text.into(), full_text: text.into() };
+        check_param(&decl, &params[index], &cl, &|l| format!("k.cl:{}", l + 1))
+    }
+
+    fn path(name: &str) -> RustTy {
+        RustTy::Path(Some(name.into()))
+    }
+
+    #[test]
+    fn fitting_parameters_leave_only_what_the_compiler_proves() {
+        let input = DeclRole::Buffer { dir: Dir::In, merge: None };
+        let out = check(0, input, path("f32"), "f32");
+        assert!(out.problems.is_empty(), "{:?}", out.problems);
+        assert_eq!(out.fit, Some(Fit::Primitive("f32")));
+        let out = check(2, DeclRole::Value, path("i32"), "i32");
+        assert!(out.problems.is_empty() && !out.merge_refused);
+    }
+
+    #[test]
+    fn each_problem_says_which_token_it_belongs_on() {
+        let write = DeclRole::Buffer { dir: Dir::Out, merge: Some(("or".into(), true)) };
+        let out = check(0, write, path("f32"), "f32");
+        let spots: Vec<Spot> = out.problems.iter().map(|p| p.spot).collect();
+        // `or` on floats (the merge's name), and an output for `const` data (the attribute).
+        assert_eq!(spots, [Spot::Merge, Spot::Attr], "{:?}", out.problems);
+        assert!(out.merge_refused);
+        let out = check(2, DeclRole::Value, path("u32"), "u32");
+        assert_eq!(out.problems[0].spot, Spot::Elem);
+        assert_eq!(
+            out.problems[0].message,
+            "parameter `p` is `int` in k.cl:1, so the Rust type must be `i32`, found `u32`"
+        );
+        let out = check(3, DeclRole::Value, path("i32"), "i32");
+        assert_eq!(out.problems[0].spot, Spot::Type);
+        assert!(out.problems[0].message.contains("`#[local] p: [i32; N]`"));
+    }
+}

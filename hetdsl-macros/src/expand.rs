@@ -387,7 +387,8 @@ fn decl_tokens(p: &Param) -> TokenStream {
 
 /// The local holding the pattern of buffer `ident` when a side of it is a name.
 fn pattern_var(ident: &syn::Ident) -> TokenStream {
-    let var = format_ident!("__hetdsl_pattern_{}", ident);
+    // Unraw: `r#type` cannot be pasted into another identifier.
+    let var = format_ident!("__hetdsl_pattern_{}", syn::ext::IdentExt::unraw(ident));
     quote!(#var)
 }
 
