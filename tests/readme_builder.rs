@@ -13,6 +13,8 @@ struct Outputs {
     report: hetdsl::Report,
 }
 
+// Kept as the README writes it (rustfmt would break its lines differently).
+#[rustfmt::skip]
 fn tour() -> hetdsl::Result<Outputs> {
     use hetdsl::balance::Dynamic;
     use hetdsl::{KernelSource, Merge, Pattern, Runtime};
@@ -24,21 +26,13 @@ fn tour() -> hetdsl::Result<Outputs> {
 
     // inout: read and written in place, split 1:1 (`Pattern::ONE_TO_ONE`).
     let mut v = vec![1.5f32; n];
-    program
-        .launch("scale")
-        .global(&[n])
-        .local(&[64])
-        .inout(&mut v, Pattern::ONE_TO_ONE)
-        .scalar(2.0f32)
-        .run()?;
+    program.launch("scale").global(&[n]).local(&[64])
+        .inout(&mut v, Pattern::ONE_TO_ONE).scalar(2.0f32).run()?;
 
     // output: only written. Pattern::ratio(a, b): a elements per b work-items (None if a side is 0).
     // local_buffer::<T>(n): a __local buffer of n elements per work-group.
     let mut sums = vec![0u32; n / 64];
-    program
-        .launch("group_sum")
-        .global(&[n])
-        .local(&[64])
+    program.launch("group_sum").global(&[n]).local(&[64])
         .input(&values, Pattern::ONE_TO_ONE)
         .output(&mut sums, Pattern::ratio(1, 64).unwrap())
         .local_buffer::<u32>(64)
@@ -46,10 +40,7 @@ fn tour() -> hetdsl::Result<Outputs> {
 
     // local_buffer_per_item::<T>(k): k elements per work-item, following .local().
     // balancer: any hetdsl::Balancer (Sigmoid by default). on_devices: positions in program.devices().
-    let report = program
-        .launch("group_sum")
-        .global(&[n])
-        .local(&[64])
+    let report = program.launch("group_sum").global(&[n]).local(&[64])
         .input(&values, Pattern::ONE_TO_ONE)
         .output(&mut sums, Pattern::ratio(1, 64).unwrap())
         .local_buffer_per_item::<u32>(1)
@@ -60,73 +51,44 @@ fn tour() -> hetdsl::Result<Outputs> {
     // Pattern::Whole: every device reads all of it (inputs only).
     let table: Vec<u32> = (0..10).map(|t| t * 100).collect();
     let mut found = vec![0u32; n];
-    program
-        .launch("lookup")
-        .global(&[n])
-        .local(&[64])
-        .input(&table, Pattern::Whole)
-        .scalar(10u32)
-        .input(&values, Pattern::ONE_TO_ONE)
-        .output(&mut found, Pattern::ONE_TO_ONE)
+    program.launch("lookup").global(&[n]).local(&[64])
+        .input(&table, Pattern::Whole).scalar(10u32)
+        .input(&values, Pattern::ONE_TO_ONE).output(&mut found, Pattern::ONE_TO_ONE)
         .run()?;
 
     // reduce: every device writes the whole buffer from the merge's identity; the copies are
     // combined into yours (Merge::Sum, Max, Min, Or, And).
     let mut bins = vec![0u32; 16];
-    program
-        .launch("histogram")
-        .global(&[n])
-        .local(&[64])
-        .input(&values, Pattern::ONE_TO_ONE)
-        .reduce(&mut bins, Merge::Sum)
-        .scalar(16u32)
+    program.launch("histogram").global(&[n]).local(&[64])
+        .input(&values, Pattern::ONE_TO_ONE).reduce(&mut bins, Merge::Sum).scalar(16u32)
         .run()?;
 
     // groups: only these work-groups (rows of them in 2-D); the rest of the output is untouched.
     let mut w = vec![1.0f32; n];
-    program
-        .launch("scale")
-        .global(&[n])
-        .local(&[64])
-        .inout(&mut w, Pattern::ONE_TO_ONE)
-        .scalar(3.0f32)
-        .groups(0..4)
-        .run()?;
+    program.launch("scale").global(&[n]).local(&[64])
+        .inout(&mut w, Pattern::ONE_TO_ONE).scalar(3.0f32).groups(0..4).run()?;
 
     // The report: what ran where, and how well.
     println!("{} with {}: {} work-groups", report.kernel, report.balancer, report.total_groups);
     for d in &report.devices {
         // d.kind: Cpu, Gpu or Accelerator; d.fault: why it stopped early, if it did
-        println!(
-            "{} ({:?}): {} packages, {} groups, busy {:.4} s, done at {:.4} s, fault {:?}",
-            d.name, d.kind, d.packages, d.groups, d.busy_seconds, d.finish_seconds, d.fault
-        );
+        println!("{} ({:?}): {} packages, {} groups, busy {:.4} s, done at {:.4} s, fault {:?}",
+            d.name, d.kind, d.packages, d.groups, d.busy_seconds, d.finish_seconds, d.fault);
     }
     for t in &report.trace {
         // host_start/host_end: seconds since the run began; written/read: bytes moved (and time)
-        println!(
-            "device {} groups {}..{} kernel {:?} s, {} B in, {} B out, merged {}",
-            t.device,
-            t.package.offset,
-            t.package.end(),
-            t.kernel_seconds,
-            t.written.bytes,
-            t.read.bytes,
-            t.merged
-        );
+        println!("device {} groups {}..{} kernel {:?} s, {} B in, {} B out, merged {}",
+            t.device, t.package.offset, t.package.end(), t.kernel_seconds,
+            t.written.bytes, t.read.bytes, t.merged);
     }
-    println!(
-        "ROI {:.4} s, whole call {:.4} s, balance {:.2}",
-        report.roi_seconds, report.binary_seconds, report.balance
-    );
+    println!("ROI {:.4} s, whole call {:.4} s, balance {:.2}", report.roi_seconds,
+        report.binary_seconds, report.balance);
     println!("re-runs after faults {:?}, back-ups {:?}", report.faults, report.backups);
     // speedup, smax, efficiency: None until compare_with_single_device(each device alone's ROI)
     let mut compared = report.clone();
     compared.compare_with_single_device(&[0.02, 0.03]);
-    println!(
-        "speedup {:?}, Smax {:?}, efficiency {:?}",
-        compared.speedup, compared.smax, compared.efficiency
-    );
+    println!("speedup {:?}, Smax {:?}, efficiency {:?}", compared.speedup, compared.smax,
+        compared.efficiency);
     println!("{}\n{}", report.table(), report.to_json());
     let devices = report.devices.len();
     Ok(Outputs { v, sums, found, bins, w, devices, report })
