@@ -39,6 +39,15 @@ hetdsl::kernel! {
     }
 }
 
+/// The same kernel through `#[coexec]`.
+#[hetdsl::coexec(file = "kernels/matvec.cl", local = 64)]
+fn matvec(
+    #[input(cols:1)] a: &[f32],
+    #[input(whole)] x: &[f32],
+    #[output(1:1)] y: &mut [f32],
+    cols: i32,
+);
+
 fn runtime() -> Runtime {
     let rt = Runtime::new().expect("an OpenCL runtime (install pocl-opencl-icd)");
     assert!(rt.devices().len() >= 2, "run with POCL_DEVICES=\"pthread basic\"");
@@ -131,4 +140,33 @@ fn a_struct_that_grew_in_a_source_loaded_at_run_time_is_refused_by_its_size() {
     // Unchanged, it fits.
     let source = KernelSource::from_file(root().join("kernels/test/group_stats.cl"), &[]).unwrap();
     assert!(Stats::with_source(&rt, &source).is_ok());
+}
+
+#[test]
+fn a_coexec_function_takes_a_source_loaded_at_run_time_too() {
+    let rt = runtime();
+    let text = std::fs::read_to_string(root().join("kernels/matvec.cl")).unwrap();
+    let changed =
+        KernelSource::from_text("matvec.cl", text.replace("const int cols", "const uint cols"));
+    let e = matvec::with_source(&rt, &changed).err().expect("refused").to_string();
+    assert!(
+        e.contains("parameter `cols` is `const uint` in matvec.cl:6, so the Rust type must be `u32`, found `i32`"),
+        "{e}"
+    );
+    let program = matvec::with_source(&rt, &KernelSource::from_text("matvec.cl", text)).unwrap();
+    let (rows, cols) = (64 * 8, 5usize);
+    let a: Vec<f32> = (0..rows * cols).map(|i| (i % 7) as f32 - 3.0).collect();
+    let x = vec![0.5f32; cols];
+    let mut y = vec![f32::NAN; rows];
+    let report = matvec::launch_on(&program, rows, &a, &x, &mut y, cols as i32)
+        .unwrap()
+        .on_devices(&[0, 1])
+        .balancer(round_robin(2))
+        .run()
+        .expect("runs");
+    assert_coexecuted(&report);
+    for (row, got) in y.iter().enumerate() {
+        let (want, magnitude) = reference_row(&a, &x, cols, row);
+        assert!((f64::from(*got) - want).abs() <= tolerance(cols, magnitude), "row {row}");
+    }
 }

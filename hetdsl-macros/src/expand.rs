@@ -116,6 +116,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     let build_options = &checked.build_options;
     let ident = &func.ident;
     let body = parts.launch_body(quote!(program));
+    let decls = func.params.iter().map(decl_tokens);
     let mod_doc = format!(
         "Companions of [`{ident}()`]: its source, its cached program and its launch before it runs."
     );
@@ -166,7 +167,23 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
             /// The launch the function would run, to adjust before `.run()`.
             #[allow(clippy::too_many_arguments)]
             pub fn launch<'a>(rt: &::hetdsl::Runtime, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::Launch<'a>> {
-                let program = program(rt)?;
+                launch_on(program(rt)?, global, #(#names),*)
+            }
+
+            /// Builds another version of the kernel, read at run time (such as
+            /// `KernelSource::from_file`), for every device of `rt`, after checking it against
+            /// this declaration with the compile-time check's rules and words
+            /// (`Error::SourceMismatch`, every problem). Run it with [`launch_on`].
+            pub fn with_source(rt: &::hetdsl::Runtime, source: &::hetdsl::KernelSource) -> ::hetdsl::Result<::hetdsl::Program> {
+                let declaration = [#(#decls),*];
+                ::hetdsl::__private::check_source(source, #build_options, KERNEL, &declaration)?;
+                rt.program_with_options(source, #build_options)
+            }
+
+            /// The launch of this kernel on `program` (one [`with_source`] built), to adjust
+            /// and `.run()`.
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch_on<'a>(program: &'a ::hetdsl::Program, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::Launch<'a>> {
                 #body
             }
         }

@@ -111,7 +111,9 @@ pub fn kernel(input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// The program is built at the first call for the runtime's device selection and kept for the
-/// rest of the process. Declare the function at module level: the companion module reaches
+/// rest of the process. The module's `with_source(&rt, &source)` builds a version read at run
+/// time, checked against the declaration as `kernel!`'s is, and `launch_on(&program, …)` runs
+/// it. Declare the function at module level: the companion module reaches
 /// the types of the signature through `use super::*`.
 #[proc_macro_attribute]
 pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
