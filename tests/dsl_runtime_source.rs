@@ -1,22 +1,15 @@
-//! Sources loaded at run time for a `kernel!` declaration (its generated `with_source`): checked
-//! against the declaration before they are built, with the compile-time check's words.
+//! Sources loaded at run time for a `kernel!` or `#[coexec]` declaration (`with_source`):
+//! checked against the declaration before they are built, with the compile-time check's words,
+//! and run when they fit. (`hetdsl/tests/runtime_source.rs` compares the words with the
+//! compile-fail snapshot of the same mistake.)
 
 mod common;
 
 use std::path::Path;
 
 use common::{assert_coexecuted, round_robin};
-use hetdsl::{Error, KernelSource, Runtime};
+use hetdsl::{KernelSource, Runtime};
 use hetdsl_samples::samples::matvec::{reference_row, tolerance, MatVecKernel};
-
-hetdsl::kernel! {
-    /// The declaration of `hetdsl/tests/ui/fail/declaration_of_a_changed_kernel.rs`, compiled
-    /// against the kernel it was written for.
-    #[kernel(file = "hetdsl/tests/ui/kernels/rows.cl", local = 64)]
-    struct Rows {
-        fn rows(#[input(cols:1)] a: &[f32], #[output(1:1)] y: &mut [f32], cols: i32, scale: f32, #[local(per_item = 1)] tmp: [f32], shape: [u32; 4]);
-    }
-}
 
 /// One per work-group, as `kernels/test/group_stats.cl` declares it.
 #[repr(C)]
@@ -56,46 +49,6 @@ fn runtime() -> Runtime {
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The messages of a compile-fail snapshot, one per `error: …` (continuation lines joined).
-fn snapshot_errors(stderr: &str) -> Vec<String> {
-    stderr.lines().filter_map(|l| l.strip_prefix("error: ")).map(str::to_string).collect()
-}
-
-#[test]
-fn a_changed_source_loaded_at_run_time_is_refused_with_the_compile_time_messages() {
-    let rt = runtime();
-    // Named as the snapshot's compile-time check names it (relative to the `hetdsl` crate).
-    let name = "tests/ui/kernels/rows_changed.cl";
-    let text = std::fs::read_to_string(root().join("hetdsl").join(name)).unwrap();
-    let source = KernelSource::from_text(name, text);
-    let got = match Rows::with_source(&rt, &source) {
-        Err(Error::SourceMismatch { kernel, file, problems }) => {
-            assert_eq!((kernel.as_str(), file.as_str()), ("rows", name));
-            problems
-        }
-        Err(other) => panic!("expected SourceMismatch, got {other}"),
-        Ok(_) => panic!("the changed source was accepted"),
-    };
-    let snapshot = root().join("hetdsl/tests/ui/fail/declaration_of_a_changed_kernel.stderr");
-    let want = snapshot_errors(&std::fs::read_to_string(snapshot).unwrap());
-    assert_eq!(want.len(), 3, "the snapshot holds three errors: {want:?}");
-    assert_eq!(got, want);
-}
-
-#[test]
-fn a_source_without_the_kernel_or_with_another_count_is_refused_as_at_compile_time() {
-    let rt = runtime();
-    let other = KernelSource::from_text("other.cl", "__kernel void other(__global float* y) {}\n");
-    let e = Rows::with_source(&rt, &other).err().expect("refused").to_string();
-    assert!(e.contains("no kernel `rows` in `other.cl`; kernels there: other"), "{e}");
-    let short = KernelSource::from_text("short.cl", "__kernel void rows(__global float* y) {}\n");
-    let e = Rows::with_source(&rt, &short).err().expect("refused").to_string();
-    assert!(
-        e.contains("kernel `rows` (short.cl:1) takes 1 parameters (y), the declaration has 6"),
-        "{e}"
-    );
 }
 
 #[test]
