@@ -20,6 +20,12 @@
 //! arg local <cltype> <bytes>
 //! check <close|l2|pixels|equal> <arg> <f32|u8|i32> <components> <idx file> <ref file> <p1> <p2>
 //! ```
+//!
+//! `--summarize DIR` instead reads what `scripts/peers-run.sh` left in DIR (per kernel:
+//! `hetdsl_<k>.json` from the suite or the saxpy example, `enginecl_<k>.jsonl` and
+//! `starpu_<k>.jsonl` from the drivers), prints one row per kernel and peer (the peer's fastest
+//! correct setting, its ROI and its ratio to hetdsl's) and writes `DIR/summary.json`.
+//!
 //! Rules: `close`: |out − ref| ≤ max(p1, p2·|ref|) everywhere; `l2`: relative L2 error < p1;
 //! `pixels`: fewer than p2 of the checked pixels have a channel off by more than p1; `equal`.
 //! Index files hold u64 element indices (in units of `components` scalars), reference files f64.
@@ -33,6 +39,7 @@ use hetdsl_samples::harness::cli::parse_flags;
 use hetdsl_samples::samples::{
     binomial, check, check_indices, gaussian, mandelbrot, nbody, rap, Size,
 };
+use serde_json::json;
 
 /// The kernels the peers run, in the order the runner uses.
 const KERNELS: &[&str] = &["saxpy", "binomial", "gaussian", "mandelbrot", "nbody", "rap"];
@@ -256,8 +263,97 @@ fn rap(root: &Path, size: Size, rt: &Runtime) -> Result<(), String> {
     f.finish()
 }
 
+/// hetdsl's ROI and verdict for kernel `k` in the runner's folder: the co-executed row of the
+/// suite's JSON, or the saxpy example's report (whose exit status the runner records in
+/// `hetdsl_saxpy.ok`).
+fn hetdsl_row(dir: &Path, k: &str) -> Option<(f64, bool)> {
+    let text = std::fs::read_to_string(dir.join(format!("hetdsl_{k}.json"))).ok()?;
+    let doc: serde_json::Value = serde_json::from_str(&text).ok()?;
+    if let Some(runs) = doc["runs"].as_array() {
+        let row = runs.iter().find(|r| r["kernel"] == k)?;
+        return Some((row["roi_seconds"].as_f64()?, row["correct"].as_bool()?));
+    }
+    let ok = std::fs::read_to_string(dir.join(format!("hetdsl_{k}.ok"))).ok()?;
+    Some((doc["roi_seconds"].as_f64()?, ok.trim() == "0"))
+}
+
+/// The fastest correct setting of one peer's JSON lines, or why there is none.
+fn best_line(dir: &Path, peer: &str, k: &str) -> serde_json::Value {
+    let path = dir.join(format!("{peer}_{k}.jsonl"));
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return json!({"peer": peer, "kernel": k, "missing": "no output (not run, or it crashed)"});
+    };
+    let lines: Vec<serde_json::Value> =
+        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    if let Some(no) = lines.iter().find(|l| l["supported"] == false) {
+        return no.clone();
+    }
+    let ok = lines
+        .iter()
+        .filter(|l| l["ok"] == true && l["roi_seconds"].as_f64().is_some_and(|t| t > 0.0));
+    match ok.min_by(|a, b| {
+        a["roi_seconds"]
+            .as_f64()
+            .unwrap_or(f64::MAX)
+            .total_cmp(&b["roi_seconds"].as_f64().unwrap_or(f64::MAX))
+    }) {
+        Some(best) => best.clone(),
+        None => {
+            json!({"peer": peer, "kernel": k, "missing": format!("no correct run among {} setting(s)", lines.len())})
+        }
+    }
+}
+
+fn summarize(dir: &Path) -> Result<(), String> {
+    let mut rows = Vec::new();
+    println!(
+        "{:<11} {:<9} {:<22} {:>10} {:>11} {:>8}  correct",
+        "kernel", "peer", "best setting", "ROI ms", "hetdsl ms", "ratio"
+    );
+    for k in KERNELS {
+        let hetdsl = hetdsl_row(dir, k);
+        let (h_roi, h_ok) = hetdsl.map_or((None, None), |(t, ok)| (Some(t), Some(ok)));
+        let ms = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{:.2}", t * 1e3));
+        println!(
+            "{k:<11} {:<9} {:<22} {:>10} {:>11} {:>8}  {}",
+            "hetdsl",
+            "sigmoid (default)",
+            ms(h_roi),
+            ms(h_roi),
+            "1.000",
+            h_ok.map_or("-".into(), |b| b.to_string())
+        );
+        rows.push(json!({"kernel": k, "peer": "hetdsl", "setting": "sigmoid", "roi_seconds": h_roi, "ok": h_ok}));
+        for peer in ["enginecl", "starpu"] {
+            let mut best = best_line(dir, peer, k);
+            let roi = best["roi_seconds"].as_f64();
+            let ratio = roi.zip(h_roi).map(|(p, h)| p / h);
+            let setting = best["setting"].as_str().map(String::from).unwrap_or_else(|| {
+                let why = best["reason"].as_str().or(best["missing"].as_str()).unwrap_or("?");
+                format!("n/a: {why}")
+            });
+            println!(
+                "{k:<11} {peer:<9} {:<22} {:>10} {:>11} {:>8}  {}",
+                setting,
+                ms(roi),
+                ms(h_roi),
+                ratio.map_or("-".into(), |r| format!("{r:.3}")),
+                best["ok"].as_bool().map_or("-".into(), |b| b.to_string())
+            );
+            best["ratio_to_hetdsl"] = json!(ratio);
+            rows.push(best);
+        }
+    }
+    let path = dir.join("summary.json");
+    let text = serde_json::to_string_pretty(&json!({"rows": rows})).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn run() -> Result<(), String> {
-    let flags = parse_flags(std::env::args().skip(1), &["size", "out", "kernels"])?;
+    let flags = parse_flags(std::env::args().skip(1), &["size", "out", "kernels", "summarize"])?;
+    if let Some(dir) = flags.get("summarize") {
+        return summarize(Path::new(dir));
+    }
     let size: Size = flags.get("size").map_or(Ok(Size::Small), |s| s.parse())?;
     let root = PathBuf::from(flags.get("out").ok_or("--out DIR is required")?);
     let kernels: Vec<&str> = match flags.get("kernels").map(String::as_str) {

@@ -5,10 +5,11 @@
  * eager, ws, ...) places the N tasks and moves the data.
  *
  *   starpu-driver DIR [--kernels K] [--sched dmda] [--blocks 8,16,32] [--reps 3] [--warmup 1]
- *                     [--size small]
+ *                     [--size small] [--cutoff 5]
  *
  * Prints one JSON line per block count: the median ROI of --reps runs (after --warmup untimed
- * runs) and whether every timed run matched the CPU reference. The ROI: from partitioning the
+ * runs) and whether every timed run matched the CPU reference; a block count whose first run
+ * takes more than --cutoff times the best median so far is not repeated (`"cut":true`). The ROI: from partitioning the
  * data to the outputs gathered back in host memory (every input transfer, kernel and output
  * transfer); registration and program build are outside it.
  * Environment: STARPU_OPENCL_ON_CPUS=1 lets a CPU OpenCL device (PoCL) be a worker;
@@ -20,6 +21,9 @@
 
 static struct peers_desc D;
 static struct starpu_opencl_program PROGRAM;
+/* The fastest correct setting's median so far, and how many times slower a setting's first run
+ * may be before the setting is cut short (--cutoff). */
+static double BEST = -1, CUTOFF = 5;
 
 /* A block of the NDRange: its first work-item and its length (whole work-groups). */
 struct block {
@@ -212,21 +216,29 @@ static int sweep_point(int nblocks, int reps, int warmup, const char *sched, con
         }
     }
     double times[64];
-    int ok = 1, timed = 0;
+    int ok = 1, timed = 0, cut = 0;
     char detail[256] = "";
     for (int r = 0; r < warmup + reps && timed < 64; r++) {
         double t = run_once(nblocks, blocks, lengths);
         int good = t >= 0 && peers_verify(&D, detail, sizeof detail);
-        if (r >= warmup) {
+        /* A setting far slower than the best so far (a slow device handed a large block) is
+         * not repeated: its first run stands as its time. */
+        cut = r == 0 && BEST > 0 && t > CUTOFF * BEST;
+        if (r >= warmup || cut) {
             times[timed++] = t;
             ok &= good;
         }
+        if (cut)
+            break;
     }
+    double median = timed ? peers_median(times, timed) : -1;
+    if (ok && timed && median > 0 && (BEST < 0 || median < BEST))
+        BEST = median;
     if (timed)
         printf("{\"peer\":\"starpu\",\"setting\":\"%s blocks=%d\",\"sched\":\"%s\",\"blocks\":%d,"
-               "\"kernel\":\"%s\",\"size\":\"%s\",\"roi_seconds\":%.6f,\"reps\":%d,\"ok\":%s,"
-               "\"workers\":%u,\"detail\":\"%s\"}\n",
-               sched, nblocks, sched, nblocks, D.name, size, peers_median(times, timed), timed,
+               "\"kernel\":\"%s\",\"size\":\"%s\",\"roi_seconds\":%.6f,\"reps\":%d,\"cut\":%s,"
+               "\"ok\":%s,\"workers\":%u,\"detail\":\"%s\"}\n",
+               sched, nblocks, sched, nblocks, D.name, size, median, timed, cut ? "true" : "false",
                ok ? "true" : "false", starpu_opencl_worker_get_count(), detail);
     fflush(stdout);
     for (int i = 0; i < D.nargs; i++)
@@ -257,6 +269,8 @@ int main(int argc, char **argv)
             warmup = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--size"))
             size = argv[i + 1];
+        else if (!strcmp(argv[i], "--cutoff"))
+            CUTOFF = atof(argv[i + 1]);
         else {
             fprintf(stderr, "starpu-driver: unknown flag %s\n", argv[i]);
             return 2;
