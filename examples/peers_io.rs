@@ -332,9 +332,14 @@ fn summarize(dir: &Path) -> Result<(), String> {
                 let why = best["reason"].as_str().or(best["missing"].as_str()).unwrap_or("?");
                 format!("n/a: {why}")
             });
+            // The table keeps its columns; summary.json has the whole reason.
+            let shown: String = match setting.chars().count() > 22 {
+                true => setting.chars().take(21).chain(std::iter::once('…')).collect(),
+                false => setting.clone(),
+            };
             println!(
                 "{k:<11} {peer:<9} {:<22} {:>10} {:>11} {:>8}  {}",
-                setting,
+                shown,
                 ms(roi),
                 ms(h_roi),
                 ratio.map_or("-".into(), |r| format!("{r:.3}")),
