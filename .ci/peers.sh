@@ -33,7 +33,8 @@ bash scripts/peers-build.sh
 
 out=target/peers-ci
 rm -rf "$out"
-SIZE=small REPS=1 CALIBRATE_RUNS=1 STARPU_BLOCKS=3,8 ENGINECL_STATIC=0.6 ENGINECL_DYNAMIC=5 \
+SIZE=small REPS=1 CALIBRATE_RUNS=1 STARPU_BLOCKS=3,8 STARPU_DMDA_BLOCKS=3,8 ENGINECL_STATIC=0.6 \
+    ENGINECL_DYNAMIC=5 \
     bash scripts/peers-run.sh "$out" > "$out.log" 2>&1 || { cat "$out.log"; exit 1; }
 tail -n 19 "$out.log"
 # Every setting that ran is correct, and each kernel has a correct hetdsl, StarPU and EngineCL

@@ -22,7 +22,7 @@
 //! ```
 //!
 //! `--summarize DIR` instead reads what `scripts/peers-run.sh` left in DIR (per kernel:
-//! `hetdsl_<k>.json` from the suite or the saxpy example, `enginecl_<k>.jsonl` and
+//! `hetdsl_<k>.json` from the suite or `hetdsl_saxpy.r<N>.json` from the saxpy example, `enginecl_<k>.jsonl` and
 //! `starpu_<k>.jsonl` from the drivers), prints one row per kernel and peer (the peer's fastest
 //! correct setting, its ROI and its ratio to hetdsl's) and writes `DIR/summary.json`.
 //!
@@ -264,17 +264,28 @@ fn rap(root: &Path, size: Size, rt: &Runtime) -> Result<(), String> {
 }
 
 /// hetdsl's ROI and verdict for kernel `k` in the runner's folder: the co-executed row of the
-/// suite's JSON, or the saxpy example's report (whose exit status the runner records in
-/// `hetdsl_saxpy.ok`).
+/// suite's JSON, or the median of the saxpy example's reports `hetdsl_saxpy.r<N>.json` (whose
+/// worst exit status the runner records in `hetdsl_saxpy.ok`).
 fn hetdsl_row(dir: &Path, k: &str) -> Option<(f64, bool)> {
-    let text = std::fs::read_to_string(dir.join(format!("hetdsl_{k}.json"))).ok()?;
-    let doc: serde_json::Value = serde_json::from_str(&text).ok()?;
-    if let Some(runs) = doc["runs"].as_array() {
-        let row = runs.iter().find(|r| r["kernel"] == k)?;
+    let read = |path: PathBuf| -> Option<serde_json::Value> {
+        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    };
+    if let Some(doc) = read(dir.join(format!("hetdsl_{k}.json"))) {
+        let row = doc["runs"].as_array()?.iter().find(|r| r["kernel"] == k)?;
         return Some((row["roi_seconds"].as_f64()?, row["correct"].as_bool()?));
     }
+    let mut rois: Vec<f64> = (1..100)
+        .map_while(|r| read(dir.join(format!("hetdsl_{k}.r{r}.json"))))
+        .filter_map(|doc| doc["roi_seconds"].as_f64())
+        .collect();
+    rois.sort_by(f64::total_cmp);
+    let median = match rois.len() {
+        0 => return None,
+        n if n % 2 == 1 => rois[n / 2],
+        n => 0.5 * (rois[n / 2 - 1] + rois[n / 2]),
+    };
     let ok = std::fs::read_to_string(dir.join(format!("hetdsl_{k}.ok"))).ok()?;
-    Some((doc["roi_seconds"].as_f64()?, ok.trim() == "0"))
+    Some((median, ok.trim() == "0"))
 }
 
 /// The fastest correct setting of one peer's JSON lines, or why there is none.

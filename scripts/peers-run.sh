@@ -3,16 +3,20 @@
 # OpenCL device of the machine), one run per kernel, each output checked against the CPU
 # reference. Run from the repository root after scripts/peers-build.sh staged .device/peers:
 #   bash scripts/peers-run.sh OUTDIR
-# Writes OUTDIR/{hetdsl,enginecl,starpu}_<kernel>.json[l], OUTDIR/summary.json and prints the
+# Writes OUTDIR/hetdsl_<kernel>.json (saxpy: .r<N>.json), {enginecl,starpu}_<kernel>.jsonl, OUTDIR/summary.json and prints the
 # table: per kernel, each peer's fastest correct setting, its ROI and its ratio to hetdsl's.
 # Environment (defaults in brackets):
 #   SIZE [paper]   KERNELS [saxpy binomial gaussian mandelbrot nbody rap]   REPS [3]
-#   ENGINECL_STATIC [1.0,0.99,0.98,0.95,0.9,0.8,0.5]  GPU share of EngineCL's Static scheduler
-#   ENGINECL_DYNAMIC [128,256,512,64,32,16,8]         chunk counts of its Dynamic scheduler
-#   STARPU_SCHEDS [dmda eager ws]  STARPU_BLOCKS [128,256,512,64,32,16,8]  CALIBRATE_RUNS [3]
+#   ENGINECL_STATIC [1.0,0.995,0.99,0.98,0.95,0.9]  GPU share of EngineCL's Static scheduler
+#   ENGINECL_DYNAMIC [512,256,128,1024,64,32]       chunk counts of its Dynamic scheduler
+#   STARPU_SCHEDS [dmda eager ws]  STARPU_BLOCKS [512,256,128,1024,64,32]
+#   STARPU_DMDA_BLOCKS [512,256,128]  dmda's block counts, each calibrated by CALIBRATE_RUNS [3]
+#               runs under STARPU_CALIBRATE=1 first (calibration places blocks on every worker,
+#               the CPU included, until each block size is measured: few large blocks cost most)
 #   CUTOFF [3]  a setting whose first run is CUTOFF x slower than the peer's best so far is not
-#               repeated (a CPU handed a large share runs ~100x longer than a GPU: the sweeps
-#               start where such machines are fastest, so that the far settings are cut short)
+#               repeated. A CPU beside H200s is ~100x slower than one at paper size: a GPU share
+#               of 0.5, or 8 chunks of which the CPU takes one, would run for minutes, so the
+#               sweeps stay where such machines can be fast and start from the likely best.
 #   PEER_TIMEOUT [900]  seconds each peer's run of one kernel may take
 # Where the device tool's $OUT is set, OUTDIR (without the inputs) is also archived there.
 #   BIN [.device/peers/bin]  DATA [OUTDIR/data]  (inputs and references, regenerated per kernel)
@@ -54,8 +58,12 @@ for k in $kernels; do
     # hetdsl: the default balancer (Sigmoid), no tuning, every device.
     if [ "$k" = saxpy ]; then
         n=$(awk '/^global /{print $2}' "$data/saxpy/desc.txt")
-        timeout "$limit" "$bin/saxpy" "$n" --json "$out/hetdsl_saxpy.json" > "$out/hetdsl_saxpy.txt" 2>&1
-        echo $? > "$out/hetdsl_saxpy.ok"
+        # The example runs once: REPS runs, the summary takes their median; any failure counts.
+        rc=0
+        for r in $(seq "$reps"); do
+            timeout "$limit" "$bin/saxpy" "$n" --json "$out/hetdsl_saxpy.r$r.json" > "$out/hetdsl_saxpy.txt" 2>&1 || rc=$?
+        done
+        echo "$rc" > "$out/hetdsl_saxpy.ok"
     else
         timeout "$limit" "$bin/suite" --kernels "$k" --balancers sigmoid --devices all --size "$size" \
             --reps "$reps" --energy off --json "$out/hetdsl_$k.json" > "$out/hetdsl_$k.txt" 2>&1
@@ -63,14 +71,15 @@ for k in $kernels; do
     tail -n 3 "$out/hetdsl_$k.txt"
     # EngineCL: every device, Static over the GPU shares, Dynamic over the chunk counts.
     (cd "$here" && timeout "$limit" "$bin/enginecl-driver" "$data/$k" --kernels kernels --size "$size" \
-        --reps "$reps" --cutoff "${CUTOFF:-3}" --static "${ENGINECL_STATIC:-1.0,0.99,0.98,0.95,0.9,0.8,0.5}" \
-        --dynamic "${ENGINECL_DYNAMIC:-128,256,512,64,32,16,8}") > "$out/enginecl_$k.jsonl" 2> "$out/enginecl_$k.err"
+        --reps "$reps" --cutoff "${CUTOFF:-3}" --static "${ENGINECL_STATIC:-1.0,0.995,0.99,0.98,0.95,0.9}" \
+        --dynamic "${ENGINECL_DYNAMIC:-512,256,128,1024,64,32}") > "$out/enginecl_$k.jsonl" 2> "$out/enginecl_$k.err"
     cat "$out/enginecl_$k.jsonl"
     # StarPU: each scheduler over the block counts; dmda's performance models calibrated first.
     : > "$out/starpu_$k.jsonl"
     for sched in ${STARPU_SCHEDS:-dmda eager ws}; do
-        blocks=${STARPU_BLOCKS:-128,256,512,64,32,16,8}
+        blocks=${STARPU_BLOCKS:-512,256,128,1024,64,32}
         if [ "$sched" = dmda ] || [ "$sched" = dm ] || [ "$sched" = dmdas ]; then
+            blocks=${STARPU_DMDA_BLOCKS:-512,256,128}
             STARPU_CALIBRATE=1 timeout "$limit" "$bin/starpu-driver" "$data/$k" --kernels kernels \
                 --sched "$sched" --blocks "$blocks" --reps 0 --warmup "${CALIBRATE_RUNS:-3}" \
                 --size "$size" >> "$out/starpu_$k.err" 2>&1

@@ -314,8 +314,15 @@ main(int argc, char** argv)
     settings.push_back(s);
   }
   n = dynamics ? peers_list(dynamics, values, 32) : 0;
-  for (int k = 0; k < n; ++k)
+  for (int k = 0; k < n; ++k) {
+    // Every chunk holds at least one work-group (EngineCL's chunk size would be 0).
+    if (values[k] < 1 || (size_t)values[k] > D.global / D.local) {
+      std::cerr << "enginecl-driver: " << values[k] << " chunks of " << D.global / D.local
+                << " work-groups; skipped\n";
+      continue;
+    }
     settings.push_back({ "dynamic chunks=" + std::to_string((int)values[k]), chosen, true, 0, (int)values[k] });
+  }
 
   bool all_ok = true;
   double best = -1;

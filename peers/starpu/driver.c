@@ -13,7 +13,8 @@
  * data to the outputs gathered back in host memory (every input transfer, kernel and output
  * transfer); registration and program build are outside it.
  * Environment: STARPU_OPENCL_ON_CPUS=1 lets a CPU OpenCL device (PoCL) be a worker;
- * STARPU_NCPU=0 leaves out the native CPU workers (the kernels are OpenCL only). */
+ * STARPU_NCPU=0 leaves out the native CPU workers (the kernels are OpenCL only);
+ * PEERS_WRAP=function compiles the kernel as a plain function called by the wrapper. */
 #include <starpu.h>
 #include <time.h>
 
@@ -93,15 +94,19 @@ static struct starpu_codelet CODELET = {
 };
 
 /* The kernel's source followed by the wrapper `peers_block`: the same parameters, one shift per
- * buffer appended, and a call of the kernel with every buffer pointer shifted. */
-static char *wrapped_source(const char *kernels)
+ * buffer appended, and a call of the kernel with every buffer pointer shifted. OpenCL C lets a
+ * kernel call another; with `as_function`, the kernel is compiled as a plain function instead
+ * (`__kernel` defined away around it), for a compiler that refuses the call. */
+static char *wrapped_source(const char *kernels, int as_function)
 {
     char *source = peers_source(kernels, &D);
     if (!source)
         return NULL;
     size_t cap = strlen(source) + 4096;
     char *out = (char *)malloc(cap);
-    int n = snprintf(out, cap, "%s\n__kernel void peers_block(", source);
+    int n = snprintf(out, cap, "%s%s\n%s__kernel void peers_block(",
+                     as_function ? "#define __kernel\n" : "", source,
+                     as_function ? "#undef __kernel\n" : "");
     free(source);
     for (int i = 0; i < D.nargs; i++) {
         const struct peers_arg *a = &D.args[i];
@@ -299,8 +304,20 @@ int main(int argc, char **argv)
     for (int i = 0; i < D.nargs; i++)
         if (is_buffer(&D.args[i]))
             starpu_memory_pin(D.args[i].data, D.args[i].elem * D.args[i].count);
-    char *source = wrapped_source(kernels);
-    if (!source || starpu_opencl_load_opencl_from_string(source, &PROGRAM, NULL)) {
+    /* PEERS_WRAP=function starts with the function form. */
+    const char *wrap = getenv("PEERS_WRAP");
+    char *source = wrapped_source(kernels, wrap && !strcmp(wrap, "function"));
+    if (source && starpu_opencl_load_opencl_from_string(source, &PROGRAM, NULL)) {
+        fprintf(stderr, "starpu-driver: %s: the kernel-calling wrapper did not build; "
+                        "compiling the kernel as a function instead\n", D.source);
+        free(source);
+        source = wrapped_source(kernels, 1);
+        if (source && starpu_opencl_load_opencl_from_string(source, &PROGRAM, NULL)) {
+            free(source);
+            source = NULL;
+        }
+    }
+    if (!source) {
         fprintf(stderr, "starpu-driver: building %s failed\n", D.source);
         starpu_shutdown();
         return 2;
