@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! cargo run --release --example peers_io -- --size small --out peers-data \
-//!     [--kernels saxpy,binomial,gaussian,mandelbrot,nbody,rap]
+//!     [--kernels saxpy,binomial,gaussian,mandelbrot,nbody,rap,bm3d]
 //! ```
 //!
 //! `desc.txt`, one item per line (`num den`: `num` elements per `den` work-items):
@@ -37,12 +37,12 @@ use std::process::ExitCode;
 use hetdsl::Runtime;
 use hetdsl_samples::harness::cli::parse_flags;
 use hetdsl_samples::samples::{
-    binomial, check, check_indices, gaussian, mandelbrot, nbody, rap, Size,
+    binomial, bm3d, check, check_indices, gaussian, mandelbrot, nbody, rap, Size,
 };
 use serde_json::json;
 
 /// The kernels the peers run, in the order the runner uses.
-const KERNELS: &[&str] = &["saxpy", "binomial", "gaussian", "mandelbrot", "nbody", "rap"];
+const KERNELS: &[&str] = &["saxpy", "binomial", "gaussian", "mandelbrot", "nbody", "rap", "bm3d"];
 
 /// Saxpy is not a suite sample: the sizes of the `saxpy` example (its default for `paper`).
 pub fn saxpy_len(size: Size) -> usize {
@@ -365,6 +365,24 @@ fn summarize(dir: &Path) -> Result<(), String> {
     std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+fn bm3d(root: &Path, size: Size, rt: &Runtime) -> Result<(), String> {
+    let s = bm3d::Bm3d::new(size, rt).map_err(|e| e.to_string())?;
+    let p = &s.problem;
+    let n = p.rows * p.cols;
+    let mut f = Folder::new(root, "bm3d", "block_match_filter", n, bm3d::LWS);
+    f.buffer("whole", "uchar", 1, &p.noisy, "", "noisy")?;
+    for v in [p.rows as i32, p.cols as i32, p.radius, p.threshold] {
+        f.line(format!("arg scalar int {v}"));
+    }
+    f.line(format!("arg out uchar 1 {n} 1 1 -"));
+    let idx = check_indices(n, size, 18);
+    let want: Vec<f64> =
+        check::par_map(&idx, |q| bm3d::reference_pixel(p, q / p.cols, q % p.cols) as f64);
+    // The suite's rule: integers, exact.
+    f.check("equal", 5, "u8", 1, &idx, &want, [0.0, 0.0])?;
+    f.finish()
+}
+
 fn run() -> Result<(), String> {
     let flags = parse_flags(std::env::args().skip(1), &["size", "out", "kernels", "summarize"])?;
     if let Some(dir) = flags.get("summarize") {
@@ -387,6 +405,7 @@ fn run() -> Result<(), String> {
             "mandelbrot" => mandelbrot(&root, size, &rt),
             "nbody" => nbody(&root, size, &rt),
             "rap" => rap(&root, size, &rt),
+            "bm3d" => bm3d(&root, size, &rt),
             other => Err(format!("no peers kernel `{other}`; kernels: {}", KERNELS.join(","))),
         }?;
         println!("peers_io: {k} ({size:?}) written in {:.1} s", started.elapsed().as_secs_f64());
