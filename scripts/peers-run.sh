@@ -35,7 +35,8 @@ export HETDSL_KERNELS=$here/kernels
 
 # NVIDIA's OpenCL driver must be registered with the ICD loader where the machine ships the
 # library without a vendors entry.
-if [ -f /usr/lib/libnvidia-opencl.so.1 ] && [ -d /etc/OpenCL/vendors ] && ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
+if [ -f /usr/lib/libnvidia-opencl.so.1 ] && ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
+    mkdir -p /etc/OpenCL/vendors
     echo /usr/lib/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 fi
 # The staged libraries; the common ones only if the machine lacks them (its own are newer and
