@@ -22,10 +22,14 @@ gcc -O2 -std=gnu11 -Wall -Wextra -DCL_TARGET_OPENCL_VERSION=120 $(pkg-config --c
     peers/starpu/driver.c -o "$stage/bin/starpu-driver" $(pkg-config --libs starpu-1.3) -lOpenCL -lm
 
 # EngineCL: its core library compiled from the tree given, with the driver.
-cmake -S peers/enginecl -B "$build/enginecl" -DENGINECL_DIR="$ENGINECL_DIR" >/dev/null
-cmake --build "$build/enginecl" -j "${JOBS:-2}" >/dev/null
-cp "$build/enginecl/enginecl-driver" "$stage/bin/"
-cp "$build/enginecl/libEngineCL-core.so" "$stage/lib/"
+if [ -f "$ENGINECL_DIR/include/EngineCL.hpp" ]; then
+    cmake -S peers/enginecl -B "$build/enginecl" -DENGINECL_DIR="$ENGINECL_DIR" >/dev/null
+    cmake --build "$build/enginecl" -j "${JOBS:-2}" >/dev/null
+    cp "$build/enginecl/enginecl-driver" "$stage/bin/"
+    cp "$build/enginecl/libEngineCL-core.so" "$stage/lib/"
+else
+    echo "peers-build: WARNING: no EngineCL source at '$ENGINECL_DIR': its driver is NOT built" >&2
+fi
 
 if [ "${NO_CARGO:-0}" != 1 ]; then
     cargo build --release --example peers_io --example suite --example saxpy

@@ -3,8 +3,9 @@
 # OpenCL device of the machine), one run per kernel, each output checked against the CPU
 # reference. Run from the repository root after scripts/peers-build.sh staged .device/peers:
 #   bash scripts/peers-run.sh OUTDIR
-# Writes OUTDIR/hetdsl_<kernel>.json (saxpy: .r<N>.json), {enginecl,starpu}_<kernel>.jsonl, OUTDIR/summary.json and prints the
-# table: per kernel, each peer's fastest correct setting, its ROI and its ratio to hetdsl's.
+# Writes OUTDIR/hetdsl_<kernel>.json (saxpy: .r<N>.json), {enginecl,starpu}_<kernel>.jsonl,
+# OUTDIR/summary.json and prints the table: per kernel, each peer's fastest correct setting, its
+# ROI and its ratio to hetdsl's.
 # Environment (defaults in brackets):
 #   SIZE [paper]   KERNELS [saxpy binomial gaussian mandelbrot nbody rap bm3d]   REPS [3]
 #   ENGINECL_STATIC [1.0,0.995,0.99,0.98,0.95,0.9]  GPU share of EngineCL's Static scheduler
@@ -18,7 +19,8 @@
 #               of 0.5, or 8 chunks of which the CPU takes one, would run for minutes, so the
 #               sweeps stay where such machines can be fast and start from the likely best.
 #   PEER_TIMEOUT [900]  seconds each peer's run of one kernel may take
-# Where the device tool's $OUT is set, OUTDIR (without the inputs) is also archived there.
+# Where the device tool's $OUT is set, OUTDIR (without the inputs) is archived there after every
+# kernel (a call cut short by its time limit keeps what it finished).
 #   BIN [.device/peers/bin]  DATA [OUTDIR/data]  (inputs and references, regenerated per kernel)
 set -uo pipefail
 out=${1:?OUTDIR}
@@ -42,7 +44,7 @@ fi
 # The staged libraries; the common ones only if the machine lacks them (its own are newer and
 # other libraries in the process, such as its OpenCL drivers, may need them).
 export LD_LIBRARY_PATH=$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-if ldd "$bin/starpu-driver" "$bin/enginecl-driver" | grep -q 'not found'; then
+if ldd "$bin/starpu-driver" "$bin/enginecl-driver" 2>/dev/null | grep -q 'not found'; then
     export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$stage/lib-fallback
 fi
 # StarPU: OpenCL workers only, the CPU included through its OpenCL device (as hetdsl and EngineCL
@@ -51,6 +53,15 @@ export STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=0 STARPU_NCUDA=0 STARPU_SILENT=1
 export STARPU_HOME=${STARPU_HOME:-$out/starpu-home}
 mkdir -p "$STARPU_HOME"
 { date -u; nproc; command -v nvidia-smi >/dev/null && nvidia-smi -L; } > "$out/machine.txt" 2>&1
+
+# OUTDIR without the inputs, into the device tool's $OUT where set: after every kernel, so that a
+# call cut short by its time limit still brings back every kernel it finished.
+archive() {
+    if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+        "$bin/peers_io" --summarize "$out" > "$out/summary.txt" 2>&1
+        tar czf "$OUT/peers-$(basename "$out").tgz" --exclude=data -C "$out" .
+    fi
+}
 
 for k in $kernels; do
     echo "== $k ($size)"
@@ -71,10 +82,10 @@ for k in $kernels; do
     fi
     tail -n 3 "$out/hetdsl_$k.txt"
     # EngineCL: every device, Static over the GPU shares, Dynamic over the chunk counts.
-    (cd "$here" && timeout "$limit" "$bin/enginecl-driver" "$data/$k" --kernels kernels --size "$size" \
+    [ -x "$bin/enginecl-driver" ] && (cd "$here" && timeout "$limit" "$bin/enginecl-driver" "$data/$k" --kernels kernels --size "$size" \
         --reps "$reps" --cutoff "${CUTOFF:-3}" --static "${ENGINECL_STATIC:-1.0,0.995,0.99,0.98,0.95,0.9}" \
         --dynamic "${ENGINECL_DYNAMIC:-512,256,128,1024,64,32}") > "$out/enginecl_$k.jsonl" 2> "$out/enginecl_$k.err"
-    cat "$out/enginecl_$k.jsonl"
+    cat "$out/enginecl_$k.jsonl" 2>/dev/null
     # StarPU: each scheduler over the block counts; dmda's performance models calibrated first.
     : > "$out/starpu_$k.jsonl"
     for sched in ${STARPU_SCHEDS:-dmda eager ws}; do
@@ -92,8 +103,7 @@ for k in $kernels; do
     cat "$out/starpu_$k.jsonl"
     # The inputs of a paper-sized kernel take up to a GiB: only the current kernel's are kept.
     [ "$size" = paper ] && rm -rf "${data:?}/$k"
+    archive
 done
 "$bin/peers_io" --summarize "$out" | tee "$out/summary.txt"
-if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
-    tar czf "$OUT/peers-$(basename "$out").tgz" --exclude=data -C "$out" .
-fi
+archive

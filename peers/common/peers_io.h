@@ -141,7 +141,8 @@ static int peers_parse_check(struct peers_desc *d, const char *rest)
     c->n = len / 8;
     snprintf(path, sizeof path, "%s/%s", d->dir, ref);
     c->ref = (double *)peers_read_file(path, &len);
-    if (!c->idx || !c->ref || len != c->n * c->comp * 8 || c->arg < 0 || c->arg >= d->nargs)
+    if (!c->idx || !c->ref || c->n == 0 || len != c->n * c->comp * 8 || c->arg < 0 ||
+        c->arg >= d->nargs)
         return -1;
     d->nchecks++;
     return 0;
