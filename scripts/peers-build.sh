@@ -35,7 +35,8 @@ if [ "${NO_CARGO:-0}" != 1 ]; then
     cargo build --release --example peers_io --example suite --example saxpy
     cp target/release/examples/{peers_io,suite,saxpy} "$stage/bin/"
 fi
-strip "$stage"/bin/* "$stage"/lib/*.so
+strip "$stage"/bin/*
+find "$stage/lib" -name "*.so" -exec strip {} +
 
 # The libraries ldd resolves, except the C library family and the OpenCL loader, which must be
 # the machine's own (its ICD registry, its driver's dependencies).
