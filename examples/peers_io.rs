@@ -322,6 +322,13 @@ fn summarize(dir: &Path) -> Result<(), String> {
         "kernel", "peer", "best setting", "ROI ms", "hetdsl ms", "ratio"
     );
     for k in KERNELS {
+        // Kernels this folder holds nothing of were not run (KERNELS chose others).
+        let ran =
+            ["enginecl", "starpu"].iter().any(|p| dir.join(format!("{p}_{k}.jsonl")).exists())
+                || hetdsl_row(dir, k).is_some();
+        if !ran {
+            continue;
+        }
         let hetdsl = hetdsl_row(dir, k);
         let (h_roi, h_ok) = hetdsl.map_or((None, None), |(t, ok)| (Some(t), Some(ok)));
         let ms = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{:.2}", t * 1e3));
@@ -331,7 +338,7 @@ fn summarize(dir: &Path) -> Result<(), String> {
             "sigmoid (default)",
             ms(h_roi),
             ms(h_roi),
-            "1.000",
+            if h_roi.is_some() { "1.000" } else { "-" },
             h_ok.map_or("-".into(), |b| b.to_string())
         );
         rows.push(json!({"kernel": k, "peer": "hetdsl", "setting": "sigmoid", "roi_seconds": h_roi, "ok": h_ok}));
