@@ -59,7 +59,7 @@ mkdir -p "$STARPU_HOME"
 archive() {
     if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
         "$bin/peers_io" --summarize "$out" > "$out/summary.txt" 2>&1
-        tar czf "$OUT/peers-$(basename "$out").tgz" --exclude=data -C "$out" .
+        tar czf "$OUT/$(basename "$out").tgz" --exclude=data -C "$out" .
     fi
 }
 
