@@ -41,12 +41,14 @@ if [ -f /usr/lib/libnvidia-opencl.so.1 ] && ! grep -qs nvidia /etc/OpenCL/vendor
     mkdir -p /etc/OpenCL/vendors
     echo /usr/lib/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 fi
-# The staged libraries; the common ones only if the machine lacks them (its own are newer and
-# other libraries in the process, such as its OpenCL drivers, may need them).
-export LD_LIBRARY_PATH=$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-if ldd "$bin/starpu-driver" "$bin/enginecl-driver" 2>/dev/null | grep -q 'not found'; then
-    export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$stage/lib-fallback
+# The staged libraries, for the peers' drivers only (hetdsl's binaries and the machine's OpenCL
+# drivers in them keep the machine's own); the common ones only if the machine lacks them (its
+# own are newer, and its OpenCL drivers in the same process may need them).
+libs=$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if LD_LIBRARY_PATH=$libs ldd "$bin/starpu-driver" "$bin/enginecl-driver" 2>/dev/null | grep -q 'not found'; then
+    libs=$libs:$stage/lib-fallback
 fi
+peer() { LD_LIBRARY_PATH=$libs timeout "$limit" "$@"; }
 # StarPU: OpenCL workers only, the CPU included through its OpenCL device (as hetdsl and EngineCL
 # use it), its calibration files kept with the results.
 export STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=0 STARPU_NCUDA=0 STARPU_SILENT=1
@@ -82,7 +84,7 @@ for k in $kernels; do
     fi
     tail -n 3 "$out/hetdsl_$k.txt"
     # EngineCL: every device, Static over the GPU shares, Dynamic over the chunk counts.
-    [ -x "$bin/enginecl-driver" ] && (cd "$here" && timeout "$limit" "$bin/enginecl-driver" "$data/$k" --kernels kernels --size "$size" \
+    [ -x "$bin/enginecl-driver" ] && (cd "$here" && peer "$bin/enginecl-driver" "$data/$k" --kernels kernels --size "$size" \
         --reps "$reps" --cutoff "${CUTOFF:-3}" --static "${ENGINECL_STATIC:-1.0,0.995,0.99,0.98,0.95,0.9}" \
         --dynamic "${ENGINECL_DYNAMIC:-512,256,128,1024,64,32}") > "$out/enginecl_$k.jsonl" 2> "$out/enginecl_$k.err"
     cat "$out/enginecl_$k.jsonl" 2>/dev/null
@@ -92,11 +94,11 @@ for k in $kernels; do
         blocks=${STARPU_BLOCKS:-512,256,128,1024,64,32}
         if [ "$sched" = dmda ] || [ "$sched" = dm ] || [ "$sched" = dmdas ]; then
             blocks=${STARPU_DMDA_BLOCKS:-512,256,128}
-            STARPU_CALIBRATE=1 timeout "$limit" "$bin/starpu-driver" "$data/$k" --kernels kernels \
+            STARPU_CALIBRATE=1 peer "$bin/starpu-driver" "$data/$k" --kernels kernels \
                 --sched "$sched" --blocks "$blocks" --reps 0 --warmup "${CALIBRATE_RUNS:-3}" \
                 --size "$size" >> "$out/starpu_$k.err" 2>&1
         fi
-        timeout "$limit" "$bin/starpu-driver" "$data/$k" --kernels kernels --sched "$sched" \
+        peer "$bin/starpu-driver" "$data/$k" --kernels kernels --sched "$sched" \
             --blocks "$blocks" --reps "$reps" --warmup 1 --size "$size" --cutoff "${CUTOFF:-3}" \
             >> "$out/starpu_$k.jsonl" 2>> "$out/starpu_$k.err"
     done
