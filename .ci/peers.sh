@@ -42,7 +42,7 @@ rm -rf "$out"
 SIZE=small REPS=1 CALIBRATE_RUNS=1 STARPU_BLOCKS=3,8 STARPU_DMDA_BLOCKS=3,8 ENGINECL_STATIC=0.6 \
     ENGINECL_DYNAMIC=5 \
     bash scripts/peers-run.sh "$out" > "$out.log" 2>&1 || { cat "$out.log"; exit 1; }
-tail -n 22 "$out.log"
+tail -n 28 "$out.log"
 # Every setting that ran is correct, and each kernel has a correct hetdsl, StarPU and EngineCL
 # row (or EngineCL's plain refusal of a pattern it cannot express).
 fail=0
@@ -53,11 +53,11 @@ python3 - "$out/summary.json" "$enginecl" <<'EOF' || fail=1
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 if sys.argv[2] == "0":
-    rows = [r for r in rows if r.get("peer") != "enginecl"] + [{}] * 7
+    rows = [r for r in rows if r.get("peer") != "enginecl"] + [{}] * 9
 bad = [r for r in rows if r and r.get("ok") is not True and r.get("supported") is not False]
 for r in bad:
     print("peers: no correct run:", r.get("kernel"), r.get("peer"), r.get("missing", ""))
-sys.exit(1 if bad or len(rows) != 21 else 0)
+sys.exit(1 if bad or len(rows) != 27 else 0)
 EOF
 # The checks can fail: one reference value changed, both drivers must report a wrong result.
 bad=target/peers-ci-bad

@@ -7,12 +7,13 @@
 //!
 //! ```text
 //! cargo run --release --example peers_io -- --size small --out peers-data \
-//!     [--kernels saxpy,binomial,gaussian,mandelbrot,nbody,rap,bm3d]
+//!     [--kernels saxpy,binomial,gaussian,mandelbrot,nbody,rap,bm3d,ray1,ray2]
 //! ```
 //!
 //! `desc.txt`, one item per line (`num den`: `num` elements per `den` work-items):
 //! ```text
 //! kernel <name>  | source <file.cl>  | function <cl name>  | global <items>  | local <lws>
+//! options <build options>                                 (optional)
 //! arg scalar <float|int> <value>
 //! arg whole <cltype> <elem bytes> <count> <file>          (read by every work-item)
 //! arg in|inout <cltype> <elem bytes> <count> <num> <den> <file>
@@ -26,6 +27,7 @@
 //! `starpu_<k>.jsonl` from the drivers), prints one row per kernel and peer (the peer's fastest
 //! correct setting, its ROI and its ratio to hetdsl's) and writes `DIR/summary.json`.
 //!
+//! `source` names a file of `kernels/`, or with `./` one in the folder (a flattened source).
 //! Rules: `close`: |out − ref| ≤ max(p1, p2·|ref|) everywhere; `l2`: relative L2 error < p1;
 //! `pixels`: fewer than p2 of the checked pixels have a channel off by more than p1; `equal`.
 //! Index files hold u64 element indices (in units of `components` scalars), reference files f64.
@@ -37,12 +39,13 @@ use std::process::ExitCode;
 use hetdsl::Runtime;
 use hetdsl_samples::harness::cli::parse_flags;
 use hetdsl_samples::samples::{
-    binomial, bm3d, check, check_indices, gaussian, mandelbrot, nbody, rap, Size,
+    binomial, bm3d, check, check_indices, gaussian, mandelbrot, nbody, rap, raytrace, Size,
 };
 use serde_json::json;
 
 /// The kernels the peers run, in the order the runner uses.
-const KERNELS: &[&str] = &["saxpy", "binomial", "gaussian", "mandelbrot", "nbody", "rap", "bm3d"];
+const KERNELS: &[&str] =
+    &["saxpy", "binomial", "gaussian", "mandelbrot", "nbody", "rap", "bm3d", "ray1", "ray2"];
 
 /// Saxpy is not a suite sample: the sizes of the `saxpy` example (its default for `paper`).
 pub fn saxpy_len(size: Size) -> usize {
@@ -390,6 +393,54 @@ fn bm3d(root: &Path, size: Size, rt: &Runtime) -> Result<(), String> {
     f.finish()
 }
 
+/// The tracer's scene as the kernel's `Primitive` array: 64 bytes each, fields in order.
+fn primitive_bytes(scene: &[raytrace::Primitive]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 * scene.len());
+    for p in scene {
+        let scalars = [p.size, p.reflection, p.refraction, p.refr_index, p.diffuse, p.specular];
+        let floats = p.colour.iter().chain(&p.position).chain(&scalars);
+        out.extend(floats.flat_map(|x| x.to_le_bytes()));
+        out.extend(p.kind.to_le_bytes().into_iter().chain(p.is_light.to_le_bytes()));
+    }
+    out
+}
+
+fn ray(
+    root: &Path,
+    size: Size,
+    rt: &Runtime,
+    kernel: &str,
+    scene: raytrace::Scene,
+) -> Result<(), String> {
+    let s = raytrace::RayTrace::new(size, scene, rt).map_err(|e| e.to_string())?;
+    let v = s.view;
+    let n = v.width * v.height;
+    let mut f = Folder::new(root, kernel, "raytrace", n, raytrace::LWS);
+    // The kernel includes its scene header: the folder holds the flattened source, built with
+    // the sample's own options (correctly rounded division and square root).
+    f.file("kernel.cl", raytrace::RayTraceKernel::source().text.as_bytes())?;
+    f.lines[1] = "source ./kernel.cl".into();
+    f.line(format!("options {}", raytrace::BUILD_OPTIONS));
+    f.line(format!("arg out uchar4 4 {n} 1 1 -"));
+    f.line(format!("arg scalar int {}", v.width));
+    f.line(format!("arg scalar int {}", v.height));
+    for x in [v.camera[0], v.camera[1], v.camera[2], v.view_width, v.view_height] {
+        f.line(format!("arg scalar float {x:e}"));
+    }
+    f.buffer("whole", "Primitive", 64, &primitive_bytes(&s.scene), "", "scene")?;
+    f.line(format!("arg scalar int {}", s.scene.len()));
+    f.line(format!("arg local Primitive {}", 64 * raytrace::MAX_PRIMITIVES));
+    let idx = check_indices(n, size, 19);
+    let want: Vec<f64> =
+        check::par_map(&idx, |p| raytrace::reference_pixel(&s.scene, &v, p % v.width, p / v.width))
+            .into_iter()
+            .flat_map(|px| px.map(f64::from))
+            .collect();
+    // The suite's rule for the tracer: channels within 2, mismatches below 0.5 %.
+    f.check("pixels", 0, "u8", 4, &idx, &want, [2.0, 0.005])?;
+    f.finish()
+}
+
 fn run() -> Result<(), String> {
     let flags = parse_flags(std::env::args().skip(1), &["size", "out", "kernels", "summarize"])?;
     if let Some(dir) = flags.get("summarize") {
@@ -413,6 +464,8 @@ fn run() -> Result<(), String> {
             "nbody" => nbody(&root, size, &rt),
             "rap" => rap(&root, size, &rt),
             "bm3d" => bm3d(&root, size, &rt),
+            "ray1" => ray(&root, size, &rt, "ray1", raytrace::Scene::Clustered),
+            "ray2" => ray(&root, size, &rt, "ray2", raytrace::Scene::Spread),
             other => Err(format!("no peers kernel `{other}`; kernels: {}", KERNELS.join(","))),
         }?;
         println!("peers_io: {k} ({size:?}) written in {:.1} s", started.elapsed().as_secs_f64());

@@ -7,7 +7,8 @@
 # OUTDIR/summary.json and prints the table: per kernel, each peer's fastest correct setting, its
 # ROI and its ratio to hetdsl's.
 # Environment (defaults in brackets):
-#   SIZE [paper]   KERNELS [saxpy binomial gaussian mandelbrot nbody rap bm3d]   REPS [3]
+#   SIZE [paper]   KERNELS [saxpy binomial gaussian mandelbrot nbody rap bm3d ray1 ray2]
+#   REPS [3]
 #   ENGINECL_STATIC [1.0,0.995,0.99,0.98,0.95,0.9]  GPU share of EngineCL's Static scheduler
 #   ENGINECL_DYNAMIC [512,256,128,1024,64,32]       chunk counts of its Dynamic scheduler
 #   STARPU_SCHEDS [dmda eager ws]  STARPU_BLOCKS [512,256,128,1024,64,32]
@@ -31,7 +32,7 @@ bin=${BIN:-$stage/bin}
 data=${DATA:-$out/data}
 size=${SIZE:-paper}
 reps=${REPS:-3}
-kernels=${KERNELS:-saxpy binomial gaussian mandelbrot nbody rap bm3d}
+kernels=${KERNELS:-saxpy binomial gaussian mandelbrot nbody rap bm3d ray1 ray2}
 limit=${PEER_TIMEOUT:-900}
 export HETDSL_KERNELS=$here/kernels
 

@@ -42,6 +42,8 @@ struct peers_check {
 
 struct peers_desc {
     char dir[512], name[64], source[256], function[64];
+    /* Build options the kernel needs (empty if none). */
+    char options[256];
     size_t global, local;
     int nargs, nchecks;
     struct peers_arg args[PEERS_MAX_ARGS];
@@ -168,6 +170,8 @@ static int peers_open(const char *dir, struct peers_desc *d)
             bad = sscanf(line + 9, "%63s", d->function) != 1;
         else if (!strncmp(line, "global ", 7))
             bad = sscanf(line + 7, "%zu", &d->global) != 1;
+        else if (!strncmp(line, "options ", 8))
+            snprintf(d->options, sizeof d->options, "%s", line + 8);
         else if (!strncmp(line, "local ", 6))
             bad = sscanf(line + 6, "%zu", &d->local) != 1;
         else if (!strncmp(line, "arg ", 4))
@@ -295,11 +299,14 @@ static int peers_verify(const struct peers_desc *d, char *detail, size_t detail_
     return ok;
 }
 
-/* The kernel source: `<kernels>/<source>`. */
+/* The kernel source: `<kernels>/<source>`, or the folder's own file for `./<file>`. */
 static char *peers_source(const char *kernels, const struct peers_desc *d)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s", kernels, d->source);
+    if (!strncmp(d->source, "./", 2))
+        snprintf(path, sizeof path, "%s/%s", d->dir, d->source + 2);
+    else
+        snprintf(path, sizeof path, "%s/%s", kernels, d->source);
     return (char *)peers_read_file(path, NULL);
 }
 

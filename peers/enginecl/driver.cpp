@@ -189,9 +189,9 @@ print_line(const Setting& s, const char* size, double roi, double whole, int rep
 {
   printf("{\"peer\":\"enginecl\",\"setting\":\"%s\",\"kernel\":\"%s\",\"size\":\"%s\","
          "\"roi_seconds\":%.6f,\"run_seconds\":%.6f,\"reps\":%d,\"cut\":%s,\"ok\":%s,\"devices\":%zu,"
-         "\"detail\":\"%s\"}\n",
+         "\"detail\":\"%s\",\"build_options\":\"%s\"}\n",
          s.label.c_str(), D.name, size, roi, whole, reps, cut ? "true" : "false", ok ? "true" : "false", s.devices.size(),
-         detail.c_str());
+         detail.c_str(), D.options[0] ? "not passed: EngineCL builds with its own options only" : "");
   fflush(stdout);
 }
 

@@ -307,12 +307,12 @@ int main(int argc, char **argv)
     /* PEERS_WRAP=function starts with the function form. */
     const char *wrap = getenv("PEERS_WRAP");
     char *source = wrapped_source(kernels, wrap && !strcmp(wrap, "function"));
-    if (source && starpu_opencl_load_opencl_from_string(source, &PROGRAM, NULL)) {
+    if (source && starpu_opencl_load_opencl_from_string(source, &PROGRAM, D.options)) {
         fprintf(stderr, "starpu-driver: %s: the kernel-calling wrapper did not build; "
                         "compiling the kernel as a function instead\n", D.source);
         free(source);
         source = wrapped_source(kernels, 1);
-        if (source && starpu_opencl_load_opencl_from_string(source, &PROGRAM, NULL)) {
+        if (source && starpu_opencl_load_opencl_from_string(source, &PROGRAM, D.options)) {
             free(source);
             source = NULL;
         }
