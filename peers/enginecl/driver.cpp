@@ -97,6 +97,20 @@ static_props(const vector<FlatDevice>& devices, double g)
 // `offset+size:start_ms+duration_ms` after "type-chunks,". The ROI runs from the earliest
 // `deviceRun` to the end of the last package (its output read back). (`deviceEnd` is recorded
 // after `Runtime::run()` has already returned, so it cannot close the ROI.)
+// The packages (EngineCL's "works") each device ran, in device order.
+static string
+packages_from_stats(const string& stats)
+{
+  std::istringstream in(stats);
+  string line, out;
+  while (std::getline(in, line)) {
+    unsigned long works = 0, size = 0;
+    if (sscanf(line.c_str(), "works: %lu works_size: %lu", &works, &size) == 2)
+      out += (out.empty() ? "" : ",") + std::to_string(works);
+  }
+  return out;
+}
+
 static double
 roi_from_stats(const string& stats)
 {
@@ -134,6 +148,9 @@ roi_from_stats(const string& stats)
 static vector<std::shared_ptr<vector<unsigned char>>> BUFFERS(PEERS_MAX_ARGS);
 static float FLOATS[PEERS_MAX_ARGS];
 static int INTS[PEERS_MAX_ARGS];
+
+// The packages per device of the last run.
+static string LAST_PACKAGES;
 
 // One run; returns {roi, whole run} seconds.
 static std::pair<double, double>
@@ -181,6 +198,7 @@ run_once(const Setting& s, const string& source, unsigned out_bytes, unsigned ou
   auto* old = std::cout.rdbuf(stats.rdbuf());
   runtime.printStats();
   std::cout.rdbuf(old);
+  LAST_PACKAGES = packages_from_stats(stats.str());
   return { roi_from_stats(stats.str()), whole };
 }
 
@@ -189,9 +207,10 @@ print_line(const Setting& s, const char* size, double roi, double whole, int rep
 {
   printf("{\"peer\":\"enginecl\",\"setting\":\"%s\",\"kernel\":\"%s\",\"size\":\"%s\","
          "\"roi_seconds\":%.6f,\"run_seconds\":%.6f,\"reps\":%d,\"cut\":%s,\"ok\":%s,\"devices\":%zu,"
+         "\"packages_per_device\":[%s],"
          "\"detail\":\"%s\",\"build_options\":\"%s\"}\n",
          s.label.c_str(), D.name, size, roi, whole, reps, cut ? "true" : "false", ok ? "true" : "false", s.devices.size(),
-         detail.c_str(), D.options[0] ? "not passed: EngineCL builds with its own options only" : "");
+         LAST_PACKAGES.c_str(), detail.c_str(), D.options[0] ? "not passed: EngineCL builds with its own options only" : "");
   fflush(stdout);
 }
 

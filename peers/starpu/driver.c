@@ -25,6 +25,9 @@ static struct starpu_opencl_program PROGRAM;
 /* The fastest correct setting's median so far, and how many times slower a setting's first run
  * may be before the setting is cut short (--cutoff). */
 static double BEST = -1, CUTOFF = 5;
+/* Blocks run by each worker in the last run, to show where the scheduler put them. */
+#define MAX_WORKERS 64
+static int TASKS[MAX_WORKERS];
 
 /* A block of the NDRange: its first work-item and its length (whole work-groups). */
 struct block {
@@ -48,7 +51,10 @@ static int is_buffer(const struct peers_arg *a)
 static void opencl_block(void *buffers[], void *cl_arg)
 {
     const struct block *b = (const struct block *)cl_arg;
-    int devid = starpu_worker_get_devid(starpu_worker_get_id());
+    int worker = starpu_worker_get_id();
+    if (worker >= 0 && worker < MAX_WORKERS)
+        __atomic_fetch_add(&TASKS[worker], 1, __ATOMIC_RELAXED);
+    int devid = starpu_worker_get_devid(worker);
     cl_kernel kernel;
     cl_command_queue queue;
     cl_int err = starpu_opencl_load_kernel(&kernel, &queue, &PROGRAM, "peers_block", devid);
@@ -140,6 +146,7 @@ static double run_once(int nblocks, const struct block *blocks, uint32_t **lengt
     int nh = 0;
     if (peers_prepare(&D))
         return -1;
+    memset(TASKS, 0, sizeof TASKS);
     for (int i = 0; i < D.nargs; i++) {
         struct peers_arg *a = &D.args[i];
         if (!is_buffer(a))
@@ -239,12 +246,16 @@ static int sweep_point(int nblocks, int reps, int warmup, const char *sched, con
     double median = timed ? peers_median(times, timed) : -1;
     if (ok && timed && median > 0 && (BEST < 0 || median < BEST))
         BEST = median;
+    char per_worker[512] = "";
+    unsigned nworkers = starpu_worker_get_count();
+    for (unsigned w = 0, n = 0; w < nworkers && w < MAX_WORKERS; w++)
+        n += snprintf(per_worker + n, sizeof per_worker - n, "%s%d", w ? "," : "", TASKS[w]);
     if (timed)
         printf("{\"peer\":\"starpu\",\"setting\":\"%s blocks=%d\",\"sched\":\"%s\",\"blocks\":%d,"
                "\"kernel\":\"%s\",\"size\":\"%s\",\"roi_seconds\":%.6f,\"reps\":%d,\"cut\":%s,"
-               "\"ok\":%s,\"workers\":%u,\"detail\":\"%s\"}\n",
+               "\"ok\":%s,\"workers\":%u,\"blocks_per_worker\":[%s],\"detail\":\"%s\"}\n",
                sched, nblocks, sched, nblocks, D.name, size, median, timed, cut ? "true" : "false",
-               ok ? "true" : "false", starpu_opencl_worker_get_count(), detail);
+               ok ? "true" : "false", starpu_opencl_worker_get_count(), per_worker, detail);
     fflush(stdout);
     for (int i = 0; i < D.nargs; i++)
         free(lengths[i]);
