@@ -80,6 +80,9 @@ struct Setting
 static vector<float>
 static_props(const vector<FlatDevice>& devices, double g)
 {
+  // g = 1: the devices given are the GPUs alone, in equal shares.
+  if (g >= 1.0)
+    return vector<float>(devices.size() - 1, 1.0f / (float)devices.size());
   bool any_gpu = std::any_of(devices.begin(), devices.end(), [](const FlatDevice& d) { return d.gpu; });
   auto fast = [&](size_t i) { return any_gpu ? devices[i].gpu : i > 0; };
   size_t nfast = 0;
@@ -311,7 +314,9 @@ main(int argc, char** argv)
   double values[32];
   int n = statics ? peers_list(statics, values, 32) : 0;
   for (int k = 0; k < n; ++k) {
-    Setting s{ "static gpu=" + std::to_string(values[k]).substr(0, 4), chosen, false, values[k], 0 };
+    char label[32];
+    snprintf(label, sizeof label, "static gpu=%g", values[k]);
+    Setting s{ label, chosen, false, values[k], 0 };
     if (values[k] >= 1.0) {
       // The GPUs alone (EngineCL's shares must lie strictly between 0 and 1).
       bool any_gpu = std::any_of(chosen.begin(), chosen.end(), [](const FlatDevice& d) { return d.gpu; });
@@ -328,6 +333,19 @@ main(int argc, char** argv)
       nfast += any_gpu ? chosen[i].gpu : i > 0;
     if (nfast == 0 || (values[k] < 1.0 && nfast == chosen.size())) {
       std::cerr << "enginecl-driver: " << s.label << " needs a device in each group; skipped\n";
+      continue;
+    }
+    // EngineCL's Static rounds each share down to whole work-groups, and a device left with
+    // none crashes it (its empty-package path passes the wrong pointer to its callback).
+    bool empty = false;
+    size_t given = 0;
+    for (float prop : static_props(s.devices, s.gpu_share)) {
+      size_t items = D.local * ((size_t)(prop * (float)D.global) / D.local);
+      empty = empty || items == 0;
+      given += items;
+    }
+    if (empty || given >= D.global) {
+      std::cerr << "enginecl-driver: " << s.label << " leaves a device no work-group; skipped\n";
       continue;
     }
     settings.push_back(s);
