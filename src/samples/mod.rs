@@ -150,10 +150,10 @@ pub(crate) fn place<'a>(
 
 /// How many work-items a paper-sized check compares (the CPU reference of all of them would
 /// take far longer than the run).
-pub(crate) const PAPER_CHECK_BUDGET: usize = 20_000;
+pub const PAPER_CHECK_BUDGET: usize = 20_000;
 
 /// The work-items to check for a problem of `total` work-items.
-pub(crate) fn check_indices(total: usize, size: Size, seed: u64) -> Vec<usize> {
+pub fn check_indices(total: usize, size: Size, seed: u64) -> Vec<usize> {
     match size {
         Size::Small => (0..total).collect(),
         Size::Paper => check::sample_indices(total, PAPER_CHECK_BUDGET, seed),
