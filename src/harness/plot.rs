@@ -266,20 +266,26 @@ fn font() -> Result<(), String> {
     static FONT: OnceLock<Result<(), String>> = OnceLock::new();
     FONT.get_or_init(|| {
         let from_env = std::env::var("HETDSL_PLOT_FONT").ok();
-        let candidates = from_env.iter().map(String::as_str).chain(FONT_PATHS);
-        for path in candidates {
-            let Ok(bytes) = std::fs::read(path) else { continue };
-            // Registered fonts live as long as the process: plotters keeps them in a static.
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
-                return Ok(());
-            }
-        }
-        Err("no TrueType font found for the plots: install fonts-dejavu-core or set \
-             HETDSL_PLOT_FONT to a .ttf file"
-            .to_string())
+        let bytes = find_font(from_env.iter().map(String::as_str).chain(FONT_PATHS))?;
+        plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+            .map_err(|_| "the plot font could not be registered".to_string())
     })
     .clone()
+}
+
+/// The first of `candidates` that is a readable TrueType font, kept for the whole process
+/// (plotters holds registered fonts in a static).
+fn find_font<'a>(candidates: impl IntoIterator<Item = &'a str>) -> Result<&'static [u8], String> {
+    for path in candidates {
+        let Ok(bytes) = std::fs::read(path) else { continue };
+        // The TrueType and OpenType signatures: a file that is neither is passed over.
+        if [&b"\0\x01\0\0"[..], b"OTTO", b"true"].iter().any(|m| bytes.starts_with(m)) {
+            return Ok(Box::leak(bytes.into_boxed_slice()));
+        }
+    }
+    Err("no TrueType font found for the plots: install fonts-dejavu-core or set \
+         HETDSL_PLOT_FONT to a .ttf file"
+        .to_string())
 }
 
 #[cfg(test)]
@@ -325,6 +331,32 @@ mod tests {
         // Device 0's colour is drawn somewhere (its thick segments).
         let c = COLOURS[0];
         assert!(buf.chunks(3).any(|p| p == [c.0, c.1, c.2]), "device 0's segments are drawn");
+    }
+
+    #[test]
+    fn without_a_font_plotting_is_an_error_that_says_what_to_install() {
+        let not_a_font =
+            std::env::temp_dir().join(format!("not-a-font-{}.ttf", std::process::id()));
+        std::fs::write(&not_a_font, b"plain text").unwrap_or_default();
+        let candidates = ["/nonexistent/DejaVuSans.ttf", not_a_font.to_str().unwrap_or("")];
+        let err = find_font(candidates).err().unwrap_or_default();
+        let _ = std::fs::remove_file(&not_a_font);
+        assert!(err.contains("fonts-dejavu-core") && err.contains("HETDSL_PLOT_FONT"), "{err}");
+    }
+
+    #[test]
+    fn a_simulated_run_plots_its_packages() {
+        let cases = hetdsl::sim::scenario::scenario("batel").unwrap_or_default();
+        let case = cases.first().expect("batel has cases");
+        let spec: hetdsl::balance::BalancerSpec = "dynamic:64".parse().expect("a spec");
+        let r = case.run_with(&spec, &hetdsl::sim::SimOptions::default()).expect("simulates");
+        let plot = RunPlot::of_sim(&case.machine, &case.kernel, &r);
+        let kept = r.packages.iter().filter(|p| !p.aborted).count();
+        assert_eq!(plot.segments.len(), kept);
+        assert_eq!(plot.devices.len(), r.device_packages.len());
+        let groups: f64 = plot.segments.iter().map(|s| s.groups).sum();
+        assert_eq!(groups as u64, case.total_groups, "every work-group once (no back-ups)");
+        assert!(plot.svg().unwrap_or_default().contains("(simulated)"));
     }
 
     #[test]
