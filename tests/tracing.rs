@@ -7,9 +7,11 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
-use common::{expand4, lcg, program, round_robin};
+use common::{expand4, lcg, program, round_robin, within};
 use hetdsl::Fault;
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
@@ -55,10 +57,17 @@ impl Visit for Fields<'_> {
     }
 }
 
+/// Makes the collector panic on every event: a subscriber's bug (or tracing-subscriber's own
+/// `eprintln!` on a closed stderr) must not unwind through the dispatcher.
+static PANIC_ON_EVENT: AtomicBool = AtomicBool::new(false);
+
 impl<S: tracing::Subscriber> Layer<S> for Collect {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
         if !event.metadata().target().starts_with("hetdsl") {
             return;
+        }
+        if PANIC_ON_EVENT.load(Ordering::Relaxed) {
+            panic!("a subscriber that panics");
         }
         let mut e = Event { message: String::new(), fields: BTreeMap::new() };
         event.record(&mut Fields(&mut e));
@@ -164,4 +173,31 @@ fn a_lost_device_emits_its_loss_and_the_rerun_of_its_work() {
     assert!(!retried.is_empty() && retried.iter().all(|p| p.2 == 0), "{retried:?}");
     // Whatever device 1 lost, every work-group is merged exactly once, from one device or the other.
     assert_tiles(&packages(&events, "package merged"), "merged");
+}
+
+#[test]
+fn a_panicking_subscriber_loses_its_events_but_not_the_run() {
+    /// Back to collecting however the run ends, so the other tests are not disturbed.
+    struct Calm;
+    impl Drop for Calm {
+        fn drop(&mut self) {
+            PANIC_ON_EVENT.store(false, Ordering::Relaxed);
+        }
+    }
+    let events = events_of(|| {
+        PANIC_ON_EVENT.store(true, Ordering::Relaxed);
+        let _calm = Calm;
+        let result = within(Duration::from_secs(60), || {
+            let p = program("engine.cl");
+            let input = lcg(7, N);
+            let mut out = vec![0u32; 4 * N];
+            let launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
+            let report = launch.balancer(round_robin(4)).backups(false).run();
+            (report.map(|r| r.trace.len()), out == reference(&input))
+        });
+        let (trace, correct) = result;
+        assert_eq!(trace.ok(), Some(8), "the run completes");
+        assert!(correct, "with the right output");
+    });
+    assert!(events.is_empty(), "every event was lost to the panic");
 }
