@@ -19,7 +19,7 @@ use crate::samples::{self, Size};
 pub struct ExampleArgs {
     #[command(flatten)]
     pub flags: SampleFlags,
-    /// Where the output image goes, for the samples that make one [default: <sample>.png]
+    /// Where the output image goes, for the samples that make one [default: the sample's name with .png]
     #[arg(long, value_name = "FILE.png")]
     pub out: Option<PathBuf>,
 }
