@@ -514,15 +514,11 @@ impl Suite {
             false => format!("{}_{}", run.kernel, clean(run.balancer)),
         };
         if let Some(dir) = &self.opts.plots {
-            let plot = RunPlot::of_report(run.kernel, report);
-            let format = self.opts.plot_format;
-            if format != PlotFormat::Png {
-                write(&dir.join(format!("{stem}.svg")), &plot.svg()?)?;
-            }
-            if format != PlotFormat::Svg {
-                let path = dir.join(format!("{stem}.png"));
-                std::fs::write(&path, plot.png()?)
-                    .map_err(|e| format!("writing {}: {e}", path.display()))?;
+            // A plot that cannot be drawn (no font on a GPU machine) costs the plot, not the
+            // measurements: said once, then the suite goes on without plots.
+            if let Err(e) = plot_files(dir, &stem, self.opts.plot_format, run.kernel, report) {
+                self.progress.suspend(|| eprintln!("suite: no more plots: {e}"));
+                self.opts.plots = None;
             }
         }
         if let Some(dir) = &self.opts.trace {
@@ -541,6 +537,26 @@ impl Suite {
             "wall": self.wall, "skipped": self.skipped, "runs": self.rows});
         write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)
     }
+}
+
+/// The plot of one run as `dir/stem.svg` and/or `dir/stem.png`.
+fn plot_files(
+    dir: &Path,
+    stem: &str,
+    format: PlotFormat,
+    kernel: &str,
+    report: &hetdsl::Report,
+) -> Result<(), String> {
+    let plot = RunPlot::of_report(kernel, report);
+    if format != PlotFormat::Png {
+        write(&dir.join(format!("{stem}.svg")), &plot.svg()?)?;
+    }
+    if format != PlotFormat::Svg {
+        let path = dir.join(format!("{stem}.png"));
+        std::fs::write(&path, plot.png()?)
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// The JSON row of one co-executed run.
