@@ -60,6 +60,8 @@ const BULK: f64 = 0.9;
 /// A steal must end the run sooner by more than this fraction of the time so far: moving
 /// resident groups for a gain inside the per-package jitter is not worth it.
 const STEAL_GAIN: f64 = 0.002;
+/// The least tail package, as a fraction of the run so far at the device's speed.
+const MIN_TAIL: f64 = 0.01;
 /// A device whose one fill would end this much past the common end waits instead, while
 /// others run: they can take its groups sooner.
 const TAIL_SLACK: f64 = 0.05;
@@ -197,6 +199,8 @@ pub struct Learned {
     planned: Vec<bool>,
     /// Groups and seconds measured this launch.
     measured: Vec<(u64, f64)>,
+    /// Speeds of each device's last two packages this launch (0 before they are measured).
+    last: Vec<[f64; 2]>,
     blocks: Vec<Block>,
     alive: Vec<bool>,
     running: Vec<Option<(Package, f64)>>,
@@ -213,6 +217,7 @@ impl Learned {
             learned: Vec::new(),
             planned: Vec::new(),
             measured: Vec::new(),
+            last: Vec::new(),
             blocks: Vec::new(),
             alive: Vec::new(),
             running: Vec::new(),
@@ -298,39 +303,82 @@ impl Learned {
         let end = self.common_end(now);
         let others_run = (0..self.running.len()).any(|o| o != d && self.running[o].is_some());
         let slow = self.slower_class(d);
+        let (last, measured) = (self.last[d], self.measured[d].0 > 0);
         let block = &mut self.blocks[d];
         let left = block.rest.end - block.rest.start;
         if left == 0 {
             return None;
         }
+        let time_left = end - now;
         let mut len = if let Some(planned) = (!block.bulk.is_empty()).then(|| block.bulk.remove(0))
         {
-            // A second bulk package shrinks if the first ran slower than the history said.
+            // A second bulk package shrinks if the first ran slower than the history said, or
+            // if the others run faster (the common end comes sooner): to its bulk share of what
+            // it would do by then, in whole waves.
             let slower = (speed / hist).min(1.0);
-            match self.measured[d].0 > 0 && slower < 0.95 {
+            let planned = match measured && slower < 0.95 {
                 true => oc.max(((planned as f64 * slower / oc as f64).floor() as u64) * oc),
                 false => planned,
-            }
+            };
+            planned.min(oc.max((time_left * speed * BULK / oc as f64).floor() as u64 * oc))
         } else {
-            let fair = (end - now) * speed;
-            // A slower device's overrun idles everyone: it plans to end by half the time left.
-            let fair = if slow { fair / 2.0 } else { fair };
+            // Sized at the lowest speed seen: the groups ahead lie next to the last package,
+            // and on a cost that rises along the block each package runs slower than the last.
+            let cautious = match last {
+                // Falling from one package to the next: expect it to fall as much again.
+                [l, p] if l > 0.0 && p > l => speed.min(l * l / p),
+                [l, _] if l > 0.0 => speed.min(l),
+                _ => speed,
+            };
+            let fair = time_left * cautious;
+            // The region behaves as the history says: a larger part is safe.
+            let as_before = block.keep >= 0.9 && cautious >= 0.9 * hist;
+            // A slower device's overrun idles everyone, and its small packages see the cost of
+            // few groups, which varies most: it plans to end by a quarter of the time left.
+            let fair = if slow { fair / 4.0 } else { fair };
             if slow && oc as f64 > fair * (1.0 + TAIL_SLACK) && others_run {
                 return Some(None);
             }
             // Below two fills, splitting only adds a package that costs a whole fill.
-            let part = match (fair < 2.0 * oc as f64, block.keep >= 0.9) {
+            let part = match (fair < 2.0 * oc as f64, as_before) {
                 (true, _) => 1.0,
                 (false, true) => 0.75,
                 (false, false) => 0.5,
             };
-            oc.max((fair * part).ceil() as u64)
+            // Nor below MIN_TAIL of the time so far at its speed (Sigmoid's imbalance bound
+            // p·t·S): shorter packages only add their overhead.
+            oc.max((fair * part).ceil() as u64).max((MIN_TAIL * now * cautious) as u64)
         };
         // What would be left costs a whole fill anyway: take it now.
         if left.saturating_sub(len) < oc {
             len = left;
         }
-        Some(Some(take(&mut block.rest, len.min(left), block.up)))
+        let (up, package) = (block.up, take(&mut block.rest, len.min(left), block.up));
+        Some(Some(self.absorb(d, package, up)))
+    }
+
+    /// `package` took the last of `d`'s block: if the block beyond its far end belongs to a
+    /// device that will not come back for it soon (one of a slower class, or lost) and what is
+    /// left there is less than a fill of `d`, run it in the same package instead of leaving a
+    /// crumb that would cost `d` a whole fill (and its overhead) later.
+    fn absorb(&mut self, d: usize, package: Package, up: bool) -> Package {
+        if self.blocks[d].rest.start != self.blocks[d].rest.end {
+            return package;
+        }
+        let edge = if up { package.end() } else { package.offset };
+        let beyond = (0..self.blocks.len()).find(|&v| {
+            let r = &self.blocks[v].rest;
+            v != d && r.start < r.end && if up { r.start == edge } else { r.end == edge }
+        });
+        let Some(v) = beyond else { return package };
+        let rest = self.blocks[v].rest.clone();
+        let idle_owner = !self.planned_alive(v) || self.slower_class(v);
+        if !idle_owner || rest.end - rest.start >= self.occupancy[d] || self.slower_class(d) {
+            return package;
+        }
+        self.blocks[v].rest = rest.start..rest.start;
+        let (start, end) = (package.offset.min(rest.start), package.end().max(rest.end));
+        Package { offset: start, len: end - start }
     }
 
     /// A package stolen from another block's free end, if that ends the run sooner.
@@ -395,10 +443,11 @@ fn take(rest: &mut Range<u64>, len: u64, low: bool) -> Package {
     }
 }
 
-/// The bulk of a block of `len` groups for a device filling with `oc`: whole waves, in two
-/// packages when it holds four waves or more (the second can then be corrected).
-fn bulk(len: u64, keep: f64, oc: u64) -> Vec<u64> {
-    let waves = (len as f64 * BULK * keep * keep / oc as f64).floor() as u64;
+/// The bulk for a device filling with `oc`: [`BULK`] of `groups` (what it ran last launch from
+/// the end it starts at, scaled by the fraction of its block it ran) in whole waves, in two
+/// packages when that holds four waves or more (the second can then be corrected).
+fn bulk(groups: f64, oc: u64) -> Vec<u64> {
+    let waves = (groups * BULK / oc as f64).floor() as u64;
     match waves {
         0 => Vec::new(),
         1..=3 => vec![waves * oc],
@@ -452,8 +501,8 @@ impl Balancer for Learned {
                     Some(r) => r == 0,
                     None => true,
                 };
-                let len = p.span.end - p.span.start;
-                let bulk = bulk(len, p.keep, self.occupancy[d]);
+                let prefix = layout::held_run(&p.span, &owned[d], up) as f64;
+                let bulk = bulk(prefix * p.keep, self.occupancy[d]);
                 Block { rest: p.span.clone(), up, bulk, keep: p.keep }
             })
             .collect();
@@ -463,6 +512,7 @@ impl Balancer for Learned {
         let slowest = speeds.iter().copied().filter(|&s| s > 0.0).fold(f64::INFINITY, f64::min);
         self.learned = speeds.iter().map(|&s| if s > 0.0 { s } else { slowest }).collect();
         self.measured = vec![(0, 0.0); n];
+        self.last = vec![[0.0; 2]; n];
         self.alive = vec![true; n];
         self.running = vec![None; n];
         self.edges = vec![Vec::new(); n];
@@ -512,6 +562,7 @@ impl Balancer for Learned {
         if seconds.is_finite() && seconds > 0.0 {
             self.measured[d].0 += done.package.len;
             self.measured[d].1 += seconds;
+            self.last[d] = [done.package.len as f64 / seconds, self.last[d][0]];
         }
         if self.running[d].is_some_and(|(p, _)| p == done.package) {
             self.running[d] = None;

@@ -76,6 +76,20 @@ pub(super) fn overlap(span: &Range<u64>, owned: &[Range<u64>]) -> u64 {
     owned.iter().map(|r| r.end.min(span.end).saturating_sub(r.start.max(span.start))).sum()
 }
 
+/// Groups of `span` the device held in one run from its start (`up`) or from its end: where
+/// its bulk can go on measured ground.
+pub(super) fn held_run(span: &Range<u64>, owned: &[Range<u64>], up: bool) -> u64 {
+    let run = owned.iter().find(|r| match up {
+        true => r.start <= span.start && span.start < r.end,
+        false => r.start < span.end && span.end <= r.end,
+    });
+    match (run, up) {
+        (Some(r), true) => r.end.min(span.end) - span.start,
+        (Some(r), false) => span.end - r.start.max(span.start),
+        (None, _) => 0,
+    }
+}
+
 /// Mean position of what a device held, for ordering devices with no better clue.
 fn centroid(owned: &[Range<u64>]) -> f64 {
     let (mut weight, mut moment) = (0.0, 0.0);
@@ -224,6 +238,9 @@ mod tests {
     fn ranges_are_merged_and_clipped() {
         assert_eq!(merged(vec![5..8, 0..2, 2..4, 7..12, 20..30], 25), vec![0..4, 5..12, 20..25]);
         assert_eq!(overlap(&(3..10), &[0..4, 5..12]), 6);
+        assert_eq!(held_run(&(3..10), &[0..4, 5..12], true), 1);
+        assert_eq!(held_run(&(3..10), &[0..4, 5..12], false), 5);
+        assert_eq!(held_run(&(4..5), &[0..4, 5..12], true), 0);
         let mut seen = 0;
         permutations(&[0, 1, 2, 3], &mut |_| seen += 1);
         assert_eq!(seen, 24);
