@@ -334,10 +334,20 @@ impl Learned {
             // The region behaves as the history says: a larger part is safe.
             let as_before = block.keep >= 0.9 && cautious >= 0.9 * hist;
             // A slower device's overrun idles everyone, and its small packages see the cost of
-            // few groups, which varies most: it plans to end by a quarter of the time left.
-            let fair = if slow { fair / 4.0 } else { fair };
+            // few groups, which varies most: it plans with a margin, a quarter of the time left
+            // once its speeds have varied by more than a quarter (this launch's or against the
+            // history), else four fifths.
+            let seen = [last[0], last[1], hist].into_iter().filter(|&v| v > 0.0);
+            let (lo, hi) = seen.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+            let margin = if hi > 1.25 * lo { 4.0 } else { 1.25 };
+            let fair = if slow { fair / margin } else { fair };
             if slow && oc as f64 > fair * (1.0 + TAIL_SLACK) && others_run {
                 return Some(None);
+            }
+            // And it goes one wave at a time: a few groups' cost can be several times what
+            // the last few cost.
+            if slow {
+                return Some(Some(take(&mut block.rest, oc.min(left), block.up)));
             }
             // Below two fills, splitting only adds a package that costs a whole fill.
             let part = match (fair < 2.0 * oc as f64, as_before) {
