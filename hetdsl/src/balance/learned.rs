@@ -277,12 +277,14 @@ impl Learned {
         now + (pool as f64 + busy) / speed
     }
 
-    /// Many times slower than the fastest live device (as Sigmoid's [`SLOW_CLASS`]): only such
+    /// Many times slower than the fastest live device given a block (as Sigmoid's
+    /// [`SLOW_CLASS`]; any live device once none with a block is left): only such
     /// a device waits or keeps off others' blocks; between peers a lower speed says more about
     /// the groups each ran than about the device.
     fn slower_class(&self, d: usize) -> bool {
+        let any_planned = self.any_planned();
         let fastest = (0..self.alive.len())
-            .filter(|&t| self.alive[t])
+            .filter(|&t| self.alive[t] && (self.planned[t] || !any_planned))
             .map(|t| self.speed(t))
             .fold(0.0, f64::max);
         self.speed(d) * SLOW_CLASS < fastest
@@ -536,6 +538,9 @@ impl Balancer for Learned {
         if !self.alive.get(device).copied().unwrap_or(false) {
             return Next::Done;
         }
+        // A device that asks runs nothing (its last package may have lost to a back-up copy,
+        // which the balancer never hears of under this device).
+        self.running[device] = None;
         let planned = self.planned[device];
         let package = match (planned, self.any_planned()) {
             (true, _) => match self.own(device, now) {
@@ -574,8 +579,11 @@ impl Balancer for Learned {
             self.measured[d].1 += seconds;
             self.last[d] = [done.package.len as f64 / seconds, self.last[d][0]];
         }
-        if self.running[d].is_some_and(|(p, _)| p == done.package) {
-            self.running[d] = None;
+        // The copy that won a back-up ends the package on both devices.
+        for slot in &mut self.running {
+            if slot.is_some_and(|(p, _)| p == done.package) {
+                *slot = None;
+            }
         }
     }
 
