@@ -46,14 +46,14 @@
 //! nothing to learn from. Build it with [`Learned::new`] from a [`History`], typically
 //! [`History::from_report`] of the previous launch (or a saved one, [`History::load`]).
 
-use std::ops::Range;
-use std::path::Path;
-
 use super::{check_setup, Balancer, Completion, Next, Package, Setup, Sigmoid, SLOW_CLASS};
-use crate::error::{Error, Result};
-use crate::report::Report;
+use crate::error::Result;
+use std::ops::Range;
 
+mod history;
 mod layout;
+
+pub use history::{DeviceHistory, History, Ran};
 
 /// Fraction of a device's block run as its bulk when it held the whole block last launch.
 const BULK: f64 = 0.9;
@@ -65,114 +65,6 @@ const MIN_TAIL: f64 = 0.01;
 /// A device whose one fill would end this much past the common end waits instead, while
 /// others run: they can take its groups sooner.
 const TAIL_SLACK: f64 = 0.05;
-
-/// What the previous launch measured, per device. Serialisable, so a session can keep it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct History {
-    /// Balancing units of the launch it came from.
-    pub total_groups: u64,
-    pub devices: Vec<DeviceHistory>,
-}
-
-/// One device's part of a [`History`].
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct DeviceHistory {
-    /// Work-groups per second over its packages; 0 when unknown or the device was lost.
-    pub speed: f64,
-    /// The groups whose output it produced (merged), as sorted, merged ranges.
-    pub owned: Vec<Range<u64>>,
-}
-
-/// One package of a finished launch, as [`History::from_runs`] reads it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Ran {
-    pub device: usize,
-    pub package: Package,
-    /// Seconds the device computed it (kernel time, or the host span without one).
-    pub seconds: f64,
-    /// Its output is the one kept (not the losing copy of a back-up or re-run).
-    pub merged: bool,
-}
-
-impl History {
-    /// The history of a launch from its report: per device, work-groups per second of kernel
-    /// time over every package it completed (the host span where the device gave no kernel
-    /// time), and the groups of its merged packages. A device that faulted gets speed 0.
-    pub fn from_report(report: &Report) -> History {
-        let runs = report.trace.iter().map(|t| Ran {
-            device: t.device,
-            package: t.package,
-            seconds: t.kernel_seconds.filter(|s| *s > 0.0).unwrap_or(t.host_end - t.host_start),
-            merged: t.merged,
-        });
-        let mut h = History::from_runs(report.total_groups, report.devices.len(), runs);
-        for d in report.devices.iter().filter(|d| d.fault.is_some()) {
-            if let Some(dh) = h.devices.get_mut(d.index) {
-                dh.speed = 0.0;
-            }
-        }
-        h
-    }
-
-    /// The history of `devices` devices over `total_groups` from the packages they ran.
-    /// Packages of a device outside `0..devices` are ignored.
-    pub fn from_runs(
-        total_groups: u64,
-        devices: usize,
-        runs: impl IntoIterator<Item = Ran>,
-    ) -> History {
-        let mut groups = vec![(0u64, 0.0f64); devices];
-        let mut owned = vec![Vec::new(); devices];
-        for r in runs.into_iter().filter(|r| r.device < devices) {
-            if r.seconds.is_finite() && r.seconds > 0.0 {
-                groups[r.device].0 += r.package.len;
-                groups[r.device].1 += r.seconds;
-            }
-            if r.merged {
-                owned[r.device].push(r.package.offset..r.package.end());
-            }
-        }
-        let devices = groups
-            .into_iter()
-            .zip(owned)
-            .map(|((g, s), owned)| DeviceHistory {
-                speed: if s > 0.0 { g as f64 / s } else { 0.0 },
-                owned: layout::merged(owned, total_groups),
-            })
-            .collect();
-        History { total_groups, devices }
-    }
-
-    /// Work-groups that `next` places on another device than this history did: what a launch
-    /// planned from this history moved (groups neither history places are not counted).
-    pub fn moved(&self, next: &History) -> u64 {
-        next.devices
-            .iter()
-            .enumerate()
-            .map(|(d, n)| {
-                let before = self.devices.get(d).map_or(&[][..], |h| &h.owned[..]);
-                n.owned.iter().map(|r| (r.end - r.start) - layout::overlap(r, before)).sum::<u64>()
-            })
-            .sum()
-    }
-
-    /// Write the history as JSON (for a cache kept between processes).
-    pub fn save(&self, path: &Path) -> Result<()> {
-        let text = serde_json::to_string_pretty(self).map_err(|e| io_error(path, e))?;
-        std::fs::write(path, text).map_err(|e| io_error(path, e))
-    }
-
-    /// Read a history written by [`History::save`]. A missing or unreadable file is an
-    /// [`Error::Io`] naming it.
-    pub fn load(path: &Path) -> Result<History> {
-        let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
-        serde_json::from_str(&text).map_err(|e| io_error(path, format!("not a history: {e}")))
-    }
-}
-
-fn io_error(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Io { path: path.display().to_string(), reason: e.to_string() }
-}
 
 /// One device's block and what is left of it.
 #[derive(Debug, Clone, PartialEq)]
