@@ -237,6 +237,8 @@ fn linear_two_point() {
 /// A history for `case`: what a first launch under the default balancer left (as a session
 /// would keep it), then perturbed: speeds scaled at random, a device's speed lost, owned ranges
 /// scrambled, or a history of another size or device count (the balancer must fall back).
+// An owned list of one range is what is meant here.
+#[allow(clippy::single_range_in_vec_init)]
 fn random_history(case: &Case, g: &mut SplitMix64) -> History {
     let total = case.work.total_groups();
     let first = SimOptions { seed: case.seed ^ 1, loss: None, backups: false };

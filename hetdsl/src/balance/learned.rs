@@ -12,31 +12,53 @@
 //! # The plan (at `start`)
 //! From a [`History`] (per device: its speed in work-groups per second and the ranges it ran):
 //! 1. **Shares ∝ speed.** Lost or unmeasured devices (speed 0) get nothing, nor does a device
-//!    whose occupancy-bound package alone would end after the others finish everything.
-//! 2. **One block per device, where it was.** Blocks are laid end to end in the order that keeps
-//!    the most groups on the device that held them (all orders of up to 6 devices are tried,
-//!    more are ordered by where their groups lay). With unchanged speeds every device gets
-//!    exactly its old block; a speed change moves only block boundaries, by what it requires.
-//!    A first relaunch after Sigmoid's scattered packages gathers each device's groups once.
-//! 3. **Bulk, then a tail.** A device first runs the front of its block (from the end it shares
-//!    with nobody, see below) in one or two packages of whole occupancy waves: 90 % of the
-//!    block times the fraction of the block it held last launch, since its speed was measured
-//!    there and applies less to groups it never ran (a cost profile that rises along the range
-//!    makes a moved block cost more or less than the speed says). The second bulk package
-//!    shrinks if the first ran slower than the history promised.
+//!    whose occupancy-bound package would end after the others finish everything without it
+//!    (a package below the bound takes as long as a full one).
+//! 2. **A slower device gets whole waves.** A device many times slower than the fastest (as
+//!    Sigmoid's `SLOW_CLASS`) cannot be helped once it holds a package and its overrun idles
+//!    everyone: its share is cut to the whole occupancy waves of 90 % of it, the rest going to
+//!    the faster devices.
+//! 3. **One block per device, where it was.** Blocks are laid end to end in the order that keeps
+//!    the most device time (groups over speed) on groups the device ran before: all orders of up
+//!    to 6 devices are tried, more are ordered by where their groups lay. Time, not groups: a
+//!    slow device's speed is the one least sure to hold on groups it never ran. With unchanged
+//!    speeds every device gets exactly its old block; a speed change moves only block
+//!    boundaries. A first relaunch after Sigmoid's scattered packages gathers each device's
+//!    groups once.
+//! 4. **Bulk on measured ground.** A device first runs, from the end it starts at, 90 % of the
+//!    groups it held there in one run last launch (scaled by the fraction of its block it held),
+//!    in whole occupancy waves, as one package or two from four waves on. Its speed was measured
+//!    on those groups; a cost that varies along the range (Mandelbrot's band, RAP's rising cost)
+//!    makes groups it never ran cost more or less than the speed says.
 //!
 //! # The tail (dynamic, absorbs a change in cost)
 //! Devices are paired along the range, (0, 1), (2, 3), ...: the first of a pair takes its block
 //! upward from its start, the second downward from its end, so each pair's unassigned groups
 //! form one interval at their shared boundary; an unpaired last device takes its block downward
-//! so its free end meets its left neighbour. After its bulk a device halves what is left of its
-//! own block (never below its occupancy bound), then steals from the free end of another
-//! block: a block whose device is lost first, else its neighbour's (the boundary it shares), else
-//! the block that would end last; it steals only when that ends the run sooner, by half the
-//! amount that would make both end together. So ownership moves at block boundaries and
-//! by what the measured speeds require. A device given no share (too slow or unknown) gets
-//! [`Next::Done`] while a device with one is alive, and otherwise steals like the rest, so the
-//! run ends even if all planned devices are lost.
+//! so its free end meets its left neighbour.
+//! - Every later package is sized from the common end E: when the run would end if the work left
+//!   (and what running packages still have to do) were spread by speed. The second bulk package
+//!   is cut to 90 % of what the device would do by E (the others may run faster than the
+//!   history says), and shrinks if the first ran slower than promised.
+//! - A tail package is half of what the device would do by E, three quarters where it runs its
+//!   own old groups at its old speed, all of it below two fills (splitting then only adds a
+//!   package that costs a fill); never below its occupancy bound nor 1 % of the run so far at
+//!   its speed (Sigmoid's imbalance bound). The speed is the lowest of this launch's mean and
+//!   the last package's, and where the last two packages slowed down, it is expected to slow
+//!   as much again (a cost that rises along the block).
+//! - A slower device goes one wave at a time, planning to end by E with a margin (×1.25, or ×4
+//!   once its speeds vary by more than a quarter); if even one wave would not, it waits while
+//!   others run. A crumb of its block next to a faster device's last package (less than that
+//!   device's fill) is run in that package.
+//! - With its block done, a device steals from the free end of another block: a lost device's
+//!   first, else its neighbour's (at the boundary it shares), else the block that would end
+//!   last; only when that ends the run sooner (by more than 0.2 % of the time so far: moving
+//!   resident groups for a gain inside the jitter is not worth it), by half the amount that
+//!   would make both end together. A slower device steals only from lost devices.
+//!
+//! So ownership moves at block boundaries, by what the measured speeds require. A device given
+//! no share (too slow or unknown) gets [`Next::Done`] while a device with one is alive, and
+//! otherwise steals like the rest, so the run ends even if all planned devices are lost.
 //!
 //! When the history does not fit the launch (another size or device count, or no usable speed)
 //! the balancer behaves exactly like the default, guarded Sigmoid, and calls itself

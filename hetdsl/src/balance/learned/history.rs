@@ -117,6 +117,8 @@ fn io_error(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Io { path: path.display().to_string(), reason: e.to_string() }
 }
 
+// Owned ranges are lists of ranges; a list of one range is what these tests mean.
+#[allow(clippy::single_range_in_vec_init)]
 #[cfg(test)]
 mod tests {
     use super::*;
