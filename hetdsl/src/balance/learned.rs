@@ -46,9 +46,9 @@
 //!   its speed (Sigmoid's imbalance bound). The speed is the lowest of this launch's mean and
 //!   the last package's, and where the last two packages slowed down, it is expected to slow
 //!   as much again (a cost that rises along the block).
-//! - A slower device goes one wave at a time, planning to end by E with a margin (×1.25, or ×4
-//!   once its speeds vary by more than a quarter); if even one wave would not, it waits while
-//!   others run. A crumb of its block next to a faster device's last package (less than that
+//! - A slower device plans to end by E with a margin (×1.25, or ×4 once its speeds vary by more
+//!   than a quarter) and takes half of that at a time in whole waves; if even one wave would not
+//!   end in time, it waits while others run. A crumb of its block next to a faster device's last package (less than that
 //!   device's fill) is run in that package.
 //! - With its block done, a device steals from the free end of another block: a lost device's
 //!   first, else its neighbour's (at the boundary it shares), else the block that would end
@@ -260,10 +260,13 @@ impl Learned {
             if slow && oc as f64 > fair * (1.0 + TAIL_SLACK) && others_run {
                 return Some(None);
             }
-            // And it goes one wave at a time: a few groups' cost can be several times what
-            // the last few cost.
+            // And it goes half of that at a time, in whole waves: a few groups' cost can be
+            // several times what the last few cost.
             if slow {
-                return Some(Some(take(&mut block.rest, oc.min(left), block.up)));
+                let waves = ((fair / 2.0 / oc as f64) as u64).max(1);
+                let least = (MIN_TAIL * now * cautious) as u64;
+                let len = (waves * oc).max(least).min(left);
+                return Some(Some(take(&mut block.rest, len, block.up)));
             }
             // Below two fills, splitting only adds a package that costs a whole fill.
             let part = match (fair < 2.0 * oc as f64, as_before) {
