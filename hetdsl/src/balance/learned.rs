@@ -41,7 +41,7 @@
 //!   is cut to 90 % of what the device would do by E (the others may run faster than the
 //!   history says), and shrinks if the first ran slower than promised.
 //! - A tail package is half of what the device would do by E, three quarters where it runs its
-//!   own old groups at its old speed, all of it below two fills (splitting then only adds a
+//!   own old groups at its old speed, a quarter where most of its block is new to it, all of it below two fills (splitting then only adds a
 //!   package that costs a fill); never below its occupancy bound nor 1 % of the run so far at
 //!   its speed (Sigmoid's imbalance bound). The speed is the lowest of this launch's mean and
 //!   the last package's, and where the last two packages slowed down, it is expected to slow
@@ -269,10 +269,12 @@ impl Learned {
                 return Some(Some(take(&mut block.rest, len, block.up)));
             }
             // Below two fills, splitting only adds a package that costs a whole fill.
-            let part = match (fair < 2.0 * oc as f64, as_before) {
-                (true, _) => 1.0,
-                (false, true) => 0.75,
-                (false, false) => 0.5,
+            let part = match (fair < 2.0 * oc as f64, as_before, block.keep >= 0.5) {
+                (true, _, _) => 1.0,
+                (false, true, _) => 0.75,
+                (false, false, true) => 0.5,
+                // Mostly groups it never ran: their cost is anyone's guess.
+                (false, false, false) => 0.25,
             };
             // Nor below MIN_TAIL of the time so far at its speed (Sigmoid's imbalance bound
             // p·t·S): shorter packages only add their overhead.
