@@ -3,11 +3,16 @@
 //! ```text
 //! cargo run --release --example simulate -- [--scenario batel|hydra|desktop|h200|all]
 //!     [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace]
-//!     [--backups] [--waves] [--machine TEXT]
+//!     [--backups] [--waves] [--machine TEXT] [--relaunch N]
 //! ```
 //!
 //! `--help` lists every flag with its default. `--plots DIR` writes one plot per simulated run
 //! (`--plot-format svg|png`).
+//!
+//! `--relaunch N` simulates an iterative application instead: per case, a first launch under
+//! the first `--balancer` (default `sigmoid`), then N-1 launches under `Learned`, each from the
+//! previous launch's history, and prints each launch's efficiency and the share of the
+//! work-groups that changed device from the launch before.
 //!
 //! `--backups` adds the engine's speculative back-ups of stragglers (on by default in the
 //! engine); without it the balancers are compared alone.
@@ -76,6 +81,10 @@ struct Args {
     /// Format of the `--plots` files.
     #[arg(long, default_value = "svg", value_name = "svg|png")]
     plot_format: PlotFormat,
+    /// Simulate N launches of each case: the first under the first balancer, then N-1 learned
+    /// from the launch before [default: off]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
+    relaunch: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
@@ -95,7 +104,9 @@ fn parse_args() -> Args {
     {
         args.scenarios = SCENARIOS.iter().map(|s| s.to_string()).collect();
     }
-    if args.balancers.is_empty() {
+    if args.balancers.is_empty() && args.relaunch.is_some() {
+        args.balancers = vec!["sigmoid".parse().expect("the default balancer's name parses")];
+    } else if args.balancers.is_empty() {
         args.balancers =
             NAMES.iter().map(|n| n.parse().expect("every listed name parses")).collect();
     }
@@ -187,6 +198,36 @@ fn record(case: &Case, spec: &BalancerSpec, r: &SimResult) -> serde_json::Value 
     })
 }
 
+/// The iterative mode: per case, each launch's efficiency and the work-groups that moved.
+fn relaunch(name: &str, cases: &[&Case], args: &Args, launches: usize) -> Result<(), String> {
+    let first = &args.balancers[0];
+    let options =
+        SimOptions { seed: args.seed, loss: None, backups: args.backups, waves: args.waves };
+    let mut header = format!("{:<16} {:>8}", "kernel", first.to_string());
+    for i in 2..=launches {
+        header += &format!(" {:>9} {:>7}", format!("learned{i}"), "moved");
+    }
+    println!("{header}");
+    for case in cases {
+        let launches = case
+            .relaunch(first, launches, &options)
+            .map_err(|e| format!("{name} / {}: {e}", case.kernel))?;
+        if args.trace {
+            for (i, l) in launches.iter().enumerate() {
+                print_trace(case, &format!("launch {}: {}", i + 1, l.result.balancer), &l.result);
+            }
+        }
+        let mut line = format!("{:<16} {:>8.3}", case.kernel, launches[0].result.efficiency);
+        for pair in launches.windows(2) {
+            let moved = pair[0].history.moved(&pair[1].history) as f64 / case.total_groups as f64;
+            line += &format!(" {:>9.3} {:>6.1}%", pair[1].result.efficiency, moved * 100.0);
+        }
+        println!("{line}");
+    }
+    println!();
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args = parse_args();
     hetdsl_samples::harness::init_tracing();
@@ -235,6 +276,13 @@ fn main() -> ExitCode {
         }
         for (machine, cases) in machines {
             progress.suspend(|| println!("== {name}: {machine} =="));
+            if let Some(n) = args.relaunch {
+                if let Err(e) = relaunch(name, &cases, &args, n as usize) {
+                    eprintln!("{e}");
+                    return ExitCode::FAILURE;
+                }
+                continue;
+            }
             let kernels: Vec<String> = cases.iter().map(|c| c.kernel.clone()).collect();
             let (mut packages, mut balance, mut efficiency) =
                 (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
