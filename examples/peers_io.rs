@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use hetdsl::Runtime;
-use hetdsl_samples::harness::cli::parse_flags;
+use clap::Parser;
 use hetdsl_samples::samples::{
     binomial, bm3d, check, check_indices, gaussian, mandelbrot, nbody, rap, raytrace, Size,
 };
@@ -441,16 +441,34 @@ fn ray(
     f.finish()
 }
 
+/// Inputs and CPU references for the peers' drivers, or the summary of a peers run.
+#[derive(Debug, Parser)]
+#[command(name = "peers_io")]
+struct Args {
+    /// Problem size.
+    #[arg(long, default_value = "small", value_name = "small|paper")]
+    size: Size,
+    /// Folder to write the kernels' inputs and references into (required unless --summarize)
+    #[arg(long, value_name = "DIR", required_unless_present = "summarize")]
+    out: Option<PathBuf>,
+    /// Comma-separated kernels, or `all`.
+    #[arg(long, default_value = "all", value_name = "LIST")]
+    kernels: String,
+    /// Summarize what scripts/peers-run.sh left in DIR instead [default: none]
+    #[arg(long, value_name = "DIR")]
+    summarize: Option<PathBuf>,
+}
+
 fn run() -> Result<(), String> {
-    let flags = parse_flags(std::env::args().skip(1), &["size", "out", "kernels", "summarize"])?;
-    if let Some(dir) = flags.get("summarize") {
-        return summarize(Path::new(dir));
+    let args = Args::parse();
+    if let Some(dir) = &args.summarize {
+        return summarize(dir);
     }
-    let size: Size = flags.get("size").map_or(Ok(Size::Small), |s| s.parse())?;
-    let root = PathBuf::from(flags.get("out").ok_or("--out DIR is required")?);
-    let kernels: Vec<&str> = match flags.get("kernels").map(String::as_str) {
-        None | Some("all") => KERNELS.to_vec(),
-        Some(list) => list.split(',').collect(),
+    let size = args.size;
+    let root = args.out.clone().ok_or("--out DIR is required")?;
+    let kernels: Vec<&str> = match args.kernels.as_str() {
+        "all" => KERNELS.to_vec(),
+        list => list.split(',').collect(),
     };
     // The samples build their kernels on construction: any OpenCL device will do.
     let rt = Runtime::new().map_err(|e| e.to_string())?;
