@@ -59,7 +59,11 @@ impl Cluster {
     /// ranks can agree on an outcome, e.g. before exiting with the same status.
     pub fn all_agree(&self, ok: bool) -> bool {
         let mut all = 0i32;
-        self.world.all_reduce_into(&i32::from(ok), &mut all, mpi::collective::SystemOperation::min());
+        self.world.all_reduce_into(
+            &i32::from(ok),
+            &mut all,
+            mpi::collective::SystemOperation::min(),
+        );
         all == 1
     }
 
@@ -119,9 +123,7 @@ fn bytes_of<T: Pod>(s: &[T]) -> &[u8] {
 fn bytes_of_mut<T: Pod>(s: &mut [T]) -> &mut [u8] {
     // SAFETY: as above, and any bytes written through the result are a valid `T` (`Pod`);
     // the mutable borrow of `s` is held by the result, so nothing else aliases it.
-    unsafe {
-        std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(s))
-    }
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
 }
 
 impl<'a> ClusterLaunch<'a> {
@@ -137,7 +139,13 @@ impl<'a> ClusterLaunch<'a> {
         self
     }
 
-    fn buffer<T: Pod>(mut self, kind: ArgKind, len: usize, pattern: Pattern, b: HostBuf<'a>) -> Self {
+    fn buffer<T: Pod>(
+        mut self,
+        kind: ArgKind,
+        len: usize,
+        pattern: Pattern,
+        b: HostBuf<'a>,
+    ) -> Self {
         let (elem, len) = (size_of::<T>() as u64, len as u64);
         self.spec.args.push(ArgSpec { kind, elem, len, pattern: Some(pattern), value: Vec::new() });
         self.host.push(b);
@@ -185,14 +193,18 @@ impl<'a> ClusterLaunch<'a> {
         self.plain(ArgKind::LocalPerItem, bytes.to_le_bytes().to_vec())
     }
 
-    /// The balancer across ranks (rank 0's is used; default Sigmoid).
+    /// The balancer across ranks (rank 0's is used; default
+    /// [`crate::hier::default_rank_balancer`], Sigmoid).
     pub fn balancer(mut self, balancer: Box<dyn Balancer>) -> Self {
         self.balancer = Some(balancer);
         self
     }
 
     /// Makes each node's balancer, one per range (default Sigmoid).
-    pub fn node_balancer(mut self, make: impl Fn() -> Box<dyn Balancer> + Send + Sync + 'static) -> Self {
+    pub fn node_balancer(
+        mut self,
+        make: impl Fn() -> Box<dyn Balancer> + Send + Sync + 'static,
+    ) -> Self {
         self.node_balancer = Arc::new(make);
         self
     }

@@ -21,6 +21,7 @@
 
 pub mod hier;
 pub mod report;
+pub mod scenario;
 pub mod sim;
 pub mod spec;
 pub mod wire;

@@ -62,7 +62,15 @@ impl<'p> Node<'p> {
             .iter()
             .map(|a| if a.kind.is_buffer() { vec![0u8; a.bytes() as usize] } else { Vec::new() })
             .collect();
-        Node { program, spec, buffers, balancer, faults: Vec::new(), warm: false, devices: Vec::new() }
+        Node {
+            program,
+            spec,
+            buffers,
+            balancer,
+            faults: Vec::new(),
+            warm: false,
+            devices: Vec::new(),
+        }
     }
 
     /// Faults injected into every range this node runs (testing).

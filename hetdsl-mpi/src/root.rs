@@ -46,7 +46,8 @@ impl<'a> Root<'_, 'a> {
         whole: u64,
     ) -> Result<ClusterReport> {
         let n = joined.len();
-        let names = joined.iter().enumerate().map(|(r, j)| format!("rank {r} @ {}", j.host)).collect();
+        let names =
+            joined.iter().enumerate().map(|(r, j)| format!("rank {r} @ {}", j.host)).collect();
         let profiles = joined.iter().map(|j| j.profile.clone()).collect();
         let balancer = launch.balancer.take_or_default();
         let (total, _) = launch.spec.units()?;
@@ -55,10 +56,7 @@ impl<'a> Root<'_, 'a> {
         let reports = joined
             .iter()
             .enumerate()
-            .map(|(r, j)| RankReport {
-                bytes_sent: whole,
-                ..rank_report(&[], r, &j.host)
-            })
+            .map(|(r, j)| RankReport { bytes_sent: whole, ..rank_report(&[], r, &j.host) })
             .collect();
         let (to_local, local_rx) = mpsc::channel();
         let (local_tx, from_local) = mpsc::channel();
@@ -150,7 +148,11 @@ impl<'a> Root<'_, 'a> {
             return Ok(());
         }
         let bytes = msg.encode();
-        self.launch.cluster.world.process_at_rank(r as i32).send_with_tag(sendable(&bytes)?, self.tag);
+        self.launch
+            .cluster
+            .world
+            .process_at_rank(r as i32)
+            .send_with_tag(sendable(&bytes)?, self.tag);
         Ok(())
     }
 
@@ -195,7 +197,10 @@ impl<'a> Root<'_, 'a> {
                 "rank {r} refused the launch: {}",
                 reason().unwrap_or_default()
             ))),
-            Kind::Failed => self.lose(r, format!("every device failed: {}", reason().unwrap_or_default())),
+            Kind::Failed => self.lose(
+                r,
+                format!("its node could not run a range: {}", reason().unwrap_or_default()),
+            ),
             // A rank dropped early summarises while the others still run.
             Kind::Summary => {
                 self.summarised(r, &msg);
@@ -256,7 +261,8 @@ impl<'a> Root<'_, 'a> {
     /// Every other rank's summary (its devices); a rank the watchdog dropped gets a short wait.
     fn collect_summaries(&mut self) {
         let world = &self.launch.cluster.world;
-        let waiting: Vec<usize> = (1..self.stopped.len()).filter(|r| !self.summarised[*r]).collect();
+        let waiting: Vec<usize> =
+            (1..self.stopped.len()).filter(|r| !self.summarised[*r]).collect();
         for r in waiting {
             let deadline = Instant::now() + DROPPED_SUMMARY_WAIT;
             loop {
@@ -307,6 +313,6 @@ trait TakeOrDefault {
 
 impl TakeOrDefault for Option<Box<dyn hetdsl::Balancer>> {
     fn take_or_default(&mut self) -> Box<dyn hetdsl::Balancer> {
-        self.take().unwrap_or_else(hetdsl::balance::default_balancer)
+        self.take().unwrap_or_else(crate::hier::default_rank_balancer)
     }
 }

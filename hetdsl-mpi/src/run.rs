@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use mpi::topology::SimpleCommunicator;
 use mpi::point_to_point::MatchedReceiveVec;
+use mpi::topology::SimpleCommunicator;
 use mpi::traits::Root as _;
 use mpi::traits::*;
 

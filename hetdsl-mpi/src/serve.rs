@@ -58,7 +58,10 @@ pub struct ChannelLink {
 impl Link for ChannelLink {
     fn recv(&mut self) -> Result<Msg> {
         // Rank 0 gone means the run is over for this node too.
-        Ok(self.from_root.recv().unwrap_or_else(|_| Msg::new(Kind::Stop, hetdsl::Package { offset: 0, len: 0 })))
+        Ok(self
+            .from_root
+            .recv()
+            .unwrap_or_else(|_| Msg::new(Kind::Stop, hetdsl::Package { offset: 0, len: 0 })))
     }
     fn send(&mut self, msg: Msg) -> Result<()> {
         // Rank 0 stopped listening (the run ended with an error): nothing to tell.

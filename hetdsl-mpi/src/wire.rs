@@ -44,7 +44,8 @@ impl Msg {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(40 + self.parts.iter().map(|p| p.len() + 8).sum::<usize>());
+        let mut out =
+            Vec::with_capacity(40 + self.parts.iter().map(|p| p.len() + 8).sum::<usize>());
         out.push(self.kind as u8);
         out.push(self.flag as u8);
         out.extend_from_slice(&self.package.offset.to_le_bytes());

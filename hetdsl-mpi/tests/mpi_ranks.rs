@@ -48,14 +48,20 @@ fn main() -> ExitCode {
         let ok = cluster.all_agree(outcome.is_ok());
         if cluster.rank() == 0 || outcome.is_err() {
             match &outcome {
-                Ok(()) => println!("test {name} ... {}", if ok { "ok" } else { "FAILED elsewhere" }),
+                Ok(()) => {
+                    println!("test {name} ... {}", if ok { "ok" } else { "FAILED elsewhere" })
+                }
                 Err(e) => println!("test {name} ... FAILED on rank {}: {e}", cluster.rank()),
             }
         }
         failed += usize::from(!ok);
     }
     if cluster.rank() == 0 {
-        println!("test result: {}. {} passed; {failed} failed", if failed == 0 { "ok" } else { "FAILED" }, total - failed);
+        println!(
+            "test result: {}. {} passed; {failed} failed",
+            if failed == 0 { "ok" } else { "FAILED" },
+            total - failed
+        );
     }
     if failed == 0 {
         ExitCode::SUCCESS
@@ -65,7 +71,8 @@ fn main() -> ExitCode {
 }
 
 fn build() -> hetdsl::Result<Program> {
-    let source = KernelSource::from_text("cluster_tests.cl", include_str!("../kernels/cluster_tests.cl"));
+    let source =
+        KernelSource::from_text("cluster_tests.cl", include_str!("../kernels/cluster_tests.cl"));
     Runtime::new()?.program(&source)
 }
 
@@ -81,10 +88,21 @@ fn check_report(cluster: &Cluster, r: &ClusterReport) -> Outcome {
     if r.ranks.len() != cluster.size() {
         return Err(format!("{} ranks reported, {} in the job", r.ranks.len(), cluster.size()));
     }
+    if std::env::var_os("MPI_RANKS_VERBOSE").is_some() {
+        print!("{}", r.table());
+    }
+    // Each case is large enough for every rank to get a range: the data really moves.
+    if let Some(idle) = r.ranks.iter().find(|k| k.fault.is_none() && k.packages.is_empty()) {
+        return Err(format!("rank {} ran nothing:\n{}", idle.rank, r.table()));
+    }
     for rank in &r.ranks {
         let prefix = format!("r{}@{}: ", rank.rank, rank.host);
         if rank.fault.is_none() && !rank.devices.iter().all(|d| d.name.starts_with(&prefix)) {
-            return Err(format!("rank {}'s devices are not named by rank and host:\n{}", rank.rank, r.table()));
+            return Err(format!(
+                "rank {}'s devices are not named by rank and host:\n{}",
+                rank.rank,
+                r.table()
+            ));
         }
     }
     Ok(())
@@ -93,7 +111,8 @@ fn check_report(cluster: &Cluster, r: &ClusterReport) -> Outcome {
 fn saxpy(cluster: &Cluster, program: &Program) -> Outcome {
     let n = 1 << 16;
     let root = cluster.rank() == 0;
-    let x: Vec<f32> = if root { (0..n).map(|i| (i % 1000) as f32 * 0.001).collect() } else { Vec::new() };
+    let x: Vec<f32> =
+        if root { (0..n).map(|i| (i % 1000) as f32 * 0.001).collect() } else { Vec::new() };
     let y0: Vec<f32> = if root { (0..n).map(|i| (i % 77) as f32).collect() } else { Vec::new() };
     let mut y = y0.clone();
     let report = cluster
@@ -117,7 +136,10 @@ fn saxpy(cluster: &Cluster, program: &Program) -> Outcome {
             let units: u64 = r.packages.iter().map(|p| p.len).sum();
             let expected = units * 64 * 4;
             if r.bytes_sent != 2 * expected || r.bytes_received != expected {
-                return Err(format!("rank {} moved {}/{} bytes for {units} units", r.rank, r.bytes_sent, r.bytes_received));
+                return Err(format!(
+                    "rank {} moved {}/{} bytes for {units} units",
+                    r.rank, r.bytes_sent, r.bytes_received
+                ));
             }
         }
     }
@@ -145,7 +167,7 @@ fn mandelbrot_reference(width: usize, height: usize, max: u32) -> Vec<u32> {
 }
 
 fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
-    let (width, height, max) = (256, 192, 200u32);
+    let (width, height, max) = (256, 768, 200u32);
     let root = cluster.rank() == 0;
     let mut counts = vec![0u32; if root { width * height } else { 0 }];
     let report = cluster
@@ -172,8 +194,16 @@ fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
 fn whole(cluster: &Cluster, program: &Program) -> Outcome {
     let (n, t) = (1 << 14, 300usize);
     let root = cluster.rank() == 0;
-    let table: Vec<u32> = if root { (0..t as u32).map(|j| j.wrapping_mul(2654435761) >> 7).collect() } else { Vec::new() };
-    let x: Vec<u32> = if root { (0..n as u32).map(|i| i.wrapping_mul(40503) % 1009).collect() } else { Vec::new() };
+    let table: Vec<u32> = if root {
+        (0..t as u32).map(|j| j.wrapping_mul(2654435761) >> 7).collect()
+    } else {
+        Vec::new()
+    };
+    let x: Vec<u32> = if root {
+        (0..n as u32).map(|i| i.wrapping_mul(40503) % 1009).collect()
+    } else {
+        Vec::new()
+    };
     let mut out = vec![0u32; if root { n } else { 0 }];
     let report = cluster
         .launch(program, "weigh")
@@ -188,7 +218,9 @@ fn whole(cluster: &Cluster, program: &Program) -> Outcome {
     check_report(cluster, &report)?;
     if root {
         for i in 0..n {
-            let expected = (0..t as u32).fold(0u32, |acc, j| acc.wrapping_add(table[j as usize].wrapping_mul((x[i] + j) % 13)));
+            let expected = (0..t as u32).fold(0u32, |acc, j| {
+                acc.wrapping_add(table[j as usize].wrapping_mul((x[i] + j) % 13))
+            });
             if out[i] != expected {
                 return Err(format!("out[{i}] = {}, expected {expected}", out[i]));
             }
@@ -197,7 +229,10 @@ fn whole(cluster: &Cluster, program: &Program) -> Outcome {
         for r in &report.ranks {
             let units: u64 = r.packages.iter().map(|p| p.len).sum();
             if r.bytes_sent != (t * 4) as u64 + units * 64 * 4 {
-                return Err(format!("rank {} was sent {} bytes for {units} units", r.rank, r.bytes_sent));
+                return Err(format!(
+                    "rank {} was sent {} bytes for {units} units",
+                    r.rank, r.bytes_sent
+                ));
             }
         }
     }
@@ -227,7 +262,9 @@ fn failing_rank(cluster: &Cluster, program: &Program) -> Outcome {
     let report = launch.run().map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        if let Some(i) = (0..n).find(|&i| y[i] != 3.0 * x[i] + 1.0 && y[i] != 3f32.mul_add(x[i], 1.0)) {
+        if let Some(i) =
+            (0..n).find(|&i| y[i] != 3.0 * x[i] + 1.0 && y[i] != 3f32.mul_add(x[i], 1.0))
+        {
             return Err(format!("y[{i}] = {}, expected {}", y[i], 3.0 * x[i] + 1.0));
         }
         let lost = &report.ranks[last];
@@ -235,7 +272,10 @@ fn failing_rank(cluster: &Cluster, program: &Program) -> Outcome {
             return Err(format!("rank {last} was not dropped:\n{}", report.table()));
         }
         if report.faults.iter().all(|(r, _, _)| *r != last) {
-            return Err(format!("rank {last}'s range is not listed as re-run:\n{}", report.table()));
+            return Err(format!(
+                "rank {last}'s range is not listed as re-run:\n{}",
+                report.table()
+            ));
         }
     }
     Ok(())
