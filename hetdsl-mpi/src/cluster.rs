@@ -243,17 +243,9 @@ pub(crate) struct MpiLink<'c> {
     pub(crate) tag: i32,
 }
 
-/// MPI counts are C `int`s: one message holds at most this many bytes.
+/// The bytes of one message, if MPI can send them in one.
 pub(crate) fn sendable(bytes: &[u8]) -> Result<&[u8]> {
-    if bytes.len() > i32::MAX as usize {
-        return Err(Error::BadConfig(format!(
-            "a message of {} bytes is over MPI's limit of {} per message: use smaller ranges \
-             (more ranks) or split the launch",
-            bytes.len(),
-            i32::MAX
-        )));
-    }
-    Ok(bytes)
+    crate::wire::fits_one_message(bytes.len()).map(|()| bytes)
 }
 
 impl Link for MpiLink<'_> {

@@ -8,7 +8,7 @@
 //!   whose speed is what its devices achieve together ([`hier`]);
 //! - **within a rank**, each range the rank gets runs on the node's devices with
 //!   `Launch::groups(range)` and the node's balancer, exactly as a single-node run does
-//!   ([`node`]).
+//!   (the `node` module).
 //!
 //! Every rank makes the same call (SPMD). Rank 0 holds the caller's buffers: each rank receives
 //! only the input elements of the ranges it runs (`whole` inputs are broadcast once), and each
@@ -16,8 +16,20 @@
 //! range when it is idle. A rank whose devices all fail hands its range back; one that outlives
 //! the watchdog is dropped and its range re-run elsewhere.
 //!
-//! The MPI part needs the `mpi` feature (and Open MPI or another MPI with its headers); the
-//! balancing, the wire format and the cluster simulator ([`sim`]) build without it.
+//! The MPI part (`Cluster`, `ClusterLaunch`) needs the `mpi` feature (and Open MPI or another
+//! MPI with its headers, and libclang); the balancing, the wire format and the cluster
+//! simulator ([`sim`], [`scenario`]) build without it.
+//!
+//! # When a rank dies
+//! A rank whose devices all fail is not dead: it tells rank 0, which re-runs its range
+//! elsewhere. A rank that hangs is dropped by rank 0's watchdog (a range running 20 times what
+//! the rank's speed predicts, at least 2 minutes, while another rank idles), and its range
+//! re-run; rank 0 then waits 2 s at most for its summary. A rank *process* that dies (killed,
+//! crashed) ends the whole job: Open MPI's `mpirun` aborts every other rank when one exits
+//! without finalising MPI, so the survivors never hang, but the launch's result is lost with
+//! them. A rank that cannot go on before the launch (its program failed to build) should call
+//! `Cluster::abort`, for the same reason: the others would wait for it in the launch's first
+//! collective step.
 
 pub mod hier;
 pub mod report;

@@ -3,6 +3,19 @@
 
 use hetdsl::{Error, Package, Result};
 
+/// MPI counts are C `int`s: one message (or one piece of a broadcast) holds at most this many
+/// bytes. A range whose inputs or outputs need more is refused with an error that says so.
+pub fn fits_one_message(bytes: usize) -> Result<()> {
+    if bytes > i32::MAX as usize {
+        return Err(Error::BadConfig(format!(
+            "a message of {bytes} bytes is over MPI's limit of {} per message: use more ranks \
+             (smaller ranges) or split the launch",
+            i32::MAX
+        )));
+    }
+    Ok(())
+}
+
 /// What a message says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -117,5 +130,12 @@ mod tests {
             assert!(Msg::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
         assert!(Msg::decode(&[9, 0]).is_err());
+    }
+
+    #[test]
+    fn a_message_over_mpis_count_limit_is_an_error() {
+        assert!(fits_one_message(i32::MAX as usize).is_ok());
+        let e = fits_one_message(i32::MAX as usize + 1).unwrap_err();
+        assert!(matches!(&e, Error::BadConfig(m) if m.contains("over MPI's limit")), "{e}");
     }
 }

@@ -31,12 +31,17 @@ fn main() -> ExitCode {
             cluster.abort(2);
         }
     };
-    let cases: [(&str, fn(&Cluster, &Program) -> Outcome); 5] = [
+    let cases: [(&str, fn(&Cluster, &Program) -> Outcome); 6] = [
         ("saxpy_matches_the_cpu_and_ranges_tile_once", saxpy),
         ("mandelbrot_2d_matches_the_cpu_and_ranges_tile_once", mandelbrot),
         ("whole_input_reaches_every_rank_once", whole),
         ("a_rank_whose_devices_all_fail_hands_its_range_back", failing_rank),
         ("ranks_disagreeing_on_the_launch_is_an_error_everywhere", disagreeing),
+        ("a_second_cluster_in_the_process_is_refused", |_, _| match Cluster::init() {
+            Err(hetdsl::Error::BadConfig(_)) => Ok(()),
+            Err(e) => Err(format!("wrong error: {e}")),
+            Ok(_) => Err("MPI initialised twice".into()),
+        }),
     ];
     let mut failed = 0;
     // `MPI_RANKS_ONLY=<part of a name>` runs the matching cases only (the same on every rank).
