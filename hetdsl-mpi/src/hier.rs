@@ -204,7 +204,7 @@ mod tests {
         let cpu = DeviceProfile { kind: DeviceKind::Cpu, nominal_gflops: 1.0, min_groups: 16 };
         let r = rank_profile(&[cpu.clone(), gpu(10.0, 100), gpu(10.0, 100)]);
         assert_eq!(r, gpu(21.0, 216 * RANGE_FILLS));
-        assert_eq!(rank_profile(&[cpu.clone()]).kind, DeviceKind::Cpu);
+        assert_eq!(rank_profile(std::slice::from_ref(&cpu)).kind, DeviceKind::Cpu);
     }
 
     /// Ranks finishing in turn get every unit exactly once; a rank lost mid-range has it re-run.

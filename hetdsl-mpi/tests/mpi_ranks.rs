@@ -15,6 +15,7 @@ use hetdsl::{Fault, KernelSource, Pattern, Program, Runtime};
 use hetdsl_mpi::{Cluster, ClusterReport};
 
 type Outcome = Result<(), String>;
+type Case = fn(&Cluster, &Program) -> Outcome;
 
 fn main() -> ExitCode {
     let cluster = match Cluster::init() {
@@ -31,7 +32,7 @@ fn main() -> ExitCode {
             cluster.abort(2);
         }
     };
-    let cases: [(&str, fn(&Cluster, &Program) -> Outcome); 6] = [
+    let cases: [(&str, Case); 6] = [
         ("saxpy_matches_the_cpu_and_ranges_tile_once", saxpy),
         ("mandelbrot_2d_matches_the_cpu_and_ranges_tile_once", mandelbrot),
         ("whole_input_reaches_every_rank_once", whole),
