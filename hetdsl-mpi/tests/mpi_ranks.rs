@@ -32,12 +32,13 @@ fn main() -> ExitCode {
             cluster.abort(2);
         }
     };
-    let cases: [(&str, Case); 6] = [
+    let cases: [(&str, Case); 7] = [
         ("saxpy_matches_the_cpu_and_ranges_tile_once", saxpy),
         ("mandelbrot_2d_matches_the_cpu_and_ranges_tile_once", mandelbrot),
         ("whole_input_reaches_every_rank_once", whole),
         ("a_rank_whose_devices_all_fail_hands_its_range_back", failing_rank),
         ("ranks_disagreeing_on_the_launch_is_an_error_everywhere", disagreeing),
+        ("a_launch_the_kernel_refuses_is_an_error_on_every_rank", refused),
         ("a_second_cluster_in_the_process_is_refused", |_, _| match Cluster::init() {
             Err(hetdsl::Error::BadConfig(_)) => Ok(()),
             Err(e) => Err(format!("wrong error: {e}")),
@@ -298,5 +299,23 @@ fn disagreeing(cluster: &Cluster, program: &Program) -> Outcome {
         Err(hetdsl::Error::BadConfig(_)) if last > 0 => Ok(()),
         Ok(_) if last == 0 => Ok(()),
         other => Err(format!("expected an error on every rank, got {other:?}")),
+    }
+}
+
+/// Every rank agrees on the launch, but the kernel refuses it (a `double` where saxpy takes a
+/// `float`): each rank's engine says so on its first range, and every rank returns an error.
+fn refused(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 4096;
+    let x = vec![0f32; n];
+    let mut y = vec![0f32; n];
+    let launch = cluster.launch(program, "saxpy").global(&[n]).local(&[64]).scalar(1f64);
+    match launch.input(&x, Pattern::ONE_TO_ONE).inout(&mut y, Pattern::ONE_TO_ONE).run() {
+        Err(hetdsl::Error::BadConfig(m)) if m.contains("argument 0") => {
+            if std::env::var_os("MPI_RANKS_VERBOSE").is_some() {
+                println!("rank {}: {m}", cluster.rank());
+            }
+            Ok(())
+        }
+        other => Err(format!("expected the kernel's refusal of argument 0, got {other:?}")),
     }
 }
