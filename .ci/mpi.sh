@@ -16,11 +16,25 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 flags=(-n 3 --oversubscribe)
 [ "$(id -u)" = 0 ] && flags+=(--allow-run-as-root)
 cargo build --release -p hetdsl-mpi --features mpi --example mpi_samples
-test_bin=$(cargo test --release -p hetdsl-mpi --features mpi --test mpi_ranks --no-run --message-format=json |
-    python3 -c 'import json, sys
+# The path of test binary $1 (cargo names it with a hash).
+test_bin() {
+    cargo test --release -p hetdsl-mpi --features mpi --test "$1" --no-run --message-format=json |
+        python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "mpi_ranks":
-        print(m["executable"])')
-timeout 300 mpirun "${flags[@]}" "$test_bin"
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == sys.argv[1]:
+        print(m["executable"])' "$1"
+}
+timeout 300 mpirun "${flags[@]}" "$(test_bin mpi_ranks)"
+# A rank process dying mid-launch: mpirun must end the job itself, with a failure, long before
+# the timeout (124), instead of leaving the other ranks waiting for it.
+set +e
+timeout 120 mpirun "${flags[@]}" "$(test_bin mpi_dead_rank)"
+status=$?
+set -e
+if [ "$status" = 0 ] || [ "$status" = 124 ]; then
+    echo "mpi_dead_rank: mpirun exited with $status, expected it to end the job with a failure" >&2
+    exit 1
+fi
+echo "test a_dead_rank_process_ends_the_job_without_a_hang ... ok (mpirun exit $status)"
 timeout 300 mpirun "${flags[@]}" target/release/examples/mpi_samples all

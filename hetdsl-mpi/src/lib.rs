@@ -27,7 +27,7 @@
 //! re-run; rank 0 then waits 2 s at most for its summary. A rank *process* that dies (killed,
 //! crashed) ends the whole job: Open MPI's `mpirun` aborts every other rank when one exits
 //! without finalising MPI, so the survivors never hang, but the launch's result is lost with
-//! them. A rank that cannot go on before the launch (its program failed to build) should call
+//! them (`tests/mpi_dead_rank.rs`: the job ends within seconds, with the dead rank's status). A rank that cannot go on before the launch (its program failed to build) should call
 //! `Cluster::abort`, for the same reason: the others would wait for it in the launch's first
 //! collective step.
 
