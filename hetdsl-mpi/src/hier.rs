@@ -36,8 +36,8 @@ pub fn rank_profile(devices: &[DeviceProfile]) -> DeviceProfile {
 /// Sigmoid's bound on the imbalance one range may cause, at the rank level: a range holds at
 /// least this fraction of the time elapsed times the rank's speed. The paper's 0.05 suits a few
 /// devices; across ranks the last ranges then run seconds into a minute-long run while the
-/// other ranks idle (simulated, 16 nodes of four H200s on a regular kernel: balance 0.96 and
-/// efficiency 0.92 at 0.05; 0.995 and 0.94 at 0.01; nothing more gained below).
+/// other ranks idle (simulated, 16 nodes of four H200s on a regular kernel: balance across
+/// ranks 0.96 at 0.05, 0.995 at 0.01, nothing more gained below).
 pub const RANK_MAX_IMBALANCE: f64 = 0.01;
 
 /// The default balancer across ranks: Sigmoid (with its guard), its imbalance bound set to

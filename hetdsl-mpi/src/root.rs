@@ -183,15 +183,22 @@ impl<'a> Root<'_, 'a> {
         let reason = || msg.parts.first().map(|p| String::from_utf8_lossy(p).into_owned());
         match msg.kind {
             Kind::Done => {
-                self.reports[r].bytes_received += msg.payload();
                 let now = self.now();
-                if self.ranks.finished(r, msg.package, now, msg.seconds)? {
-                    self.merge(msg.package, &msg.parts)?;
-                    self.ranks.merged(r, msg.package, now)?;
-                    self.reports[r].packages.push(msg.package);
-                    self.reports[r].finish_seconds = now;
+                let keep = self.ranks.finished(r, msg.package, now, msg.seconds)?;
+                // Inline outputs (rank 0's own node) are merged now; a remote rank's follow.
+                if keep && !msg.flag {
+                    self.reports[r].bytes_received += msg.payload();
+                    self.take_outputs(r, msg.package, &msg.parts)?;
                 }
                 Ok(())
+            }
+            Kind::Outputs => {
+                self.reports[r].bytes_received += msg.payload();
+                // A dropped rank's range was put up for re-running: its late outputs are not used.
+                if self.ranks.is_lost(r) {
+                    return Ok(());
+                }
+                self.take_outputs(r, msg.package, &msg.parts)
             }
             Kind::Failed if msg.flag => Err(Error::BadConfig(format!(
                 "rank {r} refused the launch: {}",
@@ -209,6 +216,16 @@ impl<'a> Root<'_, 'a> {
             // A stale answer from a rank already dropped.
             _ => Ok(()),
         }
+    }
+
+    /// Merges the outputs of `package`, kept from rank `r`, and records it.
+    fn take_outputs(&mut self, r: usize, package: Package, parts: &[Vec<u8>]) -> Result<()> {
+        let now = self.now();
+        self.merge(package, parts)?;
+        self.ranks.merged(r, package, now)?;
+        self.reports[r].packages.push(package);
+        self.reports[r].finish_seconds = now;
+        Ok(())
     }
 
     /// Copies a range's outputs into the caller's buffers.

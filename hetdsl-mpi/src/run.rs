@@ -2,6 +2,7 @@
 //! `whole` inputs once, then rank 0 balances the ranks while every rank (rank 0's node from a
 //! thread of its own) serves the ranges it gets; last, each rank sends rank 0 its summary.
 
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use mpi::point_to_point::MatchedReceiveVec;
@@ -18,7 +19,7 @@ use crate::cluster::{sendable, ClusterLaunch, MpiLink};
 use crate::node::Node;
 use crate::report::{ClusterReport, RankReport};
 use crate::root::Root;
-use crate::serve::{serve, Link};
+use crate::serve::{serve, ChannelLink, Link};
 use crate::spec::LaunchSpec;
 use crate::wire::{Kind, Msg};
 
@@ -42,7 +43,7 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
         m.parts = vec![serde_json::to_vec(&joined).unwrap_or_default()];
         link.send(m)?;
         broadcast_whole(world, &mut node, None)?;
-        return serve_rank(&mut node, &mut link, cluster.rank(), &joined.host, &launch.spec);
+        return serve_rank(node, &mut link, cluster.rank(), &joined.host, &launch.spec);
     }
     let mut ranks = vec![joined];
     for r in 1..cluster.size() {
@@ -143,21 +144,34 @@ fn broadcast_whole(
     Ok(total)
 }
 
-/// A non-zero rank: serve ranges until told to stop, then send rank 0 this node's summary.
+/// A non-zero rank: its node serves ranges from a thread of its own while this thread talks
+/// to rank 0; at the end, rank 0 gets this node's summary.
 fn serve_rank(
-    node: &mut Node<'_>,
+    node: Node<'_>,
     link: &mut MpiLink<'_>,
     rank: usize,
     host: &str,
     spec: &LaunchSpec,
 ) -> Result<ClusterReport> {
-    let served = serve(node, link);
+    let (to_node, node_rx) = mpsc::channel();
+    let (node_tx, from_node) = mpsc::channel();
+    let (node, relayed) = std::thread::scope(|s| {
+        let worker = s.spawn(move || {
+            let mut node = node;
+            let mut channel = ChannelLink { to_root: node_tx, from_root: node_rx };
+            let served = serve(&mut node, &mut channel);
+            (node, served)
+        });
+        let relayed = relay(link, &to_node, &from_node);
+        drop(to_node);
+        let (node, served) = worker.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (node, relayed.and_then(|stop| served.map(|_| stop)))
+    });
     let report = rank_report(&node.devices, rank, host);
     let mut m = Msg::new(Kind::Summary, hetdsl::Package { offset: 0, len: 0 });
     m.parts = vec![serde_json::to_vec(&report).unwrap_or_default()];
-    let bytes = m.encode();
-    link.world.process_at_rank(0).send_with_tag(sendable(&bytes)?, link.tag);
-    let stop = served?;
+    link.send(m)?;
+    let stop = relayed?;
     if stop.flag {
         let why = stop.parts.first().map(|p| String::from_utf8_lossy(p).into_owned());
         return Err(Error::BadConfig(format!(
@@ -174,6 +188,56 @@ fn serve_rank(
         balance: 1.0,
         faults: Vec::new(),
     })
+}
+
+/// Passes rank 0's orders to the node and its answers back. A finished range is announced by
+/// a small `Done` first, so that rank 0 can hand out the next range at once; its outputs follow
+/// in a non-blocking send that completes while the node already runs that next range. Returns
+/// the stop order.
+fn relay(
+    link: &mut MpiLink<'_>,
+    to_node: &mpsc::Sender<Msg>,
+    from_node: &mpsc::Receiver<Msg>,
+) -> Result<Msg> {
+    let root = link.world.process_at_rank(0);
+    let mut outputs: Option<Vec<u8>> = None;
+    loop {
+        let order = match outputs.take() {
+            None => {
+                let order = link.recv()?;
+                let _ = to_node.send(order.clone());
+                order
+            }
+            Some(bytes) => mpi::request::scope(|scope| {
+                let sending = root.immediate_send_with_tag(scope, &bytes[..], link.tag);
+                let order = link.recv();
+                if let Ok(o) = &order {
+                    let _ = to_node.send(o.clone());
+                }
+                sending.wait();
+                order
+            })?,
+        };
+        if order.kind != Kind::Run {
+            return Ok(order);
+        }
+        let answer = from_node
+            .recv()
+            .map_err(|_| Error::BadConfig("this rank's node stopped answering".into()))?;
+        if answer.kind != Kind::Done {
+            link.send(answer)?;
+            continue;
+        }
+        let mut rest = Msg::new(Kind::Outputs, answer.package);
+        rest.parts = answer.parts;
+        let bytes = rest.encode();
+        sendable(&bytes)?;
+        let mut done = Msg::new(Kind::Done, answer.package);
+        done.seconds = answer.seconds;
+        done.flag = true;
+        link.send(done)?;
+        outputs = Some(bytes);
+    }
 }
 
 /// This node's devices as the cluster report names them.

@@ -8,8 +8,9 @@
 //!   order) and arrive a latency later; rank 0's own ranges move through memory, free;
 //! - the node sets up a run (a fixed overhead: queues, buffers, threads of a `Launch::groups`
 //!   run) and co-executes the range on its devices: hetdsl's simulator gives the time;
-//! - its outputs go back over rank 0's receiving link (another queue), a latency later the
-//!   range is merged and the rank, idle, asks for its next range (the answer to its "done").
+//! - the node tells rank 0 it is done (a small header, a latency later) and gets its next
+//!   range at once, while its outputs go back over rank 0's receiving link (another queue) and
+//!   are merged a latency after they leave it, as the driver does.
 //!
 //! `whole` inputs reach every rank once before the first range, by a binomial-tree broadcast.
 
@@ -82,10 +83,12 @@ pub struct ClusterResult {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Event {
-    /// The node finished computing a range; its outputs now queue for rank 0's link.
+    /// The node finished computing a range; its header and outputs leave for rank 0.
     Computed { rank: usize, package: Package, handed: f64 },
+    /// Rank 0 hears that the range is done; its outputs arrive at `arrive`.
+    Told { rank: usize, package: Package, handed: f64, arrive: f64 },
     /// A range's outputs reached rank 0.
-    Arrived { rank: usize, package: Package, handed: f64 },
+    Arrived { rank: usize, package: Package },
 }
 
 struct Timed(f64, u64, Event);
@@ -181,29 +184,38 @@ impl Sim<'_> {
     }
 
     fn handle(&mut self, now: f64, e: Event) -> Result<()> {
+        let net = self.cluster.network;
         match e {
+            // The node sends rank 0 a header (done) and its outputs right behind it.
             Event::Computed { rank, package, handed } => {
-                let net = self.cluster.network;
-                let arrive = if rank == 0 {
-                    now
+                let (told, arrive) = if rank == 0 {
+                    (now, now)
                 } else {
-                    let bytes = package.len as f64 * self.cluster.workload.output_per_group;
+                    let seconds =
+                        package.len as f64 * self.cluster.workload.output_per_group / net.bandwidth;
                     let start = self.recv_free.max(now);
-                    self.recv_free = start + bytes / net.bandwidth;
-                    self.link_busy.1 += bytes / net.bandwidth;
-                    self.recv_free + net.latency
+                    self.recv_free = start + seconds;
+                    self.link_busy.1 += seconds;
+                    (now + net.latency, self.recv_free + net.latency)
                 };
-                self.at(arrive, Event::Arrived { rank, package, handed });
+                self.at(told, Event::Told { rank, package, handed, arrive });
+                Ok(())
             }
-            Event::Arrived { rank, package, handed } => {
+            // Rank 0 hears the header: the range is done and the rank gets its next one at
+            // once, while its outputs are still on their way.
+            Event::Told { rank, package, handed, arrive } => {
                 if self.ranks.finished(rank, package, now, now - handed)? {
-                    self.ranks.merged(rank, package, now)?;
-                    self.ranges[rank].push(package);
+                    self.at(arrive, Event::Arrived { rank, package });
                 }
-                self.hand_out(now)?;
+                self.hand_out(now)
+            }
+            Event::Arrived { rank, package } => {
+                self.ranks.merged(rank, package, now)?;
+                self.ranges[rank].push(package);
+                // The run may be over now: ranks waiting for work hear it.
+                self.hand_out(now)
             }
         }
-        Ok(())
     }
 }
 
@@ -311,15 +323,19 @@ mod tests {
         assert_eq!(next, crate::scenario::TOTAL_GROUPS);
     }
 
-    /// 16 nodes of four GPUs and a CPU, alike or of four kinds, on each kernel shape: near the
-    /// ideal of every device's throughput added up (the figures the example prints).
+    /// 16 nodes of four GPUs and a CPU, alike or of four kinds: at 0.95 or more of the ideal
+    /// (every device's throughput added up) on the regular and the band kernel, 0.9 on the
+    /// log-normal one. The nodes' outputs travel while they run their next range; when a node
+    /// waited for its outputs to reach rank 0 first, 16 H200 nodes on the regular kernel ran
+    /// at 0.944.
     #[test]
     fn sixteen_nodes_run_near_the_ideal() {
         for mixed in [false, true] {
             for (name, profile) in profiles() {
                 let r = run(16, mixed, profile);
+                let floor = if name == "random" { 0.9 } else { 0.95 };
                 assert!(
-                    r.efficiency <= 1.0 && r.efficiency >= 0.9,
+                    r.efficiency <= 1.0 && r.efficiency >= floor,
                     "{name}, mixed {mixed}: {}",
                     r.efficiency
                 );

@@ -25,7 +25,8 @@ pub enum Kind {
     /// Rank 0 → rank: nothing more; answer with a summary.
     Stop = 2,
     /// Rank → rank 0: the range is done; `parts` are its output elements, one per output in
-    /// argument order.
+    /// argument order (rank 0's own node), or, with `flag` set, nothing: they follow in an
+    /// `Outputs` message, sent while the rank already runs its next range.
     Done = 3,
     /// Rank → rank 0: the range could not run; `parts[0]` is the reason. `flag` set: a user
     /// mistake that every rank would make (the run ends with it); clear: this rank's devices
@@ -33,6 +34,8 @@ pub enum Kind {
     Failed = 4,
     /// Rank → rank 0, after `Stop`: `parts[0]` is the rank's summary (JSON).
     Summary = 5,
+    /// Rank → rank 0: the outputs of a range announced by a `Done` with `flag` set.
+    Outputs = 6,
 }
 
 /// One message.
@@ -81,6 +84,7 @@ impl Msg {
             Some(3) => Kind::Done,
             Some(4) => Kind::Failed,
             Some(5) => Kind::Summary,
+            Some(6) => Kind::Outputs,
             _ => return Err(bad()),
         };
         let flag = bytes.get(1).copied().ok_or_else(bad)? != 0;
