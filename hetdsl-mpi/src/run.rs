@@ -224,6 +224,16 @@ fn relay(
         let answer = from_node
             .recv()
             .map_err(|_| Error::BadConfig("this rank's node stopped answering".into()))?;
+        // Rank 0 dropped this rank while it ran (its watchdog): the stop order is already
+        // here, and the range is re-run elsewhere. Sending its outputs now could wait forever
+        // for a rank 0 that has finished the launch.
+        // (A probe that finds nothing may only have let MPI move the message along: a few more
+        // before concluding, microseconds in all.)
+        if (0..64).any(|_| root.immediate_probe_with_tag(link.tag).is_some()) {
+            let order = link.recv()?;
+            let _ = to_node.send(order.clone());
+            return Ok(order);
+        }
         if answer.kind != Kind::Done {
             link.send(answer)?;
             continue;

@@ -32,7 +32,7 @@ fn main() -> ExitCode {
             cluster.abort(2);
         }
     };
-    let cases: [(&str, Case); 7] = [
+    let cases: [(&str, Case); 8] = [
         ("saxpy_matches_the_cpu_and_ranges_tile_once", saxpy),
         ("mandelbrot_2d_matches_the_cpu_and_ranges_tile_once", mandelbrot),
         ("whole_input_reaches_every_rank_once", whole),
@@ -44,6 +44,7 @@ fn main() -> ExitCode {
             Err(e) => Err(format!("wrong error: {e}")),
             Ok(_) => Err("MPI initialised twice".into()),
         }),
+        ("a_hung_rank_is_dropped_by_the_watchdog_and_its_range_rerun", hung_rank),
     ];
     let mut failed = 0;
     // `MPI_RANKS_ONLY=<part of a name>` runs the matching cases only (the same on every rank).
@@ -318,4 +319,43 @@ fn refused(cluster: &Cluster, program: &Program) -> Outcome {
         }
         other => Err(format!("expected the kernel's refusal of argument 0, got {other:?}")),
     }
+}
+
+/// The last rank's first device never finishes setting up, so the rank's first range comes
+/// back only when its own engine gives up on that device (10 s): rank 0's watchdog drops the
+/// rank after a second and re-runs its range elsewhere; the output is whole and correct, and
+/// the late rank, finding itself dropped when its range ends, leaves the launch without
+/// sending outputs nobody would receive.
+fn hung_rank(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 1 << 15;
+    let (root, last) = (cluster.rank() == 0, cluster.size() - 1);
+    if last == 0 {
+        return Ok(());
+    }
+    let x: Vec<f32> = if root { (0..n).map(|i| i as f32).collect() } else { Vec::new() };
+    let mut y = vec![2.0f32; if root { n } else { 0 }];
+    let rule = hetdsl::balance::dispatch::WatchdogRule { factor: 4.0, min_seconds: 1.0 };
+    let mut launch = cluster
+        .launch(program, "saxpy")
+        .global(&[n])
+        .local(&[64])
+        .scalar(0.5f32)
+        .input(&x, Pattern::ONE_TO_ONE)
+        .inout(&mut y, Pattern::ONE_TO_ONE)
+        .rank_watchdog(rule);
+    launch = launch.inject(last, Fault::HangSetup { device: 0 });
+    let report = launch.run().map_err(|e| e.to_string())?;
+    check_report(cluster, &report)?;
+    if root {
+        if let Some(i) =
+            (0..n).find(|&i| y[i] != 0.5 * x[i] + 2.0 && y[i] != 0.5f32.mul_add(x[i], 2.0))
+        {
+            return Err(format!("y[{i}] = {}, expected {}", y[i], 0.5 * x[i] + 2.0));
+        }
+        let hung = &report.ranks[last];
+        if !hung.fault.as_deref().is_some_and(|f| f.contains("hung")) || !hung.packages.is_empty() {
+            return Err(format!("rank {last} was not dropped as hung:\n{}", report.table()));
+        }
+    }
+    Ok(())
 }
