@@ -23,13 +23,19 @@
 //! # When a rank dies
 //! A rank whose devices all fail is not dead: it tells rank 0, which re-runs its range
 //! elsewhere. A rank that hangs is dropped by rank 0's watchdog (a range running 20 times what
-//! the rank's speed predicts, at least 2 minutes, while another rank idles), and its range
-//! re-run; rank 0 then waits 2 s at most for its summary. A rank *process* that dies (killed,
-//! crashed) ends the whole job: Open MPI's `mpirun` aborts every other rank when one exits
-//! without finalising MPI, so the survivors never hang, but the launch's result is lost with
-//! them (`tests/mpi_dead_rank.rs`: the job ends within seconds, with the dead rank's status). A rank that cannot go on before the launch (its program failed to build) should call
-//! `Cluster::abort`, for the same reason: the others would wait for it in the launch's first
-//! collective step.
+//! the rank's speed predicts, at least 2 minutes, while another rank idles; see
+//! `ClusterLaunch::rank_watchdog`), and its range re-run; rank 0 then waits 2 s at most for its
+//! summary and returns. A dropped rank that comes back later finds its stop order and leaves
+//! the launch without sending anything more; one stuck for good (a driver that never returns)
+//! never leaves it, so the job's next collective step would wait for it: after a launch whose
+//! report shows a rank lost as hung, save the result and end the job (`Cluster::abort`).
+//!
+//! A rank *process* that dies (killed, crashed) ends the whole job: Open MPI's `mpirun` aborts
+//! every other rank when one exits without finalising MPI, so the survivors never hang, but
+//! the launch's result is lost with them (`tests/mpi_dead_rank.rs`: the job ends within
+//! seconds, with the dead rank's status). A rank that cannot go on before the launch (its
+//! program failed to build) should call `Cluster::abort`, for the same reason: the others
+//! would wait for it in the launch's first collective step.
 
 pub mod hier;
 pub mod report;
