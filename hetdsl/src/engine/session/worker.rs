@@ -472,6 +472,13 @@ fn work(
         if faults.iter().any(|f| matches!(*f, Fault::Fail { package, .. } if package == index)) {
             return Err(format!("injected failure at its package {index} (CL_OUT_OF_RESOURCES)"));
         }
+        if faults.iter().any(|f| matches!(*f, Fault::Hang { package, .. } if package == index)) {
+            // Behave like a device that never answers, until the run goes on without it.
+            while shared.alive(me) && !shared.run_over() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            return Ok(());
+        }
         let seconds = match run_package(w, t, kernel, p) {
             Ok(s) => s,
             Err(PackageError::Device(reason)) => return Err(reason),
