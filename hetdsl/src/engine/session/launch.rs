@@ -281,10 +281,10 @@ impl<'s> SessionLaunch<'s> {
     }
 }
 
-/// The learned split from a previous run of the same launch, when the learned balancer is
-/// available; `None` falls back to the default balancer.
-fn learned(_previous: &Report) -> Option<Box<dyn Balancer>> {
-    None
+/// The learned split from a previous run of the same launch: each device first gets the
+/// groups it ran last time (their inputs are already there), in proportion to its speed.
+fn learned(previous: &Report) -> Option<Box<dyn Balancer>> {
+    Some(Box::new(balance::Learned::new(balance::History::from_report(previous))))
 }
 
 /// One argument checked: a buffer of this session whose length fits its pattern.
