@@ -78,10 +78,15 @@ fn a_second_identical_launch_moves_no_input_and_a_read_moves_exactly_the_stale_b
     let second = saxpy(&s, &x, &y, &mut out, true);
     assert_eq!(second.moved().total(), 0, "the same split again: every input already there");
     let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 2.0 * x + y).collect();
+    // A part first: exactly its bytes come home (from both devices, across the split).
+    let mut part = Moved::default();
+    let got = out.read_counted(N / 2 - 50..N / 2 + 50, &mut part).unwrap();
+    close(&got, &want[N / 2 - 50..N / 2 + 50], "saxpy, a part");
+    assert_eq!(part, Moved { device_to_host: 100 * 4, ..Moved::default() });
     let mut moved = Moved::default();
     let got = out.read_counted(0..N, &mut moved).unwrap();
     close(&got, &want, "saxpy");
-    assert_eq!(moved, Moved { device_to_host: bytes, ..Moved::default() });
+    assert_eq!(moved, Moved { device_to_host: bytes - 100 * 4, ..Moved::default() });
     // Nothing is stale on the host any more.
     let mut again = Moved::default();
     assert_eq!(out.read_counted(100..200, &mut again).unwrap(), want[100..200]);
