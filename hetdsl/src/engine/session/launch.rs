@@ -250,6 +250,11 @@ impl<'s> SessionLaunch<'s> {
             ));
         }
         crate::engine::plan::validate(&self.watchdog, None, &self.faults, positions.len())?;
+        if let Some(f) = self.faults.iter().find(|f| matches!(f, Fault::HangReadBack { .. })) {
+            return Err(Error::BadConfig(format!(
+                "fault {f:?}: a session launch reads nothing back (outputs stay on the devices)"
+            )));
+        }
         let mut args = Vec::with_capacity(self.args.len() + 1);
         for (index, a) in self.args.into_iter().enumerate() {
             args.push(check_arg(session, &geo, index, a)?);
