@@ -108,7 +108,12 @@ fn a_host_write_moves_exactly_the_written_elements_again() {
     assert_eq!(r.moved_arg(0), Moved { host_to_device: 300 * 4, ..Moved::default() });
     assert_eq!(r.moved_arg(1).total(), 0);
     let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 2.0 * x + y).collect();
-    close(&out.to_vec().unwrap(), &want, "saxpy after a write");
+    // A sync brings home exactly the output (the inputs are fresh on the host); a read then
+    // moves nothing.
+    assert_eq!(s.sync().unwrap(), Moved { device_to_host: (N * 4) as u64, ..Moved::default() });
+    let mut read = Moved::default();
+    close(&out.read_counted(0..N, &mut read).unwrap(), &want, "saxpy after a write");
+    assert_eq!(read.total(), 0);
     // The default balancer (whatever split it picks) computes the same.
     saxpy(&s, &x, &y, &mut out, false);
     close(&out.to_vec().unwrap(), &want, "saxpy, default balancer");
@@ -389,6 +394,8 @@ fn mistakes_are_errors() {
             .scalar(2.0f32)
             .run()
     };
+    // Syncing a session whose buffers are all fresh on the host moves nothing.
+    assert_eq!(s.sync().unwrap().total(), 0);
     let e = run(&x, &foreign, &mut out, Pattern::ONE_TO_ONE).unwrap_err();
     assert!(
         matches!(&e, Error::BadArgument { index: 1, reason } if reason.contains("another session")),

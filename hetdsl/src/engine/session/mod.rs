@@ -213,6 +213,18 @@ impl Session {
         self.mirror = every.filter(|k| *k > 0);
     }
 
+    /// Bring every buffer's host image up to date now (what the mirror does every k launches);
+    /// returns the bytes brought home. A range fresh only on a failed device is an error
+    /// naming its buffer.
+    pub fn sync(&self) -> Result<crate::report::Moved> {
+        let _one_at_a_time = super::opencl_lock();
+        let mut total = crate::report::Moved::default();
+        for b in transfer::sync_all(&self.live_buffers())? {
+            total += b.moved;
+        }
+        Ok(total)
+    }
+
     /// Lower the largest device allocation a buffer may need (bytes), e.g. to test buffers
     /// larger than a device; a launch needing more is refused with [`Error::DeviceLimit`].
     pub fn set_max_alloc(&mut self, bytes: u64) {
