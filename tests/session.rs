@@ -524,7 +524,10 @@ fn a_hung_device_is_dropped_and_its_work_done_elsewhere_from_fresh_inputs() {
 
 #[test]
 fn a_panicking_device_thread_leaves_the_session_and_the_launch_completes() {
-    let (_p, s) = session();
+    // With the mirror on, the panicking device's packages are not committed before its share is
+    // done, so they are re-run elsewhere from the host's copies of the inputs.
+    let (_p, mut s) = session();
+    s.set_mirror(Some(1));
     let (xs, ys) = inputs();
     let x = s.buffer_from(&xs).unwrap();
     let y = s.buffer_from(&ys).unwrap();
@@ -623,4 +626,23 @@ fn a_relaunch_learns_the_split_and_moves_exactly_what_each_device_lacks() {
         .run()
         .unwrap();
     assert!(!other.balancer.starts_with("learned"), "{}", other.balancer);
+}
+
+#[test]
+fn a_kernel_asking_the_global_size_gets_the_whole_ndrange_in_a_session() {
+    let (_p, s) = session();
+    let (xs, _) = inputs();
+    let x = s.buffer_from(&xs).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    for _ in 0..2 {
+        s.launch("reverse")
+            .global(&[N])
+            .local(&[64])
+            .input(&x, Pattern::Whole)
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .run()
+            .unwrap();
+    }
+    let want: Vec<f32> = xs.iter().rev().copied().collect();
+    assert_eq!(out.to_vec().unwrap(), want);
 }

@@ -48,3 +48,9 @@ __kernel void integrate(__global float* pos, __global const float* force, float 
     size_t i = get_global_id(0);
     pos[i] = pos[i] + dt * force[i];
 }
+
+// Asks the NDRange's size (the engine passes it as a hidden argument): out[i] = in[n - 1 - i].
+__kernel void reverse(__global const float* in, __global float* out) {
+    size_t i = get_global_id(0);
+    out[i] = in[get_global_size(0) - 1 - i];
+}
