@@ -646,3 +646,54 @@ fn a_kernel_asking_the_global_size_gets_the_whole_ndrange_in_a_session() {
     let want: Vec<f32> = xs.iter().rev().copied().collect();
     assert_eq!(out.to_vec().unwrap(), want);
 }
+
+#[test]
+fn buffers_larger_than_a_device_allocation_live_in_windows() {
+    let (_p, mut s) = session();
+    // Each device may hold 60 % of a buffer: none holds any buffer whole.
+    s.set_max_alloc((N * 4 * 6 / 10) as u64);
+    let (xs, ys) = inputs();
+    let x = s.buffer_from(&xs).unwrap();
+    let y = s.buffer_from(&ys).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 2.0 * x + y).collect();
+    saxpy(&s, &x, &y, &mut out, true);
+    let second = saxpy(&s, &x, &y, &mut out, true);
+    assert_eq!(second.moved().total(), 0, "each device's window holds its half already");
+    close(&out.to_vec().unwrap(), &want, "saxpy in windows");
+    // A stencil ping-pong whose halos cross the windows' edges.
+    let start: Vec<f32> = (0..N).map(|i| ((i * 37) % 101) as f32).collect();
+    let mut a = s.buffer_from(&start).unwrap();
+    let mut b = s.buffer::<f32>(N).unwrap();
+    let mut expect = start.clone();
+    for sweep in 0..6 {
+        let (src, dst) = if sweep % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
+        let mut l = s
+            .launch("stencil3")
+            .global(&[N])
+            .local(&[64])
+            .input(src, Pattern::halo(1))
+            .output(dst, Pattern::ONE_TO_ONE)
+            .scalar(N as u32);
+        if sweep < 3 {
+            l = l.balancer(halves());
+        }
+        l.run().unwrap();
+        expect = stencil_cpu(&expect);
+    }
+    close(&a.to_vec().unwrap(), &expect, "stencil in windows");
+    // A whole input cannot be windowed: refused, naming the limit.
+    let e = s
+        .launch("forces")
+        .global(&[N])
+        .local(&[64])
+        .input(&x, Pattern::Whole)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .scalar(N as u32)
+        .run()
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::DeviceLimit { reason, .. } if reason.contains("largest allocation")),
+        "{e}"
+    );
+}

@@ -41,6 +41,10 @@ pub struct Program {
     pub(crate) signatures: Arc<Signatures>,
     /// Kernels that take the built-ins' hidden NDRange as their last argument.
     pub(crate) ndrange_param: Vec<String>,
+    /// The text built (after the built-ins' rewrite) and the build options: sessions build
+    /// their windowed variant from them.
+    pub(crate) built_text: String,
+    pub(crate) built_options: String,
 }
 
 impl Drop for Program {
@@ -130,6 +134,8 @@ impl Program {
             kernel_names,
             signatures: Arc::new(signatures),
             ndrange_param: rewritten.ndrange_param,
+            built_text: rewritten.text,
+            built_options: format!("-cl-std=CL1.2 {options}"),
         })
     }
 

@@ -30,8 +30,25 @@ pub(crate) struct BufferCore {
 pub(crate) struct BufState {
     pub(crate) host: Vec<u8>,
     pub(crate) res: Residency,
-    /// Per session device: its memory for the whole buffer, made when first needed.
-    pub(crate) mems: Vec<Option<Arc<ClBuffer<u8>>>>,
+    /// Per session device: its memory for a window of the buffer (the whole buffer when it
+    /// fits the allocation cap), made when first needed.
+    pub(crate) mems: Vec<Option<Window>>,
+}
+
+/// A device's memory for elements `lo..hi` of a buffer: element `e` is at byte
+/// `(e - lo) * elem`. Every range fresh on the device lies inside its window.
+#[derive(Clone)]
+pub(crate) struct Window {
+    pub(crate) mem: Arc<ClBuffer<u8>>,
+    pub(crate) lo: u64,
+    pub(crate) hi: u64,
+}
+
+impl Window {
+    /// The byte offset in the window's memory of element `e`.
+    pub(crate) fn at(&self, e: u64, elem: usize) -> usize {
+        (e - self.lo) as usize * elem
+    }
 }
 
 impl BufferCore {
@@ -85,11 +102,16 @@ impl BufferCore {
             .map_err(|gone| self.lost(&gone, "their only fresh copy was on a failed device"))?;
         for m in moves {
             let Loc::Device(d) = m.from else { continue };
-            let Some(mem) = st.mems[d].clone() else { continue };
+            let Some(win) = st.mems[d].clone() else { continue };
             let bytes = m.range.start as usize * self.elem..m.range.end as usize * self.elem;
             let dst = &mut st.host[bytes.clone()];
-            transfer::read(&self.devices.list[d].transfer, &mem, bytes.start, dst)
-                .map_err(|e| Error::Cl { call: "clEnqueueReadBuffer (session fetch)", code: e })?;
+            transfer::read(
+                &self.devices.list[d].transfer,
+                &win.mem,
+                win.at(m.range.start, self.elem),
+                dst,
+            )
+            .map_err(|e| Error::Cl { call: "clEnqueueReadBuffer (session fetch)", code: e })?;
             st.res.copied(Loc::Host, m.range);
             moved.device_to_host += bytes.len() as u64;
         }

@@ -267,6 +267,9 @@ impl<'s> SessionLaunch<'s> {
             args.push(SArg::Scalar { index: args.len(), bytes: bytes_of(&sizes).to_vec() });
         }
         let row_len = if geo.global.len() > 1 { geo.global[0] as u64 } else { 1 };
+        // Each `__global` pointer's hidden window offset comes after every other argument.
+        let pointers = session.pointers.get(&self.kernel).cloned().unwrap_or_default();
+        let offsets = pointers.iter().enumerate().map(|(k, &i)| (i, args.len() + k)).collect();
         let slots = positions.clone();
         let moved = Mutex::new(vec![Moved::default(); args.len()]);
         let plan = WorkPlan {
@@ -278,6 +281,7 @@ impl<'s> SessionLaunch<'s> {
             wait: self.wait,
             watchdog: self.watchdog,
             hold: session.mirror.is_some(),
+            offsets,
             row_len,
             slots,
             devices: Arc::clone(&session.devices),

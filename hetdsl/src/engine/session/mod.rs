@@ -18,6 +18,7 @@ mod buffer;
 mod launch;
 mod residency;
 mod transfer;
+mod window;
 mod worker;
 
 use std::collections::HashMap;
@@ -26,6 +27,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::program::Program as ClProgram;
 
 pub use self::buffer::Buffer;
 use self::buffer::BufferCore;
@@ -49,6 +51,8 @@ pub(crate) struct Devices {
 
 pub(crate) struct SessionDevice {
     pub(crate) device: ProgramDevice,
+    /// The program with windowed kernels (see `builtins::window`), built for this session.
+    pub(crate) windowed: Arc<ClProgram>,
     /// For reads of this device's memory, by any thread (OpenCL queues are thread-safe).
     pub(crate) transfer: CommandQueue,
     /// Why the device left the session (it failed, or its thread never came back), if it did.
@@ -72,6 +76,8 @@ pub struct Session {
     pub(crate) kernel_names: Vec<String>,
     pub(crate) signatures: Arc<Signatures>,
     pub(crate) ndrange_param: Vec<String>,
+    /// Per kernel: its `__global` pointer parameters, each with a hidden window offset.
+    pub(crate) pointers: HashMap<String, Vec<usize>>,
     pub(crate) buffers: Mutex<Vec<Weak<BufferCore>>>,
     pub(crate) mirror: Option<u32>,
     pub(crate) launches: AtomicU64,
@@ -111,8 +117,10 @@ impl Program {
             chosen.push(d.clone());
         }
         let _one_at_a_time = super::opencl_lock();
+        let windowed = crate::builtins::window(&self.built_text);
+        let programs = self.build_windowed(&chosen, &windowed.text)?;
         let mut list = Vec::new();
-        for d in &chosen {
+        for (d, windowed) in chosen.iter().zip(programs) {
             // SAFETY: the device belongs to the context; the properties are a valid bit set.
             let transfer = unsafe {
                 CommandQueue::create_with_properties(
@@ -123,7 +131,12 @@ impl Program {
                 )
             }
             .call("clCreateCommandQueueWithProperties")?;
-            list.push(SessionDevice { device: d.clone(), transfer, dead: Mutex::new(None) });
+            list.push(SessionDevice {
+                device: d.clone(),
+                windowed,
+                transfer,
+                dead: Mutex::new(None),
+            });
         }
         let cap = chosen.iter().map(|d| d.info.max_alloc_bytes).min().unwrap_or(0);
         let devices = Arc::new(Devices {
@@ -132,8 +145,8 @@ impl Program {
             max_alloc: AtomicU64::new(cap),
         });
         let mut workers = Vec::new();
-        for (slot, d) in chosen.iter().enumerate() {
-            workers.push(worker::Handle::start(slot, d.clone())?);
+        for (slot, d) in devices.list.iter().enumerate() {
+            workers.push(worker::Handle::start(slot, d.device.clone(), d.windowed.clone())?);
         }
         Ok(Session {
             devices: ManuallyDrop::new(devices),
@@ -142,12 +155,43 @@ impl Program {
             kernel_names: self.kernel_names.clone(),
             signatures: self.signatures.clone(),
             ndrange_param: self.ndrange_param.clone(),
+            pointers: windowed.pointers,
             buffers: Mutex::new(Vec::new()),
             mirror: None,
             launches: AtomicU64::new(0),
             next_buffer: AtomicUsize::new(0),
             history: Mutex::new(HashMap::new()),
         })
+    }
+}
+
+impl Program {
+    /// The windowed variant of the program, built once per platform of `chosen` (for the
+    /// devices of that platform in the session); one handle per chosen device.
+    fn build_windowed(&self, chosen: &[ProgramDevice], text: &str) -> Result<Vec<Arc<ClProgram>>> {
+        let mut built: Vec<(Arc<super::program::PlatformProgram>, Arc<ClProgram>)> = Vec::new();
+        let mut out = Vec::new();
+        for d in chosen {
+            if let Some((_, p)) = built.iter().find(|(pl, _)| Arc::ptr_eq(pl, &d.platform)) {
+                out.push(p.clone());
+                continue;
+            }
+            let ids: Vec<_> = chosen
+                .iter()
+                .filter(|c| Arc::ptr_eq(&c.platform, &d.platform))
+                .map(|c| c.device.id())
+                .collect();
+            let mut p = ClProgram::create_from_source(&d.platform.context, text)
+                .call("clCreateProgramWithSource")?;
+            if p.build(&ids, &self.built_options).is_err() {
+                let log = ids.iter().map(|id| p.get_build_log(*id).unwrap_or_default()).collect();
+                return Err(Error::Build { file: self.source_name.clone(), log });
+            }
+            let p = Arc::new(p);
+            built.push((d.platform.clone(), p.clone()));
+            out.push(p);
+        }
+        Ok(out)
     }
 }
 

@@ -260,6 +260,18 @@ impl Residency {
         }
     }
 
+    /// The parts of `r` fresh on device `d` and nowhere else.
+    pub(crate) fn only_on(&self, d: usize, r: Range<u64>) -> RangeSet {
+        let mut only = self.devices[d].intersect(r);
+        only.remove_set(&self.host);
+        for (e, other) in self.devices.iter().enumerate() {
+            if e != d {
+                only.remove_set(other);
+            }
+        }
+        only
+    }
+
     /// Device `d` failed: whatever was fresh only there is lost. Returns what was lost now.
     pub(crate) fn drop_device(&mut self, d: usize) -> RangeSet {
         let mut only = std::mem::take(&mut self.devices[d]);
@@ -360,6 +372,8 @@ mod tests {
         r.copied(Loc::Device(0), 0..100);
         r.written(Loc::Device(0), 10..20);
         r.written(Loc::Device(1), 30..40);
+        assert_eq!(r.only_on(0, 0..50).ranges(), &[10..20]);
+        assert_eq!(r.only_on(1, 0..35).ranges(), &[30..35]);
         let lost = r.drop_device(0);
         assert_eq!(lost.ranges(), &[10..20]);
         assert_eq!(r.lost().ranges(), &[10..20]);

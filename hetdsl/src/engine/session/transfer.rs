@@ -113,13 +113,16 @@ pub(crate) fn ensure(
     usable: impl Fn(usize) -> bool,
     commit: impl FnOnce(&mut dyn FnMut()) -> bool,
 ) -> std::result::Result<Moved, EnsureError> {
-    let (moves, mine) = {
+    // The windows are taken with the plan: a source that moves its window later still holds
+    // these ranges in the memory taken here (inputs are not written during a launch).
+    let (moves, windows) = {
         let st = core.lock();
         let moves = st.res.plan_moves(to.slot, range, &usable).map_err(|gone| {
             EnsureError::Lost(core.lost(&gone, "needed by a launch, fresh on no working device"))
         })?;
-        (moves, st.mems[to.slot].clone())
+        (moves, st.mems.clone())
     };
+    let mine = windows[to.slot].clone();
     let mut moved = Moved::default();
     if moves.is_empty() {
         return Ok(moved);
@@ -138,15 +141,15 @@ pub(crate) fn ensure(
                 moved.host_to_device += bytes.len() as u64;
             }
             Loc::Device(s) => {
-                let src: Option<Arc<ClBuffer<u8>>> = core.lock().mems[s].clone();
+                let src = windows[s].as_ref();
                 let src =
                     src.ok_or_else(|| EnsureError::Device("a source without memory".into()))?;
-                read(&core.devices.list[s].transfer, &src, bytes.start, stage)
+                read(&core.devices.list[s].transfer, &src.mem, src.at(m.range.start, elem), stage)
                     .map_err(|e| EnsureError::Device(format!("read from device {s}: {e}")))?;
                 moved.device_to_device += bytes.len() as u64;
             }
         }
-        write(queue, &mine, bytes.start, stage)
+        write(queue, &mine.mem, mine.at(m.range.start, elem), stage)
             .map_err(|e| EnsureError::Device(format!("write of an input: {e}")))?;
     }
     let slot = to.slot;

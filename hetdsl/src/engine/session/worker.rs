@@ -19,12 +19,13 @@ use std::time::Duration;
 
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::kernel::Kernel;
-use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::program::Program as ClProgram;
 use opencl3::types::cl_event;
 
 use super::buffer::BufferCore;
 use super::residency::Loc;
 use super::transfer::{self, EnsureError, Receiver as To};
+use super::window::{bind, cover};
 use super::Devices;
 use crate::engine::geometry::Geometry;
 use crate::engine::program::ProgramDevice;
@@ -56,6 +57,8 @@ pub(crate) struct Plan {
     /// on, so a later failure can be recovered), rather than whenever it would wait: holding
     /// costs a wake-up at the end of the launch.
     pub(crate) hold: bool,
+    /// (buffer argument, kernel argument of its hidden window offset), per `__global` pointer.
+    pub(crate) offsets: Vec<(usize, usize)>,
     /// Elements per row of a 2-D range (1 in 1-D), for halos.
     pub(crate) row_len: u64,
     /// Session position of each launch position.
@@ -94,13 +97,17 @@ pub(crate) struct Handle {
 }
 
 impl Handle {
-    pub(crate) fn start(slot: usize, device: ProgramDevice) -> Result<Handle> {
+    pub(crate) fn start(
+        slot: usize,
+        device: ProgramDevice,
+        program: Arc<ClProgram>,
+    ) -> Result<Handle> {
         let (tx, rx) = channel();
         let busy = Arc::new(AtomicBool::new(false));
         let b = busy.clone();
         let thread = std::thread::Builder::new()
             .name(format!("hetdsl-session-dev{slot}"))
-            .spawn(move || thread_main(slot, device, rx, b))
+            .spawn(move || thread_main(slot, device, program, rx, b))
             .map_err(|e| Error::BadConfig(format!("cannot start a device thread: {e}")))?;
         Ok(Handle { tx: Some(tx), thread: Some(thread), busy })
     }
@@ -134,10 +141,12 @@ impl Handle {
 }
 
 /// What the thread keeps across launches.
-struct Worker {
-    slot: usize,
-    device: ProgramDevice,
-    compute: CommandQueue,
+pub(super) struct Worker {
+    pub(super) slot: usize,
+    pub(super) device: ProgramDevice,
+    /// The session's windowed program, which its kernels come from.
+    program: Arc<ClProgram>,
+    pub(super) compute: CommandQueue,
     kernels: HashMap<String, Kernel>,
     staging: Option<Staging>,
     per_unit: Option<f64>,
@@ -152,7 +161,13 @@ impl Drop for Worker {
     }
 }
 
-fn thread_main(slot: usize, device: ProgramDevice, rx: Receiver<Msg>, busy: Arc<AtomicBool>) {
+fn thread_main(
+    slot: usize,
+    device: ProgramDevice,
+    program: Arc<ClProgram>,
+    rx: Receiver<Msg>,
+    busy: Arc<AtomicBool>,
+) {
     // SAFETY: the device belongs to the context; the properties are a valid bit set.
     let compute = unsafe {
         CommandQueue::create_with_properties(
@@ -165,6 +180,7 @@ fn thread_main(slot: usize, device: ProgramDevice, rx: Receiver<Msg>, busy: Arc<
     let mut w = compute.ok().map(|compute| Worker {
         slot,
         device,
+        program,
         compute,
         kernels: HashMap::new(),
         staging: None,
@@ -223,10 +239,7 @@ fn task(w: &mut Worker, t: &Task) {
     }
     let (kernel, fresh) = match w.kernels.remove(&t.plan.kernel) {
         Some(k) => (Ok(k), false),
-        None => (
-            Kernel::create(&w.device.platform.program, &t.plan.kernel).call("clCreateKernel"),
-            true,
-        ),
+        None => (Kernel::create(&w.program, &t.plan.kernel).call("clCreateKernel"), true),
     };
     let kernel = match kernel {
         Ok(k) => k,
@@ -269,14 +282,11 @@ fn set_up(w: &mut Worker, t: &Task, kernel: &Kernel) -> Result<DeviceProfile> {
     let limit =
         |reason: String| Error::DeviceLimit { device: t.me, name: info.name.clone(), reason };
     let num_args = kernel.num_args().call("clGetKernelInfo(NUM_ARGS)")? as usize;
-    if num_args != t.plan.args.len() {
+    let given = t.plan.args.len() + t.plan.offsets.len();
+    if num_args != given {
         return Err(Error::BadArgument {
             index: t.plan.args.len().min(num_args),
-            reason: format!(
-                "kernel `{}` takes {num_args} arguments, {} given",
-                t.plan.kernel,
-                t.plan.args.len()
-            ),
+            reason: format!("kernel `{}` takes {num_args} arguments, {given} given", t.plan.kernel),
         });
     }
     let cap = t.plan.devices.max_alloc.load(Ordering::Relaxed);
@@ -285,28 +295,15 @@ fn set_up(w: &mut Worker, t: &Task, kernel: &Kernel) -> Result<DeviceProfile> {
     for a in &t.plan.args {
         match a {
             SArg::Buffer { index, core, .. } => {
-                let bytes = core.bytes();
-                if bytes as u64 > cap {
-                    return Err(limit(format!(
-                        "argument {index}: session buffer {} of {bytes} bytes exceeds the \
-                         session's largest allocation of {cap} bytes",
-                        core.index
-                    )));
+                // A buffer that fits is held whole; a larger one in windows, made per package.
+                let bytes = core.bytes() as u64;
+                if bytes <= cap {
+                    cover(w, core, 0..core.len as u64, cap).map_err(|e| match e {
+                        PackageError::Run(e) => e,
+                        _ => limit(format!("argument {index}: cannot allocate {bytes} bytes")),
+                    })?;
                 }
-                let mem = memory(w, core).map_err(|e| {
-                    limit(format!("argument {index}: cannot allocate {bytes} bytes: {e}"))
-                })?;
-                // SAFETY: a `cl_mem` handle the buffer keeps alive for as long as the task holds
-                // the buffer; every launch sets every argument again before its kernels run.
-                unsafe { kernel.set_arg(*index as u32, &mem.get()) }.map_err(|e| {
-                    Error::BadArgument {
-                        index: *index,
-                        reason: format!(
-                            "the kernel rejected a buffer here ({e}); is this argument a pointer?"
-                        ),
-                    }
-                })?;
-                buffers.push((*index, bytes as u64));
+                buffers.push((*index, bytes.min(cap)));
             }
             // SAFETY: `bytes` lives across the call, which copies it; OpenCL checks the size.
             SArg::Scalar { index, bytes } => unsafe {
@@ -348,29 +345,6 @@ fn set_up(w: &mut Worker, t: &Task, kernel: &Kernel) -> Result<DeviceProfile> {
     Ok(device_profile(&w.device, &t.plan.geo, &t.plan.kernel, local_total))
 }
 
-/// This device's memory for `core`, made (uninitialised, nothing fresh in it) when missing.
-fn memory(
-    w: &Worker,
-    core: &BufferCore,
-) -> std::result::Result<Arc<ClBuffer<u8>>, crate::error::ClError> {
-    let mut st = core.lock();
-    if let Some(m) = &st.mems[w.slot] {
-        return Ok(m.clone());
-    }
-    // SAFETY: no host pointer is given; the context outlives the buffer (the buffer holds it).
-    let made = unsafe {
-        ClBuffer::<u8>::create(
-            &w.device.platform.context,
-            CL_MEM_READ_WRITE,
-            core.bytes(),
-            std::ptr::null_mut(),
-        )
-    }?;
-    let made = Arc::new(made);
-    st.mems[w.slot] = Some(made.clone());
-    Ok(made)
-}
-
 /// One work-group at each end of the range, so the driver compiles the kernel before the clock
 /// starts; what it wrote on this device is not fresh there (it is not the launch's result).
 fn warm_up(w: &mut Worker, t: &Task, kernel: &Kernel) -> std::result::Result<(), PackageError> {
@@ -381,7 +355,7 @@ fn warm_up(w: &mut Worker, t: &Task, kernel: &Kernel) -> std::result::Result<(),
     Ok(())
 }
 
-enum PackageError {
+pub(super) enum PackageError {
     /// The device failed: it leaves the run, its packages are re-run elsewhere.
     Device(String),
     /// The run cannot go on (an input lost with a failed device).
@@ -404,6 +378,13 @@ fn run_package(
         !plan.devices.is_dead(d)
             && plan.slots.iter().position(|&s| s == d).is_none_or(|pos| shared.alive(pos))
     };
+    let cap = plan.devices.max_alloc.load(Ordering::Relaxed);
+    for a in &plan.args {
+        let SArg::Buffer { index, core, pattern, .. } = a else { continue };
+        let win = cover(w, core, plan.range(core, *pattern, p), cap)?;
+        let offset_arg = plan.offsets.iter().find(|(i, _)| i == index).map(|(_, o)| *o);
+        bind(kernel, *index, offset_arg, &win)?;
+    }
     for a in &plan.args {
         let SArg::Buffer { index, core, pattern, dir } = a else { continue };
         let range = plan.range(core, *pattern, p);
@@ -467,6 +448,14 @@ fn work(
     let (me, shared) = (t.me, &t.shared);
     let mut pending: Vec<Package> = Vec::new();
     let mut count = 0usize;
+    // A package may move a window of a buffer larger than the cap, which keeps only what the
+    // residency knows of: commit before each package then, so no output is left out.
+    let cap = t.plan.devices.max_alloc.load(Ordering::Relaxed);
+    let windowed = t
+        .plan
+        .args
+        .iter()
+        .any(|a| matches!(a, SArg::Buffer { core, .. } if core.bytes() as u64 > cap));
     loop {
         let asked = if t.plan.hold {
             shared.next_package_held(me, !pending.is_empty())
@@ -488,6 +477,9 @@ fn work(
         }
         if faults.iter().any(|f| matches!(*f, Fault::Fail { package, .. } if package == index)) {
             return Err(format!("injected failure at its package {index} (CL_OUT_OF_RESOURCES)"));
+        }
+        if windowed {
+            commit(w, t, &mut pending);
         }
         if faults.iter().any(|f| matches!(*f, Fault::Hang { package, .. } if package == index)) {
             // Behave like a device that never answers, until the run goes on without it.
