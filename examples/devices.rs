@@ -3,11 +3,19 @@
 //!
 //! `cargo run --example devices`
 
+use clap::Parser;
 use hetdsl::occupancy::nominal_gflops;
 use hetdsl::Runtime;
 use std::process::ExitCode;
 
+/// Lists the devices hetdsl sees (after `HETDSL_DEVICES`), with the figures the balancers start
+/// from.
+#[derive(Debug, Parser)]
+#[command(name = "devices")]
+struct Cli {}
+
 fn main() -> ExitCode {
+    Cli::parse();
     let rt = match Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

@@ -25,60 +25,79 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Parser;
+
 use hetdsl::balance::Static;
 use hetdsl::{Balancer, Runtime};
 use hetdsl_samples::harness::balancers;
-use hetdsl_samples::harness::cli::{kernel_list, parse_flags, select_devices};
+use hetdsl_samples::harness::cli::{select_devices, KernelList};
 use hetdsl_samples::harness::measure::{inflection_point, repeat};
+use hetdsl_samples::harness::progress::Progress;
 use hetdsl_samples::samples::{self, Size};
 use serde_json::{json, Value};
 
+/// Finds, per kernel, the smallest problem at which co-execution beats the fastest device alone.
+#[derive(Debug, Parser)]
+#[command(name = "inflection")]
 struct Options {
-    kernels: Vec<String>,
+    /// Samples to measure: `all` or a comma-separated list of names.
+    #[arg(long, default_value = "all", value_name = "all|NAME,...")]
+    kernels: KernelList,
+    /// The co-executing devices: `all`, `cpu`, `gpu` or positions such as `1,2`.
+    #[arg(long, default_value = "all", value_name = "all|cpu|gpu|0,2")]
     devices: String,
+    /// The co-executing balancer's spec.
+    #[arg(long, default_value = "sigmoid", value_name = "SPEC", value_parser = balancer_name)]
     balancer: String,
+    /// Problem size.
+    #[arg(long, default_value = "paper", value_name = "small|paper")]
     size: Size,
+    /// Runs per point; each time is their median (0 counts as 1).
+    #[arg(long, default_value_t = 3)]
     reps: usize,
+    /// The smallest fraction tried is 2^FROM of the problem (-40 <= FROM <= TO).
+    #[arg(long, default_value_t = -14, allow_negative_numbers = true)]
     from: i32,
+    /// The largest fraction tried is 2^TO of the problem (TO <= 0).
+    #[arg(long, default_value_t = -3, allow_negative_numbers = true)]
     to: i32,
+    /// Every kernel's points, written after every kernel [default: none]
+    #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
 }
 
+fn balancer_name(spec: &str) -> Result<String, String> {
+    balancers::parse(spec).map(|_| spec.to_string())
+}
+
 fn options() -> Result<Options, String> {
-    let flags = parse_flags(
-        std::env::args().skip(1),
-        &["kernels", "devices", "balancer", "size", "reps", "from", "to", "json"],
-    )?;
-    let kernels = kernel_list(&flags)?;
-    let number = |name: &str, default: i64| -> Result<i64, String> {
-        flags.get(name).map_or(Ok(default), |v| {
-            v.parse().map_err(|_| format!("--{name} `{v}` is not a whole number"))
-        })
-    };
-    let (from, to) = (number("from", -14)?, number("to", -3)?);
+    let mut opts = Options::parse();
+    let (from, to) = (opts.from, opts.to);
     if !(-40..=0).contains(&from) || !(from..=0).contains(&to) {
         return Err(format!("--from {from} --to {to}: expected -40 <= from <= to <= 0"));
     }
-    let balancer = flags.get("balancer").cloned().unwrap_or_else(|| "sigmoid".into());
-    balancers::parse(&balancer)?;
-    Ok(Options {
-        kernels,
-        devices: flags.get("devices").cloned().unwrap_or_else(|| "all".into()),
-        balancer,
-        size: flags.get("size").map_or(Ok(Size::Paper), |s| s.parse())?,
-        reps: number("reps", 3)?.max(1) as usize,
-        from: from as i32,
-        to: to as i32,
-        json: flags.get("json").map(PathBuf::from),
-    })
+    opts.reps = opts.reps.max(1);
+    Ok(opts)
 }
 
 fn static_one() -> Result<Box<dyn Balancer>, String> {
     Ok(Box::new(Static::nominal()))
 }
 
+/// `println!` or `print!` with the progress bar cleared while it writes.
+macro_rules! say {
+    ($progress:expr, $how:ident, $($arg:tt)*) => {
+        $progress.suspend(|| $how!($($arg)*))
+    };
+}
+
 /// Measure one kernel; its JSON record.
-fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Value, bool), String> {
+fn kernel_points(
+    opts: &Options,
+    runtime: &Runtime,
+    kernel: &str,
+    progress: &Progress,
+) -> Result<(Value, bool), String> {
     let started = std::time::Instant::now();
     let mut sample =
         samples::create(kernel, opts.size, runtime).map_err(|e| format!("{kernel}: {e}"))?;
@@ -92,10 +111,13 @@ fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Val
                 .total_cmp(&hetdsl::occupancy::nominal_gflops(&all[b]))
         })
         .ok_or("no device chosen")?;
-    let whole = repeat(sample.as_mut(), &[fastest], None, 1, &static_one, true, false)?;
+    progress.set_what(format!("{kernel} · whole on dev {fastest}"));
+    let whole = repeat(sample.as_mut(), &[fastest], None, 1, &static_one, true, false, progress)?;
     let units = whole.report.total_groups;
     let whole_correct = whole.verdict.as_ref().is_some_and(|v| v.correct);
-    println!(
+    say!(
+        progress,
+        println,
         "\n{kernel}: {} | {units} units | fastest: dev {fastest} {} ({:.3} ms whole, {}) | \
          co-executed on {:?} with {}",
         sample.describe(),
@@ -105,9 +127,15 @@ fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Val
         set,
         opts.balancer
     );
-    println!(
+    say!(
+        progress,
+        println,
         "{:>10} {:>10} {:>12} {:>12} {:>8}  checked",
-        "fraction", "groups", "alone ms", "coexec ms", "ratio"
+        "fraction",
+        "groups",
+        "alone ms",
+        "coexec ms",
+        "ratio"
     );
     let mut points: Vec<Value> = Vec::new();
     let mut times: Vec<(f64, f64)> = Vec::new();
@@ -116,13 +144,16 @@ fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Val
     for e in opts.from..=opts.to {
         let fraction = 2f64.powi(e);
         let groups = ((units as f64 * fraction).ceil() as u64).clamp(1, units);
+        let before = progress.done();
         if groups == last_groups {
+            progress.reach(before + 2 * opts.reps as u64);
             continue; // A small problem: several fractions round to the same units.
         }
         last_groups = groups;
         // Only a whole-problem run can be checked (see the module's comment).
         let check = groups == units;
         let range = Some(0..groups);
+        progress.set_what(format!("{kernel} · 2^{e} alone on dev {fastest}"));
         let alone = repeat(
             sample.as_mut(),
             &[fastest],
@@ -131,7 +162,9 @@ fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Val
             &static_one,
             check,
             false,
+            progress,
         )?;
+        progress.set_what(format!("{kernel} · 2^{e} on {:?} · {}", set, opts.balancer));
         let coexec = repeat(
             sample.as_mut(),
             &set,
@@ -140,6 +173,7 @@ fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Val
             &|| balancers::parse(&opts.balancer),
             check,
             false,
+            progress,
         )?;
         let verdicts: Vec<bool> = [&alone.verdict, &coexec.verdict]
             .iter()
@@ -152,7 +186,9 @@ fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Val
             false => verdicts.iter().all(|&c| c).to_string(),
         };
         let (a, c) = (alone.report.roi_seconds, coexec.report.roi_seconds);
-        println!(
+        say!(
+            progress,
+            println,
             "{:>10} {groups:>10} {:>12.3} {:>12.3} {:>8.3}  {checked}",
             format!("2^{e}"),
             a * 1e3,
@@ -170,18 +206,22 @@ fn kernel_points(opts: &Options, runtime: &Runtime, kernel: &str) -> Result<(Val
     }
     let point = inflection_point(&times);
     match point {
-        Some(i) => print!(
+        Some(i) => say!(
+            progress,
+            print,
             "inflection point: {:.3} ms of the fastest device alone ({} units, 2^{})",
             times[i].0 * 1e3,
             points[i]["groups"],
             points[i]["exponent"]
         ),
-        None => print!(
+        None => say!(
+            progress,
+            print,
             "inflection point: not reached up to {:.3} ms of the fastest device alone",
             times.last().map_or(0.0, |t| t.0) * 1e3
         ),
     }
-    println!(" [{:.1} s wall]", started.elapsed().as_secs_f64());
+    say!(progress, println, " [{:.1} s wall]", started.elapsed().as_secs_f64());
     let record = json!({
         "kernel": kernel,
         "problem": sample.describe(),
@@ -203,8 +243,13 @@ fn run() -> Result<bool, String> {
     let runtime = Runtime::new().map_err(|e| e.to_string())?;
     let mut records = Vec::new();
     let mut all_correct = true;
-    for kernel in &opts.kernels {
-        let (record, correct) = kernel_points(&opts, &runtime, kernel)?;
+    // Per kernel: the whole problem once, then every point alone and co-executed, `reps` each.
+    let points = (opts.to - opts.from + 1) as u64;
+    let per_kernel = 1 + points * 2 * opts.reps as u64;
+    let progress = Progress::new(per_kernel * opts.kernels.0.len() as u64);
+    for (k, kernel) in opts.kernels.0.iter().enumerate() {
+        let (record, correct) = kernel_points(&opts, &runtime, kernel, &progress)?;
+        progress.reach(per_kernel * (k as u64 + 1));
         all_correct &= correct;
         records.push(record);
         // Written after every kernel, so that a crash keeps what was measured.
@@ -215,10 +260,12 @@ fn run() -> Result<bool, String> {
             std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
         }
     }
+    progress.finish();
     Ok(all_correct)
 }
 
 fn main() -> ExitCode {
+    hetdsl_samples::harness::init_tracing();
     match run() {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {

@@ -15,6 +15,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Parser;
+
 use hetdsl::occupancy::{self, parse_nv_verbose, KernelResources};
 use hetdsl::{DeviceInfo, KernelSource, Runtime};
 
@@ -61,30 +63,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// The occupancy lower bound of every kernel on every device.
+#[derive(Debug, Parser)]
+#[command(name = "occupancy")]
 struct Options {
+    /// One work-group size for every kernel [default: the kernel's `reqd_work_group_size`,
+    /// else 256]
+    #[arg(long = "wg", value_name = "N")]
     work_group_size: Option<u32>,
+    /// OpenCL C files to read, besides a built-in kernel [default: kernels/*.cl]
+    #[arg(value_name = "FILE.cl")]
     files: Vec<PathBuf>,
-}
-
-fn parse_args() -> Result<Options, String> {
-    let mut options = Options { work_group_size: None, files: Vec::new() };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--wg" => {
-                let v = args.next().ok_or("--wg needs a work-group size")?;
-                let n = v.parse().map_err(|_| format!("--wg {v}: not a work-group size"))?;
-                options.work_group_size = Some(n);
-            }
-            "-h" | "--help" => {
-                return Err(
-                    "usage: occupancy [--wg N] [FILE.cl ...]   (default: kernels/*.cl)".into()
-                )
-            }
-            _ => options.files.push(PathBuf::from(arg)),
-        }
-    }
-    Ok(options)
 }
 
 /// `kernels/*.cl` of the current directory, else of the repository this example was built in.
@@ -108,7 +97,7 @@ fn suite_files() -> Vec<PathBuf> {
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let options = parse_args()?;
+    let options = Options::parse();
     let files = if options.files.is_empty() { suite_files() } else { options.files.clone() };
     let mut sources = vec![KernelSource::from_text("builtin.cl", BUILTIN)];
     for f in &files {

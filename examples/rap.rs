@@ -5,17 +5,25 @@
 
 use std::process::ExitCode;
 
+use clap::Parser;
 use hetdsl::Runtime;
-use hetdsl_samples::harness::balancers;
-use hetdsl_samples::harness::cli::{parse_flags, select_devices};
+use hetdsl_samples::harness::cli::{select_devices, SampleFlags};
 use hetdsl_samples::samples::check::all_equal;
 use hetdsl_samples::samples::rap::{self, profit_table, RapKernel};
 use hetdsl_samples::samples::rng::Rng;
 use hetdsl_samples::samples::Size;
 
-fn run() -> Result<bool, String> {
-    let flags = parse_flags(std::env::args().skip(1), &["size", "balancer", "devices"])?;
-    let size: Size = flags.get("size").map_or(Ok(Size::Small), |s| s.parse())?;
+/// Solves the Resource Allocation Problem with one co-executed launch per activity, checked
+/// against the sequential dynamic programme.
+#[derive(Debug, Parser)]
+#[command(name = "rap")]
+struct Cli {
+    #[command(flatten)]
+    flags: SampleFlags,
+}
+
+fn run(flags: &SampleFlags) -> Result<bool, String> {
+    let size: Size = flags.size;
     let (activities, units) = match size {
         Size::Small => (12, 4096),
         Size::Paper => (8, 1 << 17),
@@ -23,10 +31,7 @@ fn run() -> Result<bool, String> {
     let runtime = Runtime::new().map_err(|e| e.to_string())?;
     // The stage kernel declared with `hetdsl::kernel!` in `samples::rap`, built once.
     let kernel = RapKernel::new(&runtime).map_err(|e| e.to_string())?;
-    let devices = select_devices(
-        flags.get("devices").map_or("all", String::as_str),
-        &kernel.program().devices(),
-    )?;
+    let devices = select_devices(&flags.devices, &kernel.program().devices())?;
 
     let mut rng = Rng::new(0x0AA9_0001);
     let profits: Vec<Vec<i32>> =
@@ -34,7 +39,7 @@ fn run() -> Result<bool, String> {
     let mut best = vec![0i32; units];
     let mut seconds = 0.0;
     for (stage, profit) in profits.iter().enumerate() {
-        let balancer = flags.get("balancer").map(|b| balancers::parse(b)).transpose()?;
+        let balancer = flags.balancer.as_ref().map(|b| b.build());
         let mut next = vec![i32::MIN; units];
         let report =
             rap::run_stage(&kernel, &best, profit, &mut next, Some(&devices), balancer, None)
@@ -59,7 +64,9 @@ fn run() -> Result<bool, String> {
 }
 
 fn main() -> ExitCode {
-    match run() {
+    let cli = Cli::parse();
+    hetdsl_samples::harness::init_tracing();
+    match run(&cli.flags) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {

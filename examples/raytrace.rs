@@ -7,15 +7,24 @@
 
 use std::process::ExitCode;
 
+use clap::Parser;
+use hetdsl_samples::harness::cli::SampleFlags;
+
+/// Runs the ray tracer's two scenes co-executed on the chosen devices, each checked against the
+/// CPU reference and saved as `ray1.png` and `ray2.png`.
+#[derive(Debug, Parser)]
+#[command(name = "raytrace")]
+struct Cli {
+    #[command(flatten)]
+    flags: SampleFlags,
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--out") {
-        eprintln!("raytrace: writes ray1.png and ray2.png; --out names one image, so it is not taken here");
-        return ExitCode::from(2);
-    }
+    let cli = Cli::parse();
+    hetdsl_samples::harness::init_tracing();
     let mut all_correct = true;
     for scene in ["ray1", "ray2"] {
-        match hetdsl_samples::harness::example::run(scene, args.iter().cloned()) {
+        match hetdsl_samples::harness::example::run(scene, &cli.flags, None) {
             Ok(correct) => all_correct &= correct,
             Err(e) => {
                 eprintln!("{scene}: {e}");

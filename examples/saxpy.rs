@@ -7,8 +7,27 @@
 use hetdsl::{KernelSource, Pattern, Runtime};
 use std::process::ExitCode;
 
+use clap::Parser;
+
+/// y = a·x + y co-executed on every device found, checked against a CPU loop.
+#[derive(Debug, Parser)]
+#[command(name = "saxpy")]
+struct Cli {
+    /// Elements, a positive multiple of 256.
+    #[arg(default_value_t = 1 << 24)]
+    n: usize,
+    /// Balancer spec (`sigmoid`, `dynamic:64`, ...) [default: sigmoid]
+    #[arg(long, value_name = "SPEC")]
+    balancer: Option<hetdsl::balance::BalancerSpec>,
+    /// The run's report as JSON [default: none]
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+}
+
 fn main() -> ExitCode {
-    match run() {
+    let cli = Cli::parse();
+    hetdsl_samples::harness::init_tracing();
+    match run(cli) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
@@ -18,18 +37,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> Result<bool, Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let mut n: usize = 1 << 24;
-    let mut json = None;
-    let mut balancer: Option<hetdsl::balance::BalancerSpec> = None;
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--json" => json = Some(args.next().ok_or("--json needs a file name")?),
-            "--balancer" => balancer = Some(args.next().ok_or("--balancer needs a name")?.parse()?),
-            s => n = s.parse().map_err(|_| format!("not a size: {s}"))?,
-        }
-    }
+fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
+    let Cli { n, balancer, json } = cli;
     let lws = 256;
     if n == 0 || !n.is_multiple_of(lws) {
         return Err(format!("N must be a positive multiple of {lws}").into());

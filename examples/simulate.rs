@@ -3,8 +3,11 @@
 //! ```text
 //! cargo run --release --example simulate -- [--scenario batel|hydra|desktop|h200|all]
 //!     [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace]
-//!     [--backups] [--machine TEXT] [--relaunch N]
+//!     [--backups] [--waves] [--machine TEXT] [--relaunch N]
 //! ```
+//!
+//! `--help` lists every flag with its default. `--plots DIR` writes one plot per simulated run
+//! (`--plot-format svg|png`).
 //!
 //! `--relaunch N` simulates an iterative application instead: per case, a first launch under
 //! the first `--balancer` (default `sigmoid`), then N-1 launches under `Learned`, each from the
@@ -28,83 +31,86 @@
 //! default is every name in `hetdsl::balance::NAMES`.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use clap::Parser;
 
 use hetdsl::balance::{BalancerSpec, NAMES};
 use hetdsl::sim::scenario::{scenario, Case, SCENARIOS};
 use hetdsl::sim::{SimOptions, SimResult};
+use hetdsl_samples::harness::plot::RunPlot;
+use hetdsl_samples::harness::progress::Progress;
 
+/// Simulates every balancer on the papers' machines, the measured H200 machines and replays of
+/// measured suite runs.
+#[derive(Debug, Parser)]
+#[command(name = "simulate", after_help = after_help())]
 struct Args {
+    /// A scenario to simulate, or `all`; repeatable [default: all, unless --replay is given]
+    #[arg(long = "scenario", value_name = "NAME")]
     scenarios: Vec<String>,
+    /// A suite run (`suite --json`) whose kernels, cost maps and device speeds to replay;
+    /// repeatable [default: none]
+    #[arg(long = "replay", value_name = "SUITE.json")]
     replays: Vec<String>,
+    /// A balancer spec; repeatable [default: every balancer family]
+    #[arg(long = "balancer", value_name = "SPEC")]
     balancers: Vec<BalancerSpec>,
+    /// The seed of the devices' jitter.
+    #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// One record per run [default: none]
+    #[arg(long, value_name = "FILE")]
     json: Option<String>,
+    /// Print every package of every run.
+    #[arg(long)]
     trace: bool,
+    /// Add the engine's speculative back-ups of stragglers.
+    #[arg(long)]
     backups: bool,
-    /// Only the machines whose name contains this.
+    /// Charge a package's partial last wave of work-groups as a whole wave, as on a GPU.
+    #[arg(long)]
+    waves: bool,
+    /// Only the machines whose name contains this [default: every machine]
+    #[arg(long, value_name = "TEXT")]
     machine: Option<String>,
-    /// Launches of the iterative mode (0: off).
-    relaunch: usize,
+    /// One plot per simulated run (package size and speed per device over time) [default: none]
+    #[arg(long, value_name = "DIR")]
+    plots: Option<PathBuf>,
+    /// Format of the `--plots` files.
+    #[arg(long, default_value = "svg", value_name = "svg|png")]
+    plot_format: PlotFormat,
+    /// Simulate N launches of each case: the first under the first balancer, then N-1 learned
+    /// from the launch before [default: off]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
+    relaunch: Option<u64>,
 }
 
-fn usage() -> String {
-    format!(
-        "usage: simulate [--scenario {}|all] [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace] [--backups] [--machine TEXT] [--relaunch N]\nbalancers: {}",
-        SCENARIOS.join("|"),
-        NAMES.join(", ")
-    )
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+enum PlotFormat {
+    Svg,
+    Png,
 }
 
-fn parse_args() -> Result<Args, String> {
-    let mut args = Args {
-        scenarios: Vec::new(),
-        replays: Vec::new(),
-        balancers: Vec::new(),
-        seed: 1,
-        json: None,
-        trace: false,
-        backups: false,
-        machine: None,
-        relaunch: 0,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value\n{}", usage()));
-        match flag.as_str() {
-            "--scenario" => args.scenarios.push(value()?),
-            "--replay" => args.replays.push(value()?),
-            "--balancer" => args.balancers.push(value()?.parse().map_err(|e| format!("{e}"))?),
-            "--seed" => {
-                args.seed =
-                    value()?.parse().map_err(|_| format!("--seed needs a number\n{}", usage()))?
-            }
-            "--json" => args.json = Some(value()?),
-            "--trace" => args.trace = true,
-            "--backups" => args.backups = true,
-            "--machine" => args.machine = Some(value()?),
-            "--relaunch" => {
-                args.relaunch =
-                    value()?.parse().ok().filter(|n| *n >= 2).ok_or_else(|| {
-                        format!("--relaunch needs a count of 2 or more\n{}", usage())
-                    })?
-            }
-            "--help" | "-h" => return Err(usage()),
-            other => return Err(format!("unknown argument `{other}`\n{}", usage())),
-        }
-    }
+fn after_help() -> String {
+    format!("scenarios: {}\nbalancers: {}", SCENARIOS.join(", "), NAMES.join(", "))
+}
+
+fn parse_args() -> Args {
+    let mut args = Args::parse();
     if (args.scenarios.is_empty() && args.replays.is_empty())
         || args.scenarios.iter().any(|s| s == "all")
     {
         args.scenarios = SCENARIOS.iter().map(|s| s.to_string()).collect();
     }
-    if args.balancers.is_empty() && args.relaunch > 0 {
+    if args.balancers.is_empty() && args.relaunch.is_some() {
         args.balancers = vec!["sigmoid".parse().expect("the default balancer's name parses")];
     } else if args.balancers.is_empty() {
         args.balancers =
             NAMES.iter().map(|n| n.parse().expect("every listed name parses")).collect();
     }
-    Ok(args)
+    args
 }
 
 /// One printed matrix: rows are balancers, columns kernels, plus the mean and the minimum.
@@ -153,6 +159,27 @@ fn print_trace(case: &Case, label: &str, r: &SimResult) {
     }
 }
 
+/// The plot of one simulated run, named after its scenario, machine, kernel and balancer.
+fn plot(
+    dir: &Path,
+    format: PlotFormat,
+    scenario: &str,
+    case: &Case,
+    label: &str,
+    r: &SimResult,
+) -> Result<(), String> {
+    let clean = |text: &str| -> String {
+        text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
+    };
+    let stem = clean(&format!("{scenario}_{}_{}_{label}", case.machine, case.kernel));
+    let plot = RunPlot::of_sim(&case.machine, &case.kernel, r);
+    let (path, bytes) = match format {
+        PlotFormat::Svg => (dir.join(format!("{stem}.svg")), plot.svg()?.into_bytes()),
+        PlotFormat::Png => (dir.join(format!("{stem}.png")), plot.png()?),
+    };
+    std::fs::write(&path, bytes).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
 fn record(case: &Case, spec: &BalancerSpec, r: &SimResult) -> serde_json::Value {
     serde_json::json!({
         "scenario": case.scenario,
@@ -172,17 +199,18 @@ fn record(case: &Case, spec: &BalancerSpec, r: &SimResult) -> serde_json::Value 
 }
 
 /// The iterative mode: per case, each launch's efficiency and the work-groups that moved.
-fn relaunch(name: &str, cases: &[&Case], args: &Args) -> Result<(), String> {
+fn relaunch(name: &str, cases: &[&Case], args: &Args, launches: usize) -> Result<(), String> {
     let first = &args.balancers[0];
-    let options = SimOptions { seed: args.seed, loss: None, backups: args.backups };
+    let options =
+        SimOptions { seed: args.seed, loss: None, backups: args.backups, waves: args.waves };
     let mut header = format!("{:<16} {:>8}", "kernel", first.to_string());
-    for i in 2..=args.relaunch {
+    for i in 2..=launches {
         header += &format!(" {:>9} {:>7}", format!("learned{i}"), "moved");
     }
     println!("{header}");
     for case in cases {
         let launches = case
-            .relaunch(first, args.relaunch, &options)
+            .relaunch(first, launches, &options)
             .map_err(|e| format!("{name} / {}: {e}", case.kernel))?;
         if args.trace {
             for (i, l) in launches.iter().enumerate() {
@@ -201,18 +229,19 @@ fn relaunch(name: &str, cases: &[&Case], args: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
+    let args = parse_args();
+    hetdsl_samples::harness::init_tracing();
+    if let Some(dir) = &args.plots {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("creating {}: {e}", dir.display());
             return ExitCode::FAILURE;
         }
-    };
+    }
     let mut records = Vec::new();
     let mut sets: Vec<(String, Vec<Case>)> = Vec::new();
     for name in &args.scenarios {
         let Some(cases) = scenario(name) else {
-            eprintln!("unknown scenario `{name}`\n{}", usage());
+            eprintln!("unknown scenario `{name}`\n{}", after_help());
             return ExitCode::FAILURE;
         };
         sets.push((name.clone(), cases));
@@ -229,6 +258,10 @@ fn main() -> ExitCode {
             }
         }
     }
+    // One run per kept case and balancer.
+    let kept = |c: &&Case| args.machine.as_ref().is_none_or(|m| c.machine.contains(m.as_str()));
+    let runs: usize = sets.iter().map(|(_, cases)| cases.iter().filter(kept).count()).sum();
+    let progress = Progress::new((runs * args.balancers.len()) as u64);
     for (name, cases) in &sets {
         // Group the cases by machine, keeping their order.
         let mut machines: Vec<(String, Vec<&Case>)> = Vec::new();
@@ -242,9 +275,9 @@ fn main() -> ExitCode {
             }
         }
         for (machine, cases) in machines {
-            println!("== {name}: {machine} ==");
-            if args.relaunch > 0 {
-                if let Err(e) = relaunch(name, &cases, &args) {
+            progress.suspend(|| println!("== {name}: {machine} =="));
+            if let Some(n) = args.relaunch {
+                if let Err(e) = relaunch(name, &cases, &args, n as usize) {
                     eprintln!("{e}");
                     return ExitCode::FAILURE;
                 }
@@ -256,7 +289,13 @@ fn main() -> ExitCode {
             for (i, spec) in args.balancers.iter().enumerate() {
                 let label = spec.to_string();
                 for case in &cases {
-                    let options = SimOptions { seed: args.seed, loss: None, backups: args.backups };
+                    progress.set_what(format!("{name} · {machine} · {} · {label}", case.kernel));
+                    let options = SimOptions {
+                        seed: args.seed,
+                        loss: None,
+                        backups: args.backups,
+                        waves: args.waves,
+                    };
                     let r = match case.run_with(spec, &options) {
                         Ok(r) => r,
                         Err(e) => {
@@ -265,7 +304,13 @@ fn main() -> ExitCode {
                         }
                     };
                     if args.trace {
-                        print_trace(case, &label, &r);
+                        progress.suspend(|| print_trace(case, &label, &r));
+                    }
+                    if let Some(dir) = &args.plots {
+                        if let Err(e) = plot(dir, args.plot_format, name, case, &label, &r) {
+                            eprintln!("{e}");
+                            return ExitCode::FAILURE;
+                        }
                     }
                     let row = |m: &mut BTreeMap<usize, (String, Vec<f64>)>, v: f64| {
                         m.entry(i).or_insert_with(|| (label.clone(), Vec::new())).1.push(v)
@@ -274,14 +319,18 @@ fn main() -> ExitCode {
                     row(&mut balance, r.balance);
                     row(&mut efficiency, r.efficiency);
                     records.push(record(case, spec, &r));
+                    progress.advance(1);
                 }
             }
-            print!("{}", matrix("packages", &kernels, &packages, 0));
-            print!("{}", matrix("balance", &kernels, &balance, 3));
-            print!("{}", matrix("efficiency", &kernels, &efficiency, 3));
-            println!();
+            progress.suspend(|| {
+                print!("{}", matrix("packages", &kernels, &packages, 0));
+                print!("{}", matrix("balance", &kernels, &balance, 3));
+                print!("{}", matrix("efficiency", &kernels, &efficiency, 3));
+                println!();
+            });
         }
     }
+    progress.finish();
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&records).expect("records are plain JSON values");
         if let Err(e) = std::fs::write(path, text) {

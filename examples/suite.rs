@@ -14,8 +14,12 @@
 //! extrapolated (`alone~` rows; `--alone full` runs it whole instead).
 //!
 //! Prints one table row per kernel × balancer (ROI time is the median of `--reps` runs);
-//! `--json` holds every row with its full report; `--plots` writes one SVG per co-executed run
-//! (package size and computing speed per device over time).
+//! `--json` holds every row with its full report; `--plots` writes one plot per co-executed run
+//! (package size and computing speed per device over time; `--plot-format svg|png|both`);
+//! `--trace DIR` one Chrome trace-event JSON per co-executed run (Perfetto, chrome://tracing).
+//! `--help` lists every flag with its default. A progress bar on stderr (when it is a terminal)
+//! tells the kernel, set, balancer and repetition, with the elapsed time and an estimate of
+//! what is left.
 //!
 //! Energy (`--energy on`, the default; `off` disables it): every run timed whole is wrapped in
 //! an energy sampler (NVML for NVIDIA GPUs, RAPL for the CPU packages; `alone~` runs are not),
@@ -26,16 +30,80 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Parser;
+
 use hetdsl::balance::Static;
 use hetdsl::Runtime;
 use hetdsl_samples::harness::balancers;
-use hetdsl_samples::harness::cli::{kernel_list, parse_flags, select_devices};
+use hetdsl_samples::harness::cli::{select_devices, KernelList};
 use hetdsl_samples::harness::energy::EnergyReading;
 use hetdsl_samples::harness::energy_ratio;
 use hetdsl_samples::harness::measure::{repeat, Timed};
-use hetdsl_samples::harness::svg;
+use hetdsl_samples::harness::plot::RunPlot;
+use hetdsl_samples::harness::progress::Progress;
 use hetdsl_samples::samples::{self, Sample, Size};
 use serde_json::{json, Value};
+
+/// Runs the chosen kernels × balancers on the chosen device sets, every run checked against the
+/// CPU reference.
+#[derive(Debug, Parser)]
+#[command(name = "suite")]
+struct Cli {
+    /// Samples to run: `all` or a comma-separated list of names.
+    #[arg(long, default_value = "all", value_name = "all|NAME,...")]
+    kernels: KernelList,
+    /// Balancer specs: `all` (every family, default parameters) or a comma-separated list.
+    #[arg(long, default_value = "all", value_name = "all|SPEC,...")]
+    balancers: String,
+    /// Device sets separated by `/`, each `all`, `cpu`, `gpu` or positions such as `0,2`.
+    #[arg(long, default_value = "all", value_name = "SET[/SET...]")]
+    devices: String,
+    /// Problem size.
+    #[arg(long, default_value = "small", value_name = "small|paper")]
+    size: Size,
+    /// Runs per row; the row's ROI time is their median (0 counts as 1).
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Every row with its full report, written after every kernel [default: none]
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// One plot per co-executed run (package size and speed per device over time) [default:
+    /// none]
+    #[arg(long, value_name = "DIR")]
+    plots: Option<PathBuf>,
+    /// Format of the `--plots` files.
+    #[arg(long, default_value = "svg", value_name = "svg|png|both")]
+    plot_format: PlotFormat,
+    /// One Chrome trace-event JSON per co-executed run (open in Perfetto or chrome://tracing)
+    /// [default: none]
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
+    /// `auto`: devices of a slower class are timed alone on a 1/256 sample; `full`: whole.
+    #[arg(long, default_value = "auto", value_name = "auto|full")]
+    alone: AloneMode,
+    /// Wrap every timed run in an energy sampler (NVML, RAPL).
+    #[arg(long, default_value = "on", value_name = "on|off")]
+    energy: OnOff,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+enum PlotFormat {
+    Svg,
+    Png,
+    Both,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+enum AloneMode {
+    Auto,
+    Full,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
 
 struct Options {
     kernels: Vec<String>,
@@ -46,6 +114,8 @@ struct Options {
     reps: usize,
     json: Option<PathBuf>,
     plots: Option<PathBuf>,
+    plot_format: PlotFormat,
+    trace: Option<PathBuf>,
     /// Time devices of a slower class alone on a stratified sample instead of the whole problem.
     sampled_alone: bool,
     /// Wrap every timed run in an energy sampler.
@@ -60,42 +130,23 @@ const SLOWER_CLASS: f64 = hetdsl::balance::SLOW_CLASS;
 const SAMPLE_SLICES: u64 = 8;
 const SAMPLE_DIVISOR: u64 = 256;
 
-fn options() -> Result<Options, String> {
-    let flags = parse_flags(
-        std::env::args().skip(1),
-        &["kernels", "balancers", "devices", "size", "reps", "json", "plots", "alone", "energy"],
-    )?;
-    let kernels = kernel_list(&flags)?;
-    let reps: usize = flags
-        .get("reps")
-        .map_or(Ok(3), |r| r.parse().map_err(|_| format!("--reps `{r}` is not a count")))?;
-    let sets: Vec<String> = flags
-        .get("devices")
-        .map_or("all", String::as_str)
-        .split('/')
-        .map(|s| s.trim().to_string())
-        .collect();
+fn options(cli: Cli) -> Result<Options, String> {
+    let sets: Vec<String> = cli.devices.split('/').map(|s| s.trim().to_string()).collect();
     if sets.iter().any(String::is_empty) {
         return Err("--devices: an empty device set (two `/` in a row?)".into());
     }
     Ok(Options {
-        kernels,
-        balancers: balancers::parse_list(flags.get("balancers").map_or("all", String::as_str))?,
+        kernels: cli.kernels.0,
+        balancers: balancers::parse_list(&cli.balancers)?,
         sets,
-        size: flags.get("size").map_or(Ok(Size::Small), |s| s.parse())?,
-        reps: reps.max(1),
-        json: flags.get("json").map(PathBuf::from),
-        plots: flags.get("plots").map(PathBuf::from),
-        sampled_alone: match flags.get("alone").map_or("auto", String::as_str) {
-            "auto" => true,
-            "full" => false,
-            other => return Err(format!("--alone `{other}`: expected `auto` or `full`")),
-        },
-        energy: match flags.get("energy").map_or("on", String::as_str) {
-            "on" => true,
-            "off" => false,
-            other => return Err(format!("--energy `{other}`: expected `on` or `off`")),
-        },
+        size: cli.size,
+        reps: cli.reps.max(1),
+        json: cli.json,
+        plots: cli.plots,
+        plot_format: cli.plot_format,
+        trace: cli.trace,
+        sampled_alone: cli.alone == AloneMode::Auto,
+        energy: cli.energy == OnOff::On,
     })
 }
 
@@ -132,6 +183,7 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
 struct Table {
     sets: bool,
     energy: bool,
+    progress: Progress,
 }
 
 impl Table {
@@ -158,7 +210,7 @@ impl Table {
         if self.energy {
             line += &format!(" {:>8} {:>9}", energy[0], energy[1]);
         }
-        println!("{line}");
+        self.progress.suspend(|| println!("{line}"));
     }
 
     fn header(&self) {
@@ -203,6 +255,7 @@ struct Suite {
     /// The last kernel's devices and sets, for the JSON document.
     device_list: Value,
     set_list: Value,
+    progress: Progress,
 }
 
 /// A kernel's device sets resolved against its program's devices, and their union.
@@ -231,7 +284,9 @@ fn resolve_sets<'a>(labels: &'a [String], sample: &dyn Sample) -> Result<Sets<'a
 
 impl Suite {
     fn new(opts: Options) -> Self {
-        let table = Table { sets: opts.sets.len() > 1, energy: opts.energy };
+        let progress = Progress::new(0);
+        let table =
+            Table { sets: opts.sets.len() > 1, energy: opts.energy, progress: progress.clone() };
         Suite {
             opts,
             table,
@@ -241,6 +296,7 @@ impl Suite {
             skipped: Vec::new(),
             device_list: Value::Null,
             set_list: Value::Null,
+            progress,
         }
     }
 
@@ -262,6 +318,10 @@ impl Suite {
             .iter()
             .map(|(label, d)| json!({"label": label, "devices": d}))
             .collect::<Vec<_>>());
+        // Every kernel has the same number of runs: the union's devices alone, then every
+        // balancer on every set, each `reps` times.
+        let per_kernel = (sets.union.len() + sets.sets.len() * self.opts.balancers.len()) as u64;
+        self.progress.set_total(per_kernel * (self.opts.reps * self.opts.kernels.len()) as u64);
         let alone = self.time_alone(sample.as_mut(), kernel, &sets);
         // Every device of a set is in the union: the lookup loses nothing.
         let position = |d: usize| sets.union.iter().position(|&u| u == d).unwrap_or(0);
@@ -269,9 +329,13 @@ impl Suite {
             let Some(alone) =
                 set.iter().map(|&d| alone[position(d)].as_ref()).collect::<Option<Vec<&Alone>>>()
             else {
-                eprintln!(
-                    "SKIPPED: {kernel} on set {set_label}: a device of it could not run alone"
-                );
+                self.progress.suspend(|| {
+                    eprintln!(
+                        "SKIPPED: {kernel} on set {set_label}: a device of it could not run alone"
+                    )
+                });
+                let runs = self.opts.balancers.len() * self.opts.reps;
+                self.progress.reach(self.progress.done() + runs as u64);
                 self.skipped.push(json!({"kernel": kernel, "set": set_label,
                     "reason": "a device of the set could not run the problem alone"}));
                 continue;
@@ -305,17 +369,21 @@ impl Suite {
         for k in order {
             let d = s.union[k];
             let slower = self.opts.sampled_alone && nominal[k] * SLOWER_CLASS < fastest;
-            let (timed, label, correct) =
-                match self.alone_one(sample, d, &s.all, slower, &mut units) {
-                    Ok(m) => m,
-                    Err(e) => {
-                        // A device that cannot run the problem (PoCL's 1 GiB allocation limit on
-                        // paper-size Aho) leaves out the sets it is in, loudly; the rest go on.
-                        eprintln!("SKIPPED: {kernel} alone on device {d}: {e}");
-                        self.skipped.push(json!({"kernel": kernel, "device": d, "reason": e}));
-                        continue;
-                    }
-                };
+            self.progress.set_what(format!("{kernel} · alone dev {d}"));
+            let before = self.progress.done();
+            let result = self.alone_one(sample, d, &s.all, slower, &mut units);
+            self.progress.reach(before + self.opts.reps as u64);
+            let (timed, label, correct) = match result {
+                Ok(m) => m,
+                Err(e) => {
+                    // A device that cannot run the problem (PoCL's 1 GiB allocation limit on
+                    // paper-size Aho) leaves out the sets it is in, loudly; the rest go on.
+                    self.progress
+                        .suspend(|| eprintln!("SKIPPED: {kernel} alone on device {d}: {e}"));
+                    self.skipped.push(json!({"kernel": kernel, "device": d, "reason": e}));
+                    continue;
+                }
+            };
             let joules = timed.energy.as_ref().and_then(EnergyReading::joules);
             self.table.row(
                 "-",
@@ -353,7 +421,8 @@ impl Suite {
         }
         let static_one =
             || -> Result<Box<dyn hetdsl::Balancer>, String> { Ok(Box::new(Static::nominal())) };
-        let t = repeat(sample, &[d], None, self.opts.reps, &static_one, true, self.opts.energy)?;
+        let (reps, energy) = (self.opts.reps, self.opts.energy);
+        let t = repeat(sample, &[d], None, reps, &static_one, true, energy, &self.progress)?;
         *units = Some(t.report.total_groups);
         let correct = t.verdict.as_ref().is_some_and(|v| v.correct);
         self.all_correct &= correct;
@@ -388,18 +457,17 @@ impl Suite {
         };
         for name in &self.opts.balancers.clone() {
             let balancer = || balancers::parse(name);
-            let t = match repeat(
-                sample,
-                set,
-                None,
-                self.opts.reps,
-                &balancer,
-                true,
-                self.opts.energy,
-            ) {
+            let (reps, energy) = (self.opts.reps, self.opts.energy);
+            self.progress.set_what(format!("{kernel} · set {set_label} · {name}"));
+            let before = self.progress.done();
+            let result = repeat(sample, set, None, reps, &balancer, true, energy, &self.progress);
+            self.progress.reach(before + reps as u64);
+            let t = match result {
                 Ok(t) => t,
                 Err(e) => {
-                    eprintln!("SKIPPED: {kernel} on set {set_label} with {name}: {e}");
+                    self.progress.suspend(|| {
+                        eprintln!("SKIPPED: {kernel} on set {set_label} with {name}: {e}")
+                    });
                     self.skipped.push(json!({"kernel": kernel, "set": set_label,
                         "balancer": name, "reason": e}));
                     continue;
@@ -441,14 +509,20 @@ impl Suite {
             &correct.to_string(),
             [&figure(ratios.energy_ratio, 3), &figure(ratios.edp_ratio, 3)],
         );
+        let stem = match self.table.sets {
+            true => format!("{}_{}_{}", clean(run.set_label), run.kernel, clean(run.balancer)),
+            false => format!("{}_{}", run.kernel, clean(run.balancer)),
+        };
         if let Some(dir) = &self.opts.plots {
-            let file = match self.table.sets {
-                true => {
-                    format!("{}_{}_{}.svg", clean(run.set_label), run.kernel, clean(run.balancer))
-                }
-                false => format!("{}_{}.svg", run.kernel, clean(run.balancer)),
-            };
-            write(&dir.join(file), &svg::run_plot(run.kernel, report))?;
+            // A plot that cannot be drawn (no font on a GPU machine) costs the plot, not the
+            // measurements: said once, then the suite goes on without plots.
+            if let Err(e) = plot_files(dir, &stem, self.opts.plot_format, run.kernel, report) {
+                self.progress.suspend(|| eprintln!("suite: no more plots: {e}"));
+                self.opts.plots = None;
+            }
+        }
+        if let Some(dir) = &self.opts.trace {
+            write(&dir.join(format!("{stem}.trace.json")), &report.chrome_trace())?;
         }
         self.rows.push(json_row(run, &t, correct, base, &ratios));
         Ok(())
@@ -463,6 +537,26 @@ impl Suite {
             "wall": self.wall, "skipped": self.skipped, "runs": self.rows});
         write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)
     }
+}
+
+/// The plot of one run as `dir/stem.svg` and/or `dir/stem.png`.
+fn plot_files(
+    dir: &Path,
+    stem: &str,
+    format: PlotFormat,
+    kernel: &str,
+    report: &hetdsl::Report,
+) -> Result<(), String> {
+    let plot = RunPlot::of_report(kernel, report);
+    if format != PlotFormat::Png {
+        write(&dir.join(format!("{stem}.svg")), &plot.svg()?)?;
+    }
+    if format != PlotFormat::Svg {
+        let path = dir.join(format!("{stem}.png"));
+        std::fs::write(&path, plot.png()?)
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// The JSON row of one co-executed run.
@@ -519,10 +613,10 @@ struct CoRun<'a> {
     balancer: &'a str,
 }
 
-fn run() -> Result<bool, String> {
-    let opts = options()?;
+fn run(cli: Cli) -> Result<bool, String> {
+    let opts = options(cli)?;
     let runtime = Runtime::new().map_err(|e| e.to_string())?;
-    if let Some(dir) = &opts.plots {
+    for dir in opts.plots.iter().chain(&opts.trace) {
         std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
     let kernels = opts.kernels.clone();
@@ -531,6 +625,7 @@ fn run() -> Result<bool, String> {
     for kernel in &kernels {
         suite.kernel(&runtime, kernel)?;
     }
+    suite.progress.finish();
     if !suite.skipped.is_empty() {
         eprintln!("suite: {} run(s) SKIPPED (see the SKIPPED lines above)", suite.skipped.len());
     }
@@ -541,7 +636,9 @@ fn run() -> Result<bool, String> {
 }
 
 fn main() -> ExitCode {
-    match run() {
+    let cli = Cli::parse();
+    hetdsl_samples::harness::init_tracing();
+    match run(cli) {
         Ok(true) => ExitCode::SUCCESS,
         // Wrong output or skipped runs, each said above.
         Ok(false) => ExitCode::from(1),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Size limits of the library crates: files over 600 lines and functions over 100 lines.
 
-Scans every `.rs` file under hetdsl/src, hetdsl-macros/src and hetdsl-decl/src (tests inside
+Scans every `.rs` file under hetdsl/src, hetdsl-macros/src, hetdsl-decl/src and hetdsl-mpi/src (tests inside
 them included) and prints the offenders, largest first; exits 1 if there are any.
 
 How it measures:
@@ -22,7 +22,7 @@ import os
 import re
 import sys
 
-DIRS = ["hetdsl/src", "hetdsl-macros/src", "hetdsl-decl/src"]
+DIRS = ["hetdsl/src", "hetdsl-macros/src", "hetdsl-decl/src", "hetdsl-mpi/src"]
 FN = re.compile(
     r'^\s*(?:pub(?:\([^)]*\))?\s+)?(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?'
     r'(?:extern\s+"[^"]*"\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)'

@@ -8,6 +8,9 @@ grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/i
 cargo build --release --examples
 rm -rf .device/bin && mkdir -p .device/bin
 for e in devices occupancy saxpy suite inflection; do cp "target/release/examples/$e" .device/bin/; done
+# The plots' font: the GPU machines have none and cannot install one (gpu-measure.sh points
+# HETDSL_PLOT_FONT at this copy).
+cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf .device/ 2>/dev/null || true
 # Debug info makes them too large to carry (64 MiB in all); profiles need none.
 strip .device/bin/*
 du -sh .device/bin

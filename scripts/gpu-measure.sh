@@ -33,6 +33,7 @@ mkdir -p "$out/plots"
 # library but no /etc/OpenCL/vendors entry naming it.
 [ -f /usr/lib/libnvidia-opencl.so.1 ] && echo /usr/lib/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 export HETDSL_KERNELS=$PWD/kernels
+[ -f .device/DejaVuSans.ttf ] && export HETDSL_PLOT_FONT=$PWD/.device/DejaVuSans.ttf
 { date -u; nvidia-smi -L; nproc; uname -r; } > "$out/machine.txt" 2>&1
 $bin/devices > "$out/devices.txt" 2>&1; cat "$out/devices.txt"
 $bin/occupancy > "$out/occupancy.txt" 2>&1

@@ -4,6 +4,7 @@
 //! (struct layouts) becomes `const` assertions for the expansion.
 
 mod layout;
+mod pattern;
 mod source;
 
 use std::collections::HashSet;
@@ -14,11 +15,11 @@ use quote::{quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Type;
 
-use crate::clsig::{self, AddrSpace, Scalar, Ty};
+use crate::clsig::{self, AddrSpace};
 use crate::errors::Errors;
-use crate::parse::{Direction, Func, LocalSize, MergeOp, Options, Param, Pattern, Role};
-use hetdsl_decl::argcheck::param_phrase;
+use crate::parse::{Func, LocalSize, Options, Param, Role};
 use hetdsl_decl::balancer;
+use hetdsl_decl::declcheck::{self, DeclParam, DeclRole, Fit, KernelSpot, RustTy, Spot};
 use source::{load, Loaded};
 
 /// What the expansion needs besides the declaration.
@@ -41,11 +42,14 @@ pub struct Checked {
     /// Parameters whose `merge` was refused: they expand as plain buffers, so that only the
     /// reported errors show.
     pub refused_merges: HashSet<String>,
+    /// Buffers whose pattern names something that cannot be a side: they expand with `1:1`.
+    pub refused_patterns: HashSet<String>,
 }
 
 pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
     let at = options.span.unwrap_or_else(|| func.ident.span());
     let mut checked = from_options(options, func, at, errors);
+    checked.refused_patterns = pattern::check_names(func, errors);
     let Some(file) = &options.file else {
         errors.push(syn::Error::new(
             at,
@@ -64,47 +68,33 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
     let cl = match clsig::parse_with_defines(&source.text, &defines) {
         Ok(cl) => cl,
         Err(e) => {
-            let msg = format!("cannot read the declarations of {}: {e}", source.at(e.line));
+            let msg = declcheck::unreadable_source(&source.at(e.line), &e);
             errors.push(syn::Error::new(file.span(), msg));
             return checked;
         }
     };
-    let name_span = options.name.as_ref().map_or_else(|| func.ident.span(), |n| n.span());
-    let Some(kernel) = cl.kernel(&checked.kernel_name) else {
-        let names: Vec<&str> = cl.kernels.iter().map(|k| k.name.as_str()).collect();
-        let there = if names.is_empty() { "none".to_string() } else { names.join(", ") };
-        let msg = format!(
-            "no kernel `{}` in `{}`; kernels there: {there}",
-            checked.kernel_name, checked.source_name
-        );
-        errors.push(syn::Error::new(name_span, msg));
-        return checked;
-    };
-    let params = match &kernel.params {
-        Ok(p) => p,
-        Err(e) => {
-            let msg = format!(
-                "cannot read the parameters of kernel `{}` at {}: {e}",
-                kernel.name,
-                source.at(e.line)
-            );
-            errors.push(syn::Error::new(name_span, msg));
+    let at = |line: usize| source.at(line);
+    let found = declcheck::kernel_params(
+        &cl,
+        &checked.kernel_name,
+        &checked.source_name,
+        func.params.len(),
+        &at,
+    );
+    let params = match found {
+        Ok(params) => params,
+        Err((spot, msg)) => {
+            errors.push(match spot {
+                KernelSpot::Name => {
+                    let span =
+                        options.name.as_ref().map_or_else(|| func.ident.span(), |n| n.span());
+                    syn::Error::new(span, msg)
+                }
+                KernelSpot::Signature => syn::Error::new_spanned(&func.sig_tokens, msg),
+            });
             return checked;
         }
     };
-    if params.len() != func.params.len() {
-        let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
-        let msg = format!(
-            "kernel `{}` ({}) takes {} parameters ({}), the declaration has {}",
-            kernel.name,
-            source.at(kernel.line),
-            params.len(),
-            names.join(", "),
-            func.params.len()
-        );
-        errors.push(syn::Error::new_spanned(&func.sig_tokens, msg));
-        return checked;
-    }
     let items_per_group: u64 = checked.local.iter().product();
     let mut ctx = Ctx {
         cl: &cl,
@@ -152,6 +142,7 @@ fn from_options(options: &Options, func: &Func, at: Span, errors: &mut Errors) -
         balancer: options.balancer.as_ref().map(|b| b.value()),
         build_options: options.build_options(),
         refused_merges: HashSet::new(),
+        refused_patterns: HashSet::new(),
     }
 }
 
@@ -165,173 +156,81 @@ struct Ctx<'a> {
     refused_merges: HashSet<String>,
 }
 
-/// Why a Rust type does not fit an OpenCL one.
-enum Mismatch {
-    /// The Rust type that would fit.
-    Expected(String),
-    /// No Rust type fits: the OpenCL side must change.
-    Unsupported(String),
-}
-
-const PRIMITIVES: [&str; 15] = [
-    "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "i128", "u128", "isize", "usize", "f32",
-    "f64", "bool",
-];
-
 impl Ctx<'_> {
+    /// One parameter through the shared check (`hetdsl_decl::declcheck`), each problem put on
+    /// its token; then what only the macro checks: `__local` sizes and patterns against the
+    /// work-group, and the layouts the compiler must compare.
     fn param(&mut self, rust: &Param, p: &clsig::Param, items_per_group: u64, errors: &mut Errors) {
-        let name = &rust.ident;
-        let what = param_phrase(&name.to_string(), &p.text, &self.source.at(p.line));
-        if let Some(why) = &p.unsupported {
-            errors.push(syn::Error::new(name.span(), format!("{what}: {why}")));
-            return;
+        let (decl, elem) = decl_param(rust);
+        let at = |line: usize| self.source.at(line);
+        let out = declcheck::check_param(&decl, p, self.cl, &at);
+        for problem in &out.problems {
+            errors.push(self.problem_error(rust, elem, problem));
         }
-        if let Some(space) = p.value_space.filter(|s| *s != AddrSpace::Private) {
-            let msg = format!(
-                "{what}: a `{}` value is not a valid kernel argument (a pointer is)",
-                space.name()
-            );
-            errors.push(syn::Error::new(name.span(), msg));
-            return;
+        if let Some(fit) = &out.fit {
+            self.prove(fit, elem);
         }
-        let elem_name = self.rust_name(&p.ty);
-        match (p.pointer, &rust.role) {
-            (None, Role::Value) => {
-                if let Err(m) = self.match_type(&p.ty, &rust.ty) {
-                    errors.push(mismatch(&rust.ty, &what, "the Rust type must be", m));
-                }
+        let merge_unknown =
+            matches!(&rust.role, Role::Buffer { merge: Some(m), .. } if m.op.is_none());
+        if out.merge_refused || merge_unknown {
+            self.refused_merges.insert(rust.ident.to_string());
+        }
+        let space = p
+            .pointer
+            .filter(|_| p.unsupported.is_none())
+            .filter(|_| p.value_space.is_none_or(|s| s == AddrSpace::Private))
+            .map(|ptr| ptr.space);
+        match (space, &rust.role) {
+            (Some(AddrSpace::Local), Role::Local { size, .. }) => {
+                self.check_local_size(&rust.ident, elem, size, items_per_group, errors)
             }
-            (None, Role::Buffer { attr, .. } | Role::Local { attr, .. }) => {
-                let msg =
-                    format!("{what}, a value: drop the attribute and write `{name}: {elem_name}`");
-                errors.push(syn::Error::new_spanned(attr, msg));
-            }
-            (Some(ptr), _) => self.pointer_param(rust, p, ptr, &what, items_per_group, errors),
+            (
+                Some(AddrSpace::Global | AddrSpace::Constant),
+                Role::Buffer { dir, pattern, attr, merge, .. },
+            ) => pattern::check_pattern(
+                pattern,
+                *dir,
+                merge.is_some(),
+                items_per_group,
+                attr,
+                errors,
+            ),
+            _ => {}
         }
     }
 
-    /// A pointer parameter: its address space decides the declaration it needs (a `#[local]`
-    /// array for `__local`, a buffer with a direction and pattern for `__global`/`__constant`).
-    fn pointer_param(
-        &mut self,
-        rust: &Param,
-        p: &clsig::Param,
-        ptr: clsig::Pointer,
-        what: &str,
-        items_per_group: u64,
-        errors: &mut Errors,
-    ) {
-        let name = &rust.ident;
-        let elem_name = self.rust_name(&p.ty);
-        match (ptr.space, &rust.role) {
-            (AddrSpace::Private, _) => {
-                let msg = format!("{what}: a pointer without `__global`, `__constant` or `__local` cannot be a kernel argument");
-                errors.push(syn::Error::new(name.span(), msg));
+    /// A problem of the shared check as an error on the token it names.
+    fn problem_error(&self, rust: &Param, elem: &Type, problem: &declcheck::Problem) -> syn::Error {
+        let msg = &problem.message;
+        match (problem.spot, &rust.role) {
+            (Spot::Attr, Role::Buffer { attr, .. } | Role::Local { attr, .. }) => {
+                syn::Error::new_spanned(attr, msg)
             }
-            (AddrSpace::Local, Role::Local { elem, size, .. }) => {
-                if let Err(m) = self.match_type(&p.ty, elem) {
-                    errors.push(mismatch(elem, what, "the elements must be", m));
-                }
-                self.check_local_size(name, elem, size, items_per_group, errors);
+            (Spot::Merge, Role::Buffer { merge: Some(m), .. }) => {
+                syn::Error::new(m.lit.span(), msg)
             }
-            (AddrSpace::Local, _) => {
-                let msg = format!(
-                    "{what}: a `__local` buffer is allocated on the device, one per work-group; declare \
-                     it `#[local] {name}: [{elem_name}; N]` for N elements per work-group"
-                );
-                errors.push(syn::Error::new_spanned(&rust.ty, msg));
-            }
-            (space, Role::Buffer { dir, pattern, elem, attr, merge }) => {
-                let merge_ok = merge
-                    .as_ref()
-                    .and_then(|m| m.op.map(|op| (op, m)))
-                    .is_some_and(|(op, m)| self.check_merge(op, &m.lit, p, what, errors));
-                if merge.is_some() && !merge_ok {
-                    self.refused_merges.insert(name.to_string());
-                }
-                if dir.writes() && (ptr.const_pointee || space == AddrSpace::Constant) {
-                    self.refused_merges.insert(name.to_string());
-                    let why = if space == AddrSpace::Constant {
-                        "`__constant` memory"
-                    } else {
-                        "its data is `const`"
-                    };
-                    let msg = format!(
-                        "{what}: {why}, so the kernel cannot write it; an #[{}] buffer must be a \
-                         non-const `__global` pointer (or declare it #[input])",
-                        dir.attr_name()
-                    );
-                    errors.push(syn::Error::new_spanned(attr, msg));
-                }
-                if let (Direction::In, false, AddrSpace::Global, Some(line)) =
-                    (dir, ptr.const_pointee, space, p.written_at)
-                {
-                    // An input is never copied back: what the kernel writes would be lost.
-                    let msg = format!(
-                        "{what}, and the kernel writes through it at {}, so an #[input] buffer \
-                         would never receive what it writes; declare it #[output(..)] or \
-                         #[inout(..)] (or make its data `const` if the kernel only reads it)",
-                        self.source.at(line)
-                    );
-                    errors.push(syn::Error::new_spanned(attr, msg));
-                }
-                if let Err(m) = self.match_type(&p.ty, elem) {
-                    errors.push(mismatch(elem, what, "the elements must be", m));
-                }
-                check_pattern(*pattern, *dir, merge.is_some(), items_per_group, attr, errors);
-            }
-            (space, role) => {
-                let not_local =
-                    if matches!(role, Role::Local { .. }) { ", not a `__local` one" } else { "" };
-                let how = if space == AddrSpace::Constant || ptr.const_pointee {
-                    format!("#[input(1:1)] {name}: &[{elem_name}]")
-                } else {
-                    format!("#[output(1:1)] {name}: &mut [{elem_name}]")
-                };
-                let msg = format!(
-                    "{what}, a buffer in {} memory{not_local}: declare it with its direction and pattern, e.g. `{how}`",
-                    &space.name()[2..]
-                );
-                errors.push(syn::Error::new_spanned(&rust.ty, msg));
-            }
+            (Spot::Type, _) => syn::Error::new_spanned(&rust.ty, msg),
+            (Spot::Elem, _) => syn::Error::new_spanned(elem, msg),
+            _ => syn::Error::new(rust.ident.span(), msg),
         }
     }
 
-    /// Can the kernel's elements be reduced by `merge`? Scalars only (the runtime reduces
-    /// `i8`..`u64`, `f32`, `f64`), and `or`/`and` only integers. Reports and returns `false` if not.
-    fn check_merge(
-        &self,
-        op: MergeOp,
-        lit: &syn::LitStr,
-        p: &clsig::Param,
-        what: &str,
-        errors: &mut Errors,
-    ) -> bool {
-        let name = lit.value();
-        let why = match &p.ty {
-            Ty::Scalar(Scalar::Float | Scalar::Double) if op.bitwise() => format!(
-                "`{name}` is bitwise, for integers; floating-point elements merge by \"sum\", \"max\" or \"min\""
-            ),
-            Ty::Scalar(
-                Scalar::Char
-                | Scalar::UChar
-                | Scalar::Short
-                | Scalar::UShort
-                | Scalar::Int
-                | Scalar::UInt
-                | Scalar::Long
-                | Scalar::ULong
-                | Scalar::Float
-                | Scalar::Double,
-            ) => return true,
-            other => format!(
-                "a merge reduces scalar elements (integers, `float`, `double`), not `{}`; merge each \
-                 component in a buffer of its own, or split the output by a pattern `a:b`",
-                other.display(&self.cl.structs)
-            ),
-        };
-        errors.push(syn::Error::new(lit.span(), format!("{what}: {why}")));
-        false
+    /// The `const` assertions a fit needs: a primitive's name not shadowed, a user type's layout.
+    fn prove(&mut self, fit: &Fit, elem: &Type) {
+        match fit {
+            Fit::Primitive(want) => self.assert_primitive(elem, want),
+            Fit::ArrayOf(want) => {
+                if let Type::Array(a) = elem {
+                    self.assert_primitive(&a.elem, want);
+                }
+            }
+            Fit::Newtype { size, desc } => self.assert_newtype(elem, *size, desc),
+            Fit::Struct(i) => {
+                if let Some(layout) = self.cl.structs[*i].layout {
+                    self.assert_struct(elem, *i, layout);
+                }
+            }
+        }
     }
 
     /// A `__local` buffer must hold one element per work-item, since kernels index it by the
@@ -390,153 +289,43 @@ impl Ctx<'_> {
             }
         }
     }
-
-    /// The Rust spelling of a type, for suggestions.
-    fn rust_name(&self, ty: &Ty) -> String {
-        match ty {
-            Ty::Scalar(s) => s.rust().unwrap_or("?").to_string(),
-            Ty::Vector(s, n) => {
-                format!("[{}; {}]", s.rust().unwrap_or("?"), if *n == 3 { 4 } else { *n })
-            }
-            other => other.display(&self.cl.structs).to_string(),
-        }
-    }
-
-    /// Does `rust` hold an OpenCL `cl` value? User types get layout assertions.
-    fn match_type(&mut self, cl: &Ty, rust: &Type) -> Result<(), Mismatch> {
-        let structs = &self.cl.structs;
-        match cl {
-            Ty::Scalar(s) => {
-                let Some(want) = s.rust() else {
-                    return Err(Mismatch::Unsupported(unsupported_scalar(*s)));
-                };
-                if path_ident(rust).as_deref() == Some(want) {
-                    self.assert_primitive(rust, want);
-                    Ok(())
-                } else {
-                    Err(Mismatch::Expected(format!("`{want}`")))
-                }
-            }
-            Ty::Vector(s, n) => {
-                let Some(want) = s.rust() else {
-                    return Err(Mismatch::Unsupported(unsupported_scalar(*s)));
-                };
-                let lanes = if *n == 3 { 4 } else { u64::from(*n) };
-                let expected = || {
-                    let note =
-                        if *n == 3 { ", as a 3-component vector takes the room of 4" } else { "" };
-                    Mismatch::Expected(format!(
-                        "`[{want}; {lanes}]` or a `#[repr(C)]` newtype of it{note}"
-                    ))
-                };
-                match rust {
-                    Type::Array(a) => {
-                        let len = match &a.len {
-                            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
-                                i.base10_parse::<u64>().ok()
-                            }
-                            _ => None,
-                        };
-                        if path_ident(&a.elem).as_deref() == Some(want) && len == Some(lanes) {
-                            self.assert_primitive(&a.elem, want);
-                            Ok(())
-                        } else {
-                            Err(expected())
-                        }
-                    }
-                    Type::Path(_) if !is_primitive(rust) => {
-                        let size = s.size().unwrap_or(0) * lanes;
-                        let desc = format!("`{}` ({size} bytes)", cl.display(structs));
-                        self.assert_newtype(rust, size, &desc);
-                        Ok(())
-                    }
-                    _ => Err(expected()),
-                }
-            }
-            Ty::Struct(i) => {
-                let def = &structs[*i];
-                if !matches!(rust, Type::Path(_)) || is_primitive(rust) {
-                    return Err(Mismatch::Expected(format!(
-                        "a `#[repr(C)]` struct with the fields of `{}` ({})",
-                        def.name,
-                        self.source.at(def.line)
-                    )));
-                }
-                let layout = def.layout.ok_or_else(|| {
-                    Mismatch::Unsupported(format!(
-                        "the layout of `{}` ({}) depends on the device (a field is `bool`, `size_t`, a pointer or unknown)",
-                        def.name,
-                        self.source.at(def.line)
-                    ))
-                })?;
-                self.assert_struct(rust, *i, layout);
-                Ok(())
-            }
-            Ty::Opaque(name) => Err(Mismatch::Unsupported(match self.cl.unread.get(name) {
-                Some(why) => format!(
-                    "`{name}` is declared at {} but its declaration could not be read: {why}",
-                    self.source.at(why.line)
-                ),
-                None => format!(
-                    "`{name}` is neither an OpenCL scalar or vector type nor defined in the source"
-                ),
-            })),
-            Ty::Array(..) | Ty::Void => {
-                Err(Mismatch::Unsupported(format!("`{}` cannot be passed", cl.display(structs))))
-            }
-        }
-    }
 }
 
-fn check_pattern(
-    pattern: Pattern,
-    dir: Direction,
-    merged: bool,
-    items_per_group: u64,
-    attr: &syn::Attribute,
-    errors: &mut Errors,
-) {
-    match pattern {
-        Pattern::Whole if dir.writes() && !merged => errors.push(syn::Error::new_spanned(
-            attr,
-            "`whole` is for inputs every device reads in full; an output is split by a pattern `a:b` so that \
-             each device writes its own part, or written whole by every device and reduced with \
-             `merge = \"sum\"` (or \"max\", \"min\", \"or\", \"and\")",
-        )),
-        Pattern::Ratio(a, b) if (u128::from(a) * u128::from(items_per_group)) % u128::from(b) != 0 => {
-            errors.push(syn::Error::new_spanned(
-                attr,
-                format!(
-                    "pattern {a}:{b} does not fit the work-group size {items_per_group}: a work-group would own \
-                     {a}·{items_per_group}/{b} elements; {a} × the work-group size must be a multiple of {b}"
-                ),
-            ))
+/// The declaration's parameter as the shared check reads it, and the Rust type its type
+/// problems belong on (the value's type, or the elements').
+pub(crate) fn decl_param(rust: &Param) -> (DeclParam, &Type) {
+    let (role, elem) = match &rust.role {
+        Role::Value => (DeclRole::Value, &rust.ty),
+        Role::Buffer { dir, elem, merge, .. } => {
+            let merge = merge.as_ref().and_then(|m| m.op.map(|op| (m.lit.value(), op.bitwise())));
+            (DeclRole::Buffer { dir: dir.decl(), merge }, elem)
         }
-        _ => {}
-    }
-}
-
-fn mismatch(ty: &Type, what: &str, so: &str, m: Mismatch) -> syn::Error {
-    let found = ty.to_token_stream().to_string();
-    let msg = match m {
-        Mismatch::Expected(want) => format!("{what}, so {so} {want}, found `{}`", tidy(&found)),
-        Mismatch::Unsupported(why) => format!("{what}: {why}"),
+        Role::Local { elem, .. } => (DeclRole::Local, elem),
     };
-    syn::Error::new_spanned(ty, msg)
+    let decl = DeclParam {
+        name: rust.ident.to_string(),
+        role,
+        ty: rust_ty(elem),
+        ty_text: tidy(&elem.to_token_stream().to_string()),
+        full_text: tidy(&rust.ty.to_token_stream().to_string()),
+    };
+    (decl, elem)
 }
 
-/// `[f32 ; 4]` → `[f32; 4]`: token spacing made readable.
-fn tidy(tokens: &str) -> String {
-    tokens.replace(" ;", ";").replace("& ", "&").replace(" ,", ",")
-}
-
-fn unsupported_scalar(s: Scalar) -> String {
-    match s {
-        Scalar::Half => "`half` has no Rust type; pass `float` or `ushort` bits instead".to_string(),
-        other => format!(
-            "the size of `{}` is the device's choice, so the host cannot pass one; use `uint` or `ulong`",
-            other.name()
-        ),
+/// A Rust type as far as its spelling tells.
+fn rust_ty(ty: &Type) -> RustTy {
+    match ty {
+        Type::Path(_) => RustTy::Path(path_ident(ty)),
+        Type::Array(a) => {
+            let len = match &a.len {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
+                    i.base10_parse::<u64>().ok()
+                }
+                _ => None,
+            };
+            RustTy::Array { elem: path_ident(&a.elem), len }
+        }
+        _ => RustTy::Other,
     }
 }
 
@@ -547,6 +336,7 @@ fn path_ident(ty: &Type) -> Option<String> {
     }
 }
 
-fn is_primitive(ty: &Type) -> bool {
-    path_ident(ty).is_some_and(|i| PRIMITIVES.contains(&i.as_str()))
+/// `[f32 ; 4]` → `[f32; 4]`: token spacing made readable.
+fn tidy(tokens: &str) -> String {
+    tokens.replace(" ;", ";").replace("& ", "&").replace(" ,", ",")
 }

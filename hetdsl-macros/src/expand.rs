@@ -10,7 +10,9 @@ use quote::{format_ident, quote};
 
 use crate::check::{self, Checked};
 use crate::errors::Errors;
-use crate::parse::{CoexecInput, Direction, Func, KernelInput, LocalSize, Param, Pattern, Role};
+use crate::parse::{
+    CoexecInput, Direction, Func, KernelInput, LocalSize, Param, Pattern, Role, Side,
+};
 
 pub fn kernel(input: TokenStream) -> TokenStream {
     let input: KernelInput = match syn::parse2(input) {
@@ -21,9 +23,10 @@ pub fn kernel(input: TokenStream) -> TokenStream {
     let checked = check::check(&input.options, &input.func, &mut errors);
     let KernelInput { attrs, vis, struct_name, func, .. } = &input;
     let parts = Parts::new(func, &checked);
-    let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
+    let Parts { global_ty, params, args, names, all_names, kernel_name, source, .. } = &parts;
     let build_options = &checked.build_options;
     let body = parts.launch_body(quote!(&self.program));
+    let decls = func.params.iter().map(decl_tokens);
     let doc_run = format!(
         "Co-executes `{}` over `global` work-items on every device of the program, with the declared \
          balancer. The outputs are complete when this returns `Ok`.",
@@ -42,6 +45,10 @@ pub fn kernel(input: TokenStream) -> TokenStream {
             /// The kernel's name in the OpenCL source.
             pub const KERNEL: &'static str = #kernel_name;
 
+            /// The parameters' names as declared, in the kernel's order (`__local` ones
+            /// included): `run` and `verify` name the argument at fault with them.
+            pub const PARAMETERS: &'static [&'static str] = &[#(#all_names),*];
+
             /// The OpenCL source with its includes, as embedded at compile time.
             pub fn source() -> ::hetdsl::KernelSource {
                 #source
@@ -52,6 +59,16 @@ pub fn kernel(input: TokenStream) -> TokenStream {
                 ::core::result::Result::Ok(Self { program: rt.program_with_options(&Self::source(), #build_options)? })
             }
 
+            /// Builds another version of the kernel, read at run time (such as
+            /// `KernelSource::from_file`), for every device of `rt`: the source is first checked
+            /// against this declaration with the compile-time check's rules and words, and
+            /// refused with every problem (`Error::SourceMismatch`) before anything is built.
+            pub fn with_source(rt: &::hetdsl::Runtime, source: &::hetdsl::KernelSource) -> ::hetdsl::Result<Self> {
+                let declaration = [#(#decls),*];
+                ::hetdsl::__private::check_source(source, #build_options, Self::KERNEL, &declaration)?;
+                ::core::result::Result::Ok(Self { program: rt.program_with_options(source, #build_options)? })
+            }
+
             /// The built program: its devices and build logs.
             pub fn program(&self) -> &::hetdsl::Program {
                 &self.program
@@ -60,7 +77,8 @@ pub fn kernel(input: TokenStream) -> TokenStream {
             #[doc = #doc_run]
             #[allow(clippy::too_many_arguments)]
             pub fn run(&self, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Report> {
-                self.launch(global, #(#names),*)?.run()
+                let run = self.launch(global, #(#names),*).and_then(::hetdsl::Launch::run);
+                run.map_err(|e| ::hetdsl::__private::name_argument(e, Self::PARAMETERS))
             }
 
             /// Checks the kernel under co-execution: the launch [`Self::run`] would run, once on
@@ -69,7 +87,8 @@ pub fn kernel(input: TokenStream) -> TokenStream {
             /// kernel; a pattern that does not say what the kernel writes shows here.
             #[allow(clippy::too_many_arguments)]
             pub fn verify(&self, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Verification> {
-                self.launch(global, #(#names),*)?.verify()
+                let verified = self.launch(global, #(#names),*).and_then(::hetdsl::Launch::verify);
+                verified.map_err(|e| ::hetdsl::__private::name_argument(e, Self::PARAMETERS))
             }
 
             /// The launch [`Self::run`] would run, to adjust before `.run()`: another balancer
@@ -93,10 +112,11 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     let checked = check::check(&input.options, &input.func, &mut errors);
     let CoexecInput { attrs, vis, func, .. } = &input;
     let parts = Parts::new(func, &checked);
-    let Parts { global_ty, params, args, names, kernel_name, source, .. } = &parts;
+    let Parts { global_ty, params, args, names, all_names, kernel_name, source, .. } = &parts;
     let build_options = &checked.build_options;
     let ident = &func.ident;
     let body = parts.launch_body(quote!(program));
+    let decls = func.params.iter().map(decl_tokens);
     let mod_doc = format!(
         "Companions of [`{ident}()`]: its source, its cached program and its launch before it runs."
     );
@@ -107,7 +127,8 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
         #(#attrs)*
         #[allow(clippy::too_many_arguments)]
         #vis fn #ident(rt: &::hetdsl::Runtime, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Report> {
-            #ident::launch(rt, global, #(#names),*)?.run()
+            let run = #ident::launch(rt, global, #(#names),*).and_then(::hetdsl::Launch::run);
+            run.map_err(|e| ::hetdsl::__private::name_argument(e, #ident::PARAMETERS))
         }
 
         #[doc = #mod_doc]
@@ -117,6 +138,10 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
 
             /// The kernel's name in the OpenCL source.
             pub const KERNEL: &str = #kernel_name;
+
+            /// The parameters' names as declared, in the kernel's order (`__local` ones
+            /// included): the function and `verify` name the argument at fault with them.
+            pub const PARAMETERS: &[&str] = &[#(#all_names),*];
 
             /// The OpenCL source with its includes, as embedded at compile time.
             pub fn source() -> ::hetdsl::KernelSource {
@@ -135,13 +160,30 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
             /// compared (see [`::hetdsl::Launch::verify`]). Run it once per new kernel.
             #[allow(clippy::too_many_arguments)]
             pub fn verify(rt: &::hetdsl::Runtime, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Verification> {
-                launch(rt, global, #(#names),*)?.verify()
+                let verified = launch(rt, global, #(#names),*).and_then(::hetdsl::Launch::verify);
+                verified.map_err(|e| ::hetdsl::__private::name_argument(e, PARAMETERS))
             }
 
             /// The launch the function would run, to adjust before `.run()`.
             #[allow(clippy::too_many_arguments)]
             pub fn launch<'a>(rt: &::hetdsl::Runtime, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::Launch<'a>> {
-                let program = program(rt)?;
+                launch_on(program(rt)?, global, #(#names),*)
+            }
+
+            /// Builds another version of the kernel, read at run time (such as
+            /// `KernelSource::from_file`), for every device of `rt`, after checking it against
+            /// this declaration with the compile-time check's rules and words
+            /// (`Error::SourceMismatch`, every problem). Run it with [`launch_on`].
+            pub fn with_source(rt: &::hetdsl::Runtime, source: &::hetdsl::KernelSource) -> ::hetdsl::Result<::hetdsl::Program> {
+                let declaration = [#(#decls),*];
+                ::hetdsl::__private::check_source(source, #build_options, KERNEL, &declaration)?;
+                rt.program_with_options(source, #build_options)
+            }
+
+            /// The launch of this kernel on `program` (one [`with_source`] built), to adjust
+            /// and `.run()`.
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch_on<'a>(program: &'a ::hetdsl::Program, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::Launch<'a>> {
                 #body
             }
         }
@@ -161,6 +203,8 @@ struct Parts<'a> {
     /// The same with references bound to `'a`.
     args: Vec<TokenStream>,
     names: Vec<syn::Ident>,
+    /// Every parameter's name as declared, `__local` ones included.
+    all_names: Vec<String>,
     kernel_name: String,
     source: TokenStream,
 }
@@ -191,6 +235,7 @@ impl<'a> Parts<'a> {
             params,
             args,
             names,
+            all_names: func.params.iter().map(|p| p.ident.to_string()).collect(),
             kernel_name: checked.kernel_name.clone(),
             source: quote!(::hetdsl::KernelSource::embedded(#name, #text)),
         }
@@ -205,12 +250,16 @@ impl<'a> Parts<'a> {
         let items_per_group: u64 = self.checked.local.iter().product();
         let refused = &self.checked.refused_merges;
         let args = self.func.params.iter().map(|p| arg_expr(p, items_per_group, refused));
+        let patterns = self.func.params.iter().enumerate().filter_map(|(index, p)| {
+            named_pattern(index, p, items_per_group, &self.checked.refused_patterns)
+        });
         let balancer = self
             .checked
             .balancer
             .as_ref()
             .map(|spec| quote!(.balancer(::hetdsl::__private::balancer(#spec)?)));
         quote! {
+            #(#patterns)*
             ::core::result::Result::Ok(
                 (#program).launch(#kernel)
                     .global(#global)
@@ -251,8 +300,12 @@ fn arg_expr(p: &Param, items_per_group: u64, refused_merges: &HashSet<String>) -
         },
         Role::Buffer { dir, pattern, elem, .. } => {
             let pattern = match pattern {
-                Pattern::Ratio(a, b) => quote!(::hetdsl::Pattern::Ratio { a: #a, b: #b }),
                 Pattern::Whole => quote!(::hetdsl::Pattern::Whole),
+                Pattern::Ratio(..) => match pattern.literal() {
+                    Some((a, b)) => quote!(::hetdsl::Pattern::Ratio { a: #a, b: #b }),
+                    // Computed and checked before the launch (see `named_pattern`).
+                    None => pattern_var(ident),
+                },
             };
             let elem_size = quote!(::core::mem::size_of::<#elem>());
             match dir {
@@ -286,6 +339,114 @@ fn arg_expr(p: &Param, items_per_group: u64, refused_merges: &HashSet<String>) -
             quote!(::hetdsl::Arg::Local(#elems * ::core::mem::size_of::<#elem>()))
         }
     }
+}
+
+/// A parameter as `hetdsl::__private::check_source` reads it.
+fn decl_tokens(p: &Param) -> TokenStream {
+    use hetdsl_decl::declcheck::{DeclRole, Dir, RustTy};
+    let (d, elem) = check::decl_param(p);
+    let private = quote!(::hetdsl::__private);
+    let role = match &d.role {
+        DeclRole::Value => quote!(#private::DeclRole::Value),
+        DeclRole::Local => quote!(#private::DeclRole::Local),
+        DeclRole::Buffer { dir, merge } => {
+            let dir = format_ident!(
+                "{}",
+                match dir {
+                    Dir::In => "In",
+                    Dir::Out => "Out",
+                    Dir::InOut => "InOut",
+                }
+            );
+            let merge = match merge {
+                Some((op, bitwise)) => {
+                    quote!(::core::option::Option::Some((#op.to_string(), #bitwise)))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(#private::DeclRole::Buffer { dir: #private::Dir::#dir, merge: #merge })
+        }
+    };
+    let text = |t: &Option<String>| match t {
+        Some(t) => quote!(::core::option::Option::Some(#t.to_string())),
+        None => quote!(::core::option::Option::None),
+    };
+    let ty = match &d.ty {
+        RustTy::Path(name) => {
+            let name = text(name);
+            quote!(#private::RustTy::Path(#name))
+        }
+        RustTy::Array { elem, len } => {
+            let elem = text(elem);
+            let len = match len {
+                Some(n) => quote!(::core::option::Option::Some(#n)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(#private::RustTy::Array { elem: #elem, len: #len })
+        }
+        RustTy::Other => quote!(#private::RustTy::Other),
+    };
+    let (name, ty_text, full_text) = (&d.name, &d.ty_text, &d.full_text);
+    quote! {
+        #private::DeclArg {
+            decl: #private::DeclParam {
+                name: #name.to_string(),
+                role: #role,
+                ty: #ty,
+                ty_text: #ty_text.to_string(),
+                full_text: #full_text.to_string(),
+            },
+            size: ::core::mem::size_of::<#elem>(),
+            align: ::core::mem::align_of::<#elem>(),
+        }
+    }
+}
+
+/// The local holding the pattern of buffer `ident` when a side of it is a name.
+fn pattern_var(ident: &syn::Ident) -> TokenStream {
+    // Unraw: `r#type` cannot be pasted into another identifier.
+    let var = format_ident!("__hetdsl_pattern_{}", syn::ext::IdentExt::unraw(ident));
+    quote!(#var)
+}
+
+/// For a buffer whose pattern names a `const` or a scalar parameter: a statement that computes
+/// the pattern when the kernel is called, checked as the macro checks literal ones (both sides
+/// positive, the work-group split into whole elements), its error naming the parameter.
+fn named_pattern(
+    index: usize,
+    p: &Param,
+    items_per_group: u64,
+    refused: &HashSet<String>,
+) -> Option<TokenStream> {
+    let Role::Buffer { pattern: pattern @ Pattern::Ratio(a, b), .. } = &p.role else {
+        return None;
+    };
+    pattern.literal().is_none().then_some(())?;
+    let ident = &p.ident;
+    let var = pattern_var(ident);
+    if refused.contains(&ident.to_string()) {
+        // An error was reported on the name: a stand-in keeps the expansion quiet.
+        return Some(quote!(let #var = ::hetdsl::Pattern::ONE_TO_ONE;));
+    }
+    let side = |s: &Side| match s {
+        Side::Lit(n) => {
+            let text = n.to_string();
+            quote!((#text, ::hetdsl::__private::pattern_side(#n)))
+        }
+        Side::Name(name) => {
+            let text = name.to_string();
+            // Spanned on the name: an unknown name or a `const` of another type than an integer
+            // is reported on it by the compiler.
+            let value =
+                quote::quote_spanned!(name.span()=> ::hetdsl::__private::pattern_side(#name));
+            quote!((#text, #value))
+        }
+    };
+    let (a, b) = (side(a), side(b));
+    let name = ident.to_string();
+    Some(quote! {
+        let #var = ::hetdsl::__private::ratio(#index, #name, #a, #b, #items_per_group)?;
+    })
 }
 
 #[cfg(test)]

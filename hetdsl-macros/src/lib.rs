@@ -40,6 +40,12 @@ use proc_macro::TokenStream;
 ///     .run()?;
 /// ```
 ///
+/// Besides `new`, `run`, `verify` and `launch`, the struct has `with_source(&rt, &source)`, which
+/// builds a version of the kernel read at run time after checking it against the declaration
+/// with the compile-time check's rules and words (`hetdsl::Error::SourceMismatch`), and
+/// `PARAMETERS`, the parameters' names as declared: errors of `run` and `verify` about an
+/// argument name it with them (`hetdsl::Error::BadDeclaredArgument`).
+///
 /// # Options (`#[kernel(..)]`)
 /// - `file = "path.cl"` (required): the OpenCL C source, relative to the crate's `Cargo.toml`.
 ///   It is read with its `#include`s (searched beside the including file, then in `include`
@@ -60,7 +66,9 @@ use proc_macro::TokenStream;
 /// - a buffer: `#[input(p)] x: &[T]`, `#[output(p)] y: &mut [T]` or `#[inout(p)] y: &mut [T]`
 ///   for a `__global T*` (`__constant` for inputs), where the partition pattern `p` is `a:b`
 ///   (`a` elements for every `b` work-items: `1:1`, `1:255`, `4:1`) or `whole` (every device
-///   reads all of it; inputs only). Packages are split and merged by this pattern.
+///   reads all of it; inputs only). Packages are split and merged by this pattern. A side of
+///   `a:b` may name a `const` in scope or an integer scalar parameter (`#[input(cols:1)]` with
+///   `cols: i32`): it is checked at each call, by the rules literal sides are checked by now.
 /// - an output every device writes in full, reduced element-wise across devices:
 ///   `#[output(whole, merge = "sum")] bins: &mut [u32]` (or `#[inout(..)]`); the merges are
 ///   `sum`, `max`, `min` (integers, `f32`, `f64`) and `or`, `and` (integers only).
@@ -103,7 +111,9 @@ pub fn kernel(input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// The program is built at the first call for the runtime's device selection and kept for the
-/// rest of the process. Declare the function at module level: the companion module reaches
+/// rest of the process. The module's `with_source(&rt, &source)` builds a version read at run
+/// time, checked against the declaration as `kernel!`'s is, and `launch_on(&program, …)` runs
+/// it. Declare the function at module level: the companion module reaches
 /// the types of the signature through `use super::*`.
 #[proc_macro_attribute]
 pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {

@@ -47,10 +47,28 @@ pub struct Param {
 }
 
 /// Partition pattern of a buffer, as declared (mirrors `hetdsl::Pattern`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pattern {
-    Ratio(u64, u64),
+    Ratio(Side, Side),
     Whole,
+}
+
+/// One side of `a:b`: a positive literal, known now, or a name whose value is known only when
+/// the kernel is called (a `const` in scope, or an integer scalar parameter of the kernel).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Side {
+    Lit(u64),
+    Name(Ident),
+}
+
+impl Pattern {
+    /// `Some((a, b))` when both sides are literals.
+    pub fn literal(&self) -> Option<(u64, u64)> {
+        match self {
+            Pattern::Ratio(Side::Lit(a), Side::Lit(b)) => Some((*a, *b)),
+            _ => None,
+        }
+    }
 }
 
 /// The reductions of `merge = "…"` (mirror `hetdsl::Merge`).
@@ -117,6 +135,15 @@ impl Direction {
     }
     pub fn writes(self) -> bool {
         self != Direction::In
+    }
+    /// The same direction in the shared check's words.
+    pub fn decl(self) -> hetdsl_decl::declcheck::Dir {
+        use hetdsl_decl::declcheck::Dir;
+        match self {
+            Direction::In => Dir::In,
+            Direction::Out => Dir::Out,
+            Direction::InOut => Dir::InOut,
+        }
     }
 }
 

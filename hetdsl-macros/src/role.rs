@@ -7,7 +7,7 @@ use syn::parse::ParseStream;
 use syn::{Attribute, Expr, Ident, LitInt, LitStr, Token, Type};
 
 use crate::errors::Errors;
-use crate::parse::{Direction, LocalSize, Merge, MergeOp, Pattern, Role, MERGE_NAMES};
+use crate::parse::{Direction, LocalSize, Merge, MergeOp, Pattern, Role, Side, MERGE_NAMES};
 
 /// The parameter's role from its attribute, checked against the shape of its Rust type.
 pub fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role> {
@@ -246,26 +246,38 @@ fn parse_pattern_and_merge(input: ParseStream) -> syn::Result<PatternAndMerge> {
     Ok((pattern, Some((key, Merge { op, lit }))))
 }
 
-/// `a:b` or `whole`.
+const PATTERN_FORMS: &str = "a pattern is `a:b` (such as `1:1`, `1:255`, `4:1`; a side may \
+     name a `const` or an integer scalar parameter, as in `cols:1`) or `whole`";
+
+/// `a:b` or `whole`; each side of `a:b` a literal or a name.
 fn parse_pattern(input: ParseStream) -> syn::Result<Pattern> {
-    if input.peek(Ident) {
+    if input.peek(Ident) && !input.peek2(Token![:]) {
         let id: Ident = input.parse()?;
         if id == "whole" {
             return Ok(Pattern::Whole);
         }
-        return Err(syn::Error::new(
-            id.span(),
-            "a pattern is `a:b` (such as `1:1`, `1:255`, `4:1`) or `whole`",
-        ));
+        return Err(syn::Error::new(id.span(), PATTERN_FORMS));
     }
-    let a: LitInt = input.parse()?;
+    let a = parse_side(input)?;
     input.parse::<Token![:]>()?;
-    let b: LitInt = input.parse()?;
-    let (x, y) = (a.base10_parse::<u64>()?, b.base10_parse::<u64>()?);
-    if x == 0 || y == 0 {
-        return Err(syn::Error::new(a.span(), "both sides of a pattern `a:b` are positive"));
+    let b = parse_side(input)?;
+    Ok(Pattern::Ratio(a, b))
+}
+
+/// A positive integer literal or a name (checked against the declaration in `check`).
+fn parse_side(input: ParseStream) -> syn::Result<Side> {
+    if input.peek(Ident) {
+        return Ok(Side::Name(input.parse()?));
     }
-    Ok(Pattern::Ratio(x, y))
+    if !input.peek(LitInt) {
+        return Err(input.error(PATTERN_FORMS));
+    }
+    let lit: LitInt = input.parse()?;
+    let value = lit.base10_parse::<u64>()?;
+    match hetdsl_decl::pattern::side_error(&value.to_string(), i128::from(value)) {
+        Some(why) => Err(syn::Error::new(lit.span(), why)),
+        None => Ok(Side::Lit(value)),
+    }
 }
 
 /// `T` of `&[T]` (or of `&mut [T]` when `mutable`).

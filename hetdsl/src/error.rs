@@ -48,6 +48,11 @@ pub enum Error {
     #[error("cannot read kernel source `{path}`: {reason}")]
     Source { path: String, reason: String },
 
+    /// A source given at run time to a `kernel!` declaration (its generated `with_source`) does
+    /// not fit the declaration: every problem, in the words of the compile-time check.
+    #[error("`{file}` does not fit the declaration of kernel `{kernel}`:\n{}", list_lines(.problems))]
+    SourceMismatch { kernel: String, file: String, problems: Vec<String> },
+
     /// The kernel named is not in the program.
     #[error("kernel `{name}` is not defined in `{file}`; kernels there: {available}")]
     NoSuchKernel { name: String, file: String, available: String },
@@ -59,6 +64,12 @@ pub enum Error {
     /// An argument does not fit the kernel or its pattern.
     #[error("argument {index}: {reason}")]
     BadArgument { index: usize, reason: String },
+
+    /// An argument of a kernel declared with `kernel!` or `#[coexec]` does not fit the kernel or
+    /// its pattern: a [`Error::BadArgument`] that also names the parameter as the declaration
+    /// does (`index` counts every parameter of the kernel, `__local` ones included).
+    #[error("argument {index} (`{name}`): {reason}")]
+    BadDeclaredArgument { index: usize, name: String, reason: String },
 
     /// A resource limit of a device would be exceeded.
     #[error("device {device} ({name}) cannot run this: {reason}")]
@@ -95,8 +106,25 @@ pub enum Error {
     Io { path: String, reason: String },
 }
 
+fn list_lines(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+}
+
 fn list_faults(faults: &[DeviceFault]) -> String {
     faults.iter().map(|f| format!("  {f}")).collect::<Vec<_>>().join("\n")
+}
+
+impl Error {
+    /// The position of the argument at fault, for [`Error::BadArgument`] and
+    /// [`Error::BadDeclaredArgument`].
+    pub fn argument_index(&self) -> Option<usize> {
+        match self {
+            Error::BadArgument { index, .. } | Error::BadDeclaredArgument { index, .. } => {
+                Some(*index)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The crate's result type.

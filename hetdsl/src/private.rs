@@ -6,9 +6,11 @@ use std::sync::{Mutex, PoisonError};
 use crate::balance::Balancer;
 use crate::device::DeviceInfo;
 use crate::engine::{KernelSource, Program, Runtime};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::pattern::Pattern;
 use crate::pod::Pod;
 pub use hetdsl_decl::argcheck::HostType;
+pub use hetdsl_decl::declcheck::{DeclParam, DeclRole, Dir, RustTy};
 
 /// The bytes of a value, to pass by copy.
 ///
@@ -99,5 +101,152 @@ impl ProgramCache {
             Box::leak(Box::new(rt.program_with_options(&source(), options)?));
         built.push((devices, program));
         Ok(program)
+    }
+}
+
+/// `error`, with the parameter named as the declaration names it (`names`: every parameter, in
+/// the kernel's order) when it is about one argument.
+pub fn name_argument(error: Error, names: &[&str]) -> Error {
+    match error {
+        Error::BadArgument { index, reason } => match names.get(index) {
+            Some(name) => Error::BadDeclaredArgument { index, name: name.to_string(), reason },
+            None => Error::BadArgument { index, reason },
+        },
+        other => other,
+    }
+}
+
+/// An integer a pattern side may name: a `const` or a scalar parameter of one of these types.
+#[diagnostic::on_unimplemented(
+    message = "a side of a pattern counts elements, so it must be an integer, not `{Self}`",
+    label = "not an integer",
+    note = "a side of a pattern is a positive integer literal, a `const` of an integer type, or \
+            a scalar parameter of an integer type (`i32`, `u32`, `usize`, …)"
+)]
+pub trait PatternSide: Copy {
+    fn to_i128(self) -> i128;
+}
+
+macro_rules! pattern_sides {
+    ($($t:ty),*) => {$(
+        impl PatternSide for $t {
+            fn to_i128(self) -> i128 {
+                // Lossless: every one of these types fits an i128.
+                self as i128
+            }
+        }
+    )*};
+}
+pattern_sides!(i8, u8, i16, u16, i32, u32, i64, u64, isize, usize);
+
+/// The value of a pattern side, widened so that a negative or too large one can be refused.
+pub fn pattern_side<T: PatternSide>(value: T) -> i128 {
+    value.to_i128()
+}
+
+/// The pattern `a:b` of argument `index` (`name` in the declaration) whose sides are known only
+/// now, each given as written and with its value: checked with the rules and messages of the
+/// macros' compile-time check of literal patterns.
+pub fn ratio(
+    index: usize,
+    name: &str,
+    a: (&str, i128),
+    b: (&str, i128),
+    items_per_group: u64,
+) -> Result<Pattern> {
+    use hetdsl_decl::pattern::{fit_error, side_error};
+    let bad = |why: String| Error::BadDeclaredArgument {
+        index,
+        name: name.to_string(),
+        reason: format!("pattern `{}:{}`: {why}", a.0, b.0),
+    };
+    for (text, value) in [a, b] {
+        if let Some(why) = side_error(text, value) {
+            return Err(bad(why));
+        }
+    }
+    // Both fit a u64: `side_error` refuses the rest.
+    let (x, y) = (a.1 as u64, b.1 as u64);
+    if let Some(why) = fit_error(x, y, items_per_group) {
+        return Err(bad(why));
+    }
+    Ok(Pattern::Ratio { a: x, b: y })
+}
+
+/// A parameter of a `kernel!` declaration, for the check of a source loaded at run time: the
+/// declaration's view of it and the size and alignment of its Rust type (of the value, or of
+/// the elements).
+pub struct DeclArg {
+    pub decl: DeclParam,
+    pub size: usize,
+    pub align: usize,
+}
+
+/// Checks a source given at run time against a `kernel!` declaration (`decl`, every parameter
+/// in order), with the rules and words of the macros' compile-time check, before it is built.
+/// `options`: the declaration's build options, whose `-D` defines choose the `#if` branches.
+pub fn check_source(
+    source: &KernelSource,
+    options: &str,
+    kernel: &str,
+    decl: &[DeclArg],
+) -> Result<()> {
+    use hetdsl_decl::{clsig, declcheck, flatten::origin};
+    let at = |line: usize| {
+        let (file, n) = origin(&source.text, line, &source.name);
+        format!("{file}:{n}")
+    };
+    let mismatch = |problems: Vec<String>| Error::SourceMismatch {
+        kernel: kernel.to_string(),
+        file: source.name.clone(),
+        problems,
+    };
+    // The declaration's options were checked when it compiled.
+    let defines = clsig::defines_from_options(options).unwrap_or_default();
+    let cl = clsig::parse_with_defines(&source.text, &defines)
+        .map_err(|e| mismatch(vec![declcheck::unreadable_source(&at(e.line), &e)]))?;
+    let params = declcheck::kernel_params(&cl, kernel, &source.name, decl.len(), &at)
+        .map_err(|(_, why)| mismatch(vec![why]))?;
+    let mut problems = Vec::new();
+    for (arg, p) in decl.iter().zip(params) {
+        let out = declcheck::check_param(&arg.decl, p, &cl, &at);
+        problems.extend(out.problems.into_iter().map(|p| p.message));
+        problems.extend(out.fit.and_then(|fit| layout_problem(&fit, arg, &cl, &at)));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(mismatch(problems))
+    }
+}
+
+/// What the compiler proves of a user type for the source read at compile time, compared at
+/// run time for another source: its size (and a struct's alignment). Field offsets are not
+/// known here; a struct of the same size and alignment whose fields moved is not caught.
+fn layout_problem(
+    fit: &hetdsl_decl::declcheck::Fit,
+    arg: &DeclArg,
+    cl: &hetdsl_decl::clsig::Source,
+    at: &dyn Fn(usize) -> String,
+) -> Option<String> {
+    use hetdsl_decl::declcheck::{self, Fit};
+    match fit {
+        Fit::Newtype { size, desc } if *size != arg.size as u64 => {
+            Some(format!("`{}`: {}", arg.decl.name, declcheck::newtype_size_message(desc)))
+        }
+        Fit::Struct(i) => {
+            let def = &cl.structs[*i];
+            let layout = def.layout?;
+            let line = at(def.line);
+            let why = if layout.size != arg.size as u64 {
+                declcheck::struct_size_message(&def.name, layout.size, &line)
+            } else if layout.align != arg.align as u64 {
+                declcheck::struct_align_message(&def.name, layout.align, &line)
+            } else {
+                return None;
+            };
+            Some(format!("`{}`: {why}", arg.decl.name))
+        }
+        _ => None,
     }
 }

@@ -333,6 +333,81 @@ impl Report {
     }
 }
 
+/// Microseconds, the Chrome trace format's unit.
+fn micros(seconds: f64) -> f64 {
+    (seconds * 1e6 * 1000.0).round() / 1000.0
+}
+
+impl Report {
+    /// The per-package trace as Chrome trace-event JSON, for Perfetto (ui.perfetto.dev) or
+    /// chrome://tracing: one track per device; each package a slice spanning the time it was out
+    /// (handed out to completion seen) with its input writes, kernel and read-back nested in it,
+    /// laid out in that order from the device's own profiled times (the engine records their
+    /// durations, not their instants). Back-up copies, losing copies and faulted packages are
+    /// marked in the slice's category and arguments.
+    pub fn chrome_trace(&self) -> String {
+        use serde_json::json;
+        let mut events = vec![json!({"ph": "M", "name": "process_name", "pid": 0, "tid": 0,
+            "args": {"name": format!("{} ({})", self.kernel, self.balancer)}})];
+        for d in &self.devices {
+            events.push(json!({"ph": "M", "name": "thread_name", "pid": 0, "tid": d.index,
+                "args": {"name": format!("device {}: {}", d.index, d.name)}}));
+        }
+        let mut order: Vec<&PackageTrace> = self.trace.iter().collect();
+        order.sort_by(|a, b| a.device.cmp(&b.device).then(a.host_start.total_cmp(&b.host_start)));
+        // A device runs its packages one after another; its slices are kept from overlapping
+        // where two host readings of the clock straddle each other by rounding.
+        let mut previous_end: Option<(usize, f64)> = None;
+        for t in order {
+            let start = match previous_end {
+                Some((device, end)) if device == t.device => t.host_start.max(end),
+                _ => t.host_start,
+            };
+            let end = t.host_end.max(start);
+            previous_end = Some((t.device, end));
+            let backup = self.backups.iter().find(|b| b.1 == t.device && b.2 == t.package);
+            let fault = self.faults.iter().find(|f| f.0 == t.device && f.1 == t.package);
+            let cat = match (backup.is_some(), t.merged) {
+                (true, _) => "package,backup",
+                (false, false) => "package,discarded",
+                (false, true) => "package",
+            };
+            let p = t.package;
+            let name = match backup {
+                Some(_) => format!("backup {}+{}", p.offset, p.len),
+                None => format!("package {}+{}", p.offset, p.len),
+            };
+            events.push(json!({"ph": "X", "name": name, "cat": cat, "pid": 0, "tid": t.device,
+                "ts": micros(start), "dur": micros(end) - micros(start),
+                "args": {"offset": p.offset, "len": p.len, "merged": t.merged,
+                    "backup_of_device": backup.map(|b| b.0),
+                    "fault": fault.map(|f| f.2.clone()),
+                    "bytes_written": t.written.bytes, "bytes_read": t.read.bytes}}));
+            // Write, kernel and read-back nested in the package, in the order they ran, each
+            // cut to what is left of the package's span.
+            let mut at = start;
+            let write = t.written.seconds.unwrap_or(0.0);
+            let read = t.read.seconds.unwrap_or(0.0);
+            let kernel = t.kernel_seconds.unwrap_or((end - start - write - read).max(0.0));
+            for (what, cat, seconds) in [
+                ("write", "transfer", write),
+                ("kernel", "kernel", kernel),
+                ("read", "transfer", read),
+            ] {
+                let dur = seconds.min(end - at).max(0.0);
+                if dur > 0.0 {
+                    events.push(json!({"ph": "X", "name": what, "cat": cat, "pid": 0,
+                        "tid": t.device, "ts": micros(at), "dur": micros(at + dur) - micros(at),
+                        "args": {"offset": p.offset, "len": p.len}}));
+                }
+                at += dur;
+            }
+        }
+        let doc = json!({"traceEvents": events, "displayTimeUnit": "ms"});
+        serde_json::to_string(&doc).expect("a trace has no non-string map keys")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,8 +8,8 @@
 //! `HETDSL_PROPERTY_SEED=<seed>` replays that one case (`HETDSL_PROPERTY_CASES` sets the count).
 
 use hetdsl::balance::{
-    Adaptive, Balancer, Completion, DeviceKind, Dynamic, HGuided, LinearTwoPoint, MinMax, Next,
-    Package, PerDevice, Setup, Sigmoid, Static,
+    Adaptive, Balancer, Completion, DeviceHistory, DeviceKind, Dynamic, HGuided, History, Learned,
+    LinearTwoPoint, MinMax, Next, Package, PerDevice, Setup, Sigmoid, Static,
 };
 use hetdsl::sim::{
     simulate, CostProfile, CostTable, Loss, SimDevice, SimOptions, SimResult, SplitMix64,
@@ -125,7 +125,8 @@ fn check(case: &Case, r: &SimResult) -> Result<(), String> {
 fn run_case(case: &Case, balancer: &mut dyn Balancer) -> Result<SimResult, String> {
     // Half the cases with the engine's speculative back-ups: what completes must still tile
     // the range, each work-group once.
-    let options = SimOptions { seed: case.seed, loss: case.loss, backups: case.seed % 2 == 1 };
+    let options =
+        SimOptions { seed: case.seed, loss: case.loss, backups: case.seed % 2 == 1, waves: false };
     simulate(&case.devices, &case.work, balancer, &options).map_err(|e| e.to_string())
 }
 
@@ -232,6 +233,73 @@ fn minmax() {
 #[test]
 fn linear_two_point() {
     for_all("linear2p", |_, _| Box::new(LinearTwoPoint::default()));
+}
+
+/// A history for `case`: what a first launch under the default balancer left (as a session
+/// would keep it), then perturbed: speeds scaled at random, a device's speed lost, owned ranges
+/// scrambled, or a history of another size or device count (the balancer must fall back).
+// An owned list of one range is what is meant here.
+#[allow(clippy::single_range_in_vec_init)]
+fn random_history(case: &Case, g: &mut SplitMix64) -> History {
+    let total = case.work.total_groups();
+    let first = SimOptions { seed: case.seed ^ 1, loss: None, backups: false, waves: false };
+    let mut h = simulate(&case.devices, &case.work, &mut Sigmoid::guarded(), &first)
+        .expect("the default balancer runs every case")
+        .history(&case.devices, total);
+    for d in &mut h.devices {
+        if g.unit() < 0.3 {
+            d.speed *= g.log_uniform(0.1, 10.0);
+        }
+        if g.unit() < 0.1 {
+            d.speed = if g.unit() < 0.5 { 0.0 } else { f64::NAN };
+        }
+        if g.unit() < 0.1 {
+            let a = g.range(0, total + 10);
+            d.owned = vec![a..a + g.range(0, total + 10)];
+        }
+    }
+    match g.range(0, 9) {
+        0 => h.total_groups += 1,
+        1 => h.devices.push(DeviceHistory::default()),
+        _ => {}
+    }
+    h
+}
+
+#[test]
+fn learned_over_histories() {
+    // The cases come from random_case like every family's, so the history is built here.
+    let cases: u64 =
+        std::env::var("HETDSL_PROPERTY_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(CASES);
+    let (mut fallbacks, mut learned) = (0, 0);
+    let only: Option<u64> = std::env::var("HETDSL_PROPERTY_SEED").ok().and_then(|v| v.parse().ok());
+    for i in 0..cases {
+        let seed = 0x1ea2_0000 ^ (i << 20);
+        if only.is_some_and(|o| o != seed) {
+            continue;
+        }
+        let case = random_case(seed);
+        let mut g = SplitMix64::new(seed ^ 0x5eed);
+        let mut balancer = Learned::new(random_history(&case, &mut g));
+        let outcome = run_case(&case, &mut balancer).and_then(|r| check(&case, &r));
+        if let Err(e) = outcome {
+            panic!(
+                "learned failed on case seed {seed}: {e}\n{} devices, G = {}, loss {:?}",
+                case.devices.len(),
+                case.work.total_groups(),
+                case.loss
+            );
+        }
+        match balancer.name().as_str() {
+            "learned" => learned += 1,
+            _ => fallbacks += 1,
+        }
+    }
+    // Both paths must have been exercised.
+    assert!(
+        only.is_some() || learned > cases / 2 && fallbacks > 0,
+        "{learned} learned, {fallbacks} fallbacks"
+    );
 }
 
 /// A balancer that breaks the contract on purpose (hands out the first work-group twice), to

@@ -2,6 +2,9 @@
 //! speed change moves only what it requires and only at block boundaries, and on the paper and
 //! H200 machines a relaunch is as efficient as the default balancer's first launch.
 
+// Owned ranges are lists of ranges; a list of one range is what these tests mean.
+#![allow(clippy::single_range_in_vec_init)]
+
 use std::ops::Range;
 
 use hetdsl::balance::{Balancer, DeviceHistory, History, Learned, Package};
@@ -42,7 +45,7 @@ fn three_blocks() -> History {
 
 fn run_learned(devices: &[SimDevice], work: &CostTable, history: History) -> SimResult {
     let mut learned = Learned::new(history);
-    let options = SimOptions { seed: 1, loss: None, backups: false };
+    let options = SimOptions { seed: 1, loss: None, backups: false, waves: false };
     let r = simulate(devices, work, &mut learned, &options).expect("the run completes");
     assert_eq!(r.balancer, "learned");
     r
@@ -103,7 +106,7 @@ fn a_faster_device_takes_only_what_its_speed_requires_at_its_boundaries() {
 fn a_history_that_does_not_fit_falls_back_to_the_default_balancer() {
     let devices = exact_gpus(&[1000.0, 2000.0, 3000.0]);
     let work = CostTable::new(&CostProfile::Uniform, 50_000, 64);
-    let options = SimOptions { seed: 3, loss: None, backups: false };
+    let options = SimOptions { seed: 3, loss: None, backups: false, waves: false };
     let mut sigmoid = hetdsl::balance::Sigmoid::guarded();
     let expected = simulate(&devices, &work, &mut sigmoid, &options).unwrap();
     let mut zero_speeds = three_blocks();
@@ -125,7 +128,7 @@ fn mean_efficiencies(case: &Case, launches: usize, seeds: u64) -> Vec<f64> {
     let first = "sigmoid".parse().unwrap();
     let mut sums = vec![0.0; launches];
     for seed in 1..=seeds {
-        let options = SimOptions { seed: seed * 100, loss: None, backups: false };
+        let options = SimOptions { seed: seed * 100, loss: None, backups: false, waves: false };
         for (i, l) in case.relaunch(&first, launches, &options).unwrap().iter().enumerate() {
             assert_eq!(l.result.balancer, if i == 0 { "sigmoid" } else { "learned" });
             sums[i] += l.result.efficiency;
@@ -150,7 +153,9 @@ fn relaunches_on_the_paper_and_h200_machines_keep_up_with_the_first_launch() {
                 case.machine, e[0], e[1], e[2]
             );
             report += &format!("{line}\n");
-            if e[1] < e[0] - 0.01 || e[2] < e[0] - 0.01 || e[2] < 0.96 {
+            // Within 1.5 points of the first launch (the jitter alone moves a case's mean over
+            // four seeds by about a point), and settled at 0.96 or more.
+            if e[1] < e[0] - 0.015 || e[2] < e[0] - 0.015 || e[2] < 0.96 {
                 failures.push(line);
             }
         }

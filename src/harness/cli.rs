@@ -1,36 +1,40 @@
-//! Command-line plumbing shared by the examples and the suite runner: `--flag value` pairs and
-//! device selection.
+//! Command-line pieces shared by the examples and the suite runner, declared with clap's derive:
+//! the flags every sample's example takes, kernel lists and device selection.
 
-use std::collections::HashMap;
-
-use hetdsl::balance::DeviceKind;
+use hetdsl::balance::{BalancerSpec, DeviceKind};
 use hetdsl::DeviceInfo;
 
-/// `--name value` pairs; every flag takes a value. Unknown flags are errors.
-pub fn parse_flags(
-    args: impl Iterator<Item = String>,
-    known: &[&str],
-) -> Result<HashMap<String, String>, String> {
-    let mut flags = HashMap::new();
-    let mut args = args.peekable();
-    while let Some(a) = args.next() {
-        let name = a.strip_prefix("--").ok_or_else(|| format!("unexpected argument `{a}`"))?;
-        if !known.contains(&name) {
-            return Err(format!(
-                "unknown flag `--{name}`; flags: {}",
-                known.iter().map(|k| format!("--{k}")).collect::<Vec<_>>().join(" ")
-            ));
-        }
-        let value = args.next().ok_or_else(|| format!("`--{name}` needs a value"))?;
-        flags.insert(name.to_string(), value);
-    }
-    Ok(flags)
+use crate::samples::Size;
+
+/// The flags of every sample's stand-alone example (and of the examples built like them).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SampleFlags {
+    /// Problem size: `small` (well under a second per kernel on PoCL) or `paper`.
+    #[arg(long, default_value = "small", value_name = "small|paper")]
+    pub size: Size,
+    /// Balancer spec: `sigmoid`, `static`, `dynamic:64`, `hguided`, ... [default: the kernel's
+    /// declared one]
+    #[arg(long, value_name = "SPEC")]
+    pub balancer: Option<BalancerSpec>,
+    /// Devices to co-execute on: `all`, `cpu`, `gpu` or positions such as `0,2`.
+    #[arg(long, default_value = "all", value_name = "all|cpu|gpu|0,2")]
+    pub devices: String,
 }
 
-/// Positions (in `devices`) selected by `all`, `cpu`, `gpu` or a list such as `0,2`.
-/// The `--kernels` flag: `all` (the default) or a comma-separated list of sample names.
-pub fn kernel_list(flags: &HashMap<String, String>) -> Result<Vec<String>, String> {
-    let kernels: Vec<String> = match flags.get("kernels").map_or("all", String::as_str) {
+/// The `--kernels` flag's value, parsed and checked by [`kernel_list`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelList(pub Vec<String>);
+
+impl std::str::FromStr for KernelList {
+    type Err = String;
+    fn from_str(spec: &str) -> Result<Self, String> {
+        kernel_list(spec).map(KernelList)
+    }
+}
+
+/// `all` (every sample) or a comma-separated list of sample names, each checked.
+pub fn kernel_list(spec: &str) -> Result<Vec<String>, String> {
+    let kernels: Vec<String> = match spec {
         "all" => crate::samples::NAMES.iter().map(|s| s.to_string()).collect(),
         list => list.split(',').map(|s| s.trim().to_string()).collect(),
     };
@@ -42,6 +46,7 @@ pub fn kernel_list(flags: &HashMap<String, String>) -> Result<Vec<String>, Strin
     }
 }
 
+/// Positions (in `devices`) selected by `all`, `cpu`, `gpu` or a list such as `0,2`.
 pub fn select_devices(spec: &str, devices: &[DeviceInfo]) -> Result<Vec<usize>, String> {
     let by_kind = |kind: DeviceKind| -> Vec<usize> {
         (0..devices.len()).filter(|&i| devices[i].kind == kind).collect()
@@ -79,14 +84,47 @@ pub fn select_devices(spec: &str, devices: &[DeviceInfo]) -> Result<Vec<usize>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Example {
+        #[command(flatten)]
+        flags: SampleFlags,
+    }
 
     #[test]
-    fn flags_and_device_lists() {
-        let f = parse_flags(["--size", "small"].iter().map(|s| s.to_string()), &["size"])
-            .unwrap_or_default();
-        assert_eq!(f.get("size").map(String::as_str), Some("small"));
-        assert!(parse_flags(["--bogus", "1"].iter().map(|s| s.to_string()), &["size"]).is_err());
-        assert!(parse_flags(["--size"].iter().map(|s| s.to_string()), &["size"]).is_err());
+    fn sample_flags_parse_check_and_default() {
+        let parse = |args: &[&str]| {
+            Example::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+        };
+        let f = parse(&["--size", "paper", "--balancer", "dynamic:8"]).map(|e| e.flags);
+        let f = f.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f.size, Size::Paper);
+        assert_eq!(f.balancer.map(|b| b.to_string()), Some("dynamic:8".to_string()));
+        assert_eq!(f.devices, "all");
+        let defaults = parse(&[]).unwrap_or_else(|e| panic!("{e}")).flags;
+        assert_eq!((defaults.size, defaults.balancer.is_none()), (Size::Small, true));
+        assert!(parse(&["--bogus", "1"]).is_err(), "unknown flags are errors");
+        assert!(parse(&["--size"]).is_err(), "a flag without its value is an error");
+        assert!(parse(&["--size", "huge"]).is_err(), "sizes are checked");
+        assert!(parse(&["--balancer", "nope"]).is_err(), "balancer specs are checked");
+    }
+
+    #[test]
+    fn help_lists_every_flag_with_its_default() {
+        use clap::CommandFactory;
+        let help = Example::command().render_long_help().to_string();
+        for flag in ["--size", "--balancer", "--devices"] {
+            assert!(help.contains(flag), "{flag} missing from:\n{help}");
+        }
+        assert!(help.contains("[default: small]") && help.contains("[default: all]"), "{help}");
+        assert!(help.contains("[default: the kernel's"), "{help}");
+    }
+
+    #[test]
+    fn kernel_lists_and_device_lists() {
+        assert_eq!(kernel_list("all").map(|k| k.len()), Ok(crate::samples::NAMES.len()));
+        assert!(kernel_list("binomial, nope").is_err());
         let devices = vec![DeviceInfo::example_cpu(0, 2), DeviceInfo::example_cpu(1, 2)];
         assert_eq!(select_devices("all", &devices), Ok(vec![0, 1]));
         assert_eq!(select_devices("1,0,1", &devices), Ok(vec![1, 0]));

@@ -333,101 +333,35 @@ mod rapl {
 }
 
 mod nvml {
-    //! The few NVML calls needed, loaded with dlopen so that nothing links against the driver.
-    use dlopen2::raw::Library;
-    use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr};
+    //! The few NVML readings needed, through `nvml-wrapper`: it loads `libnvidia-ml.so.1` at
+    //! run time, so nothing links against the driver and machines without one still run.
+    use nvml_wrapper::Device;
 
-    type Device = *mut c_void;
-    type Ret = c_int;
-
-    pub struct Nvml {
-        _lib: Library,
-        get_count: unsafe extern "C" fn(*mut c_uint) -> Ret,
-        get_handle: unsafe extern "C" fn(c_uint, *mut Device) -> Ret,
-        get_power: unsafe extern "C" fn(Device, *mut c_uint) -> Ret,
-        get_energy: unsafe extern "C" fn(Device, *mut c_ulonglong) -> Ret,
-        get_name: unsafe extern "C" fn(Device, *mut c_char, c_uint) -> Ret,
-        shutdown: unsafe extern "C" fn() -> Ret,
-    }
-
-    /// A function of `lib` with the signature `T`.
-    ///
-    /// # Safety
-    /// `T` must be the C signature of the symbol `name`.
-    unsafe fn symbol<T>(lib: &Library, name: &str) -> Result<T, String> {
-        // SAFETY: the caller guarantees `T` is the symbol's C signature; the returned pointer
-        // is kept in an `Nvml` that owns `lib`, so it never outlives the library.
-        unsafe { lib.symbol::<T>(name) }.map_err(|e| format!("{name}: {e}"))
-    }
+    pub struct Nvml(nvml_wrapper::Nvml);
 
     /// An NVML device handle; valid while the `Nvml` that gave it lives.
-    pub struct Gpu(Device);
+    pub struct Gpu<'a>(Device<'a>);
 
     impl Nvml {
         pub fn open() -> Result<Nvml, String> {
-            let lib = Library::open("libnvidia-ml.so.1")
-                .map_err(|e| format!("libnvidia-ml.so.1: {e}"))?;
-            // SAFETY: each field's type is the documented C signature of the NVML function named.
-            unsafe {
-                let init: unsafe extern "C" fn() -> Ret = symbol(&lib, "nvmlInit_v2")?;
-                let nvml = Nvml {
-                    get_count: symbol(&lib, "nvmlDeviceGetCount_v2")?,
-                    get_handle: symbol(&lib, "nvmlDeviceGetHandleByIndex_v2")?,
-                    get_power: symbol(&lib, "nvmlDeviceGetPowerUsage")?,
-                    get_energy: symbol(&lib, "nvmlDeviceGetTotalEnergyConsumption")?,
-                    get_name: symbol(&lib, "nvmlDeviceGetName")?,
-                    shutdown: symbol(&lib, "nvmlShutdown")?,
-                    _lib: lib,
-                };
-                match init() {
-                    0 => Ok(nvml),
-                    code => Err(format!("nvmlInit_v2 returned {code}")),
-                }
-            }
+            nvml_wrapper::Nvml::init().map(Nvml).map_err(|e| e.to_string())
         }
 
-        pub fn devices(&self) -> Vec<Gpu> {
-            let mut n: c_uint = 0;
-            // SAFETY: NVML was initialised in `open`; out-pointers are valid.
-            if unsafe { (self.get_count)(&mut n) } != 0 {
-                return Vec::new();
-            }
-            (0..n)
-                .filter_map(|i| {
-                    let mut d: Device = std::ptr::null_mut();
-                    // SAFETY: NVML is initialised, `i` < the count it gave, `d` a valid out-pointer.
-                    (unsafe { (self.get_handle)(i, &mut d) } == 0).then_some(Gpu(d))
-                })
-                .collect()
+        pub fn devices(&self) -> Vec<Gpu<'_>> {
+            let count = self.0.device_count().unwrap_or(0);
+            (0..count).filter_map(|i| self.0.device_by_index(i).ok().map(Gpu)).collect()
         }
 
         pub fn power_watts(&self, g: &Gpu) -> Option<f64> {
-            let mut mw: c_uint = 0;
-            // SAFETY: `g` came from this initialised NVML; `mw` is a valid out-pointer.
-            (unsafe { (self.get_power)(g.0, &mut mw) } == 0).then(|| mw as f64 / 1e3)
+            g.0.power_usage().ok().map(|mw| mw as f64 / 1e3)
         }
 
         pub fn energy_mj(&self, g: &Gpu) -> Option<u64> {
-            let mut mj: c_ulonglong = 0;
-            // SAFETY: `g` came from this initialised NVML; `mj` is a valid out-pointer.
-            (unsafe { (self.get_energy)(g.0, &mut mj) } == 0).then_some(mj)
+            g.0.total_energy_consumption().ok()
         }
 
         pub fn name(&self, g: &Gpu) -> String {
-            let mut buf = [0 as c_char; 96];
-            // SAFETY: `g` came from this initialised NVML; NVML writes at most `buf.len()` bytes.
-            if unsafe { (self.get_name)(g.0, buf.as_mut_ptr(), buf.len() as c_uint) } != 0 {
-                return "unknown GPU".into();
-            }
-            // SAFETY: NVML wrote a NUL-terminated string into the buffer.
-            unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()
-        }
-    }
-
-    impl Drop for Nvml {
-        fn drop(&mut self) {
-            // SAFETY: balanced with the successful nvmlInit_v2 in `open`.
-            unsafe { (self.shutdown)() };
+            g.0.name().unwrap_or_else(|_| "unknown GPU".into())
         }
     }
 }

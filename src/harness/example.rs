@@ -2,20 +2,44 @@
 //! run the sample once, co-executed on the chosen devices, print the run's report and the
 //! check against the CPU reference, and save the output image where the sample makes one.
 //!
-//! Flags: `--size small|paper` (small), `--balancer NAME` (the kernel's declared one: Sigmoid),
-//! `--devices all|cpu|gpu|0,2` (all), `--out FILE.png` (`<sample>.png`).
+//! Flags (`--help` lists them with their defaults): `--size small|paper`, `--balancer SPEC`,
+//! `--devices all|cpu|gpu|0,2`, `--out FILE.png`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::{Args, FromArgMatches};
 use hetdsl::Runtime;
 
-use crate::harness::cli::{parse_flags, select_devices};
+use crate::harness::cli::{select_devices, SampleFlags};
 use crate::samples::{self, Size};
 
+// The command line of a sample's example (no doc comment: clap would take it for the about).
+#[derive(Debug, clap::Args)]
+pub struct ExampleArgs {
+    #[command(flatten)]
+    pub flags: SampleFlags,
+    /// Where the output image goes, for the samples that make one [default: the sample's name with .png]
+    #[arg(long, value_name = "FILE.png")]
+    pub out: Option<PathBuf>,
+}
+
+/// Parse the process's arguments as command `name`'s: `--help` prints every flag with its
+/// default and exits, a mistake prints clap's message and exits with status 2.
+pub fn parse_args<A: Args + FromArgMatches>(name: &'static str, about: &'static str) -> A {
+    let command = A::augment_args(clap::Command::new(name).about(about));
+    let matches = command.get_matches();
+    A::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+const ABOUT: &str =
+    "Runs one sample co-executed on the chosen devices and checks it against its CPU reference";
+
 /// Run the example of sample `name` with the process's arguments.
-pub fn main_for(name: &str) -> ExitCode {
-    match run(name, std::env::args().skip(1)) {
+pub fn main_for(name: &'static str) -> ExitCode {
+    let args: ExampleArgs = parse_args(name, ABOUT);
+    crate::harness::init_tracing();
+    match run(name, &args.flags, args.out) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
@@ -26,15 +50,12 @@ pub fn main_for(name: &str) -> ExitCode {
 }
 
 /// Returns whether the output matched the reference.
-pub fn run(name: &str, args: impl Iterator<Item = String>) -> Result<bool, String> {
-    let flags = parse_flags(args, &["size", "balancer", "devices", "out"])?;
-    let size: Size = flags.get("size").map_or(Ok(Size::Small), |s| s.parse())?;
-    let balancer =
-        flags.get("balancer").map(|b| crate::harness::balancers::parse(b)).transpose()?;
+pub fn run(name: &str, flags: &SampleFlags, out: Option<PathBuf>) -> Result<bool, String> {
+    let size: Size = flags.size;
+    let balancer = flags.balancer.as_ref().map(|b| b.build());
     let runtime = Runtime::new().map_err(|e| e.to_string())?;
     let mut sample = samples::create(name, size, &runtime)?;
-    let devices =
-        select_devices(flags.get("devices").map_or("all", String::as_str), &sample.devices())?;
+    let devices = select_devices(&flags.devices, &sample.devices())?;
 
     println!("{name}: {}", sample.describe());
     let report = sample.run(Some(&devices), balancer, None).map_err(|e| e.to_string())?;
@@ -42,8 +63,7 @@ pub fn run(name: &str, args: impl Iterator<Item = String>) -> Result<bool, Strin
     let verdict = sample.verify();
     println!("check against the CPU reference: {verdict}");
     if let Some((width, height, pixels)) = sample.image() {
-        let path =
-            flags.get("out").map_or_else(|| PathBuf::from(format!("{name}.png")), PathBuf::from);
+        let path = out.unwrap_or_else(|| PathBuf::from(format!("{name}.png")));
         crate::harness::png::write_rgba(&path, width, height, &pixels)
             .map_err(|e| format!("writing {}: {e}", path.display()))?;
         println!("wrote {} ({width}x{height})", path.display());

@@ -5,6 +5,7 @@
 use std::ops::Range;
 
 use crate::harness::energy::{EnergyReading, Sampler, DEFAULT_PERIOD};
+use crate::harness::progress::Progress;
 use hetdsl::{Balancer, Report};
 
 use crate::samples::check::Verdict;
@@ -23,7 +24,9 @@ pub struct Timed {
 /// `reps` runs of `sample` on `devices` over the balancing units `groups` (all if `None`) with
 /// a fresh balancer from `balancer` each; checked against the reference when `verify` (only
 /// meaningful for whole-problem runs: [`Sample::verify`] compares the whole output), each
-/// wrapped in an energy [`Sampler`] when `energy`.
+/// wrapped in an energy [`Sampler`] when `energy`. Each repetition is shown on `progress` and
+/// counted as one run done.
+#[allow(clippy::too_many_arguments)]
 pub fn repeat(
     sample: &mut dyn Sample,
     devices: &[usize],
@@ -32,10 +35,13 @@ pub fn repeat(
     balancer: &dyn Fn() -> Result<Box<dyn Balancer>, String>,
     verify: bool,
     energy: bool,
+    progress: &Progress,
 ) -> Result<Timed, String> {
     let mut runs = Vec::new();
     let mut verdict: Option<Verdict> = None;
-    for _ in 0..reps.max(1) {
+    let reps = reps.max(1);
+    for k in 0..reps {
+        progress.rep(k, reps);
         let b = balancer()?;
         let sampler = energy.then(|| Sampler::start(DEFAULT_PERIOD));
         let result = sample.run(Some(devices), Some(b), groups.clone());
@@ -55,13 +61,14 @@ pub fn repeat(
         if verify {
             let v = sample.verify();
             if !v.correct {
-                eprintln!("{}: {v}", sample.name());
+                progress.suspend(|| eprintln!("{}: {v}", sample.name()));
             }
             if verdict.as_ref().is_none_or(|old| old.correct) {
                 verdict = Some(v);
             }
         }
         runs.push((report, reading));
+        progress.advance(1);
     }
     runs.sort_by(|a, b| a.0.roi_seconds.total_cmp(&b.0.roi_seconds));
     let (report, energy) = runs.swap_remove(runs.len() / 2);

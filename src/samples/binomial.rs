@@ -81,6 +81,11 @@ impl Binomial {
         Ok(Binomial { size, kernel, random, prices: vec![[0.0; 4]; groups], reference: None })
     }
 
+    /// The uniform numbers the options are derived from (four options per float4).
+    pub fn random(&self) -> &[[f32; 4]] {
+        &self.random
+    }
+
     /// Option prices of the last run, in option order.
     pub fn prices(&self) -> &[[f32; 4]] {
         &self.prices

@@ -1,6 +1,7 @@
 //! The ported samples: the AMD APP SDK ones (Binomial, Mandelbrot, NBody) and the rest of the
 //! papers' suite (Gaussian, Taylor, Aho, Ray, RAP, BM3D), and the SDK's Reduction, which indexes
-//! by `get_group_id`. Each module holds the sample's
+//! by `get_group_id`, and a matrix-vector product whose pattern names a scalar parameter. Each
+//! module holds the sample's
 //! deterministic input generator, its launch, its independent CPU reference and its tolerance
 //! rule; the examples, the suite runner and the CI test all use them from here.
 
@@ -12,6 +13,7 @@ pub mod bm3d;
 pub mod check;
 pub mod gaussian;
 pub mod mandelbrot;
+pub mod matvec;
 pub mod nbody;
 pub mod rap;
 pub mod raytrace;
@@ -99,6 +101,7 @@ pub const NAMES: &[&str] = &[
     "ray1",
     "ray2",
     "reduction",
+    "matvec",
 ];
 
 /// The sample called `name`, with its inputs for `size` and its kernel built for `runtime`'s
@@ -119,6 +122,7 @@ pub fn create(name: &str, size: Size, runtime: &Runtime) -> Result<Box<dyn Sampl
         "ray1" => boxed(raytrace::RayTrace::new(size, raytrace::Scene::Clustered, runtime)),
         "ray2" => boxed(raytrace::RayTrace::new(size, raytrace::Scene::Spread, runtime)),
         "reduction" => boxed(reduction::Reduction::new(size, runtime)),
+        "matvec" => boxed(matvec::MatVec::new(size, runtime)),
         other => Err(format!("no sample called `{other}`; samples: {}", NAMES.join(", "))),
     }
 }
@@ -146,10 +150,10 @@ pub(crate) fn place<'a>(
 
 /// How many work-items a paper-sized check compares (the CPU reference of all of them would
 /// take far longer than the run).
-pub(crate) const PAPER_CHECK_BUDGET: usize = 20_000;
+pub const PAPER_CHECK_BUDGET: usize = 20_000;
 
 /// The work-items to check for a problem of `total` work-items.
-pub(crate) fn check_indices(total: usize, size: Size, seed: u64) -> Vec<usize> {
+pub fn check_indices(total: usize, size: Size, seed: u64) -> Vec<usize> {
     match size {
         Size::Small => (0..total).collect(),
         Size::Paper => check::sample_indices(total, PAPER_CHECK_BUDGET, seed),

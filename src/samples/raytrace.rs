@@ -362,7 +362,7 @@ hetdsl::kernel! {
 /// spheres turns that into different pixels on 1 % of a busy scene. Correct rounding keeps every
 /// device on the CPU reference's rays. (`kernel!` has no build-option setting, so the program
 /// is built here from the source the macro embedded.)
-const BUILD_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
+pub const BUILD_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
 
 impl RayTraceKernel {
     fn with_exact_division(runtime: &Runtime) -> hetdsl::Result<Self> {

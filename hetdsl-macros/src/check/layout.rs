@@ -31,7 +31,7 @@ impl Ctx<'_> {
         }
         let span = rust.span();
         let size = size as usize;
-        let msg = format!("the kernel's {desc} and this Rust type differ in size");
+        let msg = hetdsl_decl::declcheck::newtype_size_message(desc);
         self.asserts.extend(quote_spanned! {span=>
             const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #msg);
             // Plain data as a whole: `#[derive(Pod)]` checks every field (not only `.0`) and that
@@ -53,14 +53,8 @@ impl Ctx<'_> {
         let at = self.source.at(def.line);
         let name = &def.name;
         let (size, align) = (layout.size as usize, layout.align as usize);
-        let size_msg = format!(
-            "`{name}` is {size} bytes in OpenCL ({at}); the Rust type must be too: #[repr(C)], the same \
-             fields in the same order"
-        );
-        let align_msg = format!(
-            "`{name}` is aligned to {align} bytes in OpenCL ({at}); give the Rust type `#[repr(C, align({align}))]` \
-             or fields so aligned"
-        );
+        let size_msg = hetdsl_decl::declcheck::struct_size_message(name, layout.size, &at);
+        let align_msg = hetdsl_decl::declcheck::struct_align_message(name, layout.align, &at);
         // One `const` per assertion, so that every failing one is reported.
         let mut checks = quote_spanned! {span=>
             const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #size_msg);

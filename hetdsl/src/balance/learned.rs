@@ -12,31 +12,53 @@
 //! # The plan (at `start`)
 //! From a [`History`] (per device: its speed in work-groups per second and the ranges it ran):
 //! 1. **Shares ∝ speed.** Lost or unmeasured devices (speed 0) get nothing, nor does a device
-//!    whose occupancy-bound package alone would end after the others finish everything.
-//! 2. **One block per device, where it was.** Blocks are laid end to end in the order that keeps
-//!    the most groups on the device that held them (all orders of up to 6 devices are tried,
-//!    more are ordered by where their groups lay). With unchanged speeds every device gets
-//!    exactly its old block; a speed change moves only block boundaries, by what it requires.
-//!    A first relaunch after Sigmoid's scattered packages gathers each device's groups once.
-//! 3. **Bulk, then a tail.** A device first runs the front of its block (from the end it shares
-//!    with nobody, see below) in one or two packages of whole occupancy waves: 90 % of the
-//!    block times the fraction of the block it held last launch, since its speed was measured
-//!    there and applies less to groups it never ran (a cost profile that rises along the range
-//!    makes a moved block cost more or less than the speed says). The second bulk package
-//!    shrinks if the first ran slower than the history promised.
+//!    whose occupancy-bound package would end after the others finish everything without it
+//!    (a package below the bound takes as long as a full one).
+//! 2. **A slower device gets whole waves.** A device many times slower than the fastest (as
+//!    Sigmoid's `SLOW_CLASS`) cannot be helped once it holds a package and its overrun idles
+//!    everyone: its share is cut to the whole occupancy waves of 90 % of it, the rest going to
+//!    the faster devices.
+//! 3. **One block per device, where it was.** Blocks are laid end to end in the order that keeps
+//!    the most device time (groups over speed) on groups the device ran before: all orders of up
+//!    to 6 devices are tried, more are ordered by where their groups lay. Time, not groups: a
+//!    slow device's speed is the one least sure to hold on groups it never ran. With unchanged
+//!    speeds every device gets exactly its old block; a speed change moves only block
+//!    boundaries. A first relaunch after Sigmoid's scattered packages gathers each device's
+//!    groups once.
+//! 4. **Bulk on measured ground.** A device first runs, from the end it starts at, 90 % of the
+//!    groups it held there in one run last launch (scaled by the fraction of its block it held),
+//!    in whole occupancy waves, as one package or two from four waves on. Its speed was measured
+//!    on those groups; a cost that varies along the range (Mandelbrot's band, RAP's rising cost)
+//!    makes groups it never ran cost more or less than the speed says.
 //!
 //! # The tail (dynamic, absorbs a change in cost)
 //! Devices are paired along the range, (0, 1), (2, 3), ...: the first of a pair takes its block
 //! upward from its start, the second downward from its end, so each pair's unassigned groups
 //! form one interval at their shared boundary; an unpaired last device takes its block downward
-//! so its free end meets its left neighbour. After its bulk a device halves what is left of its
-//! own block (never below its occupancy bound), then steals from the free end of another
-//! block: a block whose device is lost first, else its neighbour's (the boundary it shares), else
-//! the block that would end last; it steals only when that ends the run sooner, by half the
-//! amount that would make both end together. So ownership moves at block boundaries and
-//! by what the measured speeds require. A device given no share (too slow or unknown) gets
-//! [`Next::Done`] while a device with one is alive, and otherwise steals like the rest, so the
-//! run ends even if all planned devices are lost.
+//! so its free end meets its left neighbour.
+//! - Every later package is sized from the common end E: when the run would end if the work left
+//!   (and what running packages still have to do) were spread by speed. The second bulk package
+//!   is cut to 90 % of what the device would do by E (the others may run faster than the
+//!   history says), and shrinks if the first ran slower than promised.
+//! - A tail package is half of what the device would do by E, three quarters where it runs its
+//!   own old groups at its old speed, a quarter where most of its block is new to it, all of it below two fills (splitting then only adds a
+//!   package that costs a fill); never below its occupancy bound nor 1 % of the run so far at
+//!   its speed (Sigmoid's imbalance bound). The speed is the lowest of this launch's mean and
+//!   the last package's, and where the last two packages slowed down, it is expected to slow
+//!   as much again (a cost that rises along the block).
+//! - A slower device plans to end by E with a margin (×1.25, or ×4 once its speeds vary by more
+//!   than a quarter) and takes half of that at a time in whole waves; if even one wave would not
+//!   end in time, it waits while others run. A crumb of its block next to a faster device's last package (less than that
+//!   device's fill) is run in that package.
+//! - With its block done, a device steals from the free end of another block: a lost device's
+//!   first, else its neighbour's (at the boundary it shares), else the block that would end
+//!   last; only when that ends the run sooner (by more than 0.2 % of the time so far: moving
+//!   resident groups for a gain inside the jitter is not worth it), by half the amount that
+//!   would make both end together. A slower device steals only from lost devices.
+//!
+//! So ownership moves at block boundaries, by what the measured speeds require. A device given
+//! no share (too slow or unknown) gets [`Next::Done`] while a device with one is alive, and
+//! otherwise steals like the rest, so the run ends even if all planned devices are lost.
 //!
 //! When the history does not fit the launch (another size or device count, or no usable speed)
 //! the balancer behaves exactly like the default, guarded Sigmoid, and calls itself
@@ -46,14 +68,14 @@
 //! nothing to learn from. Build it with [`Learned::new`] from a [`History`], typically
 //! [`History::from_report`] of the previous launch (or a saved one, [`History::load`]).
 
-use std::ops::Range;
-use std::path::Path;
-
 use super::{check_setup, Balancer, Completion, Next, Package, Setup, Sigmoid, SLOW_CLASS};
-use crate::error::{Error, Result};
-use crate::report::Report;
+use crate::error::Result;
+use std::ops::Range;
 
+mod history;
 mod layout;
+
+pub use history::{DeviceHistory, History, Ran};
 
 /// Fraction of a device's block run as its bulk when it held the whole block last launch.
 const BULK: f64 = 0.9;
@@ -65,114 +87,6 @@ const MIN_TAIL: f64 = 0.01;
 /// A device whose one fill would end this much past the common end waits instead, while
 /// others run: they can take its groups sooner.
 const TAIL_SLACK: f64 = 0.05;
-
-/// What the previous launch measured, per device. Serialisable, so a session can keep it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct History {
-    /// Balancing units of the launch it came from.
-    pub total_groups: u64,
-    pub devices: Vec<DeviceHistory>,
-}
-
-/// One device's part of a [`History`].
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct DeviceHistory {
-    /// Work-groups per second over its packages; 0 when unknown or the device was lost.
-    pub speed: f64,
-    /// The groups whose output it produced (merged), as sorted, merged ranges.
-    pub owned: Vec<Range<u64>>,
-}
-
-/// One package of a finished launch, as [`History::from_runs`] reads it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Ran {
-    pub device: usize,
-    pub package: Package,
-    /// Seconds the device computed it (kernel time, or the host span without one).
-    pub seconds: f64,
-    /// Its output is the one kept (not the losing copy of a back-up or re-run).
-    pub merged: bool,
-}
-
-impl History {
-    /// The history of a launch from its report: per device, work-groups per second of kernel
-    /// time over every package it completed (the host span where the device gave no kernel
-    /// time), and the groups of its merged packages. A device that faulted gets speed 0.
-    pub fn from_report(report: &Report) -> History {
-        let runs = report.trace.iter().map(|t| Ran {
-            device: t.device,
-            package: t.package,
-            seconds: t.kernel_seconds.filter(|s| *s > 0.0).unwrap_or(t.host_end - t.host_start),
-            merged: t.merged,
-        });
-        let mut h = History::from_runs(report.total_groups, report.devices.len(), runs);
-        for d in report.devices.iter().filter(|d| d.fault.is_some()) {
-            if let Some(dh) = h.devices.get_mut(d.index) {
-                dh.speed = 0.0;
-            }
-        }
-        h
-    }
-
-    /// The history of `devices` devices over `total_groups` from the packages they ran.
-    /// Packages of a device outside `0..devices` are ignored.
-    pub fn from_runs(
-        total_groups: u64,
-        devices: usize,
-        runs: impl IntoIterator<Item = Ran>,
-    ) -> History {
-        let mut groups = vec![(0u64, 0.0f64); devices];
-        let mut owned = vec![Vec::new(); devices];
-        for r in runs.into_iter().filter(|r| r.device < devices) {
-            if r.seconds.is_finite() && r.seconds > 0.0 {
-                groups[r.device].0 += r.package.len;
-                groups[r.device].1 += r.seconds;
-            }
-            if r.merged {
-                owned[r.device].push(r.package.offset..r.package.end());
-            }
-        }
-        let devices = groups
-            .into_iter()
-            .zip(owned)
-            .map(|((g, s), owned)| DeviceHistory {
-                speed: if s > 0.0 { g as f64 / s } else { 0.0 },
-                owned: layout::merged(owned, total_groups),
-            })
-            .collect();
-        History { total_groups, devices }
-    }
-
-    /// Work-groups that `next` places on another device than this history did: what a launch
-    /// planned from this history moved (groups neither history places are not counted).
-    pub fn moved(&self, next: &History) -> u64 {
-        next.devices
-            .iter()
-            .enumerate()
-            .map(|(d, n)| {
-                let before = self.devices.get(d).map_or(&[][..], |h| &h.owned[..]);
-                n.owned.iter().map(|r| (r.end - r.start) - layout::overlap(r, before)).sum::<u64>()
-            })
-            .sum()
-    }
-
-    /// Write the history as JSON (for a cache kept between processes).
-    pub fn save(&self, path: &Path) -> Result<()> {
-        let text = serde_json::to_string_pretty(self).map_err(|e| io_error(path, e))?;
-        std::fs::write(path, text).map_err(|e| io_error(path, e))
-    }
-
-    /// Read a history written by [`History::save`]. A missing or unreadable file is an
-    /// [`Error::Io`] naming it.
-    pub fn load(path: &Path) -> Result<History> {
-        let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
-        serde_json::from_str(&text).map_err(|e| io_error(path, format!("not a history: {e}")))
-    }
-}
-
-fn io_error(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Io { path: path.display().to_string(), reason: e.to_string() }
-}
 
 /// One device's block and what is left of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -277,12 +191,14 @@ impl Learned {
         now + (pool as f64 + busy) / speed
     }
 
-    /// Many times slower than the fastest live device (as Sigmoid's [`SLOW_CLASS`]): only such
+    /// Many times slower than the fastest live device given a block (as Sigmoid's
+    /// [`SLOW_CLASS`]; any live device once none with a block is left): only such
     /// a device waits or keeps off others' blocks; between peers a lower speed says more about
     /// the groups each ran than about the device.
     fn slower_class(&self, d: usize) -> bool {
+        let any_planned = self.any_planned();
         let fastest = (0..self.alive.len())
-            .filter(|&t| self.alive[t])
+            .filter(|&t| self.alive[t] && (self.planned[t] || !any_planned))
             .map(|t| self.speed(t))
             .fold(0.0, f64::max);
         self.speed(d) * SLOW_CLASS < fastest
@@ -344,16 +260,21 @@ impl Learned {
             if slow && oc as f64 > fair * (1.0 + TAIL_SLACK) && others_run {
                 return Some(None);
             }
-            // And it goes one wave at a time: a few groups' cost can be several times what
-            // the last few cost.
+            // And it goes half of that at a time, in whole waves: a few groups' cost can be
+            // several times what the last few cost.
             if slow {
-                return Some(Some(take(&mut block.rest, oc.min(left), block.up)));
+                let waves = ((fair / 2.0 / oc as f64) as u64).max(1);
+                let least = (MIN_TAIL * now * cautious) as u64;
+                let len = (waves * oc).max(least).min(left);
+                return Some(Some(take(&mut block.rest, len, block.up)));
             }
             // Below two fills, splitting only adds a package that costs a whole fill.
-            let part = match (fair < 2.0 * oc as f64, as_before) {
-                (true, _) => 1.0,
-                (false, true) => 0.75,
-                (false, false) => 0.5,
+            let part = match (fair < 2.0 * oc as f64, as_before, block.keep >= 0.5) {
+                (true, _, _) => 1.0,
+                (false, true, _) => 0.75,
+                (false, false, true) => 0.5,
+                // Mostly groups it never ran: their cost is anyone's guess.
+                (false, false, false) => 0.25,
             };
             // Nor below MIN_TAIL of the time so far at its speed (Sigmoid's imbalance bound
             // p·t·S): shorter packages only add their overhead.
@@ -536,6 +457,9 @@ impl Balancer for Learned {
         if !self.alive.get(device).copied().unwrap_or(false) {
             return Next::Done;
         }
+        // A device that asks runs nothing (its last package may have lost to a back-up copy,
+        // which the balancer never hears of under this device).
+        self.running[device] = None;
         let planned = self.planned[device];
         let package = match (planned, self.any_planned()) {
             (true, _) => match self.own(device, now) {
@@ -574,8 +498,11 @@ impl Balancer for Learned {
             self.measured[d].1 += seconds;
             self.last[d] = [done.package.len as f64 / seconds, self.last[d][0]];
         }
-        if self.running[d].is_some_and(|(p, _)| p == done.package) {
-            self.running[d] = None;
+        // The copy that won a back-up ends the package on both devices.
+        for slot in &mut self.running {
+            if slot.is_some_and(|(p, _)| p == done.package) {
+                *slot = None;
+            }
         }
     }
 

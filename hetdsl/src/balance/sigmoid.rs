@@ -71,6 +71,11 @@
 //!    RAP, whose cost keeps rising, is planned with what is ahead. A device of a slower class only
 //!    ever gets the smaller package from it, never a later end.
 //!
+//! 9. **Whole waves.** Outside the tail, a package over one fill is cut down to a whole number
+//!    of fills (`oc_j`): a GPU runs its work-groups in waves of `oc_j`, and a partial last
+//!    wave costs as long as a full one while most of the device idles (measured on an H100:
+//!    NBody packages of 2.6 fills ran at 142–170 µs per work-group against 133 alone).
+//!
 //! [`Sigmoid::faithful`] keeps the paper's algorithm exactly, without the guard.
 
 use super::horizon::{DeviceView, Outlook};
@@ -92,6 +97,14 @@ pub struct SigmoidParams {
     pub max_imbalance: f64,
     /// Packages a device's speed is averaged over (3).
     pub history: usize,
+    /// Guarded form only: outside the tail, a package larger than one fill is cut down to a
+    /// whole number of fills (`oc_j`), since its partial last wave costs a whole one.
+    #[serde(default = "whole_waves_default")]
+    pub whole_waves: bool,
+}
+
+fn whole_waves_default() -> bool {
+    true
 }
 
 impl Default for SigmoidParams {
@@ -102,6 +115,7 @@ impl Default for SigmoidParams {
             irregularity: 0.25,
             max_imbalance: 0.05,
             history: 3,
+            whole_waves: true,
         }
     }
 }
@@ -203,6 +217,15 @@ impl Sigmoid {
     fn bounded_size(&self, device: usize, now: f64) -> f64 {
         let imbalance = self.params.max_imbalance * now * self.speeds.speed(device);
         self.curve_size(device).max(imbalance).max(self.occupancy[device] as f64)
+    }
+
+    /// `size` cut down to whole fills of `device` (guard point 9), when it is over one fill.
+    fn whole_fills(&self, device: usize, size: f64) -> f64 {
+        let fill = self.occupancy[device] as f64;
+        if !self.params.whole_waves || size <= fill || !size.is_finite() {
+            return size;
+        }
+        (size / fill).floor() * fill
     }
 
     /// What the guard's horizon rule sees of each device now, as `device` plans. Where the
@@ -328,11 +351,10 @@ impl Balancer for Sigmoid {
                     // In the tail the cap is the device's share of the common end; earlier,
                     // it only trims Sigmoid's own size.
                     let size = if outlook.in_tail(device) && cap.is_finite() {
-                        cap
+                        cap.floor()
                     } else {
-                        self.bounded_size(device, now).min(cap)
-                    }
-                    .floor();
+                        self.whole_fills(device, self.bounded_size(device, now).min(cap).floor())
+                    };
                     if outlook.takes_all(device, size) {
                         outlook.left
                     } else {

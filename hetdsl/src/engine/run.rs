@@ -30,6 +30,10 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
     let t_binary = Instant::now();
     let plan = Plan::new(launch)?;
     let n = plan.devices.len();
+    // The run's span; the dispatcher's events carry their device, so those of device threads
+    // (outside it) still tell whose they are.
+    let span = tracing::info_span!("launch", kernel = %plan.kernel, devices = n);
+    let _in_launch = span.enter();
     let quarantined = quarantine::settle_left_behind(&plan.devices);
     let balancer_name = catch_unwind(AssertUnwindSafe(|| balancer.name()))
         .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());

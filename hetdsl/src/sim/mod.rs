@@ -55,9 +55,17 @@ impl SimDevice {
     }
 
     /// Seconds of device time for a package costing `cost` mean work-groups over `len` groups.
-    /// Jitter only slows a package down (by `jitter / 2` on average).
-    fn compute_seconds(&self, cost: f64, len: u64, jitter_draw: f64) -> f64 {
-        let fill = (self.min_groups.max(1) as f64 / len as f64).max(1.0);
+    /// Jitter only slows a package down (by `jitter / 2` on average). A package smaller than
+    /// one fill costs a whole fill; with `waves`, so does the partial last wave of any package
+    /// (a GPU runs `min_groups` work-groups at a time, and the groups of a last, partial wave
+    /// take as long as a full one while the rest of the device idles).
+    fn compute_seconds(&self, cost: f64, len: u64, jitter_draw: f64, waves: bool) -> f64 {
+        let f = self.min_groups.max(1);
+        let fill = if waves {
+            len.div_ceil(f) as f64 * f as f64 / len as f64
+        } else {
+            (f as f64 / len as f64).max(1.0)
+        };
         cost * fill * (1.0 + self.jitter * jitter_draw) / self.speed
     }
 
@@ -91,6 +99,10 @@ pub struct SimOptions {
     /// default there) with the same rule ([`crate::balance::backup::choose`]). The engine
     /// looks for a straggler every few milliseconds; the simulator at each completion.
     pub backups: bool,
+    /// Wave quantisation: a package's partial last wave of `min_groups` work-groups costs a
+    /// whole wave, as on a GPU whose work-groups cost alike. Off, only a package smaller than
+    /// one fill pays for a whole one.
+    pub waves: bool,
 }
 
 /// One package as it ran in the simulation.
@@ -168,6 +180,7 @@ struct Driver<'a, 'b> {
     work: &'a CostTable,
     dispatch: Dispatcher<&'b mut dyn Balancer>,
     seed: u64,
+    waves: bool,
     now: f64,
     state: Vec<State>,
     packages: Vec<SimPackage>,
@@ -179,8 +192,8 @@ impl Driver<'_, '_> {
         let dev = &self.devices[device];
         let draw =
             SplitMix64::keyed(self.seed, &[device as u64, self.packages.len() as u64]).unit();
-        let compute =
-            dev.compute_seconds(self.work.cost(package.offset, package.len), package.len, draw);
+        let cost = self.work.cost(package.offset, package.len);
+        let compute = dev.compute_seconds(cost, package.len, draw, self.waves);
         let end = self.now + dev.overhead + compute;
         self.state[device] = State::Running { package, end, index: self.packages.len() };
         self.packages.push(SimPackage {
@@ -306,6 +319,7 @@ pub fn simulate(
         work,
         dispatch: Dispatcher::start(balancer, setup, names, config)?,
         seed: options.seed,
+        waves: options.waves,
         now: 0.0,
         state: vec![State::Idle; n],
         packages: Vec::new(),

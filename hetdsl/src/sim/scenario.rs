@@ -271,7 +271,7 @@ impl Case {
     /// Simulate this case under the balancer `spec` describes.
     /// The balancer alone: no engine back-ups (the scenarios compare balancers).
     pub fn run(&self, spec: &BalancerSpec, seed: u64) -> Result<SimResult> {
-        self.run_with(spec, &SimOptions { seed, loss: None, backups: false })
+        self.run_with(spec, &SimOptions { seed, loss: None, backups: false, waves: false })
     }
 
     pub fn run_with(&self, spec: &BalancerSpec, options: &SimOptions) -> Result<SimResult> {
@@ -432,13 +432,18 @@ mod tests {
     fn on_a_rising_cost_the_last_packages_end_together() {
         // Sigmoid's guard point 8: the work left on RAP-like kernels costs more than the
         // measured speeds say. Without the cost trend the three Titans' last packages ended 1 %
-        // apart (balance 0.990); with it they end within 0.5 %.
+        // apart (balance 0.990); with it they end within 0.7 %.
         let cases = scenario("hydra").unwrap();
         let case = cases
             .iter()
             .find(|c| c.devices.len() == 3 && c.kernel == "rap-rising")
             .expect("hydra has 3 GPUs on the rising profile");
-        let result = case.run(&"sigmoid".parse().unwrap(), 1).unwrap();
-        assert!(result.balance >= 0.995, "{}", result.balance);
+        // Cutting packages to whole fills (point 9) leaves the tail a little coarser: 0.9936
+        // without the wave model, 0.9949 with it.
+        for waves in [false, true] {
+            let options = SimOptions { seed: 1, loss: None, backups: false, waves };
+            let result = case.run_with(&"sigmoid".parse().unwrap(), &options).unwrap();
+            assert!(result.balance >= 0.993, "waves {waves}: {}", result.balance);
+        }
     }
 }

@@ -37,6 +37,7 @@ use crate::error::{DeviceFault, Error, Result};
 
 mod backups;
 mod bitmap;
+mod events;
 mod watchdog;
 
 /// Knobs of a dispatcher.
@@ -247,6 +248,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
 
     fn poison(&mut self, f: Fatal) -> Error {
         let e = f.error();
+        events::stopped(&e.to_string());
         self.fatal.get_or_insert(f);
         e
     }
@@ -306,6 +308,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         let d = &mut self.devices[device];
         d.waiting = None;
         d.running = Some(Copy { package, since: at, twin, abandoned: false });
+        events::handed_out(device, at, package, origin);
         Decision::Run(Assignment { package, origin })
     }
 
@@ -328,30 +331,6 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         }
         set_range(&mut self.handed, p.offset..p.end());
         Ok(())
-    }
-
-    /// Every live device has been asked since the last completion or loss and has nothing to
-    /// run, nothing runs or waits to be merged, no re-run is pending, yet work is left: the
-    /// balancer will never hand it out.
-    fn check_stall(&mut self) -> Result<()> {
-        let epoch = self.epoch;
-        let settled = self.devices.iter().filter(|d| !d.lost).all(|d| {
-            d.running.is_none()
-                && d.kept.is_empty()
-                && d.waiting.is_some_and(|e| e == epoch || d.balancer_done)
-        });
-        if settled && self.retry.is_empty() && self.unmerged > 0 {
-            let m = self.stalled();
-            return Err(self.poison(Fatal::Balancer(m)));
-        }
-        Ok(())
-    }
-
-    fn stalled(&self) -> String {
-        format!(
-            "balancer `{}` stopped handing out work with {} unit(s) left",
-            self.name, self.unmerged
-        )
     }
 
     /// The kernel of `package` finished on `device` at `at`; `kernel_seconds` is its device
@@ -388,6 +367,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         d.ran += 1;
         d.ran_groups += package.len;
         d.ran_busy += kernel_seconds;
+        events::completed(device, at, package, kernel_seconds, !copy.abandoned);
         if copy.abandoned {
             return Ok(Verdict::Discard);
         }
@@ -425,6 +405,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         d.kept.remove(i);
         d.stats.finish = at;
         self.unmerged -= package.len;
+        events::merged(device, at, package);
         Ok(())
     }
 
@@ -434,10 +415,10 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
     /// asked again. Returns the packages put up for re-running, or an error when no device is
     /// left to run them.
     pub fn fail(&mut self, device: usize, at: f64, reason: String) -> Result<Vec<Package>> {
-        let _ = at;
         if let Some(f) = &self.fatal {
             return Err(f.error());
         }
+        events::lost(device, at, &reason);
         let Some(d) = self.devices.get_mut(device) else {
             return Err(self.misuse(format!("no device {device} to fail")));
         };

@@ -3,8 +3,9 @@
 
 use std::ops::DerefMut;
 
-use super::{Dev, Dispatcher};
+use super::{Dev, Dispatcher, Fatal};
 use crate::balance::{Balancer, Package};
+use crate::error::Result;
 
 /// The watchdog's rule: a package may run `factor` times what its device's measured speed
 /// predicts, and never less than `min_seconds`, before the device is declared hung.
@@ -60,7 +61,11 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
                 };
                 let elapsed = at - since;
                 let limit = self.watchdog_limit(i, package, rule);
-                (elapsed > limit).then_some(Hung { device: i, what, package, elapsed, limit })
+                let hung = elapsed > limit;
+                if hung {
+                    super::events::hung(i, package, elapsed, limit);
+                }
+                hung.then_some(Hung { device: i, what, package, elapsed, limit })
             })
             .collect()
     }
@@ -89,5 +94,31 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
             Some(v) => (slack * p.len as f64 / v).max(rule.min_seconds),
             None => rule.min_seconds,
         }
+    }
+}
+
+impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
+    /// Every live device has been asked since the last completion or loss and has nothing to
+    /// run, nothing runs or waits to be merged, no re-run is pending, yet work is left: the
+    /// balancer will never hand it out.
+    pub(super) fn check_stall(&mut self) -> Result<()> {
+        let epoch = self.epoch;
+        let settled = self.devices.iter().filter(|d| !d.lost).all(|d| {
+            d.running.is_none()
+                && d.kept.is_empty()
+                && d.waiting.is_some_and(|e| e == epoch || d.balancer_done)
+        });
+        if settled && self.retry.is_empty() && self.unmerged > 0 {
+            let m = self.stalled();
+            return Err(self.poison(Fatal::Balancer(m)));
+        }
+        Ok(())
+    }
+
+    pub(super) fn stalled(&self) -> String {
+        format!(
+            "balancer `{}` stopped handing out work with {} unit(s) left",
+            self.name, self.unmerged
+        )
     }
 }

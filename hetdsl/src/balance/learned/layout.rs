@@ -49,9 +49,14 @@ pub(super) fn shares(total: u64, speeds: &[f64], occupancy: &[u64]) -> Vec<u64> 
 /// its share is cut to the whole occupancy waves of `margin` of it, and the groups cut off go
 /// to the faster devices by speed. A share below one wave stays as it is (one package).
 pub(super) fn trim_slow(shares: &mut [u64], speeds: &[f64], occupancy: &[u64], margin: f64) {
-    let fastest = speeds.iter().copied().filter(|s| s.is_finite()).fold(0.0, f64::max);
+    let fastest =
+        (0..shares.len()).filter(|&d| shares[d] > 0).map(|d| speeds[d]).fold(0.0, f64::max);
     let slow: Vec<bool> =
         (0..shares.len()).map(|d| shares[d] > 0 && speeds[d] * SLOW_CLASS < fastest).collect();
+    // Only where a faster device takes what is cut off.
+    if slow.iter().zip(shares.iter()).all(|(&s, &g)| s || g == 0) {
+        return;
+    }
     let mut cut = 0;
     for d in 0..shares.len() {
         let oc = occupancy[d].max(1);
@@ -64,7 +69,7 @@ pub(super) fn trim_slow(shares: &mut [u64], speeds: &[f64], occupancy: &[u64], m
     let weights: Vec<f64> = (0..shares.len())
         .map(|d| if shares[d] > 0 && !slow[d] { speeds[d] } else { 0.0 })
         .collect();
-    if cut > 0 && weights.iter().any(|&w| w > 0.0) {
+    if cut > 0 {
         for (s, extra) in shares.iter_mut().zip(proportional_split(cut, &weights)) {
             *s += extra;
         }
@@ -190,6 +195,8 @@ pub(super) fn merged(mut ranges: Vec<Range<u64>>, total: u64) -> Vec<Range<u64>>
     out
 }
 
+// Owned ranges are lists of ranges; a list of one range is what these tests mean.
+#[allow(clippy::single_range_in_vec_init)]
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,6 +222,10 @@ mod tests {
         let mut s = vec![160, 8000, 8000];
         trim_slow(&mut s, &[1.0, 50.0, 50.0], &[32, 1000, 1000], 0.9);
         assert_eq!(s, vec![128, 8016, 8016]);
+        // A slow device beside a faster one that takes no part is not slow.
+        let mut s = vec![160, 0];
+        trim_slow(&mut s, &[1.0, 50.0], &[32, 1000], 0.9);
+        assert_eq!(s, vec![160, 0]);
         // Peers are left alone; so is a slow share below one wave.
         let mut s = vec![20, 500, 480];
         trim_slow(&mut s, &[1.0, 90.0, 100.0], &[32, 10, 10], 0.9);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# CI: the MPI companion crate (hetdsl-mpi) across three ranks on this one machine. Installs
+# Open MPI and libclang (the `mpi` crate's bindings need both), builds the crate's MPI test
+# binary and sample, and runs each under `mpirun -n 3`; every rank uses PoCL's two CPU devices.
+# A hang fails the step (timeout) instead of holding CI. Takes a minute or two.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+if ! dpkg -s libopenmpi-dev openmpi-bin libclang-dev python3 >/dev/null 2>&1; then
+    apt-get update
+    apt-get install -y libopenmpi-dev openmpi-bin libclang-dev python3
+fi
+export POCL_DEVICES="pthread basic"
+# Containers often forbid the cross-memory attach Open MPI's shared-memory transport tries.
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+flags=(-n 3 --oversubscribe)
+[ "$(id -u)" = 0 ] && flags+=(--allow-run-as-root)
+cargo build --release -p hetdsl-mpi --features mpi --example mpi_samples
+# The path of test binary $1 (cargo names it with a hash).
+test_bin() {
+    cargo test --release -p hetdsl-mpi --features mpi --test "$1" --no-run --message-format=json |
+        python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == sys.argv[1]:
+        print(m["executable"])' "$1"
+}
+timeout 300 mpirun "${flags[@]}" "$(test_bin mpi_ranks)"
+# A rank process dying mid-launch: mpirun must end the job itself, with a failure, long before
+# the timeout (124), instead of leaving the other ranks waiting for it.
+set +e
+timeout 120 mpirun "${flags[@]}" "$(test_bin mpi_dead_rank)"
+status=$?
+set -e
+if [ "$status" = 0 ] || [ "$status" = 124 ]; then
+    echo "mpi_dead_rank: mpirun exited with $status, expected it to end the job with a failure" >&2
+    exit 1
+fi
+echo "test a_dead_rank_process_ends_the_job_without_a_hang ... ok (mpirun exit $status)"
+timeout 300 mpirun "${flags[@]}" target/release/examples/mpi_samples all

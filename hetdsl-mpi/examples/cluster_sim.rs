@@ -1,0 +1,51 @@
+//! Efficiency of the hierarchical balancing against the node count, simulated: nodes of four
+//! GPUs and a CPU (all alike, or four kinds in turn) on a regular and two irregular kernels,
+//! Sigmoid across ranks and within each node. Needs no MPI.
+//!
+//! `cargo run --release -p hetdsl-mpi --example cluster_sim [-- NODES...]` (default 1 2 4 8 16 32 64)
+//!
+//! `RANK_BALANCER` and `NODE_BALANCER` (balancer names as `--balancer` takes them, e.g.
+//! `hguided`) replace Sigmoid at either level.
+
+use hetdsl_mpi::scenario::{cluster, profiles};
+use hetdsl_mpi::sim::simulate_cluster;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let counts: Vec<usize> =
+        std::env::args().skip(1).map(|a| a.parse()).collect::<Result<_, _>>()?;
+    let counts = if counts.is_empty() { vec![1, 2, 4, 8, 16, 32, 64] } else { counts };
+    let spec = |var: &str| -> Result<hetdsl::balance::BalancerSpec, Box<dyn std::error::Error>> {
+        Ok(std::env::var(var).map_or(Ok(Default::default()), |s| s.parse())?)
+    };
+    let rank_spec = std::env::var("RANK_BALANCER").ok().map(|s| s.parse()).transpose()?;
+    let rank = || {
+        rank_spec.as_ref().map_or_else(
+            hetdsl_mpi::hier::default_rank_balancer,
+            |s: &hetdsl::balance::BalancerSpec| s.build(),
+        )
+    };
+    let node_spec = spec("NODE_BALANCER")?;
+    let node = || node_spec.build();
+    println!("nodes | nodes are      | kernel          | makespan s | ideal s | efficiency | balance | ranges/rank | rank 0 link busy");
+    println!("---:|---|---|---:|---:|---:|---:|---:|---:");
+    for mixed in [false, true] {
+        for (kernel, profile) in profiles() {
+            for &n in &counts {
+                let c = cluster(n, mixed, profile.clone());
+                let r = simulate_cluster(&c, rank(), &node, 7)?;
+                let ranges: usize = r.ranges.iter().map(Vec::len).sum();
+                println!(
+                    "{n} | {} | {kernel} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0}%",
+                    if mixed { "4 kinds" } else { "alike (H200)" },
+                    r.makespan,
+                    r.ideal_makespan,
+                    r.efficiency,
+                    hetdsl::report::balance(&r.finish),
+                    ranges as f64 / n as f64,
+                    100.0 * r.link_busy.1 / r.makespan
+                );
+            }
+        }
+    }
+    Ok(())
+}

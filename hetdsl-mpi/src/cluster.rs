@@ -1,0 +1,261 @@
+//! The MPI side: a [`Cluster`] of ranks (one per node) and a [`ClusterLaunch`] that every rank
+//! builds the same way (SPMD). Rank 0 holds the caller's buffers and balances the ranks; every
+//! rank, rank 0 included, runs the ranges it gets on its own devices.
+
+use std::sync::Arc;
+
+use mpi::environment::Universe;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use hetdsl::balance::dispatch::WatchdogRule;
+use hetdsl::{Balancer, Error, Fault, Pattern, Pod, Program, Result};
+
+use crate::node::{BalancerFactory, Node};
+use crate::report::ClusterReport;
+use crate::serve::Link;
+use crate::spec::{ArgKind, ArgSpec, LaunchSpec};
+use crate::wire::Msg;
+
+/// The ranks of an MPI job, one per node. Made once per process (it initialises MPI).
+pub struct Cluster {
+    _universe: Universe,
+    pub(crate) world: SimpleCommunicator,
+    host: String,
+    /// Launches made so far: each launch's messages carry its own tag, so a late answer from
+    /// a rank dropped by an earlier launch is never mistaken for one of this launch.
+    launches: std::cell::Cell<i32>,
+}
+
+impl Cluster {
+    /// Initialises MPI (only this thread will call it) and joins the job's ranks.
+    pub fn init() -> Result<Cluster> {
+        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+            .ok_or_else(|| Error::BadConfig("MPI is already initialised in this process".into()))?;
+        let world = universe.world();
+        let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
+        Ok(Cluster { _universe: universe, world, host, launches: std::cell::Cell::new(0) })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+
+    pub fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// Ends every rank of the job at once (`MPI_Abort`): what a rank that cannot go on should
+    /// do, so that the others do not wait for it in a collective step forever.
+    pub fn abort(&self, code: i32) -> ! {
+        self.world.abort(code)
+    }
+
+    /// Whether `ok` holds on every rank (a collective step: every rank must call it), so that
+    /// ranks can agree on an outcome, e.g. before exiting with the same status.
+    pub fn all_agree(&self, ok: bool) -> bool {
+        let mut all = 0i32;
+        self.world.all_reduce_into(
+            &i32::from(ok),
+            &mut all,
+            mpi::collective::SystemOperation::min(),
+        );
+        all == 1
+    }
+
+    /// A launch of `kernel` from `program` (built on every rank from the same source).
+    pub fn launch<'a>(&'a self, program: &'a Program, kernel: &str) -> ClusterLaunch<'a> {
+        ClusterLaunch {
+            cluster: self,
+            program,
+            spec: LaunchSpec {
+                kernel: kernel.into(),
+                global: Vec::new(),
+                local: Vec::new(),
+                args: Vec::new(),
+            },
+            host: Vec::new(),
+            balancer: None,
+            node_balancer: Arc::new(hetdsl::balance::default_balancer),
+            faults: Vec::new(),
+            watchdog: crate::hier::RANK_WATCHDOG,
+        }
+    }
+
+    pub(crate) fn next_tag(&self) -> i32 {
+        let t = self.launches.get() + 1;
+        self.launches.set(t);
+        t
+    }
+}
+
+/// The caller's buffer behind one argument (rank 0's are the ones used).
+pub(crate) enum HostBuf<'a> {
+    In(&'a [u8]),
+    Out(&'a mut [u8]),
+    None,
+}
+
+/// A kernel launch over every rank's devices; every rank builds the same one and calls
+/// [`ClusterLaunch::run`]. Only rank 0's buffers are read and written: the other ranks may pass
+/// empty slices (their lengths come from rank 0).
+pub struct ClusterLaunch<'a> {
+    pub(crate) cluster: &'a Cluster,
+    pub(crate) program: &'a Program,
+    pub(crate) spec: LaunchSpec,
+    pub(crate) host: Vec<HostBuf<'a>>,
+    pub(crate) balancer: Option<Box<dyn Balancer>>,
+    pub(crate) node_balancer: BalancerFactory,
+    pub(crate) faults: Vec<(usize, Fault)>,
+    pub(crate) watchdog: WatchdogRule,
+}
+
+fn bytes_of<T: Pod>(s: &[T]) -> &[u8] {
+    // SAFETY: `T: Pod` has no padding and no invalid bit pattern, so every byte of the slice
+    // is initialised plain data; the length is the slice's size in bytes.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}
+
+fn bytes_of_mut<T: Pod>(s: &mut [T]) -> &mut [u8] {
+    // SAFETY: as above, and any bytes written through the result are a valid `T` (`Pod`);
+    // the mutable borrow of `s` is held by the result, so nothing else aliases it.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}
+
+impl<'a> ClusterLaunch<'a> {
+    /// The global NDRange: `[n]` or `[width, height]`.
+    pub fn global(mut self, sizes: &[usize]) -> Self {
+        self.spec.global = sizes.to_vec();
+        self
+    }
+
+    /// The work-group size.
+    pub fn local(mut self, sizes: &[usize]) -> Self {
+        self.spec.local = sizes.to_vec();
+        self
+    }
+
+    fn buffer<T: Pod>(
+        mut self,
+        kind: ArgKind,
+        len: usize,
+        pattern: Pattern,
+        b: HostBuf<'a>,
+    ) -> Self {
+        let (elem, len) = (size_of::<T>() as u64, len as u64);
+        self.spec.args.push(ArgSpec { kind, elem, len, pattern: Some(pattern), value: Vec::new() });
+        self.host.push(b);
+        self
+    }
+
+    /// A buffer the kernel reads: each rank receives the elements its ranges read, or the
+    /// whole buffer once for [`Pattern::Whole`].
+    pub fn input<T: Pod>(self, data: &'a [T], pattern: Pattern) -> Self {
+        self.buffer::<T>(ArgKind::In, data.len(), pattern, HostBuf::In(bytes_of(data)))
+    }
+
+    /// A buffer the kernel writes, split by `pattern`; each range's elements come back to rank 0.
+    pub fn output<T: Pod>(self, data: &'a mut [T], pattern: Pattern) -> Self {
+        let len = data.len();
+        self.buffer::<T>(ArgKind::Out, len, pattern, HostBuf::Out(bytes_of_mut(data)))
+    }
+
+    /// A buffer the kernel reads and writes, split by `pattern`.
+    pub fn inout<T: Pod>(self, data: &'a mut [T], pattern: Pattern) -> Self {
+        let len = data.len();
+        self.buffer::<T>(ArgKind::InOut, len, pattern, HostBuf::Out(bytes_of_mut(data)))
+    }
+
+    fn plain(mut self, kind: ArgKind, value: Vec<u8>) -> Self {
+        self.spec.args.push(ArgSpec { kind, elem: 0, len: 0, pattern: None, value });
+        self.host.push(HostBuf::None);
+        self
+    }
+
+    /// A value passed by copy (rank 0's value is the one used).
+    pub fn scalar<T: Pod>(self, value: T) -> Self {
+        self.plain(ArgKind::Scalar, bytes_of(std::slice::from_ref(&value)).to_vec())
+    }
+
+    /// A `__local` buffer of `count` elements of `T` per work-group.
+    pub fn local_buffer<T: Pod>(self, count: usize) -> Self {
+        let bytes = count.saturating_mul(size_of::<T>()) as u64;
+        self.plain(ArgKind::Local, bytes.to_le_bytes().to_vec())
+    }
+
+    /// A `__local` buffer of `count_per_item` elements of `T` per work-item of a group.
+    pub fn local_buffer_per_item<T: Pod>(self, count_per_item: usize) -> Self {
+        let bytes = count_per_item.saturating_mul(size_of::<T>()) as u64;
+        self.plain(ArgKind::LocalPerItem, bytes.to_le_bytes().to_vec())
+    }
+
+    /// The balancer across ranks (rank 0's is used; default
+    /// [`crate::hier::default_rank_balancer`], Sigmoid).
+    pub fn balancer(mut self, balancer: Box<dyn Balancer>) -> Self {
+        self.balancer = Some(balancer);
+        self
+    }
+
+    /// Makes each node's balancer, one per range (default Sigmoid).
+    pub fn node_balancer(
+        mut self,
+        make: impl Fn() -> Box<dyn Balancer> + Send + Sync + 'static,
+    ) -> Self {
+        self.node_balancer = Arc::new(make);
+        self
+    }
+
+    /// Injects `fault` into every range rank `rank` runs (testing the loss of a rank).
+    pub fn inject(mut self, rank: usize, fault: Fault) -> Self {
+        self.faults.push((rank, fault));
+        self
+    }
+
+    /// How long a rank's range may run before rank 0 drops the rank and re-runs the range
+    /// elsewhere (rank 0's rule is used; default [`crate::hier::RANK_WATCHDOG`]).
+    pub fn rank_watchdog(mut self, rule: WatchdogRule) -> Self {
+        self.watchdog = rule;
+        self
+    }
+
+    /// Co-execute across the ranks. On rank 0 the outputs are complete and correct when this
+    /// returns `Ok`, and the report covers every rank; on another rank the report holds its
+    /// own rank only.
+    pub fn run(self) -> Result<ClusterReport> {
+        crate::run::run(self)
+    }
+
+    pub(crate) fn node(&self) -> Node<'a> {
+        let mut node = Node::new(self.program, self.spec.clone(), self.node_balancer.clone());
+        let me = self.cluster.rank();
+        node.inject(self.faults.iter().filter(|(r, _)| *r == me).map(|(_, f)| *f).collect());
+        node
+    }
+}
+
+/// A non-zero rank's link to rank 0, over MPI with this launch's tag.
+pub(crate) struct MpiLink<'c> {
+    pub(crate) world: &'c SimpleCommunicator,
+    pub(crate) tag: i32,
+}
+
+/// The bytes of one message, if MPI can send them in one.
+pub(crate) fn sendable(bytes: &[u8]) -> Result<&[u8]> {
+    crate::wire::fits_one_message(bytes.len()).map(|()| bytes)
+}
+
+impl Link for MpiLink<'_> {
+    fn recv(&mut self) -> Result<Msg> {
+        let (bytes, _) = self.world.process_at_rank(0).receive_vec_with_tag::<u8>(self.tag);
+        Msg::decode(&bytes)
+    }
+    fn send(&mut self, msg: Msg) -> Result<()> {
+        let bytes = msg.encode();
+        self.world.process_at_rank(0).send_with_tag(sendable(&bytes)?, self.tag);
+        Ok(())
+    }
+}

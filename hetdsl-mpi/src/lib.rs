@@ -1,0 +1,60 @@
+//! # hetdsl-mpi
+//!
+//! Co-execute one hetdsl launch across the nodes of a cluster, over MPI, with the same
+//! balancers at two levels:
+//!
+//! - **across ranks** (one rank per node), rank 0 drives an ordinary [`hetdsl::Balancer`]
+//!   (Sigmoid by default) through hetdsl's own dispatcher, each rank counting as one device
+//!   whose speed is what its devices achieve together ([`hier`]);
+//! - **within a rank**, each range the rank gets runs on the node's devices with
+//!   `Launch::groups(range)` and the node's balancer, exactly as a single-node run does
+//!   (the `node` module).
+//!
+//! Every rank makes the same call (SPMD). Rank 0 holds the caller's buffers: each rank receives
+//! only the input elements of the ranges it runs (`whole` inputs are broadcast once), and each
+//! range's outputs come back to rank 0 as soon as it finishes. A rank asks rank 0 for its next
+//! range when it is idle. A rank whose devices all fail hands its range back; one that outlives
+//! the watchdog is dropped and its range re-run elsewhere.
+//!
+//! The MPI part (`Cluster`, `ClusterLaunch`) needs the `mpi` feature (and Open MPI or another
+//! MPI with its headers, and libclang); the balancing, the wire format and the cluster
+//! simulator ([`sim`], [`scenario`]) build without it.
+//!
+//! # When a rank dies
+//! A rank whose devices all fail is not dead: it tells rank 0, which re-runs its range
+//! elsewhere. A rank that hangs is dropped by rank 0's watchdog (a range running 20 times what
+//! the rank's speed predicts, at least 2 minutes, while another rank idles; see
+//! `ClusterLaunch::rank_watchdog`), and its range re-run; rank 0 then waits 2 s at most for its
+//! summary and returns. A dropped rank that comes back later finds its stop order and leaves
+//! the launch without sending anything more; one stuck for good (a driver that never returns)
+//! never leaves it, so the job's next collective step would wait for it: after a launch whose
+//! report shows a rank lost as hung, save the result and end the job (`Cluster::abort`).
+//!
+//! A rank *process* that dies (killed, crashed) ends the whole job: Open MPI's `mpirun` aborts
+//! every other rank when one exits without finalising MPI, so the survivors never hang, but
+//! the launch's result is lost with them (`tests/mpi_dead_rank.rs`: the job ends within
+//! seconds, with the dead rank's status). A rank that cannot go on before the launch (its
+//! program failed to build) should call `Cluster::abort`, for the same reason: the others
+//! would wait for it in the launch's first collective step.
+
+pub mod hier;
+pub mod report;
+pub mod scenario;
+pub mod sim;
+pub mod spec;
+pub mod wire;
+
+#[cfg(feature = "mpi")]
+mod cluster;
+#[cfg(feature = "mpi")]
+pub mod node;
+#[cfg(feature = "mpi")]
+mod root;
+#[cfg(feature = "mpi")]
+mod run;
+#[cfg(feature = "mpi")]
+pub mod serve;
+
+#[cfg(feature = "mpi")]
+pub use cluster::{Cluster, ClusterLaunch};
+pub use report::{ClusterReport, RankReport};

@@ -1,0 +1,162 @@
+//! One node's share: the ranges rank 0 hands this rank, each run on the node's own devices
+//! with `Launch::groups` and the node's balancer, over staging buffers as long as the caller's
+//! (only the elements of the ranges it runs are ever filled or read back).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use hetdsl::engine::Arg;
+use hetdsl::report::DeviceReport;
+use hetdsl::{Balancer, Direction, Error, Fault, Package, Program};
+
+use crate::spec::{ArgKind, LaunchSpec};
+
+/// Builds a node's balancer for each range (a balancer serves one run).
+pub type BalancerFactory = Arc<dyn Fn() -> Box<dyn Balancer> + Send + Sync>;
+
+/// Why a range could not run on this node.
+#[derive(Debug)]
+pub enum Failure {
+    /// A mistake in the launch itself, which every rank would make: the run ends with it.
+    User(Error),
+    /// This node's devices could not run it: the range goes to another rank.
+    Devices(Error),
+}
+
+impl Failure {
+    fn of(e: Error) -> Failure {
+        match e {
+            Error::BadRange(_)
+            | Error::BadArgument { .. }
+            | Error::BadConfig(_)
+            | Error::BadBalancer(_)
+            | Error::NoSuchKernel { .. } => Failure::User(e),
+            _ => Failure::Devices(e),
+        }
+    }
+}
+
+/// A finished range: each output's elements (in argument order) and the seconds it took.
+#[derive(Debug)]
+pub struct Finished {
+    pub outputs: Vec<Vec<u8>>,
+    pub seconds: f64,
+}
+
+/// The node executor of one rank.
+pub struct Node<'p> {
+    program: &'p Program,
+    spec: LaunchSpec,
+    buffers: Vec<Vec<u8>>,
+    balancer: BalancerFactory,
+    faults: Vec<Fault>,
+    warm: bool,
+    /// Every device's share over every range, as the engine reported it.
+    pub devices: Vec<DeviceReport>,
+}
+
+impl<'p> Node<'p> {
+    pub fn new(program: &'p Program, spec: LaunchSpec, balancer: BalancerFactory) -> Self {
+        let buffers = spec
+            .args
+            .iter()
+            .map(|a| if a.kind.is_buffer() { vec![0u8; a.bytes() as usize] } else { Vec::new() })
+            .collect();
+        Node {
+            program,
+            spec,
+            buffers,
+            balancer,
+            faults: Vec::new(),
+            warm: false,
+            devices: Vec::new(),
+        }
+    }
+
+    /// Faults injected into every range this node runs (testing).
+    pub fn inject(&mut self, faults: Vec<Fault>) {
+        self.faults = faults;
+    }
+
+    /// The staging buffer of argument `arg` (to receive a `Whole` input once).
+    pub fn buffer_mut(&mut self, arg: usize) -> &mut [u8] {
+        &mut self.buffers[arg]
+    }
+
+    pub fn spec(&self) -> &LaunchSpec {
+        &self.spec
+    }
+
+    /// Runs `package` with `inputs` (the elements of each sliced input, in argument order).
+    pub fn run(&mut self, package: Package, inputs: &[Vec<u8>]) -> Result<Finished, Failure> {
+        let mut next = inputs.iter();
+        for (i, a) in self.spec.args.iter().enumerate() {
+            if a.kind.reads() && a.pattern != Some(hetdsl::Pattern::Whole) {
+                let range = self.spec.byte_range(i, package).map_err(Failure::User)?;
+                let part = next.next().filter(|p| p.len() == range.len()).ok_or_else(|| {
+                    Failure::User(Error::BadConfig(format!(
+                        "argument {i}: the input of {package:?} did not arrive whole"
+                    )))
+                })?;
+                self.buffers[i][range].copy_from_slice(part);
+            }
+        }
+        let start = Instant::now();
+        let report = self.launch(package).map_err(Failure::of)?;
+        let seconds = start.elapsed().as_secs_f64();
+        self.warm = true;
+        self.add(&report.devices);
+        let mut outputs = Vec::new();
+        for (i, a) in self.spec.args.iter().enumerate() {
+            if a.kind.writes() {
+                let range = self.spec.byte_range(i, package).map_err(Failure::User)?;
+                outputs.push(self.buffers[i][range].to_vec());
+            }
+        }
+        Ok(Finished { outputs, seconds })
+    }
+
+    fn launch(&mut self, package: Package) -> hetdsl::Result<hetdsl::Report> {
+        let spec = &self.spec;
+        let mut launch = self
+            .program
+            .launch(&spec.kernel)
+            .global(&spec.global)
+            .local(&spec.local)
+            .groups(package.offset..package.end())
+            .warmup(!self.warm)
+            .balancer((self.balancer)());
+        for f in &self.faults {
+            launch = launch.inject(*f);
+        }
+        for (a, buf) in spec.args.iter().zip(self.buffers.iter_mut()) {
+            let (elem, pattern) = (a.elem as usize, a.pattern.unwrap_or(hetdsl::Pattern::Whole));
+            let word = || u64::from_le_bytes(a.value.get(..8)?.try_into().ok()?).try_into().ok();
+            let arg = match a.kind {
+                ArgKind::In => Arg::In { bytes: buf, elem, pattern },
+                ArgKind::Out => Arg::Out { bytes: buf, elem, pattern, dir: Direction::Out },
+                ArgKind::InOut => Arg::Out { bytes: buf, elem, pattern, dir: Direction::InOut },
+                ArgKind::Scalar => Arg::Scalar(a.value.clone()),
+                ArgKind::Local => Arg::Local(word().unwrap_or(usize::MAX)),
+                ArgKind::LocalPerItem => Arg::LocalPerItem(word().unwrap_or(usize::MAX)),
+            };
+            launch = launch.arg(arg);
+        }
+        launch.run()
+    }
+
+    /// Adds one range's device reports to the node's totals (matched by device index).
+    fn add(&mut self, ran: &[DeviceReport]) {
+        for d in ran {
+            match self.devices.iter_mut().find(|t| t.index == d.index && t.name == d.name) {
+                Some(t) => {
+                    t.packages += d.packages;
+                    t.groups += d.groups;
+                    t.busy_seconds += d.busy_seconds;
+                    t.fault = d.fault.clone().or(t.fault.take());
+                }
+                None => self.devices.push(d.clone()),
+            }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! One cluster launch, on every rank: agree on the launch, learn each rank's devices, send
+//! `whole` inputs once, then rank 0 balances the ranks while every rank (rank 0's node from a
+//! thread of its own) serves the ranges it gets; last, each rank sends rank 0 its summary.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use mpi::point_to_point::MatchedReceiveVec;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::Root as _;
+use mpi::traits::*;
+
+use hetdsl::balance::DeviceProfile;
+use hetdsl::occupancy::{self, KernelResources};
+use hetdsl::report::DeviceReport;
+use hetdsl::{Error, Pattern, Result};
+
+use crate::cluster::{sendable, ClusterLaunch, MpiLink};
+use crate::node::Node;
+use crate::report::{ClusterReport, RankReport};
+use crate::root::Root;
+use crate::serve::{serve, ChannelLink, Link};
+use crate::spec::LaunchSpec;
+use crate::wire::{Kind, Msg};
+
+/// What each rank tells rank 0 before the run: its host and node profile.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Joined {
+    pub host: String,
+    pub profile: DeviceProfile,
+}
+
+pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
+    let cluster = launch.cluster;
+    let world = &cluster.world;
+    let tag = cluster.next_tag();
+    launch.spec = agree(world, &launch.spec)?;
+    let mut node = launch.node();
+    let joined = Joined { host: cluster.host().to_string(), profile: node_profile(&launch)? };
+    if cluster.rank() != 0 {
+        let mut link = MpiLink { world, tag };
+        let mut m = Msg::new(Kind::Summary, hetdsl::Package { offset: 0, len: 0 });
+        m.parts = vec![serde_json::to_vec(&joined).unwrap_or_default()];
+        link.send(m)?;
+        broadcast_whole(world, &mut node, None)?;
+        return serve_rank(node, &mut link, cluster.rank(), &joined.host, &launch.spec);
+    }
+    let mut ranks = vec![joined];
+    for r in 1..cluster.size() {
+        let (bytes, _) = world.process_at_rank(r as i32).receive_vec_with_tag::<u8>(tag);
+        let m = Msg::decode(&bytes)?;
+        let j: Joined = m
+            .parts
+            .first()
+            .and_then(|p| serde_json::from_slice(p).ok())
+            .ok_or_else(|| Error::BadConfig(format!("rank {r} sent no profile")))?;
+        ranks.push(j);
+    }
+    let whole = broadcast_whole(world, &mut node, Some(&launch))?;
+    Root::run(launch, node, ranks, tag, whole)
+}
+
+/// Rank 0's launch reaches every rank; each rank compares it with its own and all learn
+/// whether every rank agrees (and rank 0's own checks pass) before anything else is sent.
+fn agree(world: &SimpleCommunicator, mine: &LaunchSpec) -> Result<LaunchSpec> {
+    let root = world.process_at_rank(0);
+    let me = world.rank();
+    let mut bytes = if me == 0 { serde_json::to_vec(mine).unwrap_or_default() } else { Vec::new() };
+    let mut len = bytes.len() as u64;
+    root.broadcast_into(&mut len);
+    bytes.resize(len as usize, 0);
+    root.broadcast_into(&mut bytes[..]);
+    let spec: LaunchSpec = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::BadConfig(format!("rank 0's launch could not be read: {e}")))?;
+    let local = if me == 0 { spec.check() } else { Ok(()) };
+    let same = spec.same_shape(mine);
+    let ok = i32::from(local.is_ok() && same);
+    let mut all = 0i32;
+    world.all_reduce_into(&ok, &mut all, mpi::collective::SystemOperation::min());
+    match local {
+        Err(e) => Err(e),
+        Ok(()) if !same => Err(Error::BadConfig(format!(
+            "rank {me} launched `{}` differently from rank 0 (`{}`): every rank must describe \
+             the same kernel, NDRange and arguments",
+            mine.kernel, spec.kernel
+        ))),
+        Ok(()) if all == 0 => Err(Error::BadConfig(
+            "another rank refused this launch (its error is on that rank)".into(),
+        )),
+        Ok(()) => Ok(spec),
+    }
+}
+
+/// This node as one device of the ranks' balancer: its devices' nominal speeds and occupancy
+/// bounds, added up.
+fn node_profile(launch: &ClusterLaunch<'_>) -> Result<DeviceProfile> {
+    let (_, per_unit) = launch.spec.units()?;
+    let per_group: usize = launch.spec.local.iter().product();
+    let groups_per_unit = (per_unit / per_group as u64).max(1);
+    let devices: Vec<DeviceProfile> = launch
+        .program
+        .devices()
+        .iter()
+        .map(|info| {
+            let fill = occupancy::occupancy(info, &KernelResources::new(per_group as u32));
+            DeviceProfile {
+                kind: info.kind,
+                nominal_gflops: occupancy::nominal_gflops(info),
+                min_groups: fill.min_groups.div_ceil(groups_per_unit).max(1),
+            }
+        })
+        .collect();
+    Ok(crate::hier::rank_profile(&devices))
+}
+
+/// Sends every `whole` input from rank 0 to every rank once (MPI's broadcast, in pieces under
+/// its per-call limit). Returns the bytes each rank received that way.
+fn broadcast_whole(
+    world: &SimpleCommunicator,
+    node: &mut Node<'_>,
+    launch: Option<&ClusterLaunch<'_>>,
+) -> Result<u64> {
+    const PIECE: usize = 1 << 30;
+    let root = world.process_at_rank(0);
+    let whole: Vec<usize> = (0..node.spec().args.len())
+        .filter(|i| {
+            let a = &node.spec().args[*i];
+            a.kind.reads() && a.pattern == Some(Pattern::Whole)
+        })
+        .collect();
+    let mut total = 0;
+    for i in whole {
+        if let Some(l) = launch {
+            if let crate::cluster::HostBuf::In(src) = &l.host[i] {
+                node.buffer_mut(i).copy_from_slice(src);
+            }
+        }
+        let buf = node.buffer_mut(i);
+        total += buf.len() as u64;
+        for piece in buf.chunks_mut(PIECE) {
+            root.broadcast_into(piece);
+        }
+    }
+    Ok(total)
+}
+
+/// A non-zero rank: its node serves ranges from a thread of its own while this thread talks
+/// to rank 0; at the end, rank 0 gets this node's summary.
+fn serve_rank(
+    node: Node<'_>,
+    link: &mut MpiLink<'_>,
+    rank: usize,
+    host: &str,
+    spec: &LaunchSpec,
+) -> Result<ClusterReport> {
+    let (to_node, node_rx) = mpsc::channel();
+    let (node_tx, from_node) = mpsc::channel();
+    let (node, relayed) = std::thread::scope(|s| {
+        let worker = s.spawn(move || {
+            let mut node = node;
+            let mut channel = ChannelLink { to_root: node_tx, from_root: node_rx };
+            let served = serve(&mut node, &mut channel);
+            (node, served)
+        });
+        let relayed = relay(link, &to_node, &from_node);
+        drop(to_node);
+        let (node, served) = worker.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (node, relayed.and_then(|stop| served.map(|_| stop)))
+    });
+    let report = rank_report(&node.devices, rank, host);
+    let mut m = Msg::new(Kind::Summary, hetdsl::Package { offset: 0, len: 0 });
+    m.parts = vec![serde_json::to_vec(&report).unwrap_or_default()];
+    link.send(m)?;
+    let stop = relayed?;
+    if stop.flag {
+        let why = stop.parts.first().map(|p| String::from_utf8_lossy(p).into_owned());
+        return Err(Error::BadConfig(format!(
+            "the cluster run failed on rank 0: {}",
+            why.unwrap_or_default()
+        )));
+    }
+    Ok(ClusterReport {
+        kernel: spec.kernel.clone(),
+        balancer: String::new(),
+        total_units: spec.units()?.0,
+        ranks: vec![report],
+        roi_seconds: 0.0,
+        balance: 1.0,
+        faults: Vec::new(),
+    })
+}
+
+/// Passes rank 0's orders to the node and its answers back. A finished range is announced by
+/// a small `Done` first, so that rank 0 can hand out the next range at once; its outputs follow
+/// in a non-blocking send that completes while the node already runs that next range. Returns
+/// the stop order.
+fn relay(
+    link: &mut MpiLink<'_>,
+    to_node: &mpsc::Sender<Msg>,
+    from_node: &mpsc::Receiver<Msg>,
+) -> Result<Msg> {
+    let root = link.world.process_at_rank(0);
+    let mut outputs: Option<Vec<u8>> = None;
+    loop {
+        let order = match outputs.take() {
+            None => {
+                let order = link.recv()?;
+                let _ = to_node.send(order.clone());
+                order
+            }
+            Some(bytes) => mpi::request::scope(|scope| {
+                let sending = root.immediate_send_with_tag(scope, &bytes[..], link.tag);
+                let order = link.recv();
+                if let Ok(o) = &order {
+                    let _ = to_node.send(o.clone());
+                }
+                sending.wait();
+                order
+            })?,
+        };
+        if order.kind != Kind::Run {
+            return Ok(order);
+        }
+        let answer = from_node
+            .recv()
+            .map_err(|_| Error::BadConfig("this rank's node stopped answering".into()))?;
+        // Rank 0 dropped this rank while it ran (its watchdog): the stop order is already
+        // here, and the range is re-run elsewhere. Sending its outputs now could wait forever
+        // for a rank 0 that has finished the launch.
+        // (A probe that finds nothing may only have let MPI move the message along: a few more
+        // before concluding, microseconds in all.)
+        if (0..64).any(|_| root.immediate_probe_with_tag(link.tag).is_some()) {
+            let order = link.recv()?;
+            let _ = to_node.send(order.clone());
+            return Ok(order);
+        }
+        if answer.kind != Kind::Done {
+            link.send(answer)?;
+            continue;
+        }
+        let mut rest = Msg::new(Kind::Outputs, answer.package);
+        rest.parts = answer.parts;
+        let bytes = rest.encode();
+        sendable(&bytes)?;
+        let mut done = Msg::new(Kind::Done, answer.package);
+        done.seconds = answer.seconds;
+        done.flag = true;
+        link.send(done)?;
+        outputs = Some(bytes);
+    }
+}
+
+/// This node's devices as the cluster report names them.
+pub(crate) fn rank_report(devices: &[DeviceReport], rank: usize, host: &str) -> RankReport {
+    let mut devices = devices.to_vec();
+    for d in &mut devices {
+        d.name = format!("r{rank}@{host}: {}", d.name);
+    }
+    RankReport {
+        rank,
+        host: host.to_string(),
+        devices,
+        packages: Vec::new(),
+        bytes_sent: 0,
+        bytes_received: 0,
+        finish_seconds: 0.0,
+        fault: None,
+    }
+}
+
+/// Polls for the next message of this launch from any rank, up to `wait`.
+pub(crate) fn poll_mpi(world: &SimpleCommunicator, tag: i32) -> Option<(usize, Vec<u8>)> {
+    let probed = world.any_process().immediate_matched_probe_with_tag(tag)?;
+    let (bytes, status) = probed.matched_receive_vec::<u8>();
+    Some((status.source_rank() as usize, bytes))
+}
+
+/// Sleeps a little between polls: short enough that a rank's answer waits well under a
+/// millisecond on average, long enough not to spin a core rank 0's devices could use.
+pub(crate) fn pause() {
+    std::thread::sleep(Duration::from_micros(200));
+}
+
+pub(crate) fn since(t0: Instant) -> f64 {
+    t0.elapsed().as_secs_f64()
+}

@@ -1,0 +1,71 @@
+//! A rank's side of the conversation with rank 0: run each range it is given, answer with the
+//! outputs or the reason it could not, until told to stop. The same loop serves remote ranks
+//! (over MPI) and rank 0's own node (over a channel, from a thread of its own).
+
+use hetdsl::{Error, Result};
+
+use crate::node::{Failure, Node};
+use crate::wire::{Kind, Msg};
+
+/// One end of a rank's conversation with rank 0.
+pub trait Link {
+    fn recv(&mut self) -> Result<Msg>;
+    fn send(&mut self, msg: Msg) -> Result<()>;
+}
+
+/// Serves `node` until rank 0 says stop; returns the stop order (its flag set: the run failed,
+/// `parts[0]` says why).
+pub fn serve(node: &mut Node<'_>, link: &mut dyn Link) -> Result<Msg> {
+    loop {
+        let order = link.recv()?;
+        match order.kind {
+            Kind::Run => {
+                let answer = match node.run(order.package, &order.parts) {
+                    Ok(f) => Msg {
+                        kind: Kind::Done,
+                        package: order.package,
+                        seconds: f.seconds,
+                        flag: false,
+                        parts: f.outputs,
+                    },
+                    Err(failure) => {
+                        let (user, e) = match failure {
+                            Failure::User(e) => (true, e),
+                            Failure::Devices(e) => (false, e),
+                        };
+                        let mut m = Msg::new(Kind::Failed, order.package);
+                        m.flag = user;
+                        m.parts = vec![e.to_string().into_bytes()];
+                        m
+                    }
+                };
+                link.send(answer)?;
+            }
+            Kind::Stop => return Ok(order),
+            other => {
+                return Err(Error::BadConfig(format!("rank 0 sent a {other:?} message")));
+            }
+        }
+    }
+}
+
+/// Rank 0's own node, served from a thread: messages travel over channels.
+pub struct ChannelLink {
+    pub to_root: std::sync::mpsc::Sender<Msg>,
+    pub from_root: std::sync::mpsc::Receiver<Msg>,
+}
+
+impl Link for ChannelLink {
+    fn recv(&mut self) -> Result<Msg> {
+        // Rank 0 gone means the run is over for this node too.
+        Ok(self
+            .from_root
+            .recv()
+            .unwrap_or_else(|_| Msg::new(Kind::Stop, hetdsl::Package { offset: 0, len: 0 })))
+    }
+    fn send(&mut self, msg: Msg) -> Result<()> {
+        // Rank 0 stopped listening (the run ended with an error): nothing to tell.
+        let _ = self.to_root.send(msg);
+        Ok(())
+    }
+}

@@ -1,0 +1,361 @@
+//! Co-execution across MPI ranks, checked against CPU references. Run under MPI:
+//!
+//! ```text
+//! cargo build --release -p hetdsl-mpi --features mpi --tests
+//! mpirun -n 3 --oversubscribe target/release/deps/mpi_ranks-<hash>
+//! ```
+//!
+//! (`cargo test -p hetdsl-mpi --features mpi` runs it as a single rank.) Every rank runs every
+//! case; rank 0 checks the outputs and that the ranks' ranges tile the NDRange exactly once,
+//! and all ranks agree on the verdict, so the exit status is the same everywhere.
+
+use std::process::ExitCode;
+
+use hetdsl::{Fault, KernelSource, Pattern, Program, Runtime};
+use hetdsl_mpi::{Cluster, ClusterReport};
+
+type Outcome = Result<(), String>;
+type Case = fn(&Cluster, &Program) -> Outcome;
+
+fn main() -> ExitCode {
+    let cluster = match Cluster::init() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("mpi_ranks: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let program = match build() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("rank {}: {e}", cluster.rank());
+            cluster.abort(2);
+        }
+    };
+    let cases: [(&str, Case); 8] = [
+        ("saxpy_matches_the_cpu_and_ranges_tile_once", saxpy),
+        ("mandelbrot_2d_matches_the_cpu_and_ranges_tile_once", mandelbrot),
+        ("whole_input_reaches_every_rank_once", whole),
+        ("a_rank_whose_devices_all_fail_hands_its_range_back", failing_rank),
+        ("ranks_disagreeing_on_the_launch_is_an_error_everywhere", disagreeing),
+        ("a_launch_the_kernel_refuses_is_an_error_on_every_rank", refused),
+        ("a_second_cluster_in_the_process_is_refused", |_, _| match Cluster::init() {
+            Err(hetdsl::Error::BadConfig(_)) => Ok(()),
+            Err(e) => Err(format!("wrong error: {e}")),
+            Ok(_) => Err("MPI initialised twice".into()),
+        }),
+        ("a_hung_rank_is_dropped_by_the_watchdog_and_its_range_rerun", hung_rank),
+    ];
+    let mut failed = 0;
+    // `MPI_RANKS_ONLY=<part of a name>` runs the matching cases only (the same on every rank).
+    let only = std::env::var("MPI_RANKS_ONLY").unwrap_or_default();
+    let cases: Vec<_> = cases.into_iter().filter(|(name, _)| name.contains(&only)).collect();
+    let total = cases.len();
+    for (name, case) in cases {
+        let outcome = case(&cluster, &program);
+        let ok = cluster.all_agree(outcome.is_ok());
+        if cluster.rank() == 0 || outcome.is_err() {
+            match &outcome {
+                Ok(()) => {
+                    println!("test {name} ... {}", if ok { "ok" } else { "FAILED elsewhere" })
+                }
+                Err(e) => println!("test {name} ... FAILED on rank {}: {e}", cluster.rank()),
+            }
+        }
+        failed += usize::from(!ok);
+    }
+    if cluster.rank() == 0 {
+        println!(
+            "test result: {}. {} passed; {failed} failed",
+            if failed == 0 { "ok" } else { "FAILED" },
+            total - failed
+        );
+    }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn build() -> hetdsl::Result<Program> {
+    let source =
+        KernelSource::from_text("cluster_tests.cl", include_str!("../kernels/cluster_tests.cl"));
+    Runtime::new()?.program(&source)
+}
+
+/// Rank 0's checks common to every case: the ranges tile the range once, every rank that
+/// was not dropped ran something when there is enough work, and the report names devices.
+fn check_report(cluster: &Cluster, r: &ClusterReport) -> Outcome {
+    if cluster.rank() != 0 {
+        return Ok(());
+    }
+    if !r.tiles_exactly_once() {
+        return Err(format!("ranges do not tile 0..{} once:\n{}", r.total_units, r.table()));
+    }
+    if r.ranks.len() != cluster.size() {
+        return Err(format!("{} ranks reported, {} in the job", r.ranks.len(), cluster.size()));
+    }
+    if std::env::var_os("MPI_RANKS_VERBOSE").is_some() {
+        print!("{}", r.table());
+    }
+    // Each case is large enough for every rank to get a range: the data really moves.
+    if let Some(idle) = r.ranks.iter().find(|k| k.fault.is_none() && k.packages.is_empty()) {
+        return Err(format!("rank {} ran nothing:\n{}", idle.rank, r.table()));
+    }
+    for rank in &r.ranks {
+        let prefix = format!("r{}@{}: ", rank.rank, rank.host);
+        if rank.fault.is_none() && !rank.devices.iter().all(|d| d.name.starts_with(&prefix)) {
+            return Err(format!(
+                "rank {}'s devices are not named by rank and host:\n{}",
+                rank.rank,
+                r.table()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn saxpy(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 1 << 16;
+    let root = cluster.rank() == 0;
+    let x: Vec<f32> =
+        if root { (0..n).map(|i| (i % 1000) as f32 * 0.001).collect() } else { Vec::new() };
+    let y0: Vec<f32> = if root { (0..n).map(|i| (i % 77) as f32).collect() } else { Vec::new() };
+    let mut y = y0.clone();
+    let report = cluster
+        .launch(program, "saxpy")
+        .global(&[n])
+        .local(&[64])
+        .scalar(2.5f32)
+        .input(&x, Pattern::ONE_TO_ONE)
+        .inout(&mut y, Pattern::ONE_TO_ONE)
+        .run()
+        .map_err(|e| e.to_string())?;
+    check_report(cluster, &report)?;
+    if root {
+        // A device may fuse the multiply-add (OpenCL allows it) or not: either rounding is right.
+        let right = |i: usize| y[i] == 2.5f32 * x[i] + y0[i] || y[i] == 2.5f32.mul_add(x[i], y0[i]);
+        if let Some(i) = (0..n).find(|&i| !right(i)) {
+            return Err(format!("y[{i}] = {}, expected {}", y[i], 2.5f32 * x[i] + y0[i]));
+        }
+        // Each rank received exactly its ranges' x and y, and sent back its ranges' y.
+        for r in &report.ranks {
+            let units: u64 = r.packages.iter().map(|p| p.len).sum();
+            let expected = units * 64 * 4;
+            if r.bytes_sent != 2 * expected || r.bytes_received != expected {
+                return Err(format!(
+                    "rank {} moved {}/{} bytes for {units} units",
+                    r.rank, r.bytes_sent, r.bytes_received
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn mandelbrot_reference(width: usize, height: usize, max: u32) -> Vec<u32> {
+    let (left, top, step) = (-2.0f32, 1.25f32, 2.5f32 / height as f32);
+    let mut out = vec![0; width * height];
+    for row in 0..height {
+        for column in 0..width {
+            let cx = left + column as f32 * step;
+            let cy = top - row as f32 * step;
+            let (mut x, mut y, mut i) = (0.0f32, 0.0f32, 0);
+            while i < max && x * x + y * y <= 4.0 {
+                let next_x = x * x - y * y + cx;
+                y = 2.0 * x * y + cy;
+                x = next_x;
+                i += 1;
+            }
+            out[row * width + column] = i;
+        }
+    }
+    out
+}
+
+fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
+    let (width, height, max) = (256, 768, 200u32);
+    let root = cluster.rank() == 0;
+    let mut counts = vec![0u32; if root { width * height } else { 0 }];
+    let report = cluster
+        .launch(program, "mandelbrot")
+        .global(&[width, height])
+        .local(&[16, 4])
+        .output(&mut counts, Pattern::ONE_TO_ONE)
+        .scalar(-2.0f32)
+        .scalar(1.25f32)
+        .scalar(2.5f32 / height as f32)
+        .scalar(max)
+        .run()
+        .map_err(|e| e.to_string())?;
+    check_report(cluster, &report)?;
+    if root {
+        let reference = mandelbrot_reference(width, height, max);
+        if let Some(i) = (0..counts.len()).find(|&i| counts[i] != reference[i]) {
+            return Err(format!("pixel {i}: {} iterations, expected {}", counts[i], reference[i]));
+        }
+    }
+    Ok(())
+}
+
+fn whole(cluster: &Cluster, program: &Program) -> Outcome {
+    let (n, t) = (1 << 14, 300usize);
+    let root = cluster.rank() == 0;
+    let table: Vec<u32> = if root {
+        (0..t as u32).map(|j| j.wrapping_mul(2654435761) >> 7).collect()
+    } else {
+        Vec::new()
+    };
+    let x: Vec<u32> = if root {
+        (0..n as u32).map(|i| i.wrapping_mul(40503) % 1009).collect()
+    } else {
+        Vec::new()
+    };
+    let mut out = vec![0u32; if root { n } else { 0 }];
+    let report = cluster
+        .launch(program, "weigh")
+        .global(&[n])
+        .local(&[64])
+        .input(&table, Pattern::Whole)
+        .scalar(t as u32)
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .run()
+        .map_err(|e| e.to_string())?;
+    check_report(cluster, &report)?;
+    if root {
+        for i in 0..n {
+            let expected = (0..t as u32).fold(0u32, |acc, j| {
+                acc.wrapping_add(table[j as usize].wrapping_mul((x[i] + j) % 13))
+            });
+            if out[i] != expected {
+                return Err(format!("out[{i}] = {}, expected {expected}", out[i]));
+            }
+        }
+        // The table went to every rank once, whatever number of ranges it ran.
+        for r in &report.ranks {
+            let units: u64 = r.packages.iter().map(|p| p.len).sum();
+            if r.bytes_sent != (t * 4) as u64 + units * 64 * 4 {
+                return Err(format!(
+                    "rank {} was sent {} bytes for {units} units",
+                    r.rank, r.bytes_sent
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The last rank's devices fail every package: it is dropped, its range runs elsewhere, and
+/// the output is still whole. (With one rank there is nobody to take over: skipped.)
+fn failing_rank(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 1 << 15;
+    let (root, last) = (cluster.rank() == 0, cluster.size() - 1);
+    if last == 0 {
+        return Ok(());
+    }
+    let x: Vec<f32> = if root { (0..n).map(|i| i as f32).collect() } else { Vec::new() };
+    let mut y = vec![1.0f32; if root { n } else { 0 }];
+    let mut launch = cluster
+        .launch(program, "saxpy")
+        .global(&[n])
+        .local(&[64])
+        .scalar(3.0f32)
+        .input(&x, Pattern::ONE_TO_ONE)
+        .inout(&mut y, Pattern::ONE_TO_ONE);
+    for device in 0..program.devices().len() {
+        launch = launch.inject(last, Fault::Fail { device, package: 0 });
+    }
+    let report = launch.run().map_err(|e| e.to_string())?;
+    check_report(cluster, &report)?;
+    if root {
+        if let Some(i) =
+            (0..n).find(|&i| y[i] != 3.0 * x[i] + 1.0 && y[i] != 3f32.mul_add(x[i], 1.0))
+        {
+            return Err(format!("y[{i}] = {}, expected {}", y[i], 3.0 * x[i] + 1.0));
+        }
+        let lost = &report.ranks[last];
+        if lost.fault.is_none() || !lost.packages.is_empty() {
+            return Err(format!("rank {last} was not dropped:\n{}", report.table()));
+        }
+        if report.faults.iter().all(|(r, _, _)| *r != last) {
+            return Err(format!(
+                "rank {last}'s range is not listed as re-run:\n{}",
+                report.table()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The last rank launches another kernel: every rank gets an error, none hangs.
+fn disagreeing(cluster: &Cluster, program: &Program) -> Outcome {
+    let last = cluster.size() - 1;
+    let kernel = if cluster.rank() == last && last > 0 { "weigh" } else { "saxpy" };
+    let x = vec![0f32; 256];
+    let mut y = vec![0f32; 256];
+    let launch = cluster.launch(program, kernel).global(&[256]).local(&[64]).scalar(1f32);
+    match launch.input(&x, Pattern::ONE_TO_ONE).inout(&mut y, Pattern::ONE_TO_ONE).run() {
+        Err(hetdsl::Error::BadConfig(_)) if last > 0 => Ok(()),
+        Ok(_) if last == 0 => Ok(()),
+        other => Err(format!("expected an error on every rank, got {other:?}")),
+    }
+}
+
+/// Every rank agrees on the launch, but the kernel refuses it (a `double` where saxpy takes a
+/// `float`): each rank's engine says so on its first range, and every rank returns an error.
+fn refused(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 4096;
+    let x = vec![0f32; n];
+    let mut y = vec![0f32; n];
+    let launch = cluster.launch(program, "saxpy").global(&[n]).local(&[64]).scalar(1f64);
+    match launch.input(&x, Pattern::ONE_TO_ONE).inout(&mut y, Pattern::ONE_TO_ONE).run() {
+        Err(hetdsl::Error::BadConfig(m)) if m.contains("argument 0") => {
+            if std::env::var_os("MPI_RANKS_VERBOSE").is_some() {
+                println!("rank {}: {m}", cluster.rank());
+            }
+            Ok(())
+        }
+        other => Err(format!("expected the kernel's refusal of argument 0, got {other:?}")),
+    }
+}
+
+/// The last rank's first device never finishes setting up, so the rank's first range comes
+/// back only when its own engine gives up on that device (10 s): rank 0's watchdog drops the
+/// rank after a second and re-runs its range elsewhere; the output is whole and correct, and
+/// the late rank, finding itself dropped when its range ends, leaves the launch without
+/// sending outputs nobody would receive.
+fn hung_rank(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 1 << 15;
+    let (root, last) = (cluster.rank() == 0, cluster.size() - 1);
+    if last == 0 {
+        return Ok(());
+    }
+    let x: Vec<f32> = if root { (0..n).map(|i| i as f32).collect() } else { Vec::new() };
+    let mut y = vec![2.0f32; if root { n } else { 0 }];
+    let rule = hetdsl::balance::dispatch::WatchdogRule { factor: 4.0, min_seconds: 1.0 };
+    let mut launch = cluster
+        .launch(program, "saxpy")
+        .global(&[n])
+        .local(&[64])
+        .scalar(0.5f32)
+        .input(&x, Pattern::ONE_TO_ONE)
+        .inout(&mut y, Pattern::ONE_TO_ONE)
+        .rank_watchdog(rule);
+    launch = launch.inject(last, Fault::HangSetup { device: 0 });
+    let report = launch.run().map_err(|e| e.to_string())?;
+    check_report(cluster, &report)?;
+    if root {
+        if let Some(i) =
+            (0..n).find(|&i| y[i] != 0.5 * x[i] + 2.0 && y[i] != 0.5f32.mul_add(x[i], 2.0))
+        {
+            return Err(format!("y[{i}] = {}, expected {}", y[i], 0.5 * x[i] + 2.0));
+        }
+        let hung = &report.ranks[last];
+        if !hung.fault.as_deref().is_some_and(|f| f.contains("hung")) || !hung.packages.is_empty() {
+            return Err(format!("rank {last} was not dropped as hung:\n{}", report.table()));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,203 @@
+//! The dispatcher's `tracing` events: a launch on the two PoCL devices emits one hand-out, one
+//! completion and one merge per package, and the merged packages cover the whole range exactly
+//! once; a device lost mid-run emits its loss and the re-run of its work. Collected by a small
+//! `Layer` installed as the process's subscriber (device threads emit the events, so a
+//! thread-local default would miss them).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use common::{expand4, lcg, program, round_robin, within};
+use hetdsl::Fault;
+use tracing::field::{Field, Visit};
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::Layer;
+
+const N: usize = 1 << 16;
+/// Work-groups of 64 work-items in the range.
+const UNITS: u64 = (N / 64) as u64;
+
+/// One event: its message and its fields, as text.
+#[derive(Debug, Clone)]
+struct Event {
+    message: String,
+    fields: BTreeMap<String, String>,
+}
+
+impl Event {
+    fn number(&self, name: &str) -> u64 {
+        let v = self.fields.get(name).unwrap_or_else(|| panic!("no field {name} in {self:?}"));
+        v.parse().unwrap_or_else(|_| panic!("field {name} = {v} is not a whole number"))
+    }
+    fn seconds(&self) -> f64 {
+        self.fields.get("seconds").and_then(|s| s.parse().ok()).unwrap_or(f64::NAN)
+    }
+}
+
+struct Collect(Arc<Mutex<Vec<Event>>>);
+
+struct Fields<'a>(&'a mut Event);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        let text = format!("{value:?}");
+        match field.name() {
+            "message" => self.0.message = text,
+            name => {
+                self.0.fields.insert(name.to_string(), text);
+            }
+        }
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.record_debug(field, &format_args!("{value}"));
+    }
+}
+
+/// Makes the collector panic on every event: a subscriber's bug (or tracing-subscriber's own
+/// `eprintln!` on a closed stderr) must not unwind through the dispatcher.
+static PANIC_ON_EVENT: AtomicBool = AtomicBool::new(false);
+
+impl<S: tracing::Subscriber> Layer<S> for Collect {
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        if !event.metadata().target().starts_with("hetdsl") {
+            return;
+        }
+        if PANIC_ON_EVENT.load(Ordering::Relaxed) {
+            panic!("a subscriber that panics");
+        }
+        let mut e = Event { message: String::new(), fields: BTreeMap::new() };
+        event.record(&mut Fields(&mut e));
+        if let Ok(mut all) = self.0.lock() {
+            all.push(e);
+        }
+    }
+}
+
+/// The events of one run of `f`: tests run one at a time through the lock, since the
+/// subscriber is the whole process's.
+fn events_of(f: impl FnOnce()) -> Vec<Event> {
+    static SINK: OnceLock<Arc<Mutex<Vec<Event>>>> = OnceLock::new();
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let sink = SINK.get_or_init(|| {
+        let sink = Arc::new(Mutex::new(Vec::new()));
+        let subscriber = tracing_subscriber::registry().with(Collect(sink.clone()));
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+        sink
+    });
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    sink.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    f();
+    std::mem::take(&mut *sink.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+fn reference(input: &[u32]) -> Vec<u32> {
+    input.iter().flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a]).collect()
+}
+
+/// The packages `(offset, len)` of the events with `message`, sorted.
+fn packages(events: &[Event], message: &str) -> Vec<(u64, u64, u64)> {
+    let mut p: Vec<(u64, u64, u64)> = events
+        .iter()
+        .filter(|e| e.message == message)
+        .map(|e| (e.number("offset"), e.number("len"), e.number("device")))
+        .collect();
+    p.sort_unstable();
+    p
+}
+
+/// `packages` tile 0..UNITS exactly once.
+fn assert_tiles(packages: &[(u64, u64, u64)], what: &str) {
+    let mut next = 0;
+    for &(offset, len, _) in packages {
+        assert_eq!(offset, next, "{what}: gap or overlap at {offset}: {packages:?}");
+        next = offset + len;
+    }
+    assert_eq!(next, UNITS, "{what} end at {next} of {UNITS}: {packages:?}");
+}
+
+#[test]
+fn a_launch_on_two_devices_emits_every_package_handed_out_completed_and_merged() {
+    let p = program("engine.cl");
+    let input = lcg(5, N);
+    let mut out = vec![0u32; 4 * N];
+    let events = events_of(|| {
+        let launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
+        let report = launch.balancer(round_robin(4)).backups(false).run().expect("the run");
+        assert_eq!(report.trace.len(), 8);
+    });
+    assert_eq!(out, reference(&input), "the output itself is right");
+    let handed = packages(&events, "package handed out");
+    let completed = packages(&events, "package completed");
+    let merged = packages(&events, "package merged");
+    assert_tiles(&handed, "handed out");
+    assert_tiles(&merged, "merged");
+    assert_eq!(handed, completed, "each package handed out completes on its device");
+    assert_eq!(handed, merged, "and is merged from it");
+    for device in [0, 1] {
+        assert_eq!(handed.iter().filter(|p| p.2 == device).count(), 4, "device {device}");
+    }
+    // Completion follows hand-out on the run's clock.
+    for c in events.iter().filter(|e| e.message == "package completed") {
+        let start = events
+            .iter()
+            .find(|h| h.message == "package handed out" && h.fields["offset"] == c.fields["offset"])
+            .map(Event::seconds);
+        assert!(start.is_some_and(|s| s <= c.seconds()), "{c:?} before its hand-out");
+        assert_eq!(c.fields.get("kept").map(String::as_str), Some("true"));
+    }
+    assert!(!events.iter().any(|e| e.message.contains("lost") || e.message.contains("retry")));
+}
+
+#[test]
+fn a_lost_device_emits_its_loss_and_the_rerun_of_its_work() {
+    let p = program("engine.cl");
+    let input = lcg(6, N);
+    let mut out = vec![0u32; 4 * N];
+    let events = events_of(|| {
+        let launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
+        let launch = launch.balancer(round_robin(4)).backups(false);
+        let report = launch.inject(Fault::Fail { device: 1, package: 1 }).run().expect("the run");
+        assert!(report.devices[1].fault.is_some());
+    });
+    assert_eq!(out, reference(&input), "nothing lost");
+    let lost: Vec<&Event> =
+        events.iter().filter(|e| e.message.starts_with("device lost")).collect();
+    assert_eq!(lost.len(), 1, "{events:#?}");
+    assert_eq!(lost[0].number("device"), 1);
+    assert!(lost[0].fields.contains_key("reason"));
+    let retried = packages(&events, "package handed out again (retry)");
+    assert!(!retried.is_empty() && retried.iter().all(|p| p.2 == 0), "{retried:?}");
+    // Whatever device 1 lost, every work-group is merged exactly once, from one device or the other.
+    assert_tiles(&packages(&events, "package merged"), "merged");
+}
+
+#[test]
+fn a_panicking_subscriber_loses_its_events_but_not_the_run() {
+    /// Back to collecting however the run ends, so the other tests are not disturbed.
+    struct Calm;
+    impl Drop for Calm {
+        fn drop(&mut self) {
+            PANIC_ON_EVENT.store(false, Ordering::Relaxed);
+        }
+    }
+    let events = events_of(|| {
+        PANIC_ON_EVENT.store(true, Ordering::Relaxed);
+        let _calm = Calm;
+        let result = within(Duration::from_secs(60), || {
+            let p = program("engine.cl");
+            let input = lcg(7, N);
+            let mut out = vec![0u32; 4 * N];
+            let launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
+            let report = launch.balancer(round_robin(4)).backups(false).run();
+            (report.map(|r| r.trace.len()), out == reference(&input))
+        });
+        let (trace, correct) = result;
+        assert_eq!(trace.ok(), Some(8), "the run completes");
+        assert!(correct, "with the right output");
+    });
+    assert!(events.is_empty(), "every event was lost to the panic");
+}
