@@ -36,8 +36,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use hetdsl::Runtime;
 use clap::Parser;
+use hetdsl::Runtime;
 use hetdsl_samples::samples::{
     binomial, bm3d, check, check_indices, gaussian, mandelbrot, nbody, rap, raytrace, Size,
 };

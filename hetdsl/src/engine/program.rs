@@ -38,9 +38,13 @@ pub struct Program {
     pub(crate) devices: Vec<ProgramDevice>,
     pub(crate) kernel_names: Vec<String>,
     /// Every kernel's parameters, to check a launch's arguments against.
-    pub(crate) signatures: Signatures,
+    pub(crate) signatures: Arc<Signatures>,
     /// Kernels that take the built-ins' hidden NDRange as their last argument.
     pub(crate) ndrange_param: Vec<String>,
+    /// The text built (after the built-ins' rewrite) and the build options: sessions build
+    /// their windowed variant from them.
+    pub(crate) built_text: String,
+    pub(crate) built_options: String,
 }
 
 impl Drop for Program {
@@ -128,8 +132,10 @@ impl Program {
             source_name: source.name.clone(),
             devices,
             kernel_names,
-            signatures,
+            signatures: Arc::new(signatures),
             ndrange_param: rewritten.ndrange_param,
+            built_text: rewritten.text,
+            built_options: format!("-cl-std=CL1.2 {options}"),
         })
     }
 

@@ -173,6 +173,7 @@ mod tests {
             efficiency: None,
             faults: Vec::new(),
             backups: Vec::new(),
+            transfers: Vec::new(),
         }
     }
 
