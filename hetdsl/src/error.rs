@@ -81,6 +81,15 @@ pub enum Error {
     #[error("OpenCL call `{call}` failed: {code}")]
     Cl { call: &'static str, code: ClError },
 
+    /// A session buffer's only fresh copy of these element ranges was on a device that failed:
+    /// its contents there are gone (never replaced by stale data). Writing the ranges again,
+    /// from the host or by a kernel, makes the buffer whole; `Session::set_mirror` keeps a host
+    /// copy to recover from.
+    #[error(
+        "session buffer {buffer} ({len} elements): element ranges {ranges:?} were lost: {reason}"
+    )]
+    Lost { buffer: usize, len: usize, ranges: Vec<std::ops::Range<u64>>, reason: String },
+
     /// Writing a report, plot or image failed.
     #[error("I/O error on `{path}`: {reason}")]
     Io { path: String, reason: String },

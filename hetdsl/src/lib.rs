@@ -69,6 +69,7 @@ pub use engine::{
     Arg, Difference, Fault, KernelSource, Launch, Program, Runtime, Verification, WaitMode,
     WatchdogConfig,
 };
+pub use engine::{Buffer, Session, SessionLaunch};
 pub use error::{Error, Result};
 pub use merge::{Merge, Reducible};
 pub use pattern::{Direction, Pattern};

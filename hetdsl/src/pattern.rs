@@ -18,6 +18,9 @@ pub enum Pattern {
     Ratio { a: u64, b: u64 },
     /// The whole buffer goes to every device.
     Whole,
+    /// `1:1` plus `r` elements (1-D NDRange) or `r` rows of elements (2-D) on each side,
+    /// clamped at both ends of the buffer: a stencil's read-only input. Session launches only.
+    Halo { r: u64 },
 }
 
 impl Pattern {
@@ -33,10 +36,33 @@ impl Pattern {
         }
     }
 
+    /// `1:1` with a halo of `r` elements (1-D) or `r` rows (2-D) on each side, read-only.
+    pub const fn halo(r: u64) -> Pattern {
+        Pattern::Halo { r }
+    }
+
     /// The elements touched by work-items `[first_item, first_item + items)`. `Whole` touches the
-    /// whole buffer of `len` elements.
+    /// whole buffer of `len` elements; a halo counts rows of one element (see
+    /// [`Pattern::elements_in_rows`]).
     pub fn elements(&self, first_item: u64, items: u64, len: u64) -> Range<u64> {
+        self.elements_in_rows(first_item, items, len, 1)
+    }
+
+    /// As [`Pattern::elements`], with rows of `row_len` elements: a halo of `r` reaches `r` rows
+    /// of `row_len` elements before and after the work-items' own, clamped to `0..len`.
+    pub fn elements_in_rows(
+        &self,
+        first_item: u64,
+        items: u64,
+        len: u64,
+        row_len: u64,
+    ) -> Range<u64> {
         match *self {
+            Pattern::Halo { r } => {
+                let reach = r.saturating_mul(row_len);
+                let end = first_item.saturating_add(items).saturating_add(reach).min(len);
+                first_item.saturating_sub(reach).min(end)..end
+            }
             Pattern::Ratio { a, b } => {
                 let start = (a as u128 * first_item as u128 / b as u128) as u64;
                 let end = (a as u128 * (first_item + items) as u128 / b as u128) as u64;
@@ -53,6 +79,7 @@ impl Pattern {
                 let n = a as u128 * total_items as u128;
                 n.is_multiple_of(b as u128).then(|| (n / b as u128) as u64)
             }
+            Pattern::Halo { .. } => Some(total_items),
             Pattern::Whole => None,
         }
     }
@@ -80,6 +107,7 @@ impl fmt::Display for Pattern {
         match self {
             Pattern::Ratio { a, b } => write!(f, "{a}:{b}"),
             Pattern::Whole => f.write_str("whole"),
+            Pattern::Halo { r } => write!(f, "halo({r})"),
         }
     }
 }
@@ -90,6 +118,13 @@ impl std::str::FromStr for Pattern {
         let s = s.trim();
         if s == "whole" {
             return Ok(Pattern::Whole);
+        }
+        if let Some(r) = s.strip_prefix("halo(").and_then(|t| t.strip_suffix(')')) {
+            let r = r
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| format!("pattern `{s}`: `{r}` is not a count"))?;
+            return Ok(Pattern::Halo { r });
         }
         let (a, b) = s
             .split_once(':')
@@ -158,8 +193,29 @@ mod tests {
     }
 
     #[test]
+    fn halos_reach_past_the_package_and_clamp_at_both_ends() {
+        let h = Pattern::halo(2);
+        // In the middle: two more on each side.
+        assert_eq!(h.elements(10, 5, 100), 8..17);
+        // At the start and the end of the buffer: clamped.
+        assert_eq!(h.elements(0, 4, 100), 0..6);
+        assert_eq!(h.elements(96, 4, 100), 94..100);
+        // The whole buffer in one package.
+        assert_eq!(h.elements(0, 100, 100), 0..100);
+        // 2-D: rows of 8 elements, a halo of one row.
+        let h1 = Pattern::halo(1);
+        assert_eq!(h1.elements_in_rows(16, 16, 64, 8), 8..40);
+        assert_eq!(h1.elements_in_rows(0, 16, 64, 8), 0..24);
+        assert_eq!(h1.elements_in_rows(48, 16, 64, 8), 40..64);
+        // A halo wider than the buffer is the whole buffer.
+        assert_eq!(Pattern::halo(1000).elements_in_rows(16, 8, 64, 8), 0..64);
+        assert_eq!(Pattern::halo(0).elements(3, 2, 10), 3..5);
+        assert_eq!(h.required_len(64), Some(64));
+    }
+
+    #[test]
     fn parses_and_prints() {
-        for s in ["1:1", "1:255", "4:1", "whole"] {
+        for s in ["1:1", "1:255", "4:1", "whole", "halo(1)"] {
             assert_eq!(s.parse::<Pattern>().unwrap().to_string(), s);
         }
         assert!("0:1".parse::<Pattern>().is_err());

@@ -83,6 +83,44 @@ pub struct Report {
     /// Speculative back-ups of straggling packages: (from device, to device, package).
     #[serde(default)]
     pub backups: Vec<(usize, usize, Package)>,
+    /// A session launch's data movement, per buffer argument (and the mirror's sync, if this
+    /// launch ended with one); empty for one-shot launches, which move everything every time.
+    #[serde(default)]
+    pub transfers: Vec<BufferMoved>,
+}
+
+/// Bytes a session moved, by direction. Device-to-device moves go through host staging and
+/// count once, as device-to-device.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Moved {
+    pub host_to_device: u64,
+    pub device_to_host: u64,
+    pub device_to_device: u64,
+}
+
+impl Moved {
+    /// Every byte moved, whichever way.
+    pub fn total(&self) -> u64 {
+        self.host_to_device + self.device_to_host + self.device_to_device
+    }
+}
+
+impl std::ops::AddAssign for Moved {
+    fn add_assign(&mut self, o: Moved) {
+        self.host_to_device += o.host_to_device;
+        self.device_to_host += o.device_to_host;
+        self.device_to_device += o.device_to_device;
+    }
+}
+
+/// One session buffer's data movement in a launch.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BufferMoved {
+    /// The buffer's index in its session (in creation order).
+    pub buffer: usize,
+    /// The launch argument it was, or `None` for the mirror's sync at the launch's end.
+    pub arg: Option<usize>,
+    pub moved: Moved,
 }
 
 fn merged_by_default() -> bool {
@@ -263,7 +301,35 @@ impl Report {
             efficiency: None,
             faults: r.faults,
             backups: r.backups,
+            transfers: Vec::new(),
         }
+    }
+
+    /// A session launch's bytes moved, in total (the mirror's sync included).
+    pub fn moved(&self) -> Moved {
+        let mut m = Moved::default();
+        for b in &self.transfers {
+            m += b.moved;
+        }
+        m
+    }
+
+    /// The bytes moved for launch argument `arg` (not counting the mirror's sync).
+    pub fn moved_arg(&self, arg: usize) -> Moved {
+        let mut m = Moved::default();
+        for b in self.transfers.iter().filter(|b| b.arg == Some(arg)) {
+            m += b.moved;
+        }
+        m
+    }
+
+    /// The bytes moved for the session buffer of index `buffer`, the mirror's sync included.
+    pub fn moved_buffer(&self, buffer: usize) -> Moved {
+        let mut m = Moved::default();
+        for b in self.transfers.iter().filter(|b| b.buffer == buffer) {
+            m += b.moved;
+        }
+        m
     }
 }
 

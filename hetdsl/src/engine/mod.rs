@@ -15,6 +15,7 @@ mod plan;
 mod program;
 mod quarantine;
 mod run;
+mod session;
 mod shared;
 mod signature;
 mod verify;
@@ -33,6 +34,7 @@ use crate::report::Report;
 
 pub use program::Program;
 pub use run::quarantined_devices;
+pub use session::{Buffer, Session, SessionLaunch};
 pub use verify::{Difference, Verification};
 
 /// Held across every program build and every run in the process. A run already uses every

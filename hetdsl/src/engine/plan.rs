@@ -235,6 +235,12 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
                 ))
             }
             Pattern::Whole => {}
+            Pattern::Halo { .. } => {
+                return Err(bad(format!(
+                    "pattern {pattern} is for session launches (`Session::launch`), whose \
+                     devices keep their data; give a one-shot launch's stencil input `whole`"
+                )))
+            }
             Pattern::Ratio { .. } => {
                 pattern.check_granularity(geo.items_per_unit).map_err(bad)?;
                 let Some(need) = pattern.required_len(total_items) else {
@@ -256,7 +262,7 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
 
 /// Every setting of a launch that is not an argument or the geometry, checked before anything
 /// starts: a value that means nothing is an error naming it, never a panic mid-run.
-fn validate(
+pub(super) fn validate(
     watchdog: &WatchdogConfig,
     devices: Option<&[usize]>,
     faults: &[Fault],
@@ -298,7 +304,7 @@ fn validate(
     Ok(())
 }
 
-fn fault_device(f: &Fault) -> usize {
+pub(super) fn fault_device(f: &Fault) -> usize {
     match *f {
         Fault::Fail { device, .. }
         | Fault::Hang { device, .. }

@@ -38,7 +38,7 @@ pub struct Program {
     pub(crate) devices: Vec<ProgramDevice>,
     pub(crate) kernel_names: Vec<String>,
     /// Every kernel's parameters, to check a launch's arguments against.
-    pub(crate) signatures: Signatures,
+    pub(crate) signatures: Arc<Signatures>,
     /// Kernels that take the built-ins' hidden NDRange as their last argument.
     pub(crate) ndrange_param: Vec<String>,
 }
@@ -128,7 +128,7 @@ impl Program {
             source_name: source.name.clone(),
             devices,
             kernel_names,
-            signatures,
+            signatures: Arc::new(signatures),
             ndrange_param: rewritten.ndrange_param,
         })
     }

@@ -21,6 +21,7 @@ use super::shared::{EndOfRun, SetupError, Shared};
 use super::worker;
 use super::Launch;
 use crate::balance::Balancer;
+use crate::device::DeviceInfo;
 use crate::error::{Error, Result};
 use crate::report::{Report, RunRecord};
 
@@ -49,19 +50,30 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
         let _ = h.join();
     }
     outcome?;
+    let infos: Vec<&DeviceInfo> = plan.devices.iter().map(|d| &d.info).collect();
+    report_of(&shared, &plan.kernel, plan.span.clone(), infos, t_binary)
+}
+
+/// The report of a run that ended well: the dispatcher's statistics per device, the trace.
+pub(super) fn report_of(
+    shared: &Shared,
+    kernel: &str,
+    span: std::ops::Range<u64>,
+    devices: Vec<&DeviceInfo>,
+    t_binary: Instant,
+) -> Result<Report> {
     let mut s = shared.lock();
     let Some(dispatch) = s.dispatch.take() else {
         return Err(Error::BadBalancer("the run ended before it started".into()));
     };
     Ok(Report::of_run(RunRecord {
-        kernel: plan.kernel.clone(),
+        kernel: kernel.to_string(),
         balancer: s.balancer_name.clone(),
-        groups: plan.span.clone(),
-        devices: plan
-            .devices
+        groups: span,
+        devices: devices
             .iter()
             .zip(dispatch.stats())
-            .map(|(d, st)| (d.info.name.clone(), d.info.kind, st))
+            .map(|(d, st)| (d.name.clone(), d.kind, st))
             .collect(),
         trace: std::mem::take(&mut s.trace),
         roi_start: s.t0,

@@ -205,6 +205,16 @@ impl Shared {
         s.phase == Phase::Running && self.alive(me)
     }
 
+    /// `me` could not set up for a reason of its own (not the user's): it is dropped from the
+    /// run, which goes on without it. Does not wait for the other devices.
+    pub(super) fn setup_failed(&self, me: usize, reason: String) {
+        let mut s = self.lock();
+        if s.setup[me].is_none() {
+            s.setup[me] = Some(Err(SetupError::Device(reason)));
+        }
+        self.wake.notify_all();
+    }
+
     /// The next package for `me`. With `block`, waits until there is one; without, answers
     /// [`Ask::Later`] instead of waiting (a device with an output still to merge must merge it
     /// before it waits, or the run could never end). A waiting device asks the dispatcher

@@ -281,7 +281,8 @@ fn package_of(
                     (t.package, t.device, name)
                 })
         }
-        Pattern::Whole => None,
+        // Outputs are never whole or halo (refused by the plan).
+        Pattern::Whole | Pattern::Halo { .. } => None,
     }
 }
 

@@ -190,6 +190,7 @@ mod tests {
             efficiency: None,
             faults: Vec::new(),
             backups: Vec::new(),
+            transfers: Vec::new(),
         };
         serde_json::json!({"runs": [{
             "kernel": "k", "balancer": "sigmoid", "report": report,

@@ -27,7 +27,9 @@ use std::time::Duration;
 
 use self::job::Device;
 pub(crate) use self::job::Job;
-use self::package::{device_seconds, finish, launch, read_back, transfer, wait_kernel, InFlight};
+pub(super) use self::package::{device_seconds, wait_kernel};
+use self::package::{finish, launch, read_back, transfer, InFlight};
+pub(super) use self::setup::device_profile;
 use super::shared::{panic_message, Ask, Release};
 use super::Fault;
 use crate::error::{ClError, Error};

@@ -234,7 +234,7 @@ pub(super) fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Res
 /// device's last package), then polls its status, yielding the core between polls; a kernel
 /// still running at twice its expected time plus a millisecond is waited for by blocking,
 /// so an irregular kernel never keeps a core spinning for long.
-pub(super) fn wait_kernel(
+pub(in crate::engine) fn wait_kernel(
     ev: &Event,
     expected: Option<f64>,
     mode: WaitMode,
@@ -265,7 +265,7 @@ pub(super) fn wait_kernel(
 }
 
 /// Device time of a command, from its profiling timestamps.
-pub(super) fn device_seconds(ev: &Event) -> Option<f64> {
+pub(in crate::engine) fn device_seconds(ev: &Event) -> Option<f64> {
     let start = ev.profiling_command_start().ok()?;
     let end = ev.profiling_command_end().ok()?;
     (end >= start && start > 0).then(|| (end - start) as f64 * 1e-9)

@@ -19,8 +19,10 @@ use opencl3::types::CL_BLOCKING;
 use super::buffers::{DeviceBuffer, Reduction, Staging};
 use super::job::{Device, Job};
 use super::package::launch;
+use crate::engine::geometry::Geometry;
 use crate::engine::limits;
 use crate::engine::plan::ArgPlan;
+use crate::engine::program::ProgramDevice;
 use crate::error::{ClContext, Error, Result};
 use crate::occupancy::{self, KernelResources};
 use crate::pattern::{Direction, Pattern};
@@ -256,17 +258,27 @@ fn warm_up(job: &Job, device: &mut Device) -> Result<()> {
 /// balancing units that fill it (the occupancy lower bound, from the kernel's registers where
 /// NVIDIA's build log gives them and its real local memory use).
 fn profile(job: &Job, local_bytes: u64) -> DeviceProfile {
-    let info = &job.device.info;
+    device_profile(&job.device, &job.geo, &job.kernel, local_bytes)
+}
+
+/// [`profile`]'s figures for `kernel` on `device` over `geo` (sessions use it too).
+pub(in crate::engine) fn device_profile(
+    device: &ProgramDevice,
+    geo: &Geometry,
+    kernel: &str,
+    local_bytes: u64,
+) -> DeviceProfile {
+    let info = &device.info;
     let mut resources =
-        KernelResources::new(job.geo.items_per_group as u32).with_local_mem(local_bytes);
-    if let Some(usage) = job.device.nv_usage.get(&job.kernel) {
+        KernelResources::new(geo.items_per_group as u32).with_local_mem(local_bytes);
+    if let Some(usage) = device.nv_usage.get(kernel) {
         resources = resources.with_nv_usage(usage);
     }
     let fill = occupancy::occupancy(info, &resources);
     DeviceProfile {
         kind: info.kind,
         nominal_gflops: occupancy::nominal_gflops(info),
-        min_groups: fill.min_groups.div_ceil(job.geo.groups_per_unit()).max(1),
+        min_groups: fill.min_groups.div_ceil(geo.groups_per_unit()).max(1),
     }
 }
 

@@ -1,0 +1,190 @@
+//! A session buffer: its host image, its memory on each device, and where each element range is
+//! fresh. Host reads bring home only the ranges stale on the host; host writes make the host
+//! the only fresh copy.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use opencl3::memory::Buffer as ClBuffer;
+
+use super::residency::{Loc, RangeSet, Residency};
+use super::transfer;
+use super::Devices;
+use crate::error::{Error, Result};
+use crate::pod::{bytes_of, Pod};
+use crate::report::Moved;
+
+/// The typeless part of a buffer, shared by its handle and the launches that use it.
+pub(crate) struct BufferCore {
+    pub(crate) devices: Arc<Devices>,
+    /// Its index in the session, in creation order (for messages and reports).
+    pub(crate) index: usize,
+    pub(crate) elem: usize,
+    pub(crate) len: usize,
+    pub(crate) state: Mutex<BufState>,
+}
+
+pub(crate) struct BufState {
+    pub(crate) host: Vec<u8>,
+    pub(crate) res: Residency,
+    /// Per session device: its memory for the whole buffer, made when first needed.
+    pub(crate) mems: Vec<Option<Arc<ClBuffer<u8>>>>,
+}
+
+impl BufferCore {
+    pub(crate) fn new(
+        devices: Arc<Devices>,
+        index: usize,
+        elem: usize,
+        len: usize,
+        host: Vec<u8>,
+    ) -> BufferCore {
+        let n = devices.list.len();
+        BufferCore {
+            devices,
+            index,
+            elem,
+            len,
+            state: Mutex::new(BufState {
+                host,
+                res: Residency::on_host(len as u64, n),
+                mems: vec![None; n],
+            }),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, BufState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.len * self.elem
+    }
+
+    /// The error for element ranges fresh nowhere usable.
+    pub(crate) fn lost(&self, ranges: &RangeSet, reason: &str) -> Error {
+        Error::Lost {
+            buffer: self.index,
+            len: self.len,
+            ranges: ranges.ranges().to_vec(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// Make `range` fresh on the host, reading each stale part from a device that holds it.
+    /// The caller holds the OpenCL lock.
+    pub(crate) fn fetch(&self, range: Range<u64>, moved: &mut Moved) -> Result<()> {
+        let mut st = self.lock();
+        let devices = &self.devices;
+        let moves = st
+            .res
+            .plan_fetch(range, |d| !devices.is_dead(d))
+            .map_err(|gone| self.lost(&gone, "their only fresh copy was on a failed device"))?;
+        for m in moves {
+            let Loc::Device(d) = m.from else { continue };
+            let Some(mem) = st.mems[d].clone() else { continue };
+            let bytes = m.range.start as usize * self.elem..m.range.end as usize * self.elem;
+            let dst = &mut st.host[bytes.clone()];
+            transfer::read(&self.devices.list[d].transfer, &mem, bytes.start, dst)
+                .map_err(|e| Error::Cl { call: "clEnqueueReadBuffer (session fetch)", code: e })?;
+            st.res.copied(Loc::Host, m.range);
+            moved.device_to_host += bytes.len() as u64;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for BufferCore {
+    fn drop(&mut self) {
+        // Device memory is released one build or run at a time, like every OpenCL object.
+        let _one_at_a_time = crate::engine::opencl_lock();
+        self.state.get_mut().unwrap_or_else(|e| e.into_inner()).mems.clear();
+    }
+}
+
+/// A buffer of a [`Session`](super::Session) whose elements stay where the last launch computed
+/// them. Give it to [`SessionLaunch`](super::SessionLaunch)'s `input`, `output` or `inout`;
+/// read it with [`Buffer::to_vec`] or [`Buffer::read`].
+pub struct Buffer<T: Pod> {
+    pub(crate) core: Arc<BufferCore>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Pod> std::fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Buffer#{}({} elements)", self.core.index, self.core.len)
+    }
+}
+
+impl<T: Pod> Buffer<T> {
+    pub(crate) fn wrap(core: Arc<BufferCore>) -> Buffer<T> {
+        Buffer { core, _t: PhantomData }
+    }
+
+    /// Elements in the buffer.
+    pub fn len(&self) -> usize {
+        self.core.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.core.len == 0
+    }
+
+    /// Its index in the session (errors and reports name buffers by it).
+    pub fn index(&self) -> usize {
+        self.core.index
+    }
+
+    /// The whole buffer, with every range stale on the host brought home from its device.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        self.read(0..self.core.len)
+    }
+
+    /// Elements `range`, brought home from their devices where the host copy is stale.
+    pub fn read(&self, range: Range<usize>) -> Result<Vec<T>> {
+        self.read_counted(range, &mut Moved::default())
+    }
+
+    /// As [`Buffer::read`], adding the bytes brought home to `moved`.
+    pub fn read_counted(&self, range: Range<usize>, moved: &mut Moved) -> Result<Vec<T>> {
+        self.check_range(&range)?;
+        {
+            let _one_at_a_time = crate::engine::opencl_lock();
+            self.core.fetch(range.start as u64..range.end as u64, moved)?;
+        }
+        let st = self.core.lock();
+        let src = &st.host[range.start * self.core.elem..range.end * self.core.elem];
+        let n = range.len();
+        let mut out: Vec<T> = Vec::with_capacity(n);
+        // SAFETY: `src` holds exactly `n` elements' bytes; `T: Pod` makes every bit pattern a
+        // value, so the copied elements are initialised before `set_len`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), out.as_mut_ptr().cast::<u8>(), src.len());
+            out.set_len(n);
+        }
+        Ok(out)
+    }
+
+    /// Overwrite elements `offset..offset + data.len()` from the host: the host image becomes
+    /// their only fresh copy (devices fetch them again when a launch needs them).
+    pub fn write(&mut self, offset: usize, data: &[T]) -> Result<()> {
+        let end = offset.checked_add(data.len()).unwrap_or(usize::MAX);
+        self.check_range(&(offset..end))?;
+        let mut st = self.core.lock();
+        let elem = self.core.elem;
+        st.host[offset * elem..end * elem].copy_from_slice(bytes_of(data));
+        st.res.written(Loc::Host, offset as u64..end as u64);
+        Ok(())
+    }
+
+    fn check_range(&self, range: &Range<usize>) -> Result<()> {
+        if range.start > range.end || range.end > self.core.len {
+            return Err(Error::BadRange(format!(
+                "elements {range:?} of session buffer {} are outside its 0..{}",
+                self.core.index, self.core.len
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,405 @@
+//! A session launch: the builder, its checks before anything runs (the kernel's signature, the
+//! session of each buffer, lengths against patterns), and the run on the caller's thread — the
+//! same dispatcher, shared state and coordinator as a one-shot run, with the session's
+//! persistent device threads doing the work.
+
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::buffer::{Buffer, BufferCore};
+use super::worker::{self, Plan as WorkPlan, SArg};
+use super::{transfer, Session};
+use crate::balance::{self, Balancer};
+use crate::engine::geometry::Geometry;
+use crate::engine::shared::{EndOfRun, Shared};
+use crate::engine::{coordinator, Fault, WaitMode, WatchdogConfig};
+use crate::error::{Error, Result};
+use crate::pattern::{Direction, Pattern};
+use crate::pod::{bytes_of, HostType, Pod};
+use crate::report::{BufferMoved, Moved, Report};
+
+/// What identifies "the same launch again" for the learned split.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct HistoryKey {
+    kernel: String,
+    global: Vec<usize>,
+    local: Vec<usize>,
+    devices: Vec<usize>,
+}
+
+/// One argument as the builder records it.
+enum Given {
+    Buffer { core: Arc<BufferCore>, pattern: Pattern, dir: Direction },
+    Scalar(Vec<u8>),
+    Local(usize),
+}
+
+/// A kernel launch over a session's devices; build it, then [`SessionLaunch::run`]. The buffers
+/// it borrows (mutably for outputs) cannot be read or written from the host until it is done.
+pub struct SessionLaunch<'s> {
+    session: &'s Session,
+    kernel: String,
+    global: Vec<usize>,
+    local: Vec<usize>,
+    args: Vec<Given>,
+    types: Vec<HostType>,
+    balancer: Option<Box<dyn Balancer>>,
+    faults: Vec<Fault>,
+    watchdog: WatchdogConfig,
+    warmup: bool,
+    wait: WaitMode,
+    _borrows: PhantomData<&'s mut ()>,
+}
+
+impl<'s> SessionLaunch<'s> {
+    pub(crate) fn new(session: &'s Session, kernel: &str) -> Self {
+        SessionLaunch {
+            session,
+            kernel: kernel.to_string(),
+            global: Vec::new(),
+            local: Vec::new(),
+            args: Vec::new(),
+            types: Vec::new(),
+            balancer: None,
+            faults: Vec::new(),
+            watchdog: WatchdogConfig::default(),
+            warmup: true,
+            wait: WaitMode::from_env(),
+            _borrows: PhantomData,
+        }
+    }
+
+    /// The global NDRange: `[n]` or `[width, height]`.
+    pub fn global(mut self, sizes: &[usize]) -> Self {
+        self.global = sizes.to_vec();
+        self
+    }
+
+    /// The work-group size, with as many dimensions as the NDRange.
+    pub fn local(mut self, sizes: &[usize]) -> Self {
+        self.local = sizes.to_vec();
+        self
+    }
+
+    fn buffer<T: Pod>(mut self, core: Arc<BufferCore>, pattern: Pattern, dir: Direction) -> Self {
+        self.args.push(Given::Buffer { core, pattern, dir });
+        self.types.push(T::HOST_TYPE);
+        self
+    }
+
+    /// A buffer the kernel reads, split by `pattern` ([`Pattern::Whole`] and
+    /// [`Pattern::halo`] included).
+    pub fn input<T: Pod>(self, data: &'s Buffer<T>, pattern: Pattern) -> Self {
+        let core = data.core.clone();
+        self.buffer::<T>(core, pattern, Direction::In)
+    }
+
+    /// A buffer the kernel writes, split by `pattern`; its outputs stay on the devices.
+    pub fn output<T: Pod>(self, data: &'s mut Buffer<T>, pattern: Pattern) -> Self {
+        let core = data.core.clone();
+        self.buffer::<T>(core, pattern, Direction::Out)
+    }
+
+    /// A buffer the kernel reads and writes, split by `pattern`.
+    pub fn inout<T: Pod>(self, data: &'s mut Buffer<T>, pattern: Pattern) -> Self {
+        let core = data.core.clone();
+        self.buffer::<T>(core, pattern, Direction::InOut)
+    }
+
+    /// A value passed by copy.
+    pub fn scalar<T: Pod>(mut self, value: T) -> Self {
+        self.args.push(Given::Scalar(bytes_of(std::slice::from_ref(&value)).to_vec()));
+        self.types.push(T::HOST_TYPE);
+        self
+    }
+
+    /// A `__local` buffer of `count` elements of `T` per work-group.
+    pub fn local_buffer<T: Pod>(mut self, count: usize) -> Self {
+        self.args.push(Given::Local(count.saturating_mul(size_of::<T>())));
+        self.types.push(T::HOST_TYPE);
+        self
+    }
+
+    /// The balancer; by default the split learned from this launch's previous run in the
+    /// session, else [`balance::default_balancer`].
+    pub fn balancer(mut self, balancer: Box<dyn Balancer>) -> Self {
+        self.balancer = Some(balancer);
+        self
+    }
+
+    /// Inject a fault (testing); `device` is a position among the launch's working devices.
+    pub fn inject(mut self, fault: Fault) -> Self {
+        self.faults.push(fault);
+        self
+    }
+
+    /// How long a package may run before its device is declared hung.
+    pub fn watchdog(mut self, config: WatchdogConfig) -> Self {
+        self.watchdog = config;
+        self
+    }
+
+    /// Whether a kernel's first launch on a device runs one work-group at each end of the range
+    /// first, so its compilation does not skew balancing (default: yes).
+    pub fn warmup(mut self, on: bool) -> Self {
+        self.warmup = on;
+        self
+    }
+
+    /// How each device's thread waits for its kernels.
+    pub fn wait(mut self, mode: WaitMode) -> Self {
+        self.wait = mode;
+        self
+    }
+
+    /// Run it; returns when the kernel has completed everywhere. Outputs stay on the devices
+    /// that computed them until read or needed elsewhere.
+    pub fn run(mut self) -> Result<Report> {
+        let session = self.session;
+        let kernel = self.kernel.clone();
+        let balancer = self.balancer.take();
+        self.execute(balancer).map_err(|e| session.signatures.name_argument(&kernel, e))
+    }
+
+    fn execute(self, balancer: Option<Box<dyn Balancer>>) -> Result<Report> {
+        let session = self.session;
+        let _one_at_a_time = crate::engine::opencl_lock();
+        let t_binary = Instant::now();
+        let (plan, positions) = self.plan()?;
+        let key = HistoryKey {
+            kernel: plan.kernel.clone(),
+            global: plan.geo.global.clone(),
+            local: plan.geo.local.clone(),
+            devices: positions.clone(),
+        };
+        let balancer = balancer.unwrap_or_else(|| {
+            let history = session.history.lock().unwrap_or_else(|e| e.into_inner());
+            history.get(&key).and_then(learned).unwrap_or_else(balance::default_balancer)
+        });
+        let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| balancer.name()))
+            .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
+        let names: Vec<String> =
+            positions.iter().map(|&d| session.devices.list[d].device.info.name.clone()).collect();
+        let n = names.len();
+        let shared = Arc::new(Shared::new(names, balancer, name, false, false));
+        let plan = Arc::new(plan);
+        let outcome = {
+            let _end = EndOfRun(&shared);
+            for (me, &slot) in positions.iter().enumerate() {
+                session.workers[slot].send(worker::Task {
+                    me,
+                    shared: shared.clone(),
+                    plan: plan.clone(),
+                });
+            }
+            let outcome = coordinator::coordinate(&shared, n, plan.geo.units, plan.watchdog);
+            shared.close();
+            outcome
+        };
+        let lost = settle(session, &shared, &positions, plan.watchdog);
+        outcome?;
+        let mut report = crate::engine::run::report_of(
+            &shared,
+            &plan.kernel,
+            0..plan.geo.units,
+            positions.iter().map(|&d| &session.devices.list[d].device.info).collect(),
+            t_binary,
+        )?;
+        report.transfers = plan.moved_per_argument();
+        if let Some(e) = lost {
+            return Err(e);
+        }
+        let count = session.launches.fetch_add(1, Ordering::Relaxed) + 1;
+        if session.mirror.is_some_and(|k| count.is_multiple_of(u64::from(k))) {
+            report.transfers.extend(transfer::sync_all(&session.live_buffers())?);
+        }
+        session.history.lock().unwrap_or_else(|e| e.into_inner()).insert(key, report.clone());
+        Ok(report)
+    }
+
+    /// Every argument checked (kernel signature, session, lengths and patterns) into the plan
+    /// the device threads run, and the session positions of the launch's working devices.
+    fn plan(self) -> Result<(WorkPlan, Vec<usize>)> {
+        let session = self.session;
+        let geo = Geometry::new(&self.global, &self.local)?;
+        if !session.kernel_names.contains(&self.kernel) {
+            return Err(Error::NoSuchKernel {
+                name: self.kernel,
+                file: session.source_name.clone(),
+                available: session.kernel_names.join(", "),
+            });
+        }
+        let host: Vec<_> =
+            self.args.iter().zip(&self.types).map(|(a, t)| host_arg(a, *t)).collect();
+        session.signatures.check(&self.kernel, &host)?;
+        let positions: Vec<usize> =
+            (0..session.devices.list.len()).filter(|&d| !session.devices.is_dead(d)).collect();
+        if positions.is_empty() {
+            return Err(Error::AllDevicesFailed(
+                session
+                    .failed_devices()
+                    .into_iter()
+                    .map(|(device, reason)| crate::error::DeviceFault {
+                        device,
+                        name: session.devices.list[device].device.info.name.clone(),
+                        reason,
+                    })
+                    .collect(),
+            ));
+        }
+        crate::engine::plan::validate(&self.watchdog, None, &self.faults, positions.len())?;
+        let mut args = Vec::with_capacity(self.args.len() + 1);
+        for (index, a) in self.args.into_iter().enumerate() {
+            args.push(check_arg(session, &geo, index, a)?);
+        }
+        if session.ndrange_param.contains(&self.kernel) {
+            let mut sizes = [1u64; 4];
+            for (s, g) in sizes.iter_mut().zip(&geo.global) {
+                *s = *g as u64;
+            }
+            args.push(SArg::Scalar { index: args.len(), bytes: bytes_of(&sizes).to_vec() });
+        }
+        let row_len = if geo.global.len() > 1 { geo.global[0] as u64 } else { 1 };
+        let slots = positions.clone();
+        let moved = Mutex::new(vec![Moved::default(); args.len()]);
+        let plan = WorkPlan {
+            kernel: self.kernel,
+            geo,
+            args,
+            faults: self.faults,
+            warmup: self.warmup,
+            wait: self.wait,
+            watchdog: self.watchdog,
+            row_len,
+            slots,
+            devices: session.devices.clone(),
+            moved,
+        };
+        Ok((plan, positions))
+    }
+}
+
+/// The learned split from a previous run of the same launch, when the learned balancer is
+/// available; `None` falls back to the default balancer.
+fn learned(_previous: &Report) -> Option<Box<dyn Balancer>> {
+    None
+}
+
+/// One argument checked: a buffer of this session whose length fits its pattern.
+fn check_arg(session: &Session, geo: &Geometry, index: usize, a: Given) -> Result<SArg> {
+    let bad = |reason: String| Error::BadArgument { index, reason };
+    let (core, pattern, dir) = match a {
+        Given::Scalar(bytes) => return Ok(SArg::Scalar { index, bytes }),
+        Given::Local(0) => return Err(bad("a __local buffer of 0 bytes".into())),
+        Given::Local(bytes) => return Ok(SArg::Local { index, bytes }),
+        Given::Buffer { core, pattern, dir } => (core, pattern, dir),
+    };
+    if core.devices.id != session.devices.id {
+        return Err(bad(format!(
+            "session buffer {} belongs to another session; a buffer lives on its own session's \
+             devices (read it with to_vec and make a buffer of this session)",
+            core.index
+        )));
+    }
+    let elems = core.len as u64;
+    let total = geo.total_items();
+    match pattern {
+        Pattern::Whole if dir.writes() => return Err(bad(
+            "an output cannot be `whole`: each device would write all of it; give it a pattern a:b"
+                .into(),
+        )),
+        Pattern::Halo { .. } if dir.writes() => {
+            return Err(bad(format!(
+                "pattern {pattern} is read-only: a halo overlaps its neighbours' packages; give \
+                 the output 1:1"
+            )))
+        }
+        Pattern::Whole => {}
+        Pattern::Ratio { .. } | Pattern::Halo { .. } => {
+            pattern.check_granularity(geo.items_per_unit).map_err(bad)?;
+            let Some(need) = pattern.required_len(total) else {
+                return Err(bad(format!(
+                    "pattern {pattern} does not give a whole number of elements for {total} work-items"
+                )));
+            };
+            if need != elems {
+                return Err(bad(format!(
+                    "session buffer {} has {elems} elements but pattern {pattern} over {total} \
+                     work-items needs {need}",
+                    core.index
+                )));
+            }
+        }
+    }
+    Ok(SArg::Buffer { index, core, pattern, dir })
+}
+
+fn host_arg(a: &Given, ty: HostType) -> hetdsl_decl::argcheck::HostArg {
+    use hetdsl_decl::argcheck::HostArg;
+    match a {
+        Given::Buffer { dir, .. } => {
+            HostArg::Buffer { ty: Some(ty), writes: dir.writes(), reads: dir.reads() }
+        }
+        Given::Scalar(bytes) => HostArg::Scalar { ty: Some(ty), size: bytes.len() },
+        Given::Local(_) => HostArg::Local { ty: Some(ty) },
+    }
+}
+
+/// After a launch: wait (bounded) for every device thread to be back; a device that failed, or
+/// whose thread is still out, leaves the session, and the ranges only it held are lost. Returns
+/// the error naming them, if any.
+fn settle(
+    session: &Session,
+    shared: &Shared,
+    positions: &[usize],
+    watchdog: WatchdogConfig,
+) -> Option<Error> {
+    let waited = Instant::now();
+    let bound = watchdog.min.min(Duration::from_secs(10));
+    let back = |me: usize| shared.quiet[me].load(Ordering::Acquire);
+    while !(0..positions.len()).all(back) && waited.elapsed() < bound {
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    let mut error = None;
+    for (me, &slot) in positions.iter().enumerate() {
+        let reason = if !back(me) {
+            Some("its host thread did not come back from its driver".to_string())
+        } else if !shared.alive(me) {
+            Some("it failed during a launch".to_string())
+        } else {
+            None
+        };
+        let Some(reason) = reason else { continue };
+        *session.devices.list[slot].dead.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+        for b in session.live_buffers() {
+            let gone = b.lock().res.drop_device(slot);
+            if !gone.is_empty() && error.is_none() {
+                error = Some(b.lost(
+                    &gone,
+                    &format!("their only fresh copy was on device {slot}, which failed"),
+                ));
+            }
+        }
+    }
+    error
+}
+
+impl WorkPlan {
+    /// The bytes moved, per buffer argument.
+    fn moved_per_argument(&self) -> Vec<BufferMoved> {
+        let moved = self.moved.lock().unwrap_or_else(|e| e.into_inner());
+        self.args
+            .iter()
+            .filter_map(|a| match a {
+                SArg::Buffer { index, core, .. } => Some(BufferMoved {
+                    buffer: core.index,
+                    arg: Some(*index),
+                    moved: moved[*index],
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+}

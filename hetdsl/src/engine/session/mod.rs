@@ -1,0 +1,237 @@
+//! Sessions: device-resident data across launches.
+//!
+//! ```text
+//! program.session()            one persistent host thread per device (queues, kernels kept)
+//!   .buffer_from(&x)           a Buffer: host image fresh, device copies made when needed
+//!   .launch("k")...run()       a SessionLaunch: moves only the ranges a device lacks, leaves
+//!                              outputs on the devices that computed them
+//!   buffer.to_vec()            brings the ranges stale on the host home
+//! ```
+//!
+//! Parts: `residency` (pure: which element ranges are fresh where), `buffer` (the buffer handle,
+//! its host image and device memory, host reads and writes), `transfer` (moves between host and
+//! devices, counted), `launch` (the builder, its checks and the run, on the caller's thread),
+//! `worker` (a device's persistent thread: kernels, packages, the moves its packages need).
+//! A launch is driven by the same dispatcher, shared state and coordinator as a one-shot run.
+
+mod buffer;
+mod launch;
+mod residency;
+mod transfer;
+mod worker;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+
+pub use self::buffer::Buffer;
+use self::buffer::BufferCore;
+pub use self::launch::SessionLaunch;
+use super::program::{Program, ProgramDevice};
+use super::signature::Signatures;
+use crate::device::DeviceInfo;
+use crate::error::{ClContext, Error, Result};
+use crate::pod::Pod;
+use crate::report::Report;
+
+/// What every thread of a session shares: its devices (their transfer queues, whether they
+/// failed) and the allocation cap.
+pub(crate) struct Devices {
+    pub(crate) id: u64,
+    pub(crate) list: Vec<SessionDevice>,
+    /// The largest device allocation a buffer may need, in bytes (each device's own limit
+    /// unless [`Session::set_max_alloc`] lowered it).
+    pub(crate) max_alloc: AtomicU64,
+}
+
+pub(crate) struct SessionDevice {
+    pub(crate) device: ProgramDevice,
+    /// For reads of this device's memory, by any thread (OpenCL queues are thread-safe).
+    pub(crate) transfer: CommandQueue,
+    /// Why the device left the session (it failed, or its thread never came back), if it did.
+    pub(crate) dead: Mutex<Option<String>>,
+}
+
+impl Devices {
+    pub(crate) fn is_dead(&self, d: usize) -> bool {
+        self.list[d].dead.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+}
+
+/// A program's devices kept ready across launches, with buffers that stay on them: iterative
+/// applications (time steps, sweeps) move only what a device lacks. Build one with
+/// [`Program::session`].
+pub struct Session {
+    pub(crate) devices: Arc<Devices>,
+    pub(crate) workers: Vec<worker::Handle>,
+    pub(crate) source_name: String,
+    pub(crate) kernel_names: Vec<String>,
+    pub(crate) signatures: Arc<Signatures>,
+    pub(crate) ndrange_param: Vec<String>,
+    pub(crate) buffers: Mutex<Vec<Weak<BufferCore>>>,
+    pub(crate) mirror: Option<u32>,
+    pub(crate) launches: AtomicU64,
+    /// Each buffer's index, in creation order.
+    pub(crate) next_buffer: AtomicUsize,
+    /// The last report per (kernel, global, local, devices), for the learned split.
+    pub(crate) history: Mutex<HashMap<launch::HistoryKey, Report>>,
+}
+
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
+
+impl Program {
+    /// A session over every device of the program.
+    pub fn session(&self) -> Result<Session> {
+        self.session_on(&(0..self.devices.len()).collect::<Vec<_>>())
+    }
+
+    /// A session over the devices at these positions of [`Program::devices`].
+    pub fn session_on(&self, devices: &[usize]) -> Result<Session> {
+        if devices.is_empty() {
+            return Err(Error::NoDeviceMatches {
+                filter: "an empty device list".into(),
+                found: String::new(),
+            });
+        }
+        let mut chosen = Vec::new();
+        for (k, &i) in devices.iter().enumerate() {
+            if devices[..k].contains(&i) {
+                return Err(Error::BadConfig(format!(
+                    "device position {i} given twice in session_on({devices:?})"
+                )));
+            }
+            let d = self.devices.get(i).ok_or_else(|| Error::NoDeviceMatches {
+                filter: format!("device position {i}"),
+                found: format!("{} device(s) in the program", self.devices.len()),
+            })?;
+            chosen.push(d.clone());
+        }
+        let _one_at_a_time = super::opencl_lock();
+        let mut list = Vec::new();
+        for d in &chosen {
+            // SAFETY: the device belongs to the context; the properties are a valid bit set.
+            let transfer = unsafe {
+                CommandQueue::create_with_properties(
+                    &d.platform.context,
+                    d.device.id(),
+                    CL_QUEUE_PROFILING_ENABLE,
+                    0,
+                )
+            }
+            .call("clCreateCommandQueueWithProperties")?;
+            list.push(SessionDevice { device: d.clone(), transfer, dead: Mutex::new(None) });
+        }
+        let cap = chosen.iter().map(|d| d.info.max_alloc_bytes).min().unwrap_or(0);
+        let devices = Arc::new(Devices {
+            id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
+            list,
+            max_alloc: AtomicU64::new(cap),
+        });
+        let mut workers = Vec::new();
+        for (slot, d) in chosen.iter().enumerate() {
+            workers.push(worker::Handle::start(slot, d.clone())?);
+        }
+        Ok(Session {
+            devices,
+            workers,
+            source_name: self.source_name.clone(),
+            kernel_names: self.kernel_names.clone(),
+            signatures: self.signatures.clone(),
+            ndrange_param: self.ndrange_param.clone(),
+            buffers: Mutex::new(Vec::new()),
+            mirror: None,
+            launches: AtomicU64::new(0),
+            next_buffer: AtomicUsize::new(0),
+            history: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+impl Session {
+    /// The session's devices, in session order (a failed device stays listed).
+    pub fn devices(&self) -> Vec<DeviceInfo> {
+        self.devices.list.iter().map(|d| d.device.info.clone()).collect()
+    }
+
+    /// The devices that failed and left the session: (position, reason).
+    pub fn failed_devices(&self) -> Vec<(usize, String)> {
+        self.devices
+            .list
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| {
+                d.dead.lock().unwrap_or_else(|e| e.into_inner()).clone().map(|r| (i, r))
+            })
+            .collect()
+    }
+
+    /// A buffer holding `data`: its host image is fresh, device copies are made when a launch
+    /// needs them.
+    pub fn buffer_from<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        let bytes = crate::pod::bytes_of(data).to_vec();
+        self.new_buffer(data.len(), bytes)
+    }
+
+    /// A buffer of `len` zeros.
+    pub fn buffer<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| Error::BadArgument {
+            index: 0,
+            reason: format!("a buffer of {len} elements of {} bytes overflows", size_of::<T>()),
+        })?;
+        self.new_buffer(len, vec![0u8; bytes])
+    }
+
+    fn new_buffer<T: Pod>(&self, len: usize, host: Vec<u8>) -> Result<Buffer<T>> {
+        if len == 0 {
+            return Err(Error::BadArgument {
+                index: 0,
+                reason: "an empty session buffer (OpenCL cannot allocate 0 bytes)".into(),
+            });
+        }
+        let mut list = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        list.retain(|w| w.strong_count() > 0);
+        let index = self.next_buffer.fetch_add(1, Ordering::Relaxed);
+        let core =
+            Arc::new(BufferCore::new(self.devices.clone(), index, size_of::<T>(), len, host));
+        list.push(Arc::downgrade(&core));
+        Ok(Buffer::wrap(core))
+    }
+
+    /// Start describing a launch of `kernel` over the session's devices.
+    pub fn launch(&self, kernel: &str) -> SessionLaunch<'_> {
+        SessionLaunch::new(self, kernel)
+    }
+
+    /// With `Some(k)`, every `k`-th launch ends with every buffer's host image brought up to
+    /// date, so that a device failing later loses only what was computed since; `None` (the
+    /// default) never syncs on its own.
+    pub fn set_mirror(&mut self, every: Option<u32>) {
+        self.mirror = every.filter(|k| *k > 0);
+    }
+
+    /// Lower the largest device allocation a buffer may need (bytes), e.g. to test buffers
+    /// larger than a device; a launch needing more is refused with [`Error::DeviceLimit`].
+    pub fn set_max_alloc(&mut self, bytes: u64) {
+        let own = self.devices.list.iter().map(|d| d.device.info.max_alloc_bytes).min();
+        self.devices.max_alloc.store(bytes.min(own.unwrap_or(bytes)), Ordering::Relaxed);
+    }
+
+    /// Every live buffer of the session.
+    pub(crate) fn live_buffers(&self) -> Vec<Arc<BufferCore>> {
+        let list = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        list.iter().filter_map(Weak::upgrade).collect()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Each worker releases its kernels and staging under the OpenCL lock, taken here, and
+        // is joined unless its thread is still out in a driver.
+        let _one_at_a_time = super::opencl_lock();
+        for w in &mut self.workers {
+            w.stop();
+        }
+    }
+}

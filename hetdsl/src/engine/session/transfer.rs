@@ -1,0 +1,156 @@
+//! Moves between the host and the devices of a session, each blocking and counted: the few
+//! OpenCL calls the rest of the session goes through, and the two steps built on them — making
+//! a range fresh on a device before a package runs ([`ensure`]), and bringing every buffer's
+//! host image up to date (the mirror's [`sync_all`]).
+
+use std::ops::Range;
+use std::ptr;
+use std::sync::Arc;
+
+use opencl3::command_queue::CommandQueue;
+use opencl3::event::Event;
+use opencl3::memory::{Buffer as ClBuffer, ClMem};
+use opencl3::types::CL_BLOCKING;
+
+use super::buffer::BufferCore;
+use super::residency::Loc;
+use crate::error::{ClError, Result};
+use crate::report::{BufferMoved, Moved};
+
+/// Read `dst.len()` bytes of `mem` from byte `offset`, waiting for them.
+pub(crate) fn read(
+    queue: &CommandQueue,
+    mem: &ClBuffer<u8>,
+    offset: usize,
+    dst: &mut [u8],
+) -> std::result::Result<(), ClError> {
+    // SAFETY: a blocking read: `dst` is alive and exclusively borrowed until the call returns,
+    // when the bytes are in; the caller keeps `offset + dst.len()` within the buffer.
+    let ev = unsafe {
+        opencl3::command_queue::enqueue_read_buffer(
+            queue.get(),
+            mem.get(),
+            CL_BLOCKING,
+            offset,
+            dst.len(),
+            dst.as_mut_ptr().cast(),
+            0,
+            ptr::null(),
+        )
+    }?;
+    drop(Event::new(ev));
+    Ok(())
+}
+
+/// Write `src` into `mem` at byte `offset`, waiting until the driver has it.
+pub(crate) fn write(
+    queue: &CommandQueue,
+    mem: &ClBuffer<u8>,
+    offset: usize,
+    src: &[u8],
+) -> std::result::Result<(), ClError> {
+    // SAFETY: a blocking write: `src` is alive until the call returns, when the driver no
+    // longer needs it; the caller keeps `offset + src.len()` within the buffer.
+    let ev = unsafe {
+        opencl3::command_queue::enqueue_write_buffer(
+            queue.get(),
+            mem.get(),
+            CL_BLOCKING,
+            offset,
+            src.len(),
+            src.as_ptr().cast(),
+            0,
+            ptr::null(),
+        )
+    }?;
+    drop(Event::new(ev));
+    Ok(())
+}
+
+/// Why a range could not be made fresh on a device.
+pub(crate) enum EnsureError {
+    /// The device's own OpenCL call failed: the device leaves the run.
+    Device(String),
+    /// The range is fresh nowhere usable: the run fails with this error.
+    Lost(crate::error::Error),
+}
+
+/// Everything [`ensure`] needs from the device that receives.
+pub(crate) struct Receiver<'a> {
+    pub(crate) slot: usize,
+    pub(crate) queue: &'a CommandQueue,
+    pub(crate) staging: &'a mut Vec<u8>,
+}
+
+/// Make elements `range` of `core` fresh on the receiving device: the parts it lacks come from
+/// the host image where fresh there, else from a usable device through host staging. Returns
+/// the bytes moved; the residency is updated only through `commit` (the run's gate).
+pub(crate) fn ensure(
+    core: &BufferCore,
+    to: &mut Receiver<'_>,
+    range: Range<u64>,
+    usable: impl Fn(usize) -> bool,
+    commit: impl FnOnce(&mut dyn FnMut()) -> bool,
+) -> std::result::Result<Moved, EnsureError> {
+    let (moves, mine) = {
+        let st = core.lock();
+        let moves = st.res.plan_moves(to.slot, range, &usable).map_err(|gone| {
+            EnsureError::Lost(core.lost(&gone, "needed by a launch, fresh on no working device"))
+        })?;
+        (moves, st.mems[to.slot].clone())
+    };
+    let mut moved = Moved::default();
+    if moves.is_empty() {
+        return Ok(moved);
+    }
+    let Some(mine) = mine else {
+        return Err(EnsureError::Device("no device memory for a buffer it needs".into()));
+    };
+    let elem = core.elem;
+    for m in &moves {
+        let bytes = m.range.start as usize * elem..m.range.end as usize * elem;
+        if to.staging.len() < bytes.len() {
+            to.staging.resize(bytes.len(), 0);
+        }
+        let stage = &mut to.staging[..bytes.len()];
+        match m.from {
+            Loc::Host => {
+                stage.copy_from_slice(&core.lock().host[bytes.clone()]);
+                moved.host_to_device += bytes.len() as u64;
+            }
+            Loc::Device(s) => {
+                let src: Option<Arc<ClBuffer<u8>>> = core.lock().mems[s].clone();
+                let src =
+                    src.ok_or_else(|| EnsureError::Device("a source without memory".into()))?;
+                read(&core.devices.list[s].transfer, &src, bytes.start, stage)
+                    .map_err(|e| EnsureError::Device(format!("read from device {s}: {e}")))?;
+                moved.device_to_device += bytes.len() as u64;
+            }
+        }
+        write(to.queue, &mine, bytes.start, stage)
+            .map_err(|e| EnsureError::Device(format!("write of an input: {e}")))?;
+    }
+    let slot = to.slot;
+    let mut mark = || {
+        let mut st = core.lock();
+        for m in &moves {
+            st.res.copied(Loc::Device(slot), m.range.clone());
+        }
+    };
+    commit(&mut mark);
+    Ok(moved)
+}
+
+/// Bring every buffer's host image up to date (the mirror's checkpoint). Returns each buffer's
+/// bytes moved; a range fresh on no working device is an error naming it.
+pub(crate) fn sync_all(buffers: &[Arc<BufferCore>]) -> Result<Vec<BufferMoved>> {
+    let mut out = Vec::new();
+    for b in buffers {
+        let mut moved = Moved::default();
+        b.fetch(0..b.len as u64, &mut moved)?;
+        if moved.total() > 0 {
+            out.push(BufferMoved { buffer: b.index, arg: None, moved });
+        }
+    }
+    Ok(out)
+}

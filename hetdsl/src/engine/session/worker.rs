@@ -1,0 +1,510 @@
+//! A session device's persistent host thread: it owns the device's compute queue, one kernel
+//! per kernel name (made on first use and kept), and the staging its moves go through. Each
+//! launch hands it a [`Task`] through a channel; it sets the kernel's arguments, then runs the
+//! packages the dispatcher gives it, first making each package's inputs fresh on its device.
+//!
+//! A package's outputs stay on the device. They are committed (the residency says this device
+//! holds the only fresh copy) when the device has nothing more to run, through the run's
+//! `merge`: so a device failing mid-launch has nothing merged, and every package it ran goes
+//! back to the pool to be re-run elsewhere from copies still fresh there.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::kernel::Kernel;
+use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::types::cl_event;
+
+use super::buffer::BufferCore;
+use super::residency::Loc;
+use super::transfer::{self, EnsureError, Receiver as To};
+use super::Devices;
+use crate::engine::geometry::Geometry;
+use crate::engine::program::ProgramDevice;
+use crate::engine::shared::{panic_message, Ask, Phase, Shared};
+use crate::engine::worker::{device_profile, device_seconds, wait_kernel};
+use crate::engine::{limits, Fault, WaitMode, WatchdogConfig};
+use crate::error::{ClContext, Error, Result};
+use crate::pattern::{Direction, Pattern};
+use crate::report::{Moved, Transfer};
+use crate::work::{DeviceProfile, Package};
+
+/// One argument of a session launch, checked.
+pub(crate) enum SArg {
+    Buffer { index: usize, core: Arc<BufferCore>, pattern: Pattern, dir: Direction },
+    Scalar { index: usize, bytes: Vec<u8> },
+    Local { index: usize, bytes: usize },
+}
+
+/// A launch as every device thread sees it.
+pub(crate) struct Plan {
+    pub(crate) kernel: String,
+    pub(crate) geo: Geometry,
+    pub(crate) args: Vec<SArg>,
+    pub(crate) faults: Vec<Fault>,
+    pub(crate) warmup: bool,
+    pub(crate) wait: WaitMode,
+    pub(crate) watchdog: WatchdogConfig,
+    /// Elements per row of a 2-D range (1 in 1-D), for halos.
+    pub(crate) row_len: u64,
+    /// Session position of each launch position.
+    pub(crate) slots: Vec<usize>,
+    pub(crate) devices: Arc<Devices>,
+    /// Bytes moved per argument.
+    pub(crate) moved: Mutex<Vec<Moved>>,
+}
+
+impl Plan {
+    /// The elements of a buffer argument a package touches.
+    fn range(&self, core: &BufferCore, pattern: Pattern, p: Package) -> Range<u64> {
+        let (first, items) = self.geo.items(p);
+        pattern.elements_in_rows(first, items, core.len as u64, self.row_len)
+    }
+}
+
+/// A launch's work for one device.
+pub(crate) struct Task {
+    pub(crate) me: usize,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) plan: Arc<Plan>,
+}
+
+enum Msg {
+    Task(Box<Task>),
+    Quit,
+}
+
+/// The session's end of a device thread.
+pub(crate) struct Handle {
+    tx: Option<Sender<Msg>>,
+    thread: Option<JoinHandle<()>>,
+    /// Between receiving a task and being done with it.
+    busy: Arc<AtomicBool>,
+}
+
+impl Handle {
+    pub(crate) fn start(slot: usize, device: ProgramDevice) -> Result<Handle> {
+        let (tx, rx) = channel();
+        let busy = Arc::new(AtomicBool::new(false));
+        let b = busy.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("hetdsl-session-dev{slot}"))
+            .spawn(move || thread_main(slot, device, rx, b))
+            .map_err(|e| Error::BadConfig(format!("cannot start a device thread: {e}")))?;
+        Ok(Handle { tx: Some(tx), thread: Some(thread), busy })
+    }
+
+    /// Hand the thread a task; a thread that is gone sets up as failed, so the run goes on.
+    pub(crate) fn send(&self, task: Task) {
+        let (me, shared) = (task.me, task.shared.clone());
+        self.busy.store(true, Ordering::Release);
+        let sent = self.tx.as_ref().map(|tx| tx.send(Msg::Task(Box::new(task))));
+        if !matches!(sent, Some(Ok(()))) {
+            self.busy.store(false, Ordering::Release);
+            shared.quiet[me].store(true, Ordering::Release);
+            shared.setup_failed(me, "its host thread is gone".into());
+        }
+    }
+
+    /// End the thread (the caller holds the OpenCL lock): joined if idle, left to end on its own
+    /// (taking the lock then) if it is still out in a driver.
+    pub(crate) fn stop(&mut self) {
+        let Some(tx) = self.tx.take() else { return };
+        if self.busy.load(Ordering::Acquire) {
+            drop(tx);
+            drop(self.thread.take());
+            return;
+        }
+        let _ = tx.send(Msg::Quit);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// What the thread keeps across launches.
+struct Worker {
+    slot: usize,
+    device: ProgramDevice,
+    compute: CommandQueue,
+    kernels: HashMap<String, Kernel>,
+    staging: Vec<u8>,
+    per_unit: Option<f64>,
+}
+
+fn thread_main(slot: usize, device: ProgramDevice, rx: Receiver<Msg>, busy: Arc<AtomicBool>) {
+    // SAFETY: the device belongs to the context; the properties are a valid bit set.
+    let compute = unsafe {
+        CommandQueue::create_with_properties(
+            &device.platform.context,
+            device.device.id(),
+            CL_QUEUE_PROFILING_ENABLE,
+            0,
+        )
+    };
+    let mut w = compute.ok().map(|compute| Worker {
+        slot,
+        device,
+        compute,
+        kernels: HashMap::new(),
+        staging: Vec::new(),
+        per_unit: None,
+    });
+    loop {
+        match rx.recv() {
+            Ok(Msg::Task(t)) => {
+                run_task(w.as_mut(), *t);
+                busy.store(false, Ordering::Release);
+            }
+            // The session's drop holds the OpenCL lock while it joins this thread.
+            Ok(Msg::Quit) => return,
+            Err(_) => {
+                // Left behind by a session that is gone: release under the lock.
+                let _one_at_a_time = crate::engine::opencl_lock();
+                drop(w);
+                return;
+            }
+        }
+    }
+}
+
+fn run_task(w: Option<&mut Worker>, t: Task) {
+    let (me, shared) = (t.me, t.shared.clone());
+    match w {
+        None => shared.setup_failed(me, "its compute queue could not be made".into()),
+        Some(w) => {
+            let body = std::panic::AssertUnwindSafe(|| task(w, &t));
+            if let Err(payload) = std::panic::catch_unwind(body) {
+                shared.thread_panicked(me, panic_message(&*payload));
+            }
+            let _ = w.compute.finish();
+        }
+    }
+    // The task's buffers are let go before the caller hears the thread is back.
+    drop(t);
+    shared.release_turn(me);
+}
+
+fn task(w: &mut Worker, t: &Task) {
+    let (me, shared) = (t.me, &t.shared);
+    let faults: Vec<Fault> = t
+        .plan
+        .faults
+        .iter()
+        .copied()
+        .filter(|f| crate::engine::plan::fault_device(f) == me)
+        .collect();
+    if faults.iter().any(|f| matches!(f, Fault::HangSetup { .. })) {
+        while shared.alive(me) && !shared.run_over() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        shared.setup_failed(me, "injected set-up hang".into());
+        return;
+    }
+    let (kernel, fresh) = match w.kernels.remove(&t.plan.kernel) {
+        Some(k) => (Ok(k), false),
+        None => (
+            Kernel::create(&w.device.platform.program, &t.plan.kernel).call("clCreateKernel"),
+            true,
+        ),
+    };
+    let kernel = match kernel {
+        Ok(k) => k,
+        Err(e) => {
+            shared.setup_done(me, Err(e));
+            return;
+        }
+    };
+    let profile = set_up(w, t, &kernel).map_err(PackageError::Run).and_then(|p| {
+        // A kernel writing a buffer in place would change data fresh only here: no warm-up.
+        let inout =
+            t.plan.args.iter().any(|a| matches!(a, SArg::Buffer { dir: Direction::InOut, .. }));
+        if fresh && t.plan.warmup && !inout {
+            warm_up(w, t, &kernel)?;
+        }
+        Ok(p)
+    });
+    match profile {
+        Err(PackageError::Run(e)) => {
+            shared.setup_done(me, Err(e));
+        }
+        Err(PackageError::Device(reason)) => {
+            shared.setup_failed(me, format!("warm-up failed: {reason}"))
+        }
+        Ok(profile) => {
+            if shared.setup_done(me, Ok(profile)) {
+                if let Err(reason) = work(w, t, &kernel, &faults) {
+                    shared.device_failed(me, reason);
+                }
+            }
+        }
+    }
+    w.kernels.insert(t.plan.kernel.clone(), kernel);
+}
+
+/// The kernel's arguments (device memory made where missing), the device's limits, its profile.
+fn set_up(w: &mut Worker, t: &Task, kernel: &Kernel) -> Result<DeviceProfile> {
+    let info = &w.device.info;
+    let limit =
+        |reason: String| Error::DeviceLimit { device: t.me, name: info.name.clone(), reason };
+    let num_args = kernel.num_args().call("clGetKernelInfo(NUM_ARGS)")? as usize;
+    if num_args != t.plan.args.len() {
+        return Err(Error::BadArgument {
+            index: t.plan.args.len().min(num_args),
+            reason: format!(
+                "kernel `{}` takes {num_args} arguments, {} given",
+                t.plan.kernel,
+                t.plan.args.len()
+            ),
+        });
+    }
+    let cap = t.plan.devices.max_alloc.load(Ordering::Relaxed);
+    let mut local_bytes = 0u64;
+    let mut buffers = Vec::new();
+    for a in &t.plan.args {
+        match a {
+            SArg::Buffer { index, core, .. } => {
+                let bytes = core.bytes();
+                if bytes as u64 > cap {
+                    return Err(limit(format!(
+                        "argument {index}: session buffer {} of {bytes} bytes exceeds the \
+                         session's largest allocation of {cap} bytes",
+                        core.index
+                    )));
+                }
+                let mem = memory(w, core).map_err(|e| {
+                    limit(format!("argument {index}: cannot allocate {bytes} bytes: {e}"))
+                })?;
+                // SAFETY: a `cl_mem` handle the buffer keeps alive for as long as the task holds
+                // the buffer; every launch sets every argument again before its kernels run.
+                unsafe { kernel.set_arg(*index as u32, &mem.get()) }.map_err(|e| {
+                    Error::BadArgument {
+                        index: *index,
+                        reason: format!(
+                            "the kernel rejected a buffer here ({e}); is this argument a pointer?"
+                        ),
+                    }
+                })?;
+                buffers.push((*index, bytes as u64));
+            }
+            // SAFETY: `bytes` lives across the call, which copies it; OpenCL checks the size.
+            SArg::Scalar { index, bytes } => unsafe {
+                opencl3::kernel::set_kernel_arg(
+                    kernel.get(),
+                    *index as u32,
+                    bytes.len(),
+                    bytes.as_ptr().cast(),
+                )
+            }
+            .map_err(|e| Error::BadArgument {
+                index: *index,
+                reason: format!("the kernel rejected a {}-byte scalar here: {e}", bytes.len()),
+            })?,
+            SArg::Local { index, bytes } => {
+                local_bytes += *bytes as u64;
+                // SAFETY: a size only, no pointer; OpenCL checks it against the argument.
+                unsafe { kernel.set_arg_local_buffer(*index as u32, *bytes) }.map_err(|e| {
+                    Error::BadArgument {
+                        index: *index,
+                        reason: format!(
+                            "the kernel rejected a __local buffer of {bytes} bytes here: {e}"
+                        ),
+                    }
+                })?
+            }
+        }
+    }
+    let id = w.device.device.id();
+    let local_total = kernel.get_local_mem_size(id).unwrap_or(0).max(local_bytes);
+    let needs = limits::Needs {
+        total_items: t.plan.geo.total_items(),
+        local: &t.plan.geo.local,
+        kernel_max_work_group: kernel.get_work_group_size(id).unwrap_or(info.max_work_group_size),
+        local_bytes: local_total,
+        buffers,
+    };
+    limits::check(info, &needs).map_err(limit)?;
+    Ok(device_profile(&w.device, &t.plan.geo, &t.plan.kernel, local_total))
+}
+
+/// This device's memory for `core`, made (uninitialised, nothing fresh in it) when missing.
+fn memory(
+    w: &Worker,
+    core: &BufferCore,
+) -> std::result::Result<Arc<ClBuffer<u8>>, crate::error::ClError> {
+    let mut st = core.lock();
+    if let Some(m) = &st.mems[w.slot] {
+        return Ok(m.clone());
+    }
+    // SAFETY: no host pointer is given; the context outlives the buffer (the buffer holds it).
+    let made = unsafe {
+        ClBuffer::<u8>::create(
+            &w.device.platform.context,
+            CL_MEM_READ_WRITE,
+            core.bytes(),
+            std::ptr::null_mut(),
+        )
+    }?;
+    let made = Arc::new(made);
+    st.mems[w.slot] = Some(made.clone());
+    Ok(made)
+}
+
+/// One work-group at each end of the range, so the driver compiles the kernel before the clock
+/// starts; what it wrote on this device is not fresh there (it is not the launch's result).
+fn warm_up(w: &mut Worker, t: &Task, kernel: &Kernel) -> std::result::Result<(), PackageError> {
+    let last = t.plan.geo.units - 1;
+    for offset in if last > 0 { vec![0, last] } else { vec![0] } {
+        run_package(w, t, kernel, Package { offset, len: 1 })?;
+    }
+    Ok(())
+}
+
+enum PackageError {
+    /// The device failed: it leaves the run, its packages are re-run elsewhere.
+    Device(String),
+    /// The run cannot go on (an input lost with a failed device).
+    Run(Error),
+}
+
+/// Make a package's inputs fresh here, mark its outputs not fresh here (the kernel changes
+/// them), run its kernel and wait for it. Returns its device time.
+fn run_package(
+    w: &mut Worker,
+    t: &Task,
+    kernel: &Kernel,
+    p: Package,
+) -> std::result::Result<Option<f64>, PackageError> {
+    let plan = &t.plan;
+    let shared = &t.shared;
+    let usable = |d: usize| {
+        !plan.devices.is_dead(d)
+            && plan.slots.iter().position(|&s| s == d).is_none_or(|pos| shared.alive(pos))
+    };
+    for a in &plan.args {
+        let SArg::Buffer { index, core, pattern, dir } = a else { continue };
+        let range = plan.range(core, *pattern, p);
+        if dir.reads() {
+            let mut to = To { slot: w.slot, queue: &w.compute, staging: &mut w.staging };
+            let commit = |mark: &mut dyn FnMut()| shared.with_caller_memory(mark);
+            let moved = transfer::ensure(core, &mut to, range.clone(), usable, commit).map_err(
+                |e| match e {
+                    EnsureError::Device(r) => PackageError::Device(r),
+                    EnsureError::Lost(e) => PackageError::Run(e),
+                },
+            )?;
+            plan.moved.lock().unwrap_or_else(|e| e.into_inner())[*index] += moved;
+        }
+        if dir.writes() {
+            shared.with_caller_memory(|| core.lock().res.invalidate(Loc::Device(w.slot), range));
+        }
+    }
+    let (offset, size) = plan.geo.launch(p);
+    let none: [cl_event; 0] = [];
+    // SAFETY: offset, size and the work-group size have the kernel's dimension count; every
+    // argument was set for this launch and its buffers are held by the task.
+    let ev = unsafe {
+        w.compute.enqueue_nd_range_kernel(
+            kernel.get(),
+            offset.len() as u32,
+            offset.as_ptr(),
+            size.as_ptr(),
+            plan.geo.local.as_ptr(),
+            &none,
+        )
+    }
+    .map_err(|e| PackageError::Device(format!("launch of package {p:?} failed: {e}")))?;
+    w.compute.flush().map_err(|e| PackageError::Device(format!("flush failed: {e}")))?;
+    let expected = w.per_unit.map(|s| s * p.len as f64);
+    wait_kernel(&ev, expected, plan.wait)
+        .map_err(|e| PackageError::Device(format!("kernel on package {p:?} failed: {e}")))?;
+    let seconds = device_seconds(&ev);
+    if let Some(s) = seconds {
+        w.per_unit = Some(s / p.len.max(1) as f64);
+    }
+    Ok(seconds)
+}
+
+/// The package loop. `Err` carries the reason this device must leave the run.
+fn work(
+    w: &mut Worker,
+    t: &Task,
+    kernel: &Kernel,
+    faults: &[Fault],
+) -> std::result::Result<(), String> {
+    let (me, shared) = (t.me, &t.shared);
+    let mut pending: Vec<Package> = Vec::new();
+    let mut count = 0usize;
+    loop {
+        let p = match shared.next_package(me, pending.is_empty()) {
+            Ask::Run(p) => p,
+            Ask::Stop => break,
+            Ask::Later => {
+                commit(w, t, &mut pending);
+                continue;
+            }
+        };
+        let index = count;
+        count += 1;
+        if faults.iter().any(|f| matches!(*f, Fault::Panic { package, .. } if package == index)) {
+            panic!("injected panic at package {index}");
+        }
+        if faults.iter().any(|f| matches!(*f, Fault::Fail { package, .. } if package == index)) {
+            return Err(format!("injected failure at its package {index} (CL_OUT_OF_RESOURCES)"));
+        }
+        let seconds = match run_package(w, t, kernel, p) {
+            Ok(s) => s,
+            Err(PackageError::Device(reason)) => return Err(reason),
+            Err(PackageError::Run(e)) => {
+                fail_run(shared, e);
+                return Ok(());
+            }
+        };
+        if let Some(factor) = faults.iter().find_map(|f| match *f {
+            Fault::Slow { factor, .. } => Some(factor),
+            _ => None,
+        }) {
+            let s = seconds.unwrap_or(1e-3) * f64::from(factor.saturating_sub(1));
+            std::thread::sleep(Duration::from_secs_f64(s));
+        }
+        if !shared.kernel_done(me, p, seconds, Transfer::default()) {
+            return Ok(());
+        }
+        pending.push(p);
+    }
+    commit(w, t, &mut pending);
+    Ok(())
+}
+
+/// The outputs of the packages run here are now the only fresh copies: say so, through the
+/// run's merge (once per package, never after the run is over).
+fn commit(w: &Worker, t: &Task, pending: &mut Vec<Package>) {
+    let plan = &t.plan;
+    for p in pending.drain(..) {
+        t.shared.merge(t.me, p, Transfer::default(), || {
+            for a in &plan.args {
+                let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
+                if dir.writes() {
+                    let range = plan.range(core, *pattern, p);
+                    core.lock().res.written(Loc::Device(w.slot), range);
+                }
+            }
+        });
+    }
+}
+
+/// End the run with `e` (a lost input): every device stops, `run` returns it.
+fn fail_run(shared: &Shared, e: Error) {
+    let mut s = shared.lock();
+    if s.fatal.is_none() {
+        s.fatal = Some(e);
+    }
+    s.phase = Phase::Over;
+    shared.wake.notify_all();
+}

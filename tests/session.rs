@@ -1,0 +1,432 @@
+//! Sessions: buffers that stay on the devices across launches. Each test checks the results
+//! against a plain CPU loop, and the data movement through the report's counters.
+
+mod common;
+
+use hetdsl::balance::{Balancer, Completion, Next, Remaining, Setup, Static};
+use hetdsl::report::Moved;
+use hetdsl::{Buffer, Error, Fault, Pattern, Report, Session};
+
+fn session() -> (hetdsl::Program, Session) {
+    let p = common::program("session.cl");
+    let s = p.session().expect("a session");
+    (p, s)
+}
+
+fn close(a: &[f32], b: &[f32], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!((x - y).abs() <= 1e-4 * (1.0 + y.abs()), "{what}: element {i}: {x} != {y}");
+    }
+}
+
+const N: usize = 1 << 14;
+
+/// The same split every time: half the groups to each device, one package each.
+fn halves() -> Box<Static> {
+    Box::new(Static::with_weights(vec![1.0, 1.0]))
+}
+
+fn saxpy(
+    s: &Session,
+    x: &Buffer<f32>,
+    y: &Buffer<f32>,
+    out: &mut Buffer<f32>,
+    fixed: bool,
+) -> Report {
+    let mut l = s
+        .launch("saxpy")
+        .global(&[N])
+        .local(&[64])
+        .input(x, Pattern::ONE_TO_ONE)
+        .input(y, Pattern::ONE_TO_ONE)
+        .output(out, Pattern::ONE_TO_ONE)
+        .scalar(2.0f32);
+    if fixed {
+        l = l.balancer(halves());
+    }
+    l.run().expect("saxpy runs")
+}
+
+fn inputs() -> (Vec<f32>, Vec<f32>) {
+    let xs: Vec<f32> = (0..N).map(|i| (i % 100) as f32).collect();
+    let ys: Vec<f32> = (0..N).map(|i| (i % 7) as f32).collect();
+    (xs, ys)
+}
+
+#[test]
+fn a_second_identical_launch_moves_no_input_and_a_read_moves_exactly_the_stale_bytes() {
+    let (_p, s) = session();
+    let (xs, ys) = inputs();
+    let x = s.buffer_from(&xs).unwrap();
+    let y = s.buffer_from(&ys).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    let bytes = (N * 4) as u64;
+    let first = saxpy(&s, &x, &y, &mut out, true);
+    // Each input element went to the device that owns it, from the host, and each device's
+    // warm-up (one group of 64 at each end of the range) brought the other end's group too.
+    let warm_up = 64 * 4;
+    assert_eq!(
+        first.moved_arg(0),
+        Moved { host_to_device: bytes + 2 * warm_up, ..Moved::default() }
+    );
+    assert_eq!(
+        first.moved_arg(1),
+        Moved { host_to_device: bytes + 2 * warm_up, ..Moved::default() }
+    );
+    assert_eq!(first.moved_arg(2).total(), 0, "an output moves nothing in");
+    let second = saxpy(&s, &x, &y, &mut out, true);
+    assert_eq!(second.moved().total(), 0, "the same split again: every input already there");
+    let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 2.0 * x + y).collect();
+    let mut moved = Moved::default();
+    let got = out.read_counted(0..N, &mut moved).unwrap();
+    close(&got, &want, "saxpy");
+    assert_eq!(moved, Moved { device_to_host: bytes, ..Moved::default() });
+    // Nothing is stale on the host any more.
+    let mut again = Moved::default();
+    assert_eq!(out.read_counted(100..200, &mut again).unwrap(), want[100..200]);
+    assert_eq!(again.total(), 0);
+}
+
+#[test]
+fn a_host_write_moves_exactly_the_written_elements_again() {
+    let (_p, s) = session();
+    let (mut xs, ys) = inputs();
+    let mut x = s.buffer_from(&xs).unwrap();
+    let y = s.buffer_from(&ys).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    saxpy(&s, &x, &y, &mut out, true);
+    let patch: Vec<f32> = (0..300).map(|i| i as f32 * 0.5).collect();
+    x.write(1000, &patch).unwrap();
+    xs[1000..1300].copy_from_slice(&patch);
+    let r = saxpy(&s, &x, &y, &mut out, true);
+    assert_eq!(r.moved_arg(0), Moved { host_to_device: 300 * 4, ..Moved::default() });
+    assert_eq!(r.moved_arg(1).total(), 0);
+    let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 2.0 * x + y).collect();
+    close(&out.to_vec().unwrap(), &want, "saxpy after a write");
+    // The default balancer (whatever split it picks) computes the same.
+    saxpy(&s, &x, &y, &mut out, false);
+    close(&out.to_vec().unwrap(), &want, "saxpy, default balancer");
+}
+
+#[test]
+fn an_inout_buffer_updated_in_place_over_many_launches() {
+    let (_p, s) = session();
+    let start: Vec<f32> = (0..N).map(|i| (i % 13) as f32).collect();
+    let mut x = s.buffer_from(&start).unwrap();
+    let mut want = start.clone();
+    for step in 0..6 {
+        let (a, b) = (if step % 2 == 0 { 2.0f32 } else { 0.5 }, step as f32);
+        s.launch("affine")
+            .global(&[N])
+            .local(&[64])
+            .inout(&mut x, Pattern::ONE_TO_ONE)
+            .scalar(a)
+            .scalar(b)
+            .run()
+            .unwrap();
+        for v in &mut want {
+            *v = *v * a + b;
+        }
+    }
+    close(&x.to_vec().unwrap(), &want, "affine x6");
+}
+
+fn stencil_cpu(a: &[f32]) -> Vec<f32> {
+    let n = a.len();
+    (0..n)
+        .map(|i| if i == 0 || i == n - 1 { a[i] } else { (a[i - 1] + a[i] + a[i + 1]) / 3.0 })
+        .collect()
+}
+
+#[test]
+fn a_1d_stencil_with_a_halo_ping_pongs_and_moves_only_the_halo() {
+    let (_p, s) = session();
+    let start: Vec<f32> = (0..N).map(|i| ((i * 37) % 101) as f32).collect();
+    let mut a = s.buffer_from(&start).unwrap();
+    let mut b = s.buffer::<f32>(N).unwrap();
+    let mut want = start.clone();
+    for sweep in 0..8 {
+        let (src, dst) = if sweep % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
+        let r = s
+            .launch("stencil3")
+            .global(&[N])
+            .local(&[64])
+            .input(src, Pattern::halo(1))
+            .output(dst, Pattern::ONE_TO_ONE)
+            .scalar(N as u32)
+            .balancer(halves())
+            .run()
+            .unwrap();
+        want = stencil_cpu(&want);
+        if sweep >= 2 {
+            // Steady state: each device owns its half; only the element past each side of the
+            // one boundary crosses between them.
+            assert_eq!(r.trace.len(), 2, "one package per device");
+            assert_eq!(r.moved_arg(0), Moved { device_to_device: 8, ..Moved::default() });
+        }
+    }
+    close(&a.to_vec().unwrap(), &want, "stencil x8");
+}
+
+fn jacobi_cpu(a: &[f32], w: usize, h: usize) -> Vec<f32> {
+    let mut b = a.to_vec();
+    for y in 1..h - 1 {
+        for x in 1..w - 1 {
+            let i = y * w + x;
+            b[i] = 0.25 * (a[i - 1] + a[i + 1] + a[i - w] + a[i + w]);
+        }
+    }
+    b
+}
+
+#[test]
+fn a_2d_jacobi_with_a_halo_of_one_row_matches_the_cpu_over_sweeps() {
+    let (_p, s) = session();
+    let (w, h) = (64usize, 96usize);
+    let start: Vec<f32> = (0..w * h).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
+    let mut a = s.buffer_from(&start).unwrap();
+    let mut b = s.buffer::<f32>(w * h).unwrap();
+    let mut want = start.clone();
+    for sweep in 0..10 {
+        let (src, dst) = if sweep % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
+        let r = s
+            .launch("jacobi")
+            .global(&[w, h])
+            .local(&[16, 4])
+            .input(src, Pattern::halo(1))
+            .output(dst, Pattern::ONE_TO_ONE)
+            .scalar(w as u32)
+            .scalar(h as u32)
+            .run()
+            .unwrap();
+        want = jacobi_cpu(&want, w, h);
+        assert!(r.moved_arg(1).total() == 0);
+    }
+    close(&a.to_vec().unwrap(), &want, "jacobi x10");
+}
+
+fn nbody_cpu(pos: &mut [f32], steps: usize, dt: f32) {
+    let n = pos.len();
+    for _ in 0..steps {
+        let force: Vec<f32> =
+            (0..n).map(|i| (0..n).fold(0.0f32, |f, j| f + (pos[j] - pos[i]) * 0.001)).collect();
+        for (p, f) in pos.iter_mut().zip(&force) {
+            *p += dt * f;
+        }
+    }
+}
+
+#[test]
+fn a_two_kernel_step_runs_without_host_round_trips() {
+    let (_p, s) = session();
+    let n = 2048;
+    let start: Vec<f32> = (0..n).map(|i| ((i * 13) % 29) as f32 / 29.0).collect();
+    let mut pos = s.buffer_from(&start).unwrap();
+    let mut force = s.buffer::<f32>(n).unwrap();
+    let steps = 4;
+    let mut to_host = 0;
+    for _ in 0..steps {
+        let f = s
+            .launch("forces")
+            .global(&[n])
+            .local(&[64])
+            .input(&pos, Pattern::Whole)
+            .output(&mut force, Pattern::ONE_TO_ONE)
+            .scalar(n as u32)
+            .run()
+            .unwrap();
+        let i = s
+            .launch("integrate")
+            .global(&[n])
+            .local(&[64])
+            .inout(&mut pos, Pattern::ONE_TO_ONE)
+            .input(&force, Pattern::ONE_TO_ONE)
+            .scalar(0.1f32)
+            .run()
+            .unwrap();
+        to_host += f.moved().device_to_host + i.moved().device_to_host;
+    }
+    assert_eq!(to_host, 0, "nothing came back to the host between steps");
+    let mut want = start.clone();
+    nbody_cpu(&mut want, steps, 0.1);
+    close(&pos.to_vec().unwrap(), &want, "nbody-like x4");
+}
+
+/// Packages of 8 work-groups, handed to the devices in turns (a device ahead of another waits).
+#[derive(Default)]
+struct Turns {
+    left: Remaining,
+    given: Vec<u64>,
+    lost: Vec<bool>,
+}
+
+impl Balancer for Turns {
+    fn name(&self) -> String {
+        "turns".into()
+    }
+    fn start(&mut self, setup: &Setup) -> hetdsl::Result<()> {
+        self.left = Remaining::new(setup.total_groups);
+        self.given = vec![0; setup.devices.len()];
+        self.lost = vec![false; setup.devices.len()];
+        Ok(())
+    }
+    fn next(&mut self, device: usize, _now: f64) -> Next {
+        let least = (0..self.given.len()).filter(|&d| !self.lost[d]).map(|d| self.given[d]).min();
+        if least.is_some_and(|m| self.given[device] > m) {
+            return Next::Wait;
+        }
+        match self.left.take(8) {
+            Some(p) => {
+                self.given[device] += 1;
+                Next::Run(p)
+            }
+            None => Next::Done,
+        }
+    }
+    fn completed(&mut self, _done: &Completion) {}
+    fn device_lost(&mut self, device: usize) {
+        self.lost[device] = true;
+    }
+}
+
+fn affine_on(s: &Session, x: &mut Buffer<f32>, fault: Option<Fault>) -> hetdsl::Result<Report> {
+    let mut l = s
+        .launch("affine")
+        .global(&[N])
+        .local(&[64])
+        .inout(x, Pattern::ONE_TO_ONE)
+        .scalar(3.0f32)
+        .scalar(1.0f32);
+    if let Some(f) = fault {
+        // Small packages taken in turns, so that the failing device has run some before it
+        // fails, however fast the other device asks.
+        l = l.inject(f).balancer(Box::new(Turns::default()));
+    }
+    l.run()
+}
+
+#[test]
+fn a_device_failing_with_the_only_copy_is_an_error_naming_the_buffer_never_stale_data() {
+    let (_p, s) = session();
+    let (xs, ys) = inputs();
+    let x = s.buffer_from(&xs).unwrap();
+    let y = s.buffer_from(&ys).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    saxpy(&s, &x, &y, &mut out, true);
+    // Device 1 holds the only copy of the upper half of `out`, and fails.
+    let err = affine_on(&s, &mut out, Some(Fault::Fail { device: 1, package: 0 })).unwrap_err();
+    let Error::Lost { buffer, len, ranges, .. } = &err else { panic!("not Lost: {err}") };
+    assert_eq!((*buffer, *len), (out.index(), N));
+    assert!(!ranges.is_empty() && ranges.iter().all(|r| r.start >= (N / 2) as u64), "{ranges:?}");
+    assert!(matches!(out.to_vec(), Err(Error::Lost { .. })), "a read never returns stale data");
+    assert_eq!(s.failed_devices().len(), 1);
+    // Writing the buffer again makes it whole; the session goes on with the other device.
+    let (xs2, _) = inputs();
+    out.write(0, &xs2).unwrap();
+    affine_on(&s, &mut out, None).unwrap();
+    let want: Vec<f32> = xs2.iter().map(|v| v * 3.0 + 1.0).collect();
+    close(&out.to_vec().unwrap(), &want, "after the loss");
+}
+
+#[test]
+fn with_the_mirror_a_device_failure_is_recovered_from_the_host_copy() {
+    let (_p, mut s) = session();
+    s.set_mirror(Some(1));
+    let (xs, ys) = inputs();
+    let x = s.buffer_from(&xs).unwrap();
+    let y = s.buffer_from(&ys).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    let r = saxpy(&s, &x, &y, &mut out, true);
+    // The mirror brought the output home at the end of the launch.
+    assert_eq!(r.moved_buffer(out.index()).device_to_host, (N * 4) as u64);
+    // Device 1 fails after running a package: every package it ran is re-run on device 0
+    // from the host copy.
+    let r = affine_on(&s, &mut out, Some(Fault::Fail { device: 1, package: 1 })).unwrap();
+    assert!(r.devices[1].fault.is_some(), "the fault happened: {}", r.table());
+    assert!(!r.faults.is_empty(), "device 1 had run a package before it failed: {}", r.table());
+    assert_eq!(s.failed_devices().len(), 1);
+    let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| (2.0 * x + y) * 3.0 + 1.0).collect();
+    close(&out.to_vec().unwrap(), &want, "recovered");
+}
+
+#[test]
+fn mistakes_are_errors() {
+    let (p, s) = session();
+    let other = p.session().unwrap();
+    let (xs, ys) = inputs();
+    let x = s.buffer_from(&xs).unwrap();
+    let y = s.buffer_from(&ys).unwrap();
+    let foreign = other.buffer_from(&ys).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    let run = |x: &Buffer<f32>, y: &Buffer<f32>, out: &mut Buffer<f32>, po: Pattern| {
+        s.launch("saxpy")
+            .global(&[N])
+            .local(&[64])
+            .input(x, Pattern::ONE_TO_ONE)
+            .input(y, Pattern::ONE_TO_ONE)
+            .output(out, po)
+            .scalar(2.0f32)
+            .run()
+    };
+    let e = run(&x, &foreign, &mut out, Pattern::ONE_TO_ONE).unwrap_err();
+    assert!(
+        matches!(&e, Error::BadArgument { index: 1, reason } if reason.contains("another session")),
+        "{e}"
+    );
+    let mut short = s.buffer::<f32>(N - 1).unwrap();
+    let e = run(&x, &y, &mut short, Pattern::ONE_TO_ONE).unwrap_err();
+    assert!(
+        matches!(&e, Error::BadArgument { index: 2, reason } if reason.contains("needs")),
+        "{e}"
+    );
+    let e = run(&x, &y, &mut out, Pattern::halo(1)).unwrap_err();
+    assert!(
+        matches!(&e, Error::BadArgument { index: 2, reason } if reason.contains("read-only")),
+        "{e}"
+    );
+    let e = run(&x, &y, &mut out, Pattern::Whole).unwrap_err();
+    assert!(matches!(&e, Error::BadArgument { index: 2, .. }), "{e}");
+    assert!(matches!(s.buffer::<f32>(0), Err(Error::BadArgument { .. })));
+    assert!(matches!(out.read(10..N + 1), Err(Error::BadRange(_))));
+    assert!(matches!(out.write(N - 1, &[1.0, 2.0]), Err(Error::BadRange(_))));
+    // A wrong element type is refused against the kernel's signature.
+    let ints = s.buffer::<u32>(N).unwrap();
+    let e = s
+        .launch("saxpy")
+        .global(&[N])
+        .local(&[64])
+        .input(&ints, Pattern::ONE_TO_ONE)
+        .input(&y, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .scalar(2.0f32)
+        .run()
+        .unwrap_err();
+    assert!(matches!(e, Error::BadArgument { index: 0, .. }), "{e}");
+    // Nothing ran: the output is still zeros.
+    assert!(out.to_vec().unwrap().iter().all(|v| *v == 0.0));
+}
+
+#[test]
+fn a_buffer_over_the_allocation_cap_is_refused() {
+    let (_p, mut s) = session();
+    s.set_max_alloc(1024);
+    let (xs, ys) = inputs();
+    let x = s.buffer_from(&xs).unwrap();
+    let y = s.buffer_from(&ys).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    let e = s
+        .launch("saxpy")
+        .global(&[N])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .input(&y, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .scalar(2.0f32)
+        .run()
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::DeviceLimit { reason, .. } if reason.contains("largest allocation")),
+        "{e}"
+    );
+}
