@@ -6,10 +6,8 @@ use std::time::Instant;
 
 use hetdsl::{Pattern, Program};
 
-use super::minimum::{Reach, Residency, Shape, Use};
+use super::minimum::{count_moves, Reach, Shape, Use};
 use super::{oneshot_steps, say, timed_loop, Config, Iterative, Scale, Variant};
-#[allow(unused_imports)]
-use super::{Halo, ProgramExt};
 use crate::samples::check::Verdict;
 use crate::samples::iterative::blackscholes::{options, verify, LWS, RISKFREE, VOLATILITY};
 
@@ -96,9 +94,8 @@ impl Iterative for BlackScholes {
         let (verdict, how) = self.check(&c, &p);
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);
         let n = self.n as u64;
-        let mut res = Residency::new(&[(n, 4); 5]);
         let shape = Shape { items_per_unit: LWS as u64, row_len: 1 };
-        super::count_moves(&mut v, &run, |r| res.launch(r, shape, &Self::uses()));
+        count_moves(&mut v, &run, &[(n, 4); 5], shape, &|_, _| Self::uses().to_vec());
         Ok(v)
     }
 

@@ -5,10 +5,8 @@ use std::time::Instant;
 
 use hetdsl::{Pattern, Program};
 
-use super::minimum::{Reach, Residency, Shape, Use};
+use super::minimum::{count_moves, Reach, Shape, Use};
 use super::{oneshot_steps, say, timed_loop, Config, Iterative, Scale, Variant};
-#[allow(unused_imports)]
-use super::{Halo, ProgramExt};
 use crate::samples::check::Verdict;
 use crate::samples::iterative::chain::{vectors, verify, A, LWS};
 
@@ -90,9 +88,9 @@ impl Iterative for Chain {
         let got = y.to_vec().map_err(say)?;
         let (verdict, how) = self.check(&got, run.steps());
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);
-        let mut res = Residency::new(&[(self.n as u64, 4), (self.n as u64, 4)]);
         let shape = Shape { items_per_unit: LWS as u64, row_len: 1 };
-        super::count_moves(&mut v, &run, |r| res.launch(r, shape, &Self::uses()));
+        let buffers = [(self.n as u64, 4); 2];
+        count_moves(&mut v, &run, &buffers, shape, &|_, _| Self::uses().to_vec());
         Ok(v)
     }
 

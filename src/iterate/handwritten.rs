@@ -68,7 +68,8 @@ pub fn jacobi(
     let (w, h) = (side as cl_int, side as cl_int);
     let start = Instant::now();
     for k in 0..sweeps {
-        let (from, to) = if k.is_multiple_of(2) { (&grids[0], &grids[1]) } else { (&grids[1], &grids[0]) };
+        let (from, to) =
+            if k.is_multiple_of(2) { (&grids[0], &grids[1]) } else { (&grids[1], &grids[0]) };
         // SAFETY: the arguments match `jacobi_step`'s parameters in order and type (two float
         // buffers of side² cells, two ints); the NDRange is side × side, a multiple of the
         // 16 × 16 work-group, so every index the kernel computes is inside both buffers. The

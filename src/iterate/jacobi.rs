@@ -6,10 +6,8 @@ use std::time::Instant;
 
 use hetdsl::{Pattern, Program};
 
-use super::minimum::{Reach, Residency, Shape, Use};
+use super::minimum::{count_moves, Reach, Shape, Use};
 use super::{oneshot_steps, say, timed_loop, Config, Iterative, Scale, Variant};
-#[allow(unused_imports)]
-use super::{Halo, ProgramExt};
 use crate::samples::check::Verdict;
 use crate::samples::iterative::jacobi::{grid, verify, LWS};
 
@@ -123,13 +121,8 @@ impl Iterative for Jacobi {
         let (verdict, how) = self.check(&got, run.steps());
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);
         let cells = (side * side) as u64;
-        let mut res = Residency::new(&[(cells, 4), (cells, 4)]);
         let shape = Shape { items_per_unit: (side * LWS[1]) as u64, row_len: side as u64 };
-        let mut k = 0;
-        super::count_moves(&mut v, &run, |r| {
-            k += 1;
-            res.launch(r, shape, &Self::uses(k - 1))
-        });
+        count_moves(&mut v, &run, &[(cells, 4); 2], shape, &|k, _| Self::uses(k).to_vec());
         Ok(v)
     }
 

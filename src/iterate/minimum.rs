@@ -10,6 +10,8 @@ use std::ops::Range;
 
 use hetdsl::Report;
 
+use super::{LoopRun, Variant};
+
 /// How much of a buffer a package reaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reach {
@@ -89,6 +91,44 @@ impl Residency {
         }
         bytes
     }
+}
+
+/// Fills a session variant's bytes per step: moved into the devices and read back, from the
+/// session's counters; the minimum for the partitions the launches had, from a [`Residency`]
+/// fed every launch in order; and the steady minimum, had every step kept its partition for
+/// the next (a [`Residency`] fed the step and the one after it with this step's packages, then
+/// this step again). `uses(k, report)`: the buffer arguments of that launch of step `k`.
+pub(crate) fn count_moves(
+    v: &mut Variant,
+    run: &LoopRun,
+    buffers: &[(u64, u64)],
+    shape: Shape,
+    uses: &dyn Fn(usize, &Report) -> Vec<Use>,
+) {
+    let per_step = |f: &dyn Fn(&Report) -> u64| -> Vec<u64> {
+        run.reports.iter().map(|step| step.iter().map(f).sum()).collect()
+    };
+    v.moved_per_step = Some(per_step(&|r| {
+        let m = r.moved();
+        m.host_to_device + m.device_to_device
+    }));
+    v.read_back_per_step = Some(per_step(&|r| r.moved().device_to_host));
+    let mut res = Residency::new(buffers);
+    let mut minimum = Vec::new();
+    for (k, step) in run.reports.iter().enumerate() {
+        minimum.push(step.iter().map(|r| res.launch(r, shape, &uses(k, r))).sum());
+    }
+    v.minimum_per_step = Some(minimum);
+    let steady = run.reports.iter().enumerate().map(|(k, step)| {
+        let mut res = Residency::new(buffers);
+        for j in [k, k + 1] {
+            step.iter().for_each(|r| {
+                res.launch(r, shape, &uses(j, r));
+            });
+        }
+        step.iter().map(|r| res.launch(r, shape, &uses(k, r))).sum()
+    });
+    v.steady_per_step = Some(steady.collect());
 }
 
 fn reach(r: Reach, items: Range<u64>, len: u64, row_len: u64) -> Range<u64> {

@@ -19,14 +19,10 @@ pub mod jacobi;
 pub mod minimum;
 pub mod nbody;
 mod report;
-mod shim;
-pub(crate) use shim::*;
 
 use std::time::Instant;
 
 use hetdsl::{Program, Report};
-#[allow(unused_imports)]
-use shim::ReportExt;
 
 use crate::samples::check::Verdict;
 
@@ -157,8 +153,12 @@ pub struct Variant {
     pub moved_per_step: Option<Vec<u64>>,
     /// Bytes read back per step (device to host), when the session counts them.
     pub read_back_per_step: Option<Vec<u64>>,
-    /// The fewest bytes into the devices that each step's partition implies.
+    /// The fewest bytes into the devices that each step needed, given the partitions of the
+    /// launches before it and its own.
     pub minimum_per_step: Option<Vec<u64>>,
+    /// The fewest bytes each step would need had the partition stayed as this step's: the
+    /// halo rows across its boundaries, the all-gather of positions, nothing for 1:1 data.
+    pub steady_per_step: Option<Vec<u64>>,
     pub verdict: Verdict,
     /// How the check was made (whole problem, sample, one extra step, ...).
     pub check: String,
@@ -201,6 +201,7 @@ impl Variant {
             moved_per_step: None,
             read_back_per_step: None,
             minimum_per_step: None,
+            steady_per_step: None,
             verdict,
             check: check.to_string(),
             step_seconds: s.clone(),
@@ -357,19 +358,4 @@ pub(crate) fn say(e: hetdsl::Error) -> String {
 /// One-shot steps: at most `cfg.oneshot_steps`.
 pub(crate) fn oneshot_steps(cfg: &Config, steps: usize) -> usize {
     cfg.oneshot_steps.map_or(steps, |n| n.min(steps)).max(1)
-}
-
-/// Fills a session variant's bytes per step: moved into the devices and read back, from the
-/// session's counters, and the minimum from `minimum` (called on every launch in order).
-pub(crate) fn count_moves(v: &mut Variant, run: &LoopRun, mut minimum: impl FnMut(&Report) -> u64) {
-    let per_step = |f: &dyn Fn(&Report) -> u64| -> Vec<u64> {
-        run.reports.iter().map(|step| step.iter().map(f).sum()).collect()
-    };
-    v.moved_per_step = Some(per_step(&|r| {
-        let m = r.moved();
-        m.host_to_device + m.device_to_device
-    }));
-    v.read_back_per_step = Some(per_step(&|r| r.moved().device_to_host));
-    v.minimum_per_step =
-        Some(run.reports.iter().map(|step| step.iter().map(&mut minimum).sum()).collect());
 }

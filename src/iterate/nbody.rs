@@ -6,10 +6,8 @@ use std::time::Instant;
 
 use hetdsl::{Pattern, Program, Report};
 
-use super::minimum::{Reach, Residency, Shape, Use};
+use super::minimum::{count_moves, Reach, Shape, Use};
 use super::{oneshot_steps, say, timed_loop, Config, Iterative, Scale, Variant};
-#[allow(unused_imports)]
-use super::{Halo, ProgramExt};
 use crate::samples::check::{sample_indices, Verdict};
 use crate::samples::iterative::nbody::{bodies, one_step, trajectory, verify, DT, LWS, SOFTENING2};
 
@@ -84,9 +82,9 @@ impl NBody {
     /// One step on a session.
     fn session_step(
         &self,
-        session: &super::Session,
-        pos: &mut super::Buffer<[f32; 4]>,
-        vel: &mut super::Buffer<[f32; 4]>,
+        session: &hetdsl::Session,
+        pos: &mut hetdsl::Buffer<[f32; 4]>,
+        vel: &mut hetdsl::Buffer<[f32; 4]>,
     ) -> hetdsl::Result<Vec<Report>> {
         let n = self.n;
         let forces = session
@@ -185,15 +183,14 @@ impl Iterative for NBody {
             self.check_one_step([&p, &v], [&p1, &v1])
         };
         let mut variant = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);
-        let mut res = Residency::new(&[(self.n as u64, 16), (self.n as u64, 16)]);
         let shape = Shape { items_per_unit: LWS as u64, row_len: 1 };
-        super::count_moves(&mut variant, &run, |r| {
-            let uses = if r.kernel == "nbody_forces" {
-                Self::forces_uses()
+        let buffers = [(self.n as u64, 16); 2];
+        count_moves(&mut variant, &run, &buffers, shape, &|_, r| {
+            if r.kernel == "nbody_forces" {
+                Self::forces_uses().to_vec()
             } else {
-                Self::integrate_uses()
-            };
-            res.launch(r, shape, &uses)
+                Self::integrate_uses().to_vec()
+            }
         });
         Ok(variant)
     }

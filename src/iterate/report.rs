@@ -65,7 +65,7 @@ pub fn print_result(r: &BenchResult) {
         println!("   device {i}: {d}");
     }
     println!(
-        "{:<9} {:<8} {:>6} {:>10} {:>12} {:>12} {:>12} {:>11} {:>10} {:>10} {:>10}  check",
+        "{:<9} {:<8} {:>8} {:>10} {:>12} {:>12} {:>12} {:>11} {:>10} {:>10} {:>10} {:>10}  check",
         "variant",
         "devices",
         "steps",
@@ -76,12 +76,13 @@ pub fn print_result(r: &BenchResult) {
         "loop s",
         "MiB/step",
         "min MiB",
+        "steady MiB",
         "back MiB"
     );
     for v in &r.variants {
         let devices: Vec<String> = v.devices.iter().map(|d| d.to_string()).collect();
         println!(
-            "{:<9} {:<8} {:>6} {:>10.1} {:>12} {:>12} {:>12} {:>11.3} {:>10} {:>10} {:>10}  {}{}",
+            "{:<9} {:<8} {:>8} {:>10.1} {:>12} {:>12} {:>12} {:>11.3} {:>10} {:>10} {:>10} {:>10}  {}{}",
             v.variant,
             devices.join(","),
             format!("{}/{}", v.steps_done, v.steps),
@@ -92,6 +93,7 @@ pub fn print_result(r: &BenchResult) {
             v.loop_seconds,
             mib(after_first(&v.moved_per_step)),
             mib(after_first(&v.minimum_per_step)),
+            mib(after_first(&v.steady_per_step)),
             mib(after_first(&v.read_back_per_step)),
             v.verdict,
             if v.check.is_empty() { String::new() } else { format!(" [{}]", v.check) },
@@ -110,5 +112,9 @@ pub fn print_result(r: &BenchResult) {
         ),
         None => println!("efficiency: not computed (needs the session and every device alone, all correct)"),
     }
-    println!("(MiB/step, min MiB, back MiB: means over the steps after the first; min = what the partition implies)");
+    println!(
+        "(MiB columns: means over the steps after the first. MiB/step: moved into the devices, \
+         from the session's counters; min: the least those steps' partitions needed; steady: \
+         the least had each step's partition been kept; back: read back to the host)"
+    );
 }
