@@ -123,3 +123,46 @@ fn the_checks_reject_a_result_one_step_off() {
     let one = nbody::one_step(&p2, &v2, &all);
     assert!(nbody::verify([&narrow(p3), &narrow(v3)], &all, &one, 1e-5).correct);
 }
+
+#[test]
+fn sessions_match_the_cpu_reference_and_move_what_their_partitions_need() {
+    let (_rt, program) = setup();
+    let cfg = config(&["single", "session"]);
+    let mut variants = Vec::new();
+    for name in NAMES {
+        let mut bench = iterate::create(name, cfg.scale, cfg.steps).expect("a benchmark");
+        let result = iterate::run_bench(bench.as_mut(), &program, &cfg);
+        // Every device alone and the session over both, all correct: the efficiency exists.
+        let e = result.efficiency.as_ref();
+        assert!(e.is_some_and(|e| e.smax >= 1.0 && e.speedup > 0.0), "{name}: efficiency {e:?}");
+        variants.extend(result.variants.into_iter().map(|v| (name.to_string(), v)));
+    }
+    assert_all_correct(&variants, NAMES.len() * 3);
+    for (bench, v) in &variants {
+        let moved = v.moved_per_step.as_ref().expect("a session counts its moves");
+        let least = v.minimum_per_step.as_ref().expect("the minimum is computed");
+        let steady = v.steady_per_step.as_ref().expect("the steady minimum is computed");
+        let what =
+            format!("{bench} {} on {:?}: moved {moved:?}, least {least:?}", v.variant, v.devices);
+        assert_eq!(moved.len(), v.steps_done, "{what}");
+        // The first launch uploads the starting data; up to every step, the counters may claim
+        // no less than the partitions needed (the session's counters against an independent
+        // model). Per step they may: a kernel's first launch on a device warms up on a
+        // work-group at each end, whose inputs a later step then finds there.
+        assert!(moved[0] > 0 && least[0] > 0, "{what}");
+        let prefix = |v: &[u64]| -> Vec<u64> {
+            v.iter()
+                .scan(0, |sum, b| {
+                    *sum += b;
+                    Some(*sum)
+                })
+                .collect()
+        };
+        assert!(prefix(moved).iter().zip(prefix(least)).all(|(m, l)| *m >= l), "{what}");
+        assert!(steady.iter().zip(least).skip(1).all(|(s, l)| s <= l), "{what}");
+        if v.variant == "single" {
+            // One device holds everything it wrote: nothing moves after the first step.
+            assert!(moved[1..].iter().all(|m| *m == 0), "{what}");
+        }
+    }
+}

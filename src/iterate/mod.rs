@@ -154,7 +154,9 @@ pub struct Variant {
     /// Bytes read back per step (device to host), when the session counts them.
     pub read_back_per_step: Option<Vec<u64>>,
     /// The fewest bytes into the devices that each step needed, given the partitions of the
-    /// launches before it and its own.
+    /// launches before it and its own. Per step a session may move less (a kernel's first
+    /// launch on a device warms up on a work-group at each end, and a later step may find
+    /// those inputs there); summed from the first step on, never.
     pub minimum_per_step: Option<Vec<u64>>,
     /// The fewest bytes each step would need had the partition stayed as this step's: the
     /// halo rows across its boundaries, the all-gather of positions, nothing for 1:1 data.
