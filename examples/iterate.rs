@@ -88,8 +88,7 @@ fn run() -> Result<bool, String> {
     let mut results = Vec::new();
     let mut correct = true;
     for name in benches {
-        let mut bench =
-            iterate::create(name, cfg.scale, cfg.steps).ok_or(format!("no benchmark {name}"))?;
+        let mut bench = iterate::create(name, cfg.scale, cfg.steps)?;
         let result = iterate::run_bench(bench.as_mut(), &program, &cfg);
         iterate::print_result(&result);
         correct &= result.variants.iter().all(|v| v.verdict.correct);

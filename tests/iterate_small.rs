@@ -48,7 +48,8 @@ fn assert_all_correct(variants: &[(String, Variant)], expected: usize) {
 fn run(program: &Program, cfg: &Config) -> Vec<(String, Variant)> {
     let mut out = Vec::new();
     for name in NAMES {
-        let mut bench = iterate::create(name, cfg.scale, cfg.steps).expect("a benchmark");
+        let mut bench =
+            iterate::create(name, cfg.scale, cfg.steps).expect("a benchmark at a valid size");
         let result = iterate::run_bench(bench.as_mut(), program, cfg);
         out.extend(result.variants.into_iter().map(|v| (name.to_string(), v)));
     }
@@ -68,7 +69,7 @@ fn oneshot_loops_match_the_cpu_reference_on_two_pocl_devices() {
 #[test]
 fn the_handwritten_jacobi_loop_matches_the_cpu_reference() {
     let (_rt, program) = setup();
-    let mut bench = iterate::create("jacobi", Scale::Tiny, None).expect("jacobi");
+    let mut bench = iterate::create("jacobi", Scale::Tiny, None).expect("jacobi at a valid size");
     let result = iterate::run_bench(bench.as_mut(), &program, &config(&["opencl3"]));
     let variants: Vec<(String, Variant)> =
         result.variants.into_iter().map(|v| ("jacobi".into(), v)).collect();
@@ -130,7 +131,8 @@ fn sessions_match_the_cpu_reference_and_move_what_their_partitions_need() {
     let cfg = config(&["single", "session"]);
     let mut variants = Vec::new();
     for name in NAMES {
-        let mut bench = iterate::create(name, cfg.scale, cfg.steps).expect("a benchmark");
+        let mut bench =
+            iterate::create(name, cfg.scale, cfg.steps).expect("a benchmark at a valid size");
         let result = iterate::run_bench(bench.as_mut(), &program, &cfg);
         // Every device alone and the session over both, all correct: the efficiency exists.
         let e = result.efficiency.as_ref();

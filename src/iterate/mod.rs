@@ -164,7 +164,7 @@ pub struct Variant {
     pub verdict: Verdict,
     /// How the check was made (whole problem, sample, one extra step, ...).
     pub check: String,
-    #[serde(skip)]
+    /// Every step's seconds (empty for `opencl3`, which waits once for all its launches).
     pub step_seconds: Vec<f64>,
 }
 
@@ -263,14 +263,33 @@ pub trait Iterative {
     }
 }
 
-/// The benchmark `name` at `scale` (`None` if there is no such benchmark).
-pub fn create(name: &str, scale: Scale, steps: Option<usize>) -> Option<Box<dyn Iterative>> {
-    Some(match name {
+/// The benchmark `name` at `scale`, or why not: an unknown name, or a size that is not a
+/// multiple of its work-group size (jacobi: a side of at least two work-groups).
+pub fn create(
+    name: &str,
+    scale: Scale,
+    steps: Option<usize>,
+) -> Result<Box<dyn Iterative>, String> {
+    let (unit, least) = match name {
+        "nbody" => (crate::samples::iterative::nbody::LWS, 1),
+        "jacobi" => (crate::samples::iterative::jacobi::LWS[0], 2),
+        "blackscholes" => (crate::samples::iterative::blackscholes::LWS, 1),
+        "chain" => (crate::samples::iterative::chain::LWS, 1),
+        _ => return Err(format!("unknown benchmark `{name}`: {}", NAMES.join(", "))),
+    };
+    if let Scale::Exactly(n) = scale {
+        if n % unit != 0 || n < least * unit {
+            return Err(format!(
+                "{name}: size {n} must be a multiple of {unit} (its work-group size), at least {}",
+                least * unit
+            ));
+        }
+    }
+    Ok(match name {
         "nbody" => Box::new(nbody::NBody::new(scale, steps)),
         "jacobi" => Box::new(jacobi::Jacobi::new(scale, steps)),
         "blackscholes" => Box::new(blackscholes::BlackScholes::new(scale, steps)),
-        "chain" => Box::new(chain::Chain::new(scale, steps)),
-        _ => return None,
+        _ => Box::new(chain::Chain::new(scale, steps)),
     })
 }
 
