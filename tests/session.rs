@@ -430,3 +430,54 @@ fn a_buffer_over_the_allocation_cap_is_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn a_halo_in_a_one_shot_launch_is_refused() {
+    let p = common::program("session.cl");
+    let a = vec![0f32; N];
+    let mut b = vec![0f32; N];
+    let e = p
+        .launch("stencil3")
+        .global(&[N])
+        .local(&[64])
+        .input(&a, Pattern::halo(1))
+        .output(&mut b, Pattern::ONE_TO_ONE)
+        .scalar(N as u32)
+        .run()
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::BadArgument { index: 0, reason } if reason.contains("session launches")),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_hung_device_is_dropped_and_its_work_done_elsewhere_from_fresh_inputs() {
+    let (_p, s) = session();
+    let (xs, ys) = inputs();
+    let x = s.buffer_from(&xs).unwrap();
+    let y = s.buffer_from(&ys).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    let watchdog =
+        hetdsl::WatchdogConfig { factor: 20.0, min: std::time::Duration::from_millis(200) };
+    let r = s
+        .launch("saxpy")
+        .global(&[N])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .input(&y, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .scalar(2.0f32)
+        .balancer(Box::new(Turns::default()))
+        .inject(Fault::Hang { device: 1, package: 0 })
+        .watchdog(watchdog)
+        .run()
+        .unwrap();
+    assert!(r.devices[1].fault.is_some(), "{}", r.table());
+    assert_eq!(s.failed_devices().iter().map(|f| f.0).collect::<Vec<_>>(), vec![1]);
+    let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 2.0 * x + y).collect();
+    close(&out.to_vec().unwrap(), &want, "saxpy without the hung device");
+    // The session goes on with the device left.
+    let r = saxpy(&s, &x, &y, &mut out, false);
+    assert_eq!(r.devices.len(), 1);
+}

@@ -321,6 +321,7 @@ mod tests {
             smax: None,
             efficiency: None,
             backups: Vec::new(),
+            transfers: Vec::new(),
             faults: vec![],
         };
         let svg = run_plot("sample", &report);

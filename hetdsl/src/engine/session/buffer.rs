@@ -169,7 +169,7 @@ impl<T: Pod> Buffer<T> {
     /// Overwrite elements `offset..offset + data.len()` from the host: the host image becomes
     /// their only fresh copy (devices fetch them again when a launch needs them).
     pub fn write(&mut self, offset: usize, data: &[T]) -> Result<()> {
-        let end = offset.checked_add(data.len()).unwrap_or(usize::MAX);
+        let end = offset.saturating_add(data.len());
         self.check_range(&(offset..end))?;
         let mut st = self.core.lock();
         let elem = self.core.elem;

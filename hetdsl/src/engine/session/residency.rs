@@ -31,6 +31,7 @@ impl RangeSet {
     }
 
     /// How many positions the set holds.
+    #[cfg(test)]
     pub(crate) fn count(&self) -> u64 {
         self.ranges.iter().map(|r| r.end - r.start).sum()
     }
@@ -110,6 +111,7 @@ impl RangeSet {
     }
 
     /// Whether every position of `r` is in the set.
+    #[cfg(test)]
     pub(crate) fn contains(&self, r: Range<u64>) -> bool {
         self.missing(r).is_empty()
     }
@@ -151,10 +153,6 @@ impl Residency {
         }
     }
 
-    pub(crate) fn len(&self) -> u64 {
-        self.len
-    }
-
     fn set(&mut self, at: Loc) -> &mut RangeSet {
         match at {
             Loc::Host => &mut self.host,
@@ -162,6 +160,7 @@ impl Residency {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn fresh(&self, at: Loc) -> &RangeSet {
         match at {
             Loc::Host => &self.host,
@@ -169,6 +168,7 @@ impl Residency {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn lost(&self) -> &RangeSet {
         &self.lost
     }
@@ -275,6 +275,7 @@ impl Residency {
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)] // a set of one range reads best as `&[a..b]`
 mod tests {
     use super::*;
 

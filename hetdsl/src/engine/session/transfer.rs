@@ -14,6 +14,7 @@ use opencl3::types::CL_BLOCKING;
 
 use super::buffer::BufferCore;
 use super::residency::Loc;
+use crate::engine::worker::Staging;
 use crate::error::{ClError, Result};
 use crate::report::{BufferMoved, Moved};
 
@@ -79,7 +80,27 @@ pub(crate) enum EnsureError {
 pub(crate) struct Receiver<'a> {
     pub(crate) slot: usize,
     pub(crate) queue: &'a CommandQueue,
-    pub(crate) staging: &'a mut Vec<u8>,
+    pub(crate) context: &'a opencl3::context::Context,
+    /// Pinned host memory the device's moves go through, grown when a move needs more.
+    pub(crate) staging: &'a mut Option<Staging>,
+}
+
+impl Receiver<'_> {
+    /// `len` bytes of staging.
+    fn stage(&mut self, len: usize) -> &mut [u8] {
+        let big_enough = self.staging.as_mut().is_some_and(|s| s.bytes().len() >= len);
+        if !big_enough {
+            if let Some(mut old) = self.staging.take() {
+                old.unmap(self.queue);
+            }
+            // Grown to the next power of two, so a series of growing moves allocates rarely.
+            *self.staging = Some(Staging::new(self.queue, self.context, len.next_power_of_two()));
+        }
+        match self.staging.as_mut() {
+            Some(s) => &mut s.bytes()[..len],
+            None => unreachable!("staging was just made"),
+        }
+    }
 }
 
 /// Make elements `range` of `core` fresh on the receiving device: the parts it lacks come from
@@ -109,10 +130,8 @@ pub(crate) fn ensure(
     let elem = core.elem;
     for m in &moves {
         let bytes = m.range.start as usize * elem..m.range.end as usize * elem;
-        if to.staging.len() < bytes.len() {
-            to.staging.resize(bytes.len(), 0);
-        }
-        let stage = &mut to.staging[..bytes.len()];
+        let queue = to.queue;
+        let stage = to.stage(bytes.len());
         match m.from {
             Loc::Host => {
                 stage.copy_from_slice(&core.lock().host[bytes.clone()]);
@@ -127,7 +146,7 @@ pub(crate) fn ensure(
                 moved.device_to_device += bytes.len() as u64;
             }
         }
-        write(to.queue, &mine, bytes.start, stage)
+        write(queue, &mine, bytes.start, stage)
             .map_err(|e| EnsureError::Device(format!("write of an input: {e}")))?;
     }
     let slot = to.slot;

@@ -28,7 +28,7 @@ use super::Devices;
 use crate::engine::geometry::Geometry;
 use crate::engine::program::ProgramDevice;
 use crate::engine::shared::{panic_message, Ask, Phase, Shared};
-use crate::engine::worker::{device_profile, device_seconds, wait_kernel};
+use crate::engine::worker::{device_profile, device_seconds, wait_kernel, Staging};
 use crate::engine::{limits, Fault, WaitMode, WatchdogConfig};
 use crate::error::{ClContext, Error, Result};
 use crate::pattern::{Direction, Pattern};
@@ -134,8 +134,17 @@ struct Worker {
     device: ProgramDevice,
     compute: CommandQueue,
     kernels: HashMap<String, Kernel>,
-    staging: Vec<u8>,
+    staging: Option<Staging>,
     per_unit: Option<f64>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // The mapping goes before its buffer and the queue it was made on.
+        if let Some(s) = &mut self.staging {
+            s.unmap(&self.compute);
+        }
+    }
 }
 
 fn thread_main(slot: usize, device: ProgramDevice, rx: Receiver<Msg>, busy: Arc<AtomicBool>) {
@@ -153,7 +162,7 @@ fn thread_main(slot: usize, device: ProgramDevice, rx: Receiver<Msg>, busy: Arc<
         device,
         compute,
         kernels: HashMap::new(),
-        staging: Vec::new(),
+        staging: None,
         per_unit: None,
     });
     loop {
@@ -391,7 +400,12 @@ fn run_package(
         let SArg::Buffer { index, core, pattern, dir } = a else { continue };
         let range = plan.range(core, *pattern, p);
         if dir.reads() {
-            let mut to = To { slot: w.slot, queue: &w.compute, staging: &mut w.staging };
+            let mut to = To {
+                slot: w.slot,
+                queue: &w.compute,
+                context: &w.device.platform.context,
+                staging: &mut w.staging,
+            };
             let commit = |mark: &mut dyn FnMut()| shared.with_caller_memory(mark);
             let moved = transfer::ensure(core, &mut to, range.clone(), usable, commit).map_err(
                 |e| match e {
@@ -457,6 +471,13 @@ fn work(
         }
         if faults.iter().any(|f| matches!(*f, Fault::Fail { package, .. } if package == index)) {
             return Err(format!("injected failure at its package {index} (CL_OUT_OF_RESOURCES)"));
+        }
+        if faults.iter().any(|f| matches!(*f, Fault::Hang { package, .. } if package == index)) {
+            // Behave like a device that never answers, until the run goes on without it.
+            while shared.alive(me) && !shared.run_over() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            return Ok(());
         }
         let seconds = match run_package(w, t, kernel, p) {
             Ok(s) => s,

@@ -21,7 +21,7 @@ use crate::pattern::{Direction, Pattern};
 use crate::work::Package;
 
 /// Host memory the device transfers from and to.
-pub(super) enum Staging {
+pub(in crate::engine) enum Staging {
     /// Pinned: a mapped `CL_MEM_ALLOC_HOST_PTR` buffer.
     Pinned { buffer: Buffer<u8>, ptr: *mut u8, len: usize },
     /// Ordinary heap memory when the driver offers no pinned memory.
@@ -29,7 +29,7 @@ pub(super) enum Staging {
 }
 
 impl Staging {
-    pub(super) fn new(
+    pub(in crate::engine) fn new(
         queue: &CommandQueue,
         context: &opencl3::context::Context,
         len: usize,
@@ -63,7 +63,7 @@ impl Staging {
         pinned.unwrap_or_else(|_| Staging::Heap(vec![0; len]))
     }
 
-    pub(super) fn bytes(&mut self) -> &mut [u8] {
+    pub(in crate::engine) fn bytes(&mut self) -> &mut [u8] {
         match self {
             // SAFETY: the mapping stays valid until `unmap` and covers `len` bytes.
             Staging::Pinned { ptr, len, .. } => unsafe {
@@ -73,7 +73,7 @@ impl Staging {
         }
     }
 
-    pub(super) fn unmap(&mut self, queue: &CommandQueue) {
+    pub(in crate::engine) fn unmap(&mut self, queue: &CommandQueue) {
         if let Staging::Pinned { buffer, ptr, .. } = self {
             let mapped = *ptr as *mut std::ffi::c_void;
             // SAFETY: `mapped` is the pointer the map of this very buffer returned, unmapped once.

@@ -25,6 +25,7 @@ mod setup;
 
 use std::time::Duration;
 
+pub(super) use self::buffers::Staging;
 use self::job::Device;
 pub(crate) use self::job::Job;
 pub(super) use self::package::{device_seconds, wait_kernel};
