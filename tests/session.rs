@@ -248,6 +248,21 @@ fn a_two_kernel_step_runs_without_host_round_trips() {
         to_host += f.moved().device_to_host + i.moved().device_to_host;
     }
     assert_eq!(to_host, 0, "nothing came back to the host between steps");
+    // A whole input is replicated once and stays valid until written: after the positions
+    // integrate wrote (half on each device) are exchanged once, forces again moves none.
+    let mut forces = || {
+        s.launch("forces")
+            .global(&[n])
+            .local(&[64])
+            .input(&pos, Pattern::Whole)
+            .output(&mut force, Pattern::ONE_TO_ONE)
+            .scalar(n as u32)
+            .run()
+            .unwrap()
+    };
+    assert!(forces().moved_arg(0).device_to_device > 0);
+    let again = forces();
+    assert_eq!(again.moved_arg(0).total(), 0, "{:?}", again.moved_arg(0));
     let mut want = start.clone();
     nbody_cpu(&mut want, steps, 0.1);
     close(&pos.to_vec().unwrap(), &want, "nbody-like x4");
@@ -480,4 +495,29 @@ fn a_hung_device_is_dropped_and_its_work_done_elsewhere_from_fresh_inputs() {
     // The session goes on with the device left.
     let r = saxpy(&s, &x, &y, &mut out, false);
     assert_eq!(r.devices.len(), 1);
+}
+
+#[test]
+fn a_panicking_device_thread_leaves_the_session_and_the_launch_completes() {
+    let (_p, s) = session();
+    let (xs, ys) = inputs();
+    let x = s.buffer_from(&xs).unwrap();
+    let y = s.buffer_from(&ys).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    let r = s
+        .launch("saxpy")
+        .global(&[N])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .input(&y, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .scalar(2.0f32)
+        .balancer(Box::new(Turns::default()))
+        .inject(Fault::Panic { device: 0, package: 1 })
+        .run()
+        .unwrap();
+    assert!(r.devices[0].fault.as_deref().is_some_and(|f| f.contains("panicked")), "{}", r.table());
+    let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 2.0 * x + y).collect();
+    close(&out.to_vec().unwrap(), &want, "saxpy after a panic");
+    assert_eq!(s.failed_devices().iter().map(|f| f.0).collect::<Vec<_>>(), vec![0]);
 }

@@ -91,4 +91,7 @@ const _: () = {
     send_sync::<Pattern>();
     send::<Launch<'static>>();
     send::<Box<dyn Balancer>>();
+    send_sync::<Session>();
+    send_sync::<Buffer<f32>>();
+    send::<SessionLaunch<'static>>();
 };

@@ -246,6 +246,7 @@ fn task(w: &mut Worker, t: &Task) {
         Err(PackageError::Device(reason)) => {
             shared.setup_failed(me, format!("warm-up failed: {reason}"))
         }
+        Err(PackageError::Over) => shared.setup_failed(me, "the run ended during set-up".into()),
         Ok(profile) => {
             if shared.setup_done(me, Ok(profile)) {
                 if let Err(reason) = work(w, t, &kernel, &faults) {
@@ -380,6 +381,8 @@ enum PackageError {
     Device(String),
     /// The run cannot go on (an input lost with a failed device).
     Run(Error),
+    /// The run is over: the package must not touch the device's data any more.
+    Over,
 }
 
 /// Make a package's inputs fresh here, mark its outputs not fresh here (the kernel changes
@@ -415,8 +418,12 @@ fn run_package(
             )?;
             plan.moved.lock().unwrap_or_else(|e| e.into_inner())[*index] += moved;
         }
-        if dir.writes() {
-            shared.with_caller_memory(|| core.lock().res.invalidate(Loc::Device(w.slot), range));
+        // Once the run is over the residency can no longer say the kernel changed this range
+        // here, so the kernel must not run.
+        if dir.writes()
+            && !shared.with_caller_memory(|| core.lock().res.invalidate(Loc::Device(w.slot), range))
+        {
+            return Err(PackageError::Over);
         }
     }
     let (offset, size) = plan.geo.launch(p);
@@ -486,6 +493,7 @@ fn work(
                 fail_run(shared, e);
                 return Ok(());
             }
+            Err(PackageError::Over) => return Ok(()),
         };
         if let Some(factor) = faults.iter().find_map(|f| match *f {
             Fault::Slow { factor, .. } => Some(factor),
