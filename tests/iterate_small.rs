@@ -123,6 +123,8 @@ fn the_checks_reject_a_result_one_step_off() {
     // And one step from the state after 2 is the state after 3.
     let one = nbody::one_step(&p2, &v2, &all);
     assert!(nbody::verify([&narrow(p3), &narrow(v3)], &all, &one, 1e-5).correct);
+    // A step that changed nothing (a stale read of the state) fails the one-step check.
+    assert!(!nbody::verify([&p2, &v2], &all, &one, 1e-5).correct);
 }
 
 #[test]
