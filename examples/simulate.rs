@@ -3,8 +3,13 @@
 //! ```text
 //! cargo run --release --example simulate -- [--scenario batel|hydra|desktop|h200|all]
 //!     [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace]
-//!     [--backups] [--machine TEXT]
+//!     [--backups] [--machine TEXT] [--relaunch N]
 //! ```
+//!
+//! `--relaunch N` simulates an iterative application instead: per case, a first launch under
+//! the first `--balancer` (default `sigmoid`), then N-1 launches under `Learned`, each from the
+//! previous launch's history, and prints each launch's efficiency and the share of the
+//! work-groups that changed device from the launch before.
 //!
 //! `--backups` adds the engine's speculative back-ups of stragglers (on by default in the
 //! engine); without it the balancers are compared alone.
@@ -39,11 +44,13 @@ struct Args {
     backups: bool,
     /// Only the machines whose name contains this.
     machine: Option<String>,
+    /// Launches of the iterative mode (0: off).
+    relaunch: usize,
 }
 
 fn usage() -> String {
     format!(
-        "usage: simulate [--scenario {}|all] [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace] [--backups] [--machine TEXT]\nbalancers: {}",
+        "usage: simulate [--scenario {}|all] [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace] [--backups] [--machine TEXT] [--relaunch N]\nbalancers: {}",
         SCENARIOS.join("|"),
         NAMES.join(", ")
     )
@@ -59,6 +66,7 @@ fn parse_args() -> Result<Args, String> {
         trace: false,
         backups: false,
         machine: None,
+        relaunch: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -75,6 +83,12 @@ fn parse_args() -> Result<Args, String> {
             "--trace" => args.trace = true,
             "--backups" => args.backups = true,
             "--machine" => args.machine = Some(value()?),
+            "--relaunch" => {
+                args.relaunch =
+                    value()?.parse().ok().filter(|n| *n >= 2).ok_or_else(|| {
+                        format!("--relaunch needs a count of 2 or more\n{}", usage())
+                    })?
+            }
             "--help" | "-h" => return Err(usage()),
             other => return Err(format!("unknown argument `{other}`\n{}", usage())),
         }
@@ -84,7 +98,9 @@ fn parse_args() -> Result<Args, String> {
     {
         args.scenarios = SCENARIOS.iter().map(|s| s.to_string()).collect();
     }
-    if args.balancers.is_empty() {
+    if args.balancers.is_empty() && args.relaunch > 0 {
+        args.balancers = vec!["sigmoid".parse().expect("the default balancer's name parses")];
+    } else if args.balancers.is_empty() {
         args.balancers =
             NAMES.iter().map(|n| n.parse().expect("every listed name parses")).collect();
     }
@@ -155,6 +171,35 @@ fn record(case: &Case, spec: &BalancerSpec, r: &SimResult) -> serde_json::Value 
     })
 }
 
+/// The iterative mode: per case, each launch's efficiency and the work-groups that moved.
+fn relaunch(name: &str, cases: &[&Case], args: &Args) -> Result<(), String> {
+    let first = &args.balancers[0];
+    let options = SimOptions { seed: args.seed, loss: None, backups: args.backups };
+    let mut header = format!("{:<16} {:>8}", "kernel", first.to_string());
+    for i in 2..=args.relaunch {
+        header += &format!(" {:>9} {:>7}", format!("learned{i}"), "moved");
+    }
+    println!("{header}");
+    for case in cases {
+        let launches = case
+            .relaunch(first, args.relaunch, &options)
+            .map_err(|e| format!("{name} / {}: {e}", case.kernel))?;
+        if args.trace {
+            for (i, l) in launches.iter().enumerate() {
+                print_trace(case, &format!("launch {}: {}", i + 1, l.result.balancer), &l.result);
+            }
+        }
+        let mut line = format!("{:<16} {:>8.3}", case.kernel, launches[0].result.efficiency);
+        for pair in launches.windows(2) {
+            let moved = pair[0].history.moved(&pair[1].history) as f64 / case.total_groups as f64;
+            line += &format!(" {:>9.3} {:>6.1}%", pair[1].result.efficiency, moved * 100.0);
+        }
+        println!("{line}");
+    }
+    println!();
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(a) => a,
@@ -198,6 +243,13 @@ fn main() -> ExitCode {
         }
         for (machine, cases) in machines {
             println!("== {name}: {machine} ==");
+            if args.relaunch > 0 {
+                if let Err(e) = relaunch(name, &cases, &args) {
+                    eprintln!("{e}");
+                    return ExitCode::FAILURE;
+                }
+                continue;
+            }
             let kernels: Vec<String> = cases.iter().map(|c| c.kernel.clone()).collect();
             let (mut packages, mut balance, mut efficiency) =
                 (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());

@@ -23,7 +23,7 @@ pub use replay::replay;
 pub use rng::SplitMix64;
 
 use crate::balance::dispatch::{Assignment, Config, Decision, Dispatcher, Origin, Verdict};
-use crate::balance::{backup, Balancer};
+use crate::balance::{backup, Balancer, History, Ran};
 use crate::error::Result;
 use crate::report;
 use crate::work::{DeviceKind, DeviceProfile, Package, Setup};
@@ -126,6 +126,22 @@ pub struct SimResult {
     pub ideal_makespan: f64,
     /// speedup / Smax = ideal makespan / makespan.
     pub efficiency: f64,
+}
+
+impl SimResult {
+    /// What a [`crate::balance::Learned`] balancer learns from this run, as
+    /// [`crate::balance::History::from_report`] reads an engine report: every completed package
+    /// with its compute time (the span less the device's per-package overhead); a cut-short or
+    /// losing copy ran only in part and counts for neither speed nor ownership.
+    pub fn history(&self, devices: &[SimDevice], total_groups: u64) -> History {
+        let runs = self.packages.iter().filter(|p| !p.aborted).map(|p| Ran {
+            device: p.device,
+            package: p.package,
+            seconds: p.end - p.start - devices.get(p.device).map_or(0.0, |d| d.overhead),
+            merged: true,
+        });
+        History::from_runs(total_groups, devices.len(), runs)
+    }
 }
 
 /// What the simulator models of a device; every decision is the dispatcher's.

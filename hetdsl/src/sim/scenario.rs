@@ -5,7 +5,7 @@
 //! real speed ratios) are stated assumptions, the same for every balancer.
 
 use super::{simulate, CostProfile, CostTable, SimDevice, SimOptions, SimResult};
-use crate::balance::BalancerSpec;
+use crate::balance::{BalancerSpec, History, Learned};
 use crate::error::Result;
 use crate::work::DeviceKind;
 
@@ -276,6 +276,39 @@ impl Case {
 
     pub fn run_with(&self, spec: &BalancerSpec, options: &SimOptions) -> Result<SimResult> {
         simulate(&self.devices, &self.cost_table(), spec.build().as_mut(), options)
+    }
+}
+
+/// One launch of a repeated run ([`Case::relaunch`]): what it measured and what it left behind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    pub result: SimResult,
+    pub history: History,
+}
+
+impl Case {
+    /// An iterative application: the first launch under `first` (the default balancer in
+    /// practice), then `launches - 1` more, each under [`Learned`] from the previous launch's
+    /// history. Launch `i` draws its jitter from seed `options.seed + i`.
+    pub fn relaunch(
+        &self,
+        first: &BalancerSpec,
+        launches: usize,
+        options: &SimOptions,
+    ) -> Result<Vec<Launch>> {
+        let work = self.cost_table();
+        let mut out: Vec<Launch> = Vec::with_capacity(launches);
+        for i in 0..launches {
+            let options = SimOptions { seed: options.seed + i as u64, ..options.clone() };
+            let mut balancer: Box<dyn crate::balance::Balancer> = match out.last() {
+                None => first.build(),
+                Some(prev) => Box::new(Learned::new(prev.history.clone())),
+            };
+            let result = simulate(&self.devices, &work, balancer.as_mut(), &options)?;
+            let history = result.history(&self.devices, self.total_groups);
+            out.push(Launch { result, history });
+        }
+        Ok(out)
     }
 }
 

@@ -3,6 +3,7 @@
 //! the only fresh copy.
 
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -17,7 +18,8 @@ use crate::report::Moved;
 
 /// The typeless part of a buffer, shared by its handle and the launches that use it.
 pub(crate) struct BufferCore {
-    pub(crate) devices: Arc<Devices>,
+    /// Let go in `drop`, under the OpenCL lock: it may be the last holder of the queues.
+    pub(crate) devices: ManuallyDrop<Arc<Devices>>,
     /// Its index in the session, in creation order (for messages and reports).
     pub(crate) index: usize,
     pub(crate) elem: usize,
@@ -42,7 +44,7 @@ impl BufferCore {
     ) -> BufferCore {
         let n = devices.list.len();
         BufferCore {
-            devices,
+            devices: ManuallyDrop::new(devices),
             index,
             elem,
             len,
@@ -100,6 +102,8 @@ impl Drop for BufferCore {
         // Device memory is released one build or run at a time, like every OpenCL object.
         let _one_at_a_time = crate::engine::opencl_lock();
         self.state.get_mut().unwrap_or_else(|e| e.into_inner()).mems.clear();
+        // SAFETY: dropped once, here, and never used after (the core is being dropped).
+        unsafe { ManuallyDrop::drop(&mut self.devices) };
     }
 }
 

@@ -274,7 +274,7 @@ impl<'s> SessionLaunch<'s> {
             watchdog: self.watchdog,
             row_len,
             slots,
-            devices: session.devices.clone(),
+            devices: Arc::clone(&session.devices),
             moved,
         };
         Ok((plan, positions))

@@ -21,6 +21,7 @@ mod transfer;
 mod worker;
 
 use std::collections::HashMap;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -64,7 +65,8 @@ impl Devices {
 /// applications (time steps, sweeps) move only what a device lacks. Build one with
 /// [`Program::session`].
 pub struct Session {
-    pub(crate) devices: Arc<Devices>,
+    /// Let go in `drop`, under the OpenCL lock (its transfer queues go with the last holder).
+    pub(crate) devices: ManuallyDrop<Arc<Devices>>,
     pub(crate) workers: Vec<worker::Handle>,
     pub(crate) source_name: String,
     pub(crate) kernel_names: Vec<String>,
@@ -134,7 +136,7 @@ impl Program {
             workers.push(worker::Handle::start(slot, d.clone())?);
         }
         Ok(Session {
-            devices,
+            devices: ManuallyDrop::new(devices),
             workers,
             source_name: self.source_name.clone(),
             kernel_names: self.kernel_names.clone(),
@@ -194,7 +196,7 @@ impl Session {
         list.retain(|w| w.strong_count() > 0);
         let index = self.next_buffer.fetch_add(1, Ordering::Relaxed);
         let core =
-            Arc::new(BufferCore::new(self.devices.clone(), index, size_of::<T>(), len, host));
+            Arc::new(BufferCore::new(Arc::clone(&self.devices), index, size_of::<T>(), len, host));
         list.push(Arc::downgrade(&core));
         Ok(Buffer::wrap(core))
     }
@@ -233,5 +235,7 @@ impl Drop for Session {
         for w in &mut self.workers {
             w.stop();
         }
+        // SAFETY: dropped once, here, and never used after (the session is being dropped).
+        unsafe { ManuallyDrop::drop(&mut self.devices) };
     }
 }
