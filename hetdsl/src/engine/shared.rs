@@ -95,6 +95,9 @@ pub(crate) struct State {
 /// waits for happened (it is woken at once by every completion, loss or back-up given).
 const RECHECK: Duration = Duration::from_millis(50);
 
+/// How long a session device waits for more work while holding uncommitted outputs.
+const HOLD: Duration = Duration::from_secs(1);
+
 pub(crate) struct Shared {
     pub(super) state: Mutex<State>,
     pub(super) wake: Condvar,
@@ -248,6 +251,45 @@ impl Shared {
                 return Ask::Later;
             }
             // Woken by any completion, loss or back-up given; the time-out only re-checks.
+            s = self.wake.wait_timeout(s, RECHECK).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    /// For a session device holding outputs it has not committed (`holding`): like a blocking
+    /// [`Shared::next_package`], but answers [`Ask::Later`] once the dispatcher says `Idle`
+    /// (the balancer has nothing more for it), or after [`HOLD`] with no answer, so the device
+    /// commits then. Committing only when its share is done keeps every package it ran
+    /// re-runnable elsewhere should it fail before; the bound keeps a balancer that waits for
+    /// merges from hanging the run (the dispatcher's stall check needs the commits).
+    pub(super) fn next_package_held(&self, me: usize, holding: bool) -> Ask {
+        let mut s = self.lock();
+        let mut first = true;
+        let since = Instant::now();
+        loop {
+            if s.phase != Phase::Running || !self.alive(me) {
+                return Ask::Stop;
+            }
+            if let Some(p) = s.given[me].take() {
+                return Ask::Run(p);
+            }
+            let now = self.now(&s);
+            let Some(d) = s.dispatch.as_mut() else { return Ask::Stop };
+            if first || d.should_ask(me) {
+                match d.ask(me, now) {
+                    Ok(Decision::Run(a)) => return Ask::Run(a.package),
+                    Ok(Decision::Stop) => return Ask::Stop,
+                    Ok(Decision::Idle) if holding => return Ask::Later,
+                    Ok(Decision::Wait | Decision::Idle) => {}
+                    Err(e) => {
+                        self.abort(&mut s, e);
+                        return Ask::Stop;
+                    }
+                }
+            }
+            first = false;
+            if holding && since.elapsed() > HOLD {
+                return Ask::Later;
+            }
             s = self.wake.wait_timeout(s, RECHECK).unwrap_or_else(|e| e.into_inner()).0;
         }
     }

@@ -250,6 +250,11 @@ impl<'s> SessionLaunch<'s> {
             ));
         }
         crate::engine::plan::validate(&self.watchdog, None, &self.faults, positions.len())?;
+        if let Some(f) = self.faults.iter().find(|f| matches!(f, Fault::HangReadBack { .. })) {
+            return Err(Error::BadConfig(format!(
+                "fault {f:?}: a session launch reads nothing back (outputs stay on the devices)"
+            )));
+        }
         let mut args = Vec::with_capacity(self.args.len() + 1);
         for (index, a) in self.args.into_iter().enumerate() {
             args.push(check_arg(session, &geo, index, a)?);
@@ -281,10 +286,10 @@ impl<'s> SessionLaunch<'s> {
     }
 }
 
-/// The learned split from a previous run of the same launch, when the learned balancer is
-/// available; `None` falls back to the default balancer.
-fn learned(_previous: &Report) -> Option<Box<dyn Balancer>> {
-    None
+/// The learned split from a previous run of the same launch: each device first gets the
+/// groups it ran last time (their inputs are already there), in proportion to its speed.
+fn learned(previous: &Report) -> Option<Box<dyn Balancer>> {
+    Some(Box::new(balance::Learned::new(balance::History::from_report(previous))))
 }
 
 /// One argument checked: a buffer of this session whose length fits its pattern.

@@ -4,9 +4,9 @@
 //! packages the dispatcher gives it, first making each package's inputs fresh on its device.
 //!
 //! A package's outputs stay on the device. They are committed (the residency says this device
-//! holds the only fresh copy) when the device has nothing more to run, through the run's
-//! `merge`: so a device failing mid-launch has nothing merged, and every package it ran goes
-//! back to the pool to be re-run elsewhere from copies still fresh there.
+//! holds the only fresh copy) when the balancer has nothing more for the device, through the
+//! run's `merge`: so a device failing before its share is done has committed nothing, and every
+//! package it ran goes back to the pool to be re-run elsewhere from copies still fresh there.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -463,7 +463,7 @@ fn work(
     let mut pending: Vec<Package> = Vec::new();
     let mut count = 0usize;
     loop {
-        let p = match shared.next_package(me, pending.is_empty()) {
+        let p = match shared.next_package_held(me, !pending.is_empty()) {
             Ask::Run(p) => p,
             Ask::Stop => break,
             Ask::Later => {
