@@ -161,11 +161,29 @@ pub struct Variant {
     /// The fewest bytes each step would need had the partition stayed as this step's: the
     /// halo rows across its boundaries, the all-gather of positions, nothing for 1:1 data.
     pub steady_per_step: Option<Vec<u64>>,
+    /// Per device (as the reports number them): the share of the balancing units whose output
+    /// it computed, over the steps after the first (all steps when there is one).
+    pub share: Vec<(usize, f64)>,
     pub verdict: Verdict,
     /// How the check was made (whole problem, sample, one extra step, ...).
     pub check: String,
     /// Every step's seconds (empty for `opencl3`, which waits once for all its launches).
     pub step_seconds: Vec<f64>,
+}
+
+/// Each device's share of the merged balancing units of `steps` after the first.
+fn share(steps: &[Vec<Report>]) -> Vec<(usize, f64)> {
+    let counted = if steps.len() > 1 { &steps[1..] } else { steps };
+    let mut units: Vec<(usize, u64)> = Vec::new();
+    for t in counted.iter().flatten().flat_map(|r| &r.trace).filter(|t| t.merged) {
+        match units.iter_mut().find(|u| u.0 == t.device) {
+            Some(u) => u.1 += t.package.len,
+            None => units.push((t.device, t.package.len)),
+        }
+    }
+    units.sort();
+    let total: u64 = units.iter().map(|u| u.1).sum();
+    units.into_iter().map(|(d, n)| (d, n as f64 / total.max(1) as f64)).collect()
 }
 
 fn median(v: &[f64]) -> Option<f64> {
@@ -204,6 +222,7 @@ impl Variant {
             read_back_per_step: None,
             minimum_per_step: None,
             steady_per_step: None,
+            share: share(&run.reports),
             verdict,
             check: check.to_string(),
             step_seconds: s.clone(),

@@ -99,6 +99,11 @@ pub fn print_result(r: &BenchResult) {
             if v.check.is_empty() { String::new() } else { format!(" [{}]", v.check) },
         );
     }
+    for v in r.variants.iter().filter(|v| v.share.len() > 1) {
+        let parts: Vec<String> =
+            v.share.iter().map(|(d, s)| format!("device {d} {:.1}%", 100.0 * s)).collect();
+        println!("{} split (steps after the first): {}", v.variant, parts.join(", "));
+    }
     if let Some(b) = r.best_single {
         println!("best single device: {b}");
     }
