@@ -277,6 +277,7 @@ impl<'s> SessionLaunch<'s> {
             warmup: self.warmup,
             wait: self.wait,
             watchdog: self.watchdog,
+            hold: session.mirror.is_some(),
             row_len,
             slots,
             devices: Arc::clone(&session.devices),

@@ -4,9 +4,10 @@
 //! packages the dispatcher gives it, first making each package's inputs fresh on its device.
 //!
 //! A package's outputs stay on the device. They are committed (the residency says this device
-//! holds the only fresh copy) when the balancer has nothing more for the device, through the
-//! run's `merge`: so a device failing before its share is done has committed nothing, and every
-//! package it ran goes back to the pool to be re-run elsewhere from copies still fresh there.
+//! holds the only fresh copy) through the run's `merge` when the device would otherwise wait,
+//! or, with the session's mirror on, only once the balancer has nothing more for it: then a
+//! device failing before its share is done has committed nothing, and every package it ran
+//! goes back to the pool to be re-run elsewhere from copies still fresh (the host's).
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -51,6 +52,10 @@ pub(crate) struct Plan {
     pub(crate) warmup: bool,
     pub(crate) wait: WaitMode,
     pub(crate) watchdog: WatchdogConfig,
+    /// Commit outputs only once the balancer has nothing more for the device (the mirror is
+    /// on, so a later failure can be recovered), rather than whenever it would wait: holding
+    /// costs a wake-up at the end of the launch.
+    pub(crate) hold: bool,
     /// Elements per row of a 2-D range (1 in 1-D), for halos.
     pub(crate) row_len: u64,
     /// Session position of each launch position.
@@ -463,7 +468,12 @@ fn work(
     let mut pending: Vec<Package> = Vec::new();
     let mut count = 0usize;
     loop {
-        let p = match shared.next_package_held(me, !pending.is_empty()) {
+        let asked = if t.plan.hold {
+            shared.next_package_held(me, !pending.is_empty())
+        } else {
+            shared.next_package(me, pending.is_empty())
+        };
+        let p = match asked {
             Ask::Run(p) => p,
             Ask::Stop => break,
             Ask::Later => {
