@@ -99,7 +99,7 @@ pub fn print_result(r: &BenchResult) {
             if v.check.is_empty() { String::new() } else { format!(" [{}]", v.check) },
         );
     }
-    for v in r.variants.iter().filter(|v| v.share.len() > 1) {
+    for v in r.variants.iter().filter(|v| v.devices.len() > 1 && !v.share.is_empty()) {
         let parts: Vec<String> =
             v.share.iter().map(|(d, s)| format!("device {d} {:.1}%", 100.0 * s)).collect();
         println!("{} split (steps after the first): {}", v.variant, parts.join(", "));
