@@ -9,6 +9,7 @@
 //! Plus two helpers for the integration tests: where the kernels live and how to build one.
 
 pub mod harness;
+pub mod iterate;
 pub mod samples;
 
 use hetdsl::{Program, Result, Runtime};

@@ -12,6 +12,7 @@ pub mod binomial;
 pub mod bm3d;
 pub mod check;
 pub mod gaussian;
+pub mod iterative;
 pub mod mandelbrot;
 pub mod matvec;
 pub mod nbody;

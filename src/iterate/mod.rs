@@ -1,0 +1,401 @@
+//! The iterative benchmarks: kernels launched many times over the same data, run in several
+//! ways side by side so that the cost of moving data between launches shows.
+//!
+//! - `single`: a session on one device, data resident there (each device in turn; the fastest
+//!   is the baseline);
+//! - `one-shot`: `Launch::run` per launch on every device, which copies every input in and
+//!   every output out each time;
+//! - `session`: a session over every device (co-execution, default balancer), data resident;
+//! - `opencl3` (jacobi only): the same kernel enqueued by hand on one device, the floor that
+//!   shows the session's own overhead.
+//!
+//! Every variant's final data is checked against an independent CPU reference
+//! ([`crate::samples::iterative`]).
+
+pub mod blackscholes;
+pub mod chain;
+pub mod handwritten;
+pub mod jacobi;
+pub mod minimum;
+pub mod nbody;
+mod report;
+
+use std::time::Instant;
+
+use hetdsl::{Program, Report};
+
+use crate::samples::check::Verdict;
+
+pub use report::{efficiency, print_result, Efficiency};
+
+/// Names accepted on the command line, in the order `all` runs them.
+pub const NAMES: [&str; 4] = ["nbody", "jacobi", "blackscholes", "chain"];
+
+/// Problem scale: `Tiny` for the tests, `Small` for PoCL on a laptop, `Large` (the default)
+/// for two H200s and a many-core CPU; or the benchmark's size parameter itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    Tiny,
+    Small,
+    Large,
+    /// Bodies, grid side, options or elements (a multiple of the work-group size).
+    Exactly(usize),
+}
+
+impl std::str::FromStr for Scale {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "tiny" => Scale::Tiny,
+            "small" => Scale::Small,
+            "large" => Scale::Large,
+            n => {
+                Scale::Exactly(n.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("`--size {n}`: expected tiny, small, large or a count")
+                })?)
+            }
+        })
+    }
+}
+
+impl Scale {
+    /// The size parameter for a benchmark whose sizes are `[tiny, small, large]`.
+    pub fn pick(self, sizes: [usize; 3]) -> usize {
+        match self {
+            Scale::Tiny => sizes[0],
+            Scale::Small => sizes[1],
+            Scale::Large => sizes[2],
+            Scale::Exactly(n) => n,
+        }
+    }
+}
+
+/// What a run of the benchmarks does.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub scale: Scale,
+    /// Steps of every loop; the benchmark's default if `None`.
+    pub steps: Option<usize>,
+    /// Positions (in the program's devices) of the devices used.
+    pub devices: Vec<usize>,
+    /// A loop stops early (after at least two steps) once it has run this long; the steps it
+    /// ran are reported and checked.
+    pub budget_seconds: f64,
+    /// Steps of the one-shot loop, if fewer than `steps` (it is the slow one).
+    pub oneshot_steps: Option<usize>,
+    /// Which variants run: any of `single`, `oneshot`, `session`, `opencl3`.
+    pub variants: Vec<String>,
+}
+
+impl Config {
+    pub fn wants(&self, variant: &str) -> bool {
+        self.variants.iter().any(|v| v == variant)
+    }
+}
+
+/// The variants in the order they run.
+pub const VARIANTS: [&str; 4] = ["single", "oneshot", "session", "opencl3"];
+
+/// One timed loop: the seconds of every step (all its launches) and of the whole loop.
+#[derive(Debug, Clone, Default)]
+pub struct LoopRun {
+    pub step_seconds: Vec<f64>,
+    pub loop_seconds: f64,
+    /// Each step's reports (one per launch), where the variant has them.
+    pub reports: Vec<Vec<Report>>,
+}
+
+impl LoopRun {
+    pub fn steps(&self) -> usize {
+        self.step_seconds.len()
+    }
+}
+
+/// Runs `step(k)` for `k` in `0..steps`, timing each, stopping early (after at least two
+/// steps) once `budget_seconds` have passed.
+pub fn timed_loop(
+    steps: usize,
+    budget_seconds: f64,
+    mut step: impl FnMut(usize) -> hetdsl::Result<Vec<Report>>,
+) -> hetdsl::Result<LoopRun> {
+    let mut run = LoopRun::default();
+    let start = Instant::now();
+    for k in 0..steps {
+        let t = Instant::now();
+        let reports = step(k)?;
+        run.step_seconds.push(t.elapsed().as_secs_f64());
+        run.reports.push(reports);
+        if k >= 1 && start.elapsed().as_secs_f64() > budget_seconds {
+            break;
+        }
+    }
+    run.loop_seconds = start.elapsed().as_secs_f64();
+    Ok(run)
+}
+
+/// One variant's outcome.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Variant {
+    /// `single`, `oneshot`, `session` or `opencl3`.
+    pub variant: String,
+    /// Positions (in the program's devices) of the devices it ran on.
+    pub devices: Vec<usize>,
+    pub steps: usize,
+    pub steps_done: usize,
+    /// Before the loop: the session and its buffers (uploads included, where made then).
+    pub setup_seconds: f64,
+    pub median_step_seconds: Option<f64>,
+    pub mean_step_seconds: Option<f64>,
+    /// The median of the steps after the first (the first pays for uploads and warm-up).
+    pub median_from_second: Option<f64>,
+    pub loop_seconds: f64,
+    /// Bytes the session moved per step (host to device + device to device), when it counts.
+    pub moved_per_step: Option<Vec<u64>>,
+    /// Bytes read back per step (device to host), when the session counts them.
+    pub read_back_per_step: Option<Vec<u64>>,
+    /// The fewest bytes into the devices that each step needed, given the partitions of the
+    /// launches before it and its own. Per step a session may move less (a kernel's first
+    /// launch on a device warms up on a work-group at each end, and a later step may find
+    /// those inputs there); summed from the first step on, never.
+    pub minimum_per_step: Option<Vec<u64>>,
+    /// The fewest bytes each step would need had the partition stayed as this step's: the
+    /// halo rows across its boundaries, the all-gather of positions, nothing for 1:1 data.
+    pub steady_per_step: Option<Vec<u64>>,
+    /// Per device (as the reports number them): the share of the balancing units whose output
+    /// it computed, over the steps after the first (all steps when there is one).
+    pub share: Vec<(usize, f64)>,
+    pub verdict: Verdict,
+    /// How the check was made (whole problem, sample, one extra step, ...).
+    pub check: String,
+    /// Every step's seconds (empty for `opencl3`, which waits once for all its launches).
+    pub step_seconds: Vec<f64>,
+}
+
+/// Each device's share of the merged balancing units of `steps` after the first.
+fn share(steps: &[Vec<Report>]) -> Vec<(usize, f64)> {
+    let counted = if steps.len() > 1 { &steps[1..] } else { steps };
+    let mut units: Vec<(usize, u64)> = Vec::new();
+    for t in counted.iter().flatten().flat_map(|r| &r.trace).filter(|t| t.merged) {
+        match units.iter_mut().find(|u| u.0 == t.device) {
+            Some(u) => u.1 += t.package.len,
+            None => units.push((t.device, t.package.len)),
+        }
+    }
+    units.sort();
+    let total: u64 = units.iter().map(|u| u.1).sum();
+    units.into_iter().map(|(d, n)| (d, n as f64 / total.max(1) as f64)).collect()
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(s[n / 2]),
+        n => Some(0.5 * (s[n / 2 - 1] + s[n / 2])),
+    }
+}
+
+impl Variant {
+    /// A variant from its timed loop and its check.
+    pub fn new(
+        variant: &str,
+        devices: &[usize],
+        steps: usize,
+        setup_seconds: f64,
+        run: &LoopRun,
+        verdict: Verdict,
+        check: &str,
+    ) -> Variant {
+        let s = &run.step_seconds;
+        Variant {
+            variant: variant.to_string(),
+            devices: devices.to_vec(),
+            steps,
+            steps_done: s.len(),
+            setup_seconds,
+            median_step_seconds: median(s),
+            mean_step_seconds: (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64),
+            median_from_second: median(s.get(1..).unwrap_or(&[])),
+            loop_seconds: run.loop_seconds,
+            moved_per_step: None,
+            read_back_per_step: None,
+            minimum_per_step: None,
+            steady_per_step: None,
+            share: share(&run.reports),
+            verdict,
+            check: check.to_string(),
+            step_seconds: s.clone(),
+        }
+    }
+
+    /// The per-step time compared across variants: the median after the first step (the
+    /// median of all when there is only one).
+    pub fn step_time(&self) -> Option<f64> {
+        self.median_from_second.or(self.median_step_seconds)
+    }
+}
+
+/// Everything one benchmark measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchResult {
+    pub bench: String,
+    pub describe: String,
+    pub steps: usize,
+    pub launches_per_step: usize,
+    pub devices: Vec<String>,
+    pub variants: Vec<Variant>,
+    /// Position of the fastest device alone (by [`Variant::step_time`]).
+    pub best_single: Option<usize>,
+    pub efficiency: Option<Efficiency>,
+}
+
+/// A benchmark: its problem, built for a program holding `kernels/iterate.cl`.
+pub trait Iterative {
+    fn name(&self) -> &'static str;
+    fn describe(&self) -> String;
+    fn steps(&self) -> usize;
+    fn launches_per_step(&self) -> usize;
+    /// The loop on a session over `devices`, data resident, then the check.
+    fn session(
+        &mut self,
+        program: &Program,
+        devices: &[usize],
+        cfg: &Config,
+    ) -> Result<Variant, String>;
+    /// The loop with one `Launch::run` per launch over `devices`, then the check.
+    fn oneshot(
+        &mut self,
+        program: &Program,
+        devices: &[usize],
+        cfg: &Config,
+    ) -> Result<Variant, String>;
+    /// The hand-written OpenCL loop on the device at program position `position` (unified
+    /// index `unified`), if this benchmark has one.
+    fn handwritten(
+        &mut self,
+        _position: usize,
+        _unified: usize,
+        _cfg: &Config,
+    ) -> Option<Result<Variant, String>> {
+        None
+    }
+}
+
+/// The benchmark `name` at `scale`, or why not: an unknown name, or a size that is not a
+/// multiple of its work-group size (jacobi: a side of at least two work-groups).
+pub fn create(
+    name: &str,
+    scale: Scale,
+    steps: Option<usize>,
+) -> Result<Box<dyn Iterative>, String> {
+    let (unit, least) = match name {
+        "nbody" => (crate::samples::iterative::nbody::LWS, 1),
+        "jacobi" => (crate::samples::iterative::jacobi::LWS[0], 2),
+        "blackscholes" => (crate::samples::iterative::blackscholes::LWS, 1),
+        "chain" => (crate::samples::iterative::chain::LWS, 1),
+        _ => return Err(format!("unknown benchmark `{name}`: {}", NAMES.join(", "))),
+    };
+    if let Scale::Exactly(n) = scale {
+        if n % unit != 0 || n < least * unit {
+            return Err(format!(
+                "{name}: size {n} must be a multiple of {unit} (its work-group size), at least {}",
+                least * unit
+            ));
+        }
+    }
+    Ok(match name {
+        "nbody" => Box::new(nbody::NBody::new(scale, steps)),
+        "jacobi" => Box::new(jacobi::Jacobi::new(scale, steps)),
+        "blackscholes" => Box::new(blackscholes::BlackScholes::new(scale, steps)),
+        _ => Box::new(chain::Chain::new(scale, steps)),
+    })
+}
+
+/// The variants `cfg` asks for, each device alone first. A variant that fails is reported as
+/// a failed check with the error, and the others still run.
+pub fn run_bench(bench: &mut dyn Iterative, program: &Program, cfg: &Config) -> BenchResult {
+    let names = program.devices();
+    let steps = bench.steps();
+    let failed = |variant: &str, devices: &[usize], e: String| {
+        Variant::new(
+            variant,
+            devices,
+            steps,
+            0.0,
+            &LoopRun::default(),
+            Verdict::new(false, 0, e),
+            "",
+        )
+    };
+    let mut variants = Vec::new();
+    if cfg.wants("single") {
+        for &d in &cfg.devices {
+            let v = bench.session(program, &[d], cfg).unwrap_or_else(|e| failed("single", &[d], e));
+            variants.push(v);
+        }
+    }
+    if cfg.wants("oneshot") {
+        let v = bench
+            .oneshot(program, &cfg.devices, cfg)
+            .unwrap_or_else(|e| failed("oneshot", &cfg.devices, e));
+        variants.push(v);
+    }
+    if cfg.wants("session") {
+        let v = bench
+            .session(program, &cfg.devices, cfg)
+            .unwrap_or_else(|e| failed("session", &cfg.devices, e));
+        variants.push(v);
+    }
+    let best_single = variants
+        .iter()
+        .filter(|v| v.devices.len() == 1 && v.variant == "single" && v.verdict.correct)
+        .filter_map(|v| Some((v.devices[0], v.step_time()?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(d, _)| d);
+    if cfg.wants("opencl3") {
+        // The device the best single session ran on (the first selected one otherwise), so the
+        // two measure the same hardware.
+        let d = best_single.unwrap_or(cfg.devices[0]);
+        let unified = names.get(d).map_or(d, |i| i.index);
+        if let Some(v) = bench.handwritten(d, unified, cfg) {
+            variants.push(v.unwrap_or_else(|e| failed("opencl3", &[d], e)));
+        }
+    }
+    let efficiency = efficiency(&variants);
+    BenchResult {
+        bench: bench.name().to_string(),
+        describe: bench.describe(),
+        steps: bench.steps(),
+        launches_per_step: bench.launches_per_step(),
+        devices: cfg
+            .devices
+            .iter()
+            .map(|&d| names.get(d).map_or(String::new(), |i| i.name.clone()))
+            .collect(),
+        variants,
+        best_single,
+        efficiency,
+    }
+}
+
+/// The program of the iterative kernels for `runtime`'s devices.
+pub fn program(runtime: &hetdsl::Runtime) -> hetdsl::Result<Program> {
+    let source = hetdsl::KernelSource::from_file(crate::kernel_path("iterate.cl"), &[])?;
+    runtime.program(&source)
+}
+
+/// Milliseconds with three decimals, or `-`.
+pub(crate) fn ms(s: Option<f64>) -> String {
+    s.map_or("-".into(), |s| format!("{:.3}", s * 1e3))
+}
+
+/// The error of a hetdsl call, as the runner's message.
+pub(crate) fn say(e: hetdsl::Error) -> String {
+    e.to_string()
+}
+
+/// One-shot steps: at most `cfg.oneshot_steps`.
+pub(crate) fn oneshot_steps(cfg: &Config, steps: usize) -> usize {
+    cfg.oneshot_steps.map_or(steps, |n| n.min(steps)).max(1)
+}
