@@ -13,8 +13,9 @@
 
 use std::process::ExitCode;
 
+use clap::Parser;
 use hetdsl::Runtime;
-use hetdsl_samples::harness::cli::{parse_flags, select_devices};
+use hetdsl_samples::harness::cli::select_devices;
 use hetdsl_samples::iterate::{self, Config, Scale, NAMES, VARIANTS};
 
 fn main() -> ExitCode {
@@ -28,41 +29,55 @@ fn main() -> ExitCode {
     }
 }
 
+/// The iterative benchmarks, each variant side by side and checked against a CPU reference.
+#[derive(Debug, Parser)]
+#[command(name = "iterate")]
+struct Args {
+    /// nbody, jacobi, blackscholes, chain, or all.
+    bench: String,
+    /// Steps per loop [default: the benchmark's own]
+    #[arg(long)]
+    steps: Option<usize>,
+    /// Problem size: tiny, small, large, or a number.
+    #[arg(long, default_value = "large")]
+    size: String,
+    /// Devices: all, cpu, gpu, or positions such as 0,2.
+    #[arg(long, default_value = "all")]
+    devices: String,
+    /// Write the results as JSON [default: none]
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+    /// Seconds a loop may run before it stops early (after at least two steps).
+    #[arg(long, default_value_t = 120.0)]
+    budget: f64,
+    /// Steps of the one-shot loop [default: as --steps]
+    #[arg(long)]
+    oneshot_steps: Option<usize>,
+    /// Comma-separated variants: single, oneshot, session, opencl3 [default: all of them]
+    #[arg(long)]
+    variants: Option<String>,
+}
+
 fn run() -> Result<bool, String> {
-    let mut args = std::env::args().skip(1);
-    let which =
-        args.next().ok_or_else(|| format!("name a benchmark: {} or all", NAMES.join(", ")))?;
-    let benches: Vec<&str> = match which.as_str() {
+    let args = Args::parse();
+    let benches: Vec<&str> = match args.bench.as_str() {
         "all" => NAMES.to_vec(),
         name if NAMES.contains(&name) => {
             vec![NAMES[NAMES.iter().position(|n| *n == name).unwrap_or(0)]]
         }
         other => return Err(format!("unknown benchmark `{other}`: {} or all", NAMES.join(", "))),
     };
-    let known = ["steps", "size", "devices", "json", "budget", "oneshot-steps", "variants"];
-    let flags = parse_flags(args, &known)?;
-    let number = |name: &str| -> Result<Option<usize>, String> {
-        flags
-            .get(name)
-            .map(|v| {
-                v.parse::<usize>()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or(format!("`--{name} {v}`: not a positive count"))
-            })
-            .transpose()
+    let positive = |name: &str, v: Option<usize>| match v {
+        Some(0) => Err(format!("`--{name} 0`: not a positive count")),
+        v => Ok(v),
     };
-    let scale: Scale = flags.get("size").map_or(Ok(Scale::Large), |s| s.parse())?;
-    let budget_seconds = match flags.get("budget") {
-        Some(b) => b
-            .parse::<f64>()
-            .ok()
-            .filter(|b| *b > 0.0)
-            .ok_or(format!("`--budget {b}`: not a positive number"))?,
-        None => 120.0,
-    };
+    let scale: Scale = args.size.parse()?;
+    if !args.budget.is_finite() || args.budget <= 0.0 {
+        return Err(format!("`--budget {}`: not a positive number", args.budget));
+    }
+    let budget_seconds = args.budget;
     let variants: Vec<String> =
-        flags.get("variants").map_or(VARIANTS.iter().map(|v| v.to_string()).collect(), |v| {
+        args.variants.as_deref().map_or(VARIANTS.iter().map(|v| v.to_string()).collect(), |v| {
             v.split(',').map(|s| s.trim().to_string()).collect()
         });
     if let Some(bad) = variants.iter().find(|v| !VARIANTS.contains(&v.as_str())) {
@@ -75,13 +90,13 @@ fn run() -> Result<bool, String> {
     for (i, d) in found.iter().enumerate() {
         println!("device {i}: {} [{:?}, {} compute units]", d.name, d.kind, d.compute_units);
     }
-    let devices = select_devices(flags.get("devices").map_or("all", String::as_str), &found)?;
+    let devices = select_devices(&args.devices, &found)?;
     let cfg = Config {
         scale,
-        steps: number("steps")?,
+        steps: positive("steps", args.steps)?,
         devices,
         budget_seconds,
-        oneshot_steps: number("oneshot-steps")?,
+        oneshot_steps: positive("oneshot-steps", args.oneshot_steps)?,
         variants,
     };
 
@@ -94,12 +109,12 @@ fn run() -> Result<bool, String> {
         correct &= result.variants.iter().all(|v| v.verdict.correct);
         results.push(result);
         // After every benchmark, so that a run cut short keeps what it measured.
-        if let Some(path) = flags.get("json") {
+        if let Some(path) = &args.json {
             let text = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
             std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))?;
         }
     }
-    if let Some(path) = flags.get("json") {
+    if let Some(path) = &args.json {
         println!("wrote {path}");
     }
     Ok(correct)
