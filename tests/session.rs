@@ -592,7 +592,9 @@ fn a_relaunch_learns_the_split_and_moves_exactly_what_each_device_lacks() {
     let mut moved = Vec::new();
     for _ in 0..4 {
         let r = saxpy(&s, &x, &y, &mut out, false);
-        assert!(r.balancer.starts_with("learned"), "{}", r.balancer);
+        // The learned split, or once it ended balanced, that split replayed as it was.
+        let relaunched = r.balancer.starts_with("learned") || r.balancer == "replay";
+        assert!(relaunched, "{}", r.balancer);
         // Exactly the groups a device ran and did not hold came to it, from the host.
         let mut expected = 0;
         for (d, r) in ran(&r, 2, groups).iter().enumerate() {

@@ -174,9 +174,19 @@ impl<'s> SessionLaunch<'s> {
             local: plan.geo.local.clone(),
             devices: positions.clone(),
         };
+        // A buffer held in windows needs packages no larger than a window: replay's one
+        // package per block could exceed one, so such launches keep the learned split.
+        let cap = session.devices.max_alloc.load(std::sync::atomic::Ordering::Relaxed);
+        let windowed = plan
+            .args
+            .iter()
+            .any(|a| matches!(a, worker::SArg::Buffer { core, .. } if core.bytes() as u64 > cap));
         let balancer = balancer.unwrap_or_else(|| {
             let history = session.history.lock().unwrap_or_else(|e| e.into_inner());
-            history.get(&key).and_then(learned).unwrap_or_else(balance::default_balancer)
+            history
+                .get(&key)
+                .and_then(|previous| learned(previous, !windowed))
+                .unwrap_or_else(balance::default_balancer)
         });
         let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| balancer.name()))
             .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
@@ -291,11 +301,23 @@ impl<'s> SessionLaunch<'s> {
     }
 }
 
-/// The learned split from a previous run of the same launch: each device first gets the
-/// groups it ran last time (their inputs are already there), in proportion to its speed.
-fn learned(previous: &Report) -> Option<Box<dyn Balancer>> {
-    Some(Box::new(balance::Learned::new(balance::History::from_report(previous))))
+/// The split of a repeated launch, from the previous run of the same launch. Where that run
+/// ended balanced and each device held at most two blocks (a learned split, not Sigmoid's
+/// scattered packages), it is replayed exactly: no data moves and each device runs one package
+/// per block. Otherwise each device first gets the groups it ran last time (their inputs are
+/// already there), in proportion to its speed (`Learned`).
+fn learned(previous: &Report, may_replay: bool) -> Option<Box<dyn Balancer>> {
+    let history = balance::History::from_report(previous);
+    let gathered = history.devices.iter().all(|d| d.owned.len() <= 2);
+    if may_replay && previous.balance >= REPLAY_BALANCE && gathered {
+        return Some(Box::new(balance::Replay::new(history)));
+    }
+    Some(Box::new(balance::Learned::new(history)))
 }
+
+/// Finish times within 3 % of each other: a balanced split, worth replaying unchanged rather
+/// than moving data for a gain inside the jitter of the measured speeds.
+const REPLAY_BALANCE: f64 = 0.97;
 
 /// One argument checked: a buffer of this session whose length fits its pattern.
 fn check_arg(session: &Session, geo: &Geometry, index: usize, a: Given) -> Result<SArg> {

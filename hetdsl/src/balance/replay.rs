@@ -1,0 +1,195 @@
+//! Replay: run a launch exactly as the previous one was split, when that split was balanced.
+//!
+//! # Why
+//! With device-resident data, every work-group that changes device moves its data, and moving
+//! it through the host costs far more than computing it: on two H200s a saxpy chain whose split
+//! shifted by a few hundred work-groups per launch moved 17 MiB per step, which took longer
+//! than the step's kernels. [`Learned`](super::Learned) keeps blocks where they were but still
+//! lets the tail move a little at each launch, by the jitter of the measured speeds. When the
+//! previous launch ended balanced, its split is as good as any a balancer could find from the
+//! same measurements, so Replay hands every device exactly the ranges it ran, one package per
+//! range: nothing moves and each device runs one package. A change in cost shows in the
+//! replayed launch's balance, and the session then goes back to `Learned` for the next launch.
+//!
+//! A history that does not tile the range exactly (another size, another device count, work
+//! lost with a device) makes Replay behave exactly like `Learned` on it. A device lost during a
+//! replay hands its ranges not yet started to whichever device asks next.
+
+use std::collections::VecDeque;
+
+use super::{check_setup, Balancer, Completion, History, Learned, Next, Package, Setup};
+use crate::error::Result;
+
+/// Hands each device the ranges it ran in a [`History`], one package per range.
+#[derive(Debug)]
+pub struct Replay {
+    history: History,
+    /// Set at `start` when the history does not tile the range.
+    fallback: Option<Learned>,
+    own: Vec<VecDeque<Package>>,
+    /// Ranges of lost devices, for any device that asks.
+    orphans: VecDeque<Package>,
+    alive: Vec<bool>,
+}
+
+impl Replay {
+    pub fn new(history: History) -> Replay {
+        Replay {
+            history,
+            fallback: None,
+            own: Vec::new(),
+            orphans: VecDeque::new(),
+            alive: Vec::new(),
+        }
+    }
+
+    /// Whether the history's ranges cover `0..total_groups` of `setup` exactly once.
+    fn tiles(&self, setup: &Setup) -> bool {
+        let h = &self.history;
+        if h.total_groups != setup.total_groups || h.devices.len() != setup.devices.len() {
+            return false;
+        }
+        let mut ranges: Vec<_> = h.devices.iter().flat_map(|d| d.owned.iter().cloned()).collect();
+        ranges.sort_by_key(|r| r.start);
+        let mut next = 0;
+        for r in ranges {
+            if r.start != next || r.end <= r.start {
+                return false;
+            }
+            next = r.end;
+        }
+        next == setup.total_groups
+    }
+}
+
+impl Balancer for Replay {
+    fn name(&self) -> String {
+        match self.fallback {
+            Some(_) => "replay(learned)".into(),
+            None => "replay".into(),
+        }
+    }
+
+    fn start(&mut self, setup: &Setup) -> Result<()> {
+        check_setup(setup)?;
+        if !self.tiles(setup) {
+            let mut learned = Learned::new(self.history.clone());
+            learned.start(setup)?;
+            self.fallback = Some(learned);
+            return Ok(());
+        }
+        self.own = self
+            .history
+            .devices
+            .iter()
+            .map(|d| d.owned.iter().map(|r| Package { offset: r.start, len: r.end - r.start }))
+            .map(|packages| packages.collect())
+            .collect();
+        self.alive = vec![true; setup.devices.len()];
+        self.orphans.clear();
+        Ok(())
+    }
+
+    fn next(&mut self, device: usize, now: f64) -> Next {
+        if let Some(f) = &mut self.fallback {
+            return f.next(device, now);
+        }
+        if !self.alive.get(device).copied().unwrap_or(false) {
+            return Next::Done;
+        }
+        match self.own[device].pop_front().or_else(|| self.orphans.pop_front()) {
+            Some(p) => Next::Run(p),
+            None => Next::Done,
+        }
+    }
+
+    fn completed(&mut self, done: &Completion) {
+        if let Some(f) = &mut self.fallback {
+            f.completed(done);
+        }
+    }
+
+    fn device_lost(&mut self, device: usize) {
+        if let Some(f) = &mut self.fallback {
+            return f.device_lost(device);
+        }
+        if let Some(a) = self.alive.get_mut(device) {
+            *a = false;
+            let left: Vec<Package> = self.own[device].drain(..).collect();
+            self.orphans.extend(left);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::balance::{DeviceHistory, DeviceKind, DeviceProfile};
+
+    fn setup(devices: usize, total: u64) -> Setup {
+        let d = DeviceProfile { kind: DeviceKind::Gpu, nominal_gflops: 1.0, min_groups: 1 };
+        Setup { total_groups: total, devices: vec![d; devices] }
+    }
+
+    fn history(owned: Vec<Vec<std::ops::Range<u64>>>, total: u64) -> History {
+        History {
+            total_groups: total,
+            devices: owned.into_iter().map(|owned| DeviceHistory { speed: 1.0, owned }).collect(),
+        }
+    }
+
+    /// Every device's packages until `Done`.
+    fn drain(b: &mut Replay, device: usize) -> Vec<Package> {
+        let mut out = Vec::new();
+        while let Next::Run(p) = b.next(device, 0.0) {
+            out.push(p);
+        }
+        out
+    }
+
+    #[test]
+    fn each_device_runs_exactly_its_previous_ranges() {
+        let mut b = Replay::new(history(vec![vec![0..40, 90..100], vec![40..90]], 100));
+        b.start(&setup(2, 100)).unwrap();
+        assert_eq!(b.name(), "replay");
+        assert_eq!(
+            drain(&mut b, 0),
+            vec![Package { offset: 0, len: 40 }, Package { offset: 90, len: 10 }]
+        );
+        assert_eq!(drain(&mut b, 1), vec![Package { offset: 40, len: 50 }]);
+    }
+
+    #[test]
+    fn a_lost_device_s_ranges_go_to_the_next_device_that_asks() {
+        let mut b = Replay::new(history(vec![vec![0..30, 60..100], vec![30..60]], 100));
+        b.start(&setup(2, 100)).unwrap();
+        assert_eq!(b.next(0, 0.0), Next::Run(Package { offset: 0, len: 30 }));
+        b.device_lost(0);
+        assert_eq!(b.next(0, 0.0), Next::Done);
+        assert_eq!(
+            drain(&mut b, 1),
+            vec![Package { offset: 30, len: 30 }, Package { offset: 60, len: 40 }]
+        );
+    }
+
+    #[test]
+    fn a_history_that_does_not_tile_the_range_falls_back_to_learned() {
+        // A gap (50..60 ran nowhere), an overlap, another size, another device count.
+        for (owned, total, devices) in [
+            (vec![vec![0..50], vec![60..100]], 100, 2),
+            (vec![vec![0..60], vec![50..100]], 100, 2),
+            (vec![vec![0..50], vec![50..100]], 120, 2),
+            (vec![vec![0..50], vec![50..100]], 100, 3),
+        ] {
+            let h = history(owned, 100);
+            let mut b = Replay::new(h.clone());
+            b.start(&setup(devices, total)).unwrap();
+            assert_eq!(b.name(), "replay(learned)");
+            let mut learned = Learned::new(h);
+            learned.start(&setup(devices, total)).unwrap();
+            for d in 0..devices {
+                assert_eq!(b.next(d, 0.0), learned.next(d, 0.0));
+            }
+        }
+    }
+}
