@@ -183,7 +183,13 @@ impl Program {
                 .collect();
             let mut p = ClProgram::create_from_source(&d.platform.context, text)
                 .call("clCreateProgramWithSource")?;
-            if p.build(&ids, &self.built_options).is_err() {
+            // NVIDIA's driver was seen to refuse a build for the second of its context's two
+            // H200s alone (a log of warnings only) while building for both succeeds, as the
+            // program's own build does: on a failure, build for every device of the context.
+            let all = d.platform.context.devices().to_vec();
+            if p.build(&ids, &self.built_options).is_err()
+                && (all == ids || p.build(&all, &self.built_options).is_err())
+            {
                 let log = ids.iter().map(|id| p.get_build_log(*id).unwrap_or_default()).collect();
                 return Err(Error::Build { file: self.source_name.clone(), log });
             }
