@@ -313,7 +313,8 @@ fn learned(previous: &Report, may_replay: bool) -> Option<Box<dyn Balancer>> {
         previous.devices.iter().map(|d| d.finish_seconds).filter(|t| *t > 0.0).collect();
     let spread = finished.iter().copied().fold(0.0, f64::max)
         - finished.iter().copied().fold(f64::INFINITY, f64::min);
-    let balanced = previous.balance >= REPLAY_BALANCE || spread <= REPLAY_SPREAD_SECONDS;
+    let balanced = previous.balance >= REPLAY_BALANCE
+        || (spread <= REPLAY_SPREAD_SECONDS && previous.balance >= REPLAY_BALANCE_SHORT);
     if may_replay && balanced && gathered {
         return Some(Box::new(balance::Replay::new(history)));
     }
@@ -329,6 +330,11 @@ const REPLAY_BALANCE: f64 = 0.97;
 /// through the host on two H200s (0.4-3 ms at the 10 GB/s such moves reach), more than any
 /// imbalance of under a millisecond could win back.
 const REPLAY_SPREAD_SECONDS: f64 = 1e-3;
+
+/// But not a split that is plainly off: replaying a 74:26 split of two equal H200s (Jacobi,
+/// whose first relaunch learned from a cold first launch) kept one GPU idle most of every
+/// sweep; below this balance the learned split moves the boundary once, and replay resumes.
+const REPLAY_BALANCE_SHORT: f64 = 0.75;
 
 /// One argument checked: a buffer of this session whose length fits its pattern.
 fn check_arg(session: &Session, geo: &Geometry, index: usize, a: Given) -> Result<SArg> {
