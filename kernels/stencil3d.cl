@@ -10,6 +10,7 @@ __kernel void stencil3d(__global const float* in, __global float* out) {
         return;
     }
     const size_t plane = w * h;
-    const float sides = in[i - 1] + in[i + 1] + in[i - w] + in[i + w] + in[i - plane] + in[i + plane];
+    const float sides =
+        in[i - 1] + in[i + 1] + in[i - w] + in[i + w] + in[i - plane] + in[i + plane];
     out[i] = 0.5f * in[i] + (1.0f / 12.0f) * sides;
 }

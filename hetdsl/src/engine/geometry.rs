@@ -24,7 +24,8 @@ impl Geometry {
     pub(super) fn new(global: &[usize], local: &[usize]) -> Result<Self> {
         if global.is_empty() {
             return Err(Error::BadRange(
-                "no global size given: call `.global(&[n])`, `.global(&[w, h])` or `.global(&[w, h, d])`"
+                "no global size given: call `.global(&[n])`, `.global(&[w, h])` or \
+                 `.global(&[w, h, d])`"
                     .into(),
             ));
         }
