@@ -4,7 +4,7 @@
 
 mod common;
 
-use hetdsl::balance::BalancerSpec;
+use hetdsl::balance::{Balancer, BalancerSpec, Static};
 use hetdsl::{Error, Pattern, Report};
 
 const W: usize = 64;
@@ -51,21 +51,32 @@ fn a_3d_stencil_co_executes_with_every_listed_balancer() {
     let p = common::program("ndrange3d.cl");
     let input = volume();
     let want = stencil_cpu(&input);
-    for spec in ["sigmoid", "static", "dynamic:3", "dynamic:10"] {
-        let balancer = spec.parse::<BalancerSpec>().expect("a balancer").build();
+    for spec in ["sigmoid", "static", "dynamic:3", "dynamic:10", "halves", "round-robin"] {
+        // Halves and round-robin give both devices slabs whatever their speeds, so these passes
+        // always co-execute; the named balancers may give a fast device every slab.
+        let balancer: Box<dyn Balancer> = match spec {
+            "halves" => Box::new(Static::with_weights(vec![1.0, 1.0])),
+            "round-robin" => common::round_robin(2),
+            _ => spec.parse::<BalancerSpec>().expect("a balancer").build(),
+        };
         let mut out = vec![f32::NAN; W * H * D];
-        let r = p
+        let mut launch = p
             .launch("stencil7")
             .global(&[W, H, D])
             .local(&LOCAL)
             .input(&input, Pattern::Whole)
             .output(&mut out, Pattern::ONE_TO_ONE)
-            .balancer(balancer)
-            .run()
-            .unwrap_or_else(|e| panic!("{spec}: {e}"));
+            .balancer(balancer);
+        if matches!(spec, "halves" | "round-robin") {
+            // A sub-millisecond run would otherwise let one device back up the other's slabs.
+            launch = launch.backups(false);
+        }
+        let r = launch.run().unwrap_or_else(|e| panic!("{spec}: {e}"));
         assert_tiles(&r);
-        if spec != "sigmoid" {
-            assert!(r.devices.iter().all(|d| d.packages >= 1), "{spec}: both devices work");
+        match spec {
+            "halves" => assert!(r.devices.iter().all(|d| d.packages == 1), "{}", r.table()),
+            "round-robin" => common::assert_coexecuted(&r),
+            _ => {}
         }
         close(&out, &want, spec);
     }
