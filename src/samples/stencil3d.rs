@@ -47,7 +47,7 @@ pub struct Stencil3d {
 impl Stencil3d {
     pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let shape = match size {
-            Size::Small => [64, 48, 40],
+            Size::Small => [128, 128, 64],
             Size::Paper => [512, 512, 256],
         };
         let mut rng = super::rng::Rng::new(53);
