@@ -135,8 +135,8 @@ fn work_group_dimensions_differ_from_the_range() {
 }
 
 #[test]
-fn three_dimensional_range() {
-    assert_mentions(&range_error(&[8, 8, 8], &[2, 2, 2]), &["3-D", "1-D and 2-D"]);
+fn four_dimensional_range() {
+    assert_mentions(&range_error(&[8, 8, 8, 8], &[2, 2, 2, 2]), &["4-D", "1-D, 2-D and 3-D"]);
 }
 
 #[test]

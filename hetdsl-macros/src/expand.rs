@@ -196,7 +196,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
 struct Parts<'a> {
     func: &'a Func,
     checked: &'a Checked,
-    /// `usize` (1-D) or `[usize; 2]` (2-D).
+    /// `usize` (1-D), `[usize; 2]` (2-D) or `[usize; 3]` (3-D).
     global_ty: TokenStream,
     /// `name: Type` of each host argument (`__local` buffers are not passed).
     params: Vec<TokenStream>,
@@ -211,7 +211,10 @@ struct Parts<'a> {
 
 impl<'a> Parts<'a> {
     fn new(func: &'a Func, checked: &'a Checked) -> Self {
-        let global_ty = if checked.local.len() == 2 { quote!([usize; 2]) } else { quote!(usize) };
+        let global_ty = match checked.local.len() {
+            1 => quote!(usize),
+            n => quote!([usize; #n]),
+        };
         let mut params = Vec::new();
         let mut args = Vec::new();
         let mut names = Vec::new();
@@ -246,7 +249,7 @@ impl<'a> Parts<'a> {
         let kernel = &self.kernel_name;
         let local = self.checked.local.iter().map(|&n| n as usize);
         let global =
-            if self.checked.local.len() == 2 { quote!(&global) } else { quote!(&[global]) };
+            if self.checked.local.len() == 1 { quote!(&[global]) } else { quote!(&global) };
         let items_per_group: u64 = self.checked.local.iter().product();
         let refused = &self.checked.refused_merges;
         let args = self.func.params.iter().map(|p| arg_expr(p, items_per_group, refused));

@@ -50,8 +50,9 @@ use proc_macro::TokenStream;
 /// - `file = "path.cl"` (required): the OpenCL C source, relative to the crate's `Cargo.toml`.
 ///   It is read with its `#include`s (searched beside the including file, then in `include`
 ///   directories) and embedded in the binary; a change to any of those files rebuilds the crate.
-/// - `local = 64` or `local = [16, 16]` (required): the work-group size, and so the NDRange's
-///   dimensions: `run` takes `global: usize` (1-D) or `global: [usize; 2]` (2-D).
+/// - `local = 64`, `local = [16, 16]` or `local = [8, 8, 4]` (required): the work-group size,
+///   and so the NDRange's dimensions: `run` takes `global: usize` (1-D), `global: [usize; 2]`
+///   (2-D) or `global: [usize; 3]` (3-D).
 /// - `name = "k"`: the kernel's name in the source, when it differs from the Rust `fn` name.
 /// - `balancer = "spec"`: any balancer of `hetdsl::balance::BalancerSpec` (`sigmoid`,
 ///   `dynamic:64`, `hguided:k=2,m=1`, …); default: the runtime's default (Sigmoid).

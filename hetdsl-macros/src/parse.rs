@@ -304,10 +304,10 @@ impl Options {
                             Ok(n) => dims.push(n),
                         }
                     }
-                    if !(1..=2).contains(&sizes.len()) {
+                    if !(1..=3).contains(&sizes.len()) {
                         errors.push(syn::Error::new(
                             span_start,
-                            "`local` is `N` (a 1-D NDRange) or `[X, Y]` (2-D)",
+                            "`local` is `N` (a 1-D NDRange), `[X, Y]` (2-D) or `[X, Y, Z]` (3-D)",
                         ));
                     }
                     o.local = Some((dims, key.span()));

@@ -18,8 +18,9 @@ pub enum Pattern {
     Ratio { a: u64, b: u64 },
     /// The whole buffer goes to every device.
     Whole,
-    /// `1:1` plus `r` elements (1-D NDRange) or `r` rows of elements (2-D) on each side,
-    /// clamped at both ends of the buffer: a stencil's read-only input. Session launches only.
+    /// `1:1` plus `r` elements (1-D NDRange), `r` rows of elements (2-D) or `r` planes (3-D) on
+    /// each side, clamped at both ends of the buffer: a stencil's read-only input. Session
+    /// launches only.
     Halo { r: u64 },
 }
 
@@ -36,7 +37,8 @@ impl Pattern {
         }
     }
 
-    /// `1:1` with a halo of `r` elements (1-D) or `r` rows (2-D) on each side, read-only.
+    /// `1:1` with a halo of `r` elements (1-D), `r` rows (2-D) or `r` planes (3-D) on each
+    /// side, read-only.
     pub const fn halo(r: u64) -> Pattern {
         Pattern::Halo { r }
     }

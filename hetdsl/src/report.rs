@@ -16,7 +16,7 @@ pub struct Transfer {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PackageTrace {
     pub device: usize,
-    /// Work-groups (rows of work-groups for 2-D ranges).
+    /// Work-groups (rows of work-groups for 2-D ranges, slabs for 3-D).
     pub package: Package,
     /// Host seconds since the run began: handed out, and completion seen.
     pub host_start: f64,
@@ -60,7 +60,8 @@ pub struct Report {
     /// The first balancing unit of the run (0 unless `Launch::groups` chose a sub-range).
     #[serde(default)]
     pub first_group: u64,
-    /// Balancing units in the run: work-groups, or rows of work-groups for 2-D ranges.
+    /// Balancing units in the run: work-groups, rows of work-groups for 2-D ranges, slabs for
+    /// 3-D.
     pub total_groups: u64,
     pub devices: Vec<DeviceReport>,
     pub trace: Vec<PackageTrace>,

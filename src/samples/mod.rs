@@ -1,8 +1,8 @@
 //! The ported samples: the AMD APP SDK ones (Binomial, Mandelbrot, NBody) and the rest of the
 //! papers' suite (Gaussian, Taylor, Aho, Ray, RAP, BM3D), and the SDK's Reduction, which indexes
-//! by `get_group_id`, and a matrix-vector product whose pattern names a scalar parameter. Each
-//! module holds the sample's
-//! deterministic input generator, its launch, its independent CPU reference and its tolerance
+//! by `get_group_id`, a matrix-vector product whose pattern names a scalar parameter, and a
+//! 7-point stencil over a 3-D NDRange. Each module holds the sample's deterministic input
+//! generator, its launch, its independent CPU reference and its tolerance
 //! rule; the examples, the suite runner and the CI test all use them from here.
 
 use std::ops::Range;
@@ -20,6 +20,7 @@ pub mod rap;
 pub mod raytrace;
 pub mod reduction;
 pub mod rng;
+pub mod stencil3d;
 pub mod taylor;
 
 use hetdsl::{Balancer, DeviceInfo, Launch, Program, Report, Runtime};
@@ -103,6 +104,7 @@ pub const NAMES: &[&str] = &[
     "ray2",
     "reduction",
     "matvec",
+    "stencil3d",
 ];
 
 /// The sample called `name`, with its inputs for `size` and its kernel built for `runtime`'s
@@ -124,6 +126,7 @@ pub fn create(name: &str, size: Size, runtime: &Runtime) -> Result<Box<dyn Sampl
         "ray2" => boxed(raytrace::RayTrace::new(size, raytrace::Scene::Spread, runtime)),
         "reduction" => boxed(reduction::Reduction::new(size, runtime)),
         "matvec" => boxed(matvec::MatVec::new(size, runtime)),
+        "stencil3d" => boxed(stencil3d::Stencil3d::new(size, runtime)),
         other => Err(format!("no sample called `{other}`; samples: {}", NAMES.join(", "))),
     }
 }

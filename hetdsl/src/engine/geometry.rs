@@ -1,8 +1,9 @@
 //! NDRange geometry: how packages of balancing units map to launches and to buffer elements.
 //!
-//! The balancing unit is one work-group for 1-D ranges and one row of work-groups for 2-D ranges
-//! (2-D packages are bands of rows), so that every package is a contiguous range of the
-//! row-major linearised work-item index `y · width + x`, which is what patterns apply to.
+//! The balancing unit is one work-group for 1-D ranges, one row of work-groups for 2-D ranges
+//! (2-D packages are bands of rows) and one slab of work-groups (all groups with the same z group
+//! index) for 3-D ranges, so that every package is a contiguous range of the row-major
+//! linearised work-item index `(z · height + y) · width + x`, which is what patterns apply to.
 
 use crate::error::{Error, Result};
 use crate::work::Package;
@@ -11,7 +12,7 @@ use crate::work::Package;
 pub(crate) struct Geometry {
     pub(crate) global: Vec<usize>,
     pub(crate) local: Vec<usize>,
-    /// G: balancing units (work-groups, or rows of work-groups in 2-D).
+    /// G: balancing units (work-groups, rows of work-groups in 2-D, slabs in 3-D).
     pub(crate) units: u64,
     /// Work-items per balancing unit.
     pub(crate) items_per_unit: u64,
@@ -23,12 +24,14 @@ impl Geometry {
     pub(super) fn new(global: &[usize], local: &[usize]) -> Result<Self> {
         if global.is_empty() {
             return Err(Error::BadRange(
-                "no global size given: call `.global(&[n])` or `.global(&[w, h])`".into(),
+                "no global size given: call `.global(&[n])`, `.global(&[w, h])` or \
+                 `.global(&[w, h, d])`"
+                    .into(),
             ));
         }
-        if global.len() > 2 {
+        if global.len() > 3 {
             return Err(Error::BadRange(format!(
-                "{}-D NDRange {global:?}: only 1-D and 2-D ranges are supported",
+                "{}-D NDRange {global:?}: only 1-D, 2-D and 3-D ranges are supported",
                 global.len()
             )));
         }
@@ -58,10 +61,11 @@ impl Geometry {
             }
         }
         let items_per_group: u64 = local.iter().map(|x| *x as u64).product();
-        let (units, items_per_unit) = match global.len() {
-            1 => ((global[0] / local[0]) as u64, local[0] as u64),
-            _ => ((global[1] / local[1]) as u64, (global[0] * local[1]) as u64),
-        };
+        // The slowest dimension is split; a unit spans every faster dimension whole.
+        let slow = global.len() - 1;
+        let units = (global[slow] / local[slow]) as u64;
+        let plane: u64 = global[..slow].iter().map(|x| *x as u64).product();
+        let items_per_unit = plane * local[slow] as u64;
         Ok(Geometry {
             global: global.to_vec(),
             local: local.to_vec(),
@@ -82,16 +86,13 @@ impl Geometry {
 
     /// Global work offset and size of the launch for a package.
     pub(super) fn launch(&self, p: Package) -> (Vec<usize>, Vec<usize>) {
-        match self.global.len() {
-            1 => {
-                let l = self.local[0];
-                (vec![p.offset as usize * l], vec![p.len as usize * l])
-            }
-            _ => {
-                let l = self.local[1];
-                (vec![0, p.offset as usize * l], vec![self.global[0], p.len as usize * l])
-            }
-        }
+        let slow = self.global.len() - 1;
+        let l = self.local[slow];
+        let mut offset = vec![0; slow + 1];
+        let mut size = self.global.clone();
+        offset[slow] = p.offset as usize * l;
+        size[slow] = p.len as usize * l;
+        (offset, size)
     }
 
     /// Work-groups in a package (what occupancy bounds count).
@@ -123,6 +124,16 @@ mod tests {
     }
 
     #[test]
+    fn three_dimensions_are_slabs() {
+        let g = Geometry::new(&[64, 48, 40], &[8, 8, 4]).unwrap();
+        assert_eq!((g.units, g.items_per_unit, g.groups_per_unit()), (10, 64 * 48 * 4, 48));
+        let p = Package { offset: 3, len: 2 };
+        assert_eq!(g.launch(p), (vec![0, 0, 12], vec![64, 48, 8]));
+        assert_eq!(g.items(p), (3 * 12288, 2 * 12288));
+        assert_eq!(g.total_items(), 64 * 48 * 40);
+    }
+
+    #[test]
     fn rejects_bad_ranges() {
         for (g, l) in [
             (vec![], vec![]),
@@ -131,7 +142,9 @@ mod tests {
             (vec![0], vec![1]),
             (vec![64], vec![0]),
             (vec![64, 64], vec![8]),
-            (vec![8, 8, 8], vec![2, 2, 2]),
+            (vec![8, 8, 8], vec![2, 2]),
+            (vec![8, 8, 10], vec![2, 2, 4]),
+            (vec![8, 8, 8, 8], vec![2, 2, 2, 2]),
         ] {
             assert!(matches!(Geometry::new(&g, &l), Err(Error::BadRange(_))), "{g:?} {l:?}");
         }

@@ -413,8 +413,8 @@ impl<'a> Launch<'a> {
     }
 
     /// Run only the balancing units `range` of the NDRange (work-groups in 1-D, rows of
-    /// work-groups in 2-D); the outputs outside it are left as they are. Useful to time a slow
-    /// device on a sample of a large problem, or to process a problem in pieces.
+    /// work-groups in 2-D, slabs in 3-D); the outputs outside it are left as they are. Useful to
+    /// time a slow device on a sample of a large problem, or to process a problem in pieces.
     pub fn groups(mut self, range: std::ops::Range<u64>) -> Self {
         self.groups = Some(range);
         self

@@ -59,7 +59,7 @@ pub(crate) struct Plan {
     pub(crate) hold: bool,
     /// (buffer argument, kernel argument of its hidden window offset), per `__global` pointer.
     pub(crate) offsets: Vec<(usize, usize)>,
-    /// Elements per row of a 2-D range (1 in 1-D), for halos.
+    /// Elements per row of a 2-D range (per plane in 3-D, 1 in 1-D), for halos.
     pub(crate) row_len: u64,
     /// Session position of each launch position.
     pub(crate) slots: Vec<usize>,
