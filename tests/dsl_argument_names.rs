@@ -42,3 +42,21 @@ fn a_coexec_function_names_the_argument_as_declared() {
     let e = axpy_fn(&rt, 128, 2.0, &xs, &mut acc).expect_err("acc is long").to_string();
     assert!(e.starts_with("argument 2 (`acc`): parameter `y` is"), "{e}");
 }
+
+#[test]
+fn a_launch_taken_from_the_declaration_names_the_argument_too() {
+    // The launch a declaration hands out, adjusted and run by the caller: its argument errors
+    // name the argument as declared as well, from `run` and from `verify`.
+    let rt = runtime();
+    let kernel = Axpy::new(&rt).expect("builds");
+    let xs = vec![1.0f32; 128];
+    let mut acc = vec![0.0f32; 100];
+    let launch = kernel.launch(128, 2.0, &xs, &mut acc).expect("a launch");
+    let e = launch.backups(false).run().expect_err("acc is short").to_string();
+    assert!(e.starts_with("argument 2 (`acc`): parameter `y` is"), "{e}");
+    let short = vec![1.0f32; 64];
+    let mut acc = vec![0.0f32; 128];
+    let launch = axpy_fn::launch(&rt, 128, 2.0, &short, &mut acc).expect("a launch");
+    let e = launch.verify().expect_err("xs is short").to_string();
+    assert!(e.starts_with("argument 1 (`xs`): parameter `x` is"), "{e}");
+}

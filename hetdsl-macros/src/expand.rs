@@ -25,7 +25,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
     let parts = Parts::new(func, &checked);
     let Parts { global_ty, params, args, names, all_names, kernel_name, source, .. } = &parts;
     let build_options = &checked.build_options;
-    let body = parts.launch_body(quote!(&self.program));
+    let body = parts.launch_body(quote!(&self.program), quote!(Self::PARAMETERS));
     let decls = func.params.iter().map(decl_tokens);
     let doc_run = format!(
         "Co-executes `{}` over `global` work-items on every device of the program, with the declared \
@@ -115,7 +115,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     let Parts { global_ty, params, args, names, all_names, kernel_name, source, .. } = &parts;
     let build_options = &checked.build_options;
     let ident = &func.ident;
-    let body = parts.launch_body(quote!(program));
+    let body = parts.launch_body(quote!(program), quote!(PARAMETERS));
     let decls = func.params.iter().map(decl_tokens);
     let mod_doc = format!(
         "Companions of [`{ident}()`]: its source, its cached program and its launch before it runs."
@@ -245,7 +245,9 @@ impl<'a> Parts<'a> {
     }
 
     /// `Launch` construction from `program` (a `&Program` expression), arguments in order.
-    fn launch_body(&self, program: TokenStream) -> TokenStream {
+    /// The launch, built from `program`; `parameters` names the declared parameters' names,
+    /// which the launch puts in its argument errors.
+    fn launch_body(&self, program: TokenStream, parameters: TokenStream) -> TokenStream {
         let kernel = &self.kernel_name;
         let local = self.checked.local.iter().map(|&n| n as usize);
         let global =
@@ -268,6 +270,7 @@ impl<'a> Parts<'a> {
                     .global(#global)
                     .local(&[#(#local),*])
                     #(.arg(#args))*
+                    .arg_names(#parameters)
                     #balancer
             )
         }

@@ -219,6 +219,9 @@ pub struct Launch<'a> {
     pub(crate) tolerance: Option<(f64, f64)>,
     /// For [`Launch::verify`]: the random split's seed.
     pub(crate) seed: Option<u64>,
+    /// The parameters' names as a `kernel!`/`#[coexec]` declaration spells them, for argument
+    /// errors.
+    pub(crate) arg_names: Option<&'static [&'static str]>,
 }
 
 /// How a device's host thread waits for each kernel (see [`Launch::wait`]).
@@ -285,6 +288,7 @@ impl<'a> Launch<'a> {
             env_backups: unreadable_env("HETDSL_BACKUPS", &["0", "1"]),
             tolerance: None,
             seed: None,
+            arg_names: None,
         }
     }
 
@@ -446,11 +450,22 @@ impl<'a> Launch<'a> {
 
     /// Co-execute. Outputs are complete and correct when this returns `Ok`.
     pub fn run(mut self) -> Result<Report> {
-        self.check_arguments()?;
+        let names = self.arg_names;
+        self.check_arguments().map_err(|e| declared(e, names))?;
         let balancer = self.balancer.take().unwrap_or_else(balance::default_balancer);
         let (program, kernel) = (self.program, self.kernel.clone());
         // The engine's own argument errors (lengths, patterns) name the parameter too.
-        run::execute(self, balancer).map_err(|e| program.signatures.name_argument(&kernel, e))
+        run::execute(self, balancer)
+            .map_err(|e| declared(program.signatures.name_argument(&kernel, e), names))
+    }
+
+    /// The parameters' names as declared (what `kernel!` and `#[coexec]` set), so that every
+    /// argument error of [`Launch::run`] and [`Launch::verify`] names the argument as the user
+    /// wrote it.
+    #[doc(hidden)]
+    pub fn arg_names(mut self, names: &'static [&'static str]) -> Self {
+        self.arg_names = Some(names);
+        self
     }
 
     /// Checks the kernel under co-execution: runs it once on the launch's first device alone
@@ -462,7 +477,8 @@ impl<'a> Launch<'a> {
     /// not (the difference says where co-execution went wrong). Run it once for each new kernel:
     /// a pattern that does not say what the kernel writes shows here.
     pub fn verify(self) -> Result<Verification> {
-        verify::verify(self)
+        let names = self.arg_names;
+        verify::verify(self).map_err(|e| declared(e, names))
     }
 
     /// For [`Launch::verify`]: float and double outputs may differ by `abs + rel × |value|`
@@ -509,5 +525,13 @@ fn host_arg(arg: &Arg<'_>, ty: Option<HostType>) -> hetdsl_decl::argcheck::HostA
         Arg::Local(_) | Arg::LocalPerItem(_) => HostArg::Local { ty },
         // Every device writes the whole buffer, starting from the reduction's identity.
         Arg::Reduce { .. } => HostArg::Buffer { ty, writes: true, reads: false },
+    }
+}
+
+/// An argument error named as declared, where the launch knows the declared names.
+fn declared(error: Error, names: Option<&'static [&'static str]>) -> Error {
+    match names {
+        Some(names) => crate::__private::name_argument(error, names),
+        None => error,
     }
 }
