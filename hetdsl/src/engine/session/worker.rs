@@ -30,7 +30,9 @@ use super::Devices;
 use crate::engine::geometry::Geometry;
 use crate::engine::program::ProgramDevice;
 use crate::engine::shared::{panic_message, Ask, Phase, Shared};
-use crate::engine::worker::{device_profile, device_seconds, wait_kernel, Staging};
+use crate::engine::worker::{
+    device_profile, device_seconds, set_local, set_scalar, wait_kernel, Staging,
+};
 use crate::engine::{limits, Fault, WaitMode, WatchdogConfig};
 use crate::error::{ClContext, Error, Result};
 use crate::pattern::{Direction, Pattern};
@@ -305,30 +307,10 @@ fn set_up(w: &mut Worker, t: &Task, kernel: &Kernel) -> Result<DeviceProfile> {
                 }
                 buffers.push((*index, bytes.min(cap)));
             }
-            // SAFETY: `bytes` lives across the call, which copies it; OpenCL checks the size.
-            SArg::Scalar { index, bytes } => unsafe {
-                opencl3::kernel::set_kernel_arg(
-                    kernel.get(),
-                    *index as u32,
-                    bytes.len(),
-                    bytes.as_ptr().cast(),
-                )
-            }
-            .map_err(|e| Error::BadArgument {
-                index: *index,
-                reason: format!("the kernel rejected a {}-byte scalar here: {e}", bytes.len()),
-            })?,
+            SArg::Scalar { index, bytes } => set_scalar(kernel, *index, bytes)?,
             SArg::Local { index, bytes } => {
                 local_bytes += *bytes as u64;
-                // SAFETY: a size only, no pointer; OpenCL checks it against the argument.
-                unsafe { kernel.set_arg_local_buffer(*index as u32, *bytes) }.map_err(|e| {
-                    Error::BadArgument {
-                        index: *index,
-                        reason: format!(
-                            "the kernel rejected a __local buffer of {bytes} bytes here: {e}"
-                        ),
-                    }
-                })?
+                set_local(kernel, *index, *bytes)?
             }
         }
     }

@@ -31,6 +31,7 @@ pub(crate) use self::job::Job;
 pub(super) use self::package::{device_seconds, wait_kernel};
 use self::package::{finish, launch, read_back, transfer, InFlight};
 pub(super) use self::setup::device_profile;
+pub(crate) use self::setup::{set_local, set_scalar};
 use super::shared::{panic_message, Ask, Release};
 use super::Fault;
 use crate::error::{ClError, Error};

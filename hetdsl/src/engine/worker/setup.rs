@@ -83,36 +83,42 @@ fn set_values(job: &Job, kernel: &Kernel) -> Result<u64> {
     let mut local_bytes = 0u64;
     for arg in &job.args {
         match arg {
-            // SAFETY: `bytes` lives across the call, which copies `bytes.len()` bytes from it;
-            // OpenCL checks the size against the argument's and the error is returned.
-            ArgPlan::Scalar { index, bytes } => unsafe {
-                opencl3::kernel::set_kernel_arg(
-                    kernel.get(),
-                    *index as u32,
-                    bytes.len(),
-                    bytes.as_ptr().cast(),
-                )
-            }
-            .map_err(|e| Error::BadArgument {
-                index: *index,
-                reason: format!("the kernel rejected a {}-byte scalar here: {e}", bytes.len()),
-            })?,
+            ArgPlan::Scalar { index, bytes } => set_scalar(kernel, *index, bytes)?,
             ArgPlan::Local { index, bytes } => {
                 local_bytes += *bytes as u64;
-                // SAFETY: a size only, no pointer; OpenCL checks it against the argument.
-                unsafe { kernel.set_arg_local_buffer(*index as u32, *bytes) }.map_err(|e| {
-                    Error::BadArgument {
-                        index: *index,
-                        reason: format!(
-                            "the kernel rejected a __local buffer of {bytes} bytes here: {e}"
-                        ),
-                    }
-                })?
+                set_local(kernel, *index, *bytes)?
             }
             ArgPlan::Buffer { .. } | ArgPlan::Reduce { .. } => {}
         }
     }
     Ok(local_bytes)
+}
+
+/// Set scalar argument `index` to `bytes` (one-shot launches and sessions alike).
+pub(crate) fn set_scalar(kernel: &Kernel, index: usize, bytes: &[u8]) -> Result<()> {
+    // SAFETY: `bytes` lives across the call, which copies `bytes.len()` bytes from it;
+    // OpenCL checks the size against the argument's and the error is returned.
+    unsafe {
+        opencl3::kernel::set_kernel_arg(
+            kernel.get(),
+            index as u32,
+            bytes.len(),
+            bytes.as_ptr().cast(),
+        )
+    }
+    .map_err(|e| Error::BadArgument {
+        index,
+        reason: format!("the kernel rejected a {}-byte scalar here: {e}", bytes.len()),
+    })
+}
+
+/// Set `__local` argument `index` to `bytes` bytes per work-group.
+pub(crate) fn set_local(kernel: &Kernel, index: usize, bytes: usize) -> Result<()> {
+    // SAFETY: a size only, no pointer; OpenCL checks it against the argument.
+    unsafe { kernel.set_arg_local_buffer(index as u32, bytes) }.map_err(|e| Error::BadArgument {
+        index,
+        reason: format!("the kernel rejected a __local buffer of {bytes} bytes here: {e}"),
+    })
 }
 
 /// Check the launch against the device: work-group size, local memory, buffer sizes. Returns
