@@ -7,7 +7,7 @@ use std::time::Instant;
 use hetdsl::{Pattern, Program};
 
 use super::minimum::{count_moves, Reach, Shape, Use};
-use super::{oneshot_steps, say, timed_loop, Config, Iterative, Scale, Variant};
+use super::{oneshot_steps, say, session_label, timed_loop, Config, Iterative, Scale, Variant};
 use crate::samples::check::Verdict;
 use crate::samples::iterative::jacobi::{grid, verify, LWS};
 
@@ -84,17 +84,13 @@ impl Iterative for Jacobi {
         self.steps
     }
 
-    fn launches_per_step(&self) -> usize {
-        1
-    }
-
     fn session(
         &mut self,
         program: &Program,
         devices: &[usize],
         cfg: &Config,
     ) -> Result<Variant, String> {
-        let label = if devices.len() == 1 { "single" } else { "session" };
+        let label = session_label(devices);
         let side = self.side;
         let start = Instant::now();
         let session = program.session_on(devices).map_err(say)?;

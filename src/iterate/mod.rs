@@ -113,6 +113,15 @@ impl LoopRun {
 
 /// Runs `step(k)` for `k` in `0..steps`, timing each, stopping early (after at least two
 /// steps) once `budget_seconds` have passed.
+/// A session variant's label: a device alone is the `single` baseline, several the `session`.
+pub fn session_label(devices: &[usize]) -> &'static str {
+    if devices.len() == 1 {
+        "single"
+    } else {
+        "session"
+    }
+}
+
 pub fn timed_loop(
     steps: usize,
     budget_seconds: f64,
@@ -255,7 +264,10 @@ pub trait Iterative {
     fn name(&self) -> &'static str;
     fn describe(&self) -> String;
     fn steps(&self) -> usize;
-    fn launches_per_step(&self) -> usize;
+    /// Kernel launches per step (1 unless the step chains several kernels).
+    fn launches_per_step(&self) -> usize {
+        1
+    }
     /// The loop on a session over `devices`, data resident, then the check.
     fn session(
         &mut self,

@@ -7,7 +7,7 @@ use std::time::Instant;
 use hetdsl::{Pattern, Program, Report};
 
 use super::minimum::{count_moves, Reach, Shape, Use};
-use super::{oneshot_steps, say, timed_loop, Config, Iterative, Scale, Variant};
+use super::{oneshot_steps, say, session_label, timed_loop, Config, Iterative, Scale, Variant};
 use crate::samples::check::{sample_indices, Verdict};
 use crate::samples::iterative::nbody::{bodies, one_step, trajectory, verify, DT, LWS, SOFTENING2};
 
@@ -164,7 +164,7 @@ impl Iterative for NBody {
         devices: &[usize],
         cfg: &Config,
     ) -> Result<Variant, String> {
-        let label = if devices.len() == 1 { "single" } else { "session" };
+        let label = session_label(devices);
         let start = Instant::now();
         let session = program.session_on(devices).map_err(say)?;
         let mut pos = session.buffer_from(&self.position).map_err(say)?;
