@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Build the samples here (the GPU machines have no Rust toolchain) and stage the binaries in
-# .device/bin, which .git/info/exclude ignores and the device tool carries.
+# .device/bin, which .gitignore ignores and the device tool carries.
 # Then, on the GPU machine:  bash scripts/gpu-measure.sh <label>
 set -euo pipefail
 cd "$(dirname "$0")/.."
-grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 cargo build --release --examples
 rm -rf .device/bin && mkdir -p .device/bin
 for e in devices occupancy saxpy suite inflection; do cp "target/release/examples/$e" .device/bin/; done

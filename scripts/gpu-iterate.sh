@@ -2,7 +2,7 @@
 # The iterative benchmarks (examples/iterate.rs) on the GPU machine.
 #
 # Here (no GPU, no arguments): build examples/iterate in release, stage the stripped binary and
-# the kernels in .device/ (ignored by git through .git/info/exclude; the device tool carries it):
+# the kernels in .device/ (ignored by .gitignore; the device tool carries it):
 #   bash scripts/gpu-iterate.sh
 # Then on the GPU machine (2x H200 + 32-core CPU; OpenCL devices 0 = PoCL CPU, 1,2 = H200), from
 # the repository root, with the device tool's $OUT set, one line:
@@ -17,8 +17,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" != run ]; then
-  grep -qx '/.device/' "$(git rev-parse --git-common-dir)/info/exclude" 2>/dev/null \
-    || echo '/.device/' >> "$(git rev-parse --git-common-dir)/info/exclude"
   cargo build --release --example iterate
   mkdir -p .device/bin
   cp target/release/examples/iterate .device/bin/iterate

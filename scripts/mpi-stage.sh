@@ -8,8 +8,6 @@
 # Needs Open MPI here (apt-get install libopenmpi-dev openmpi-bin libclang-dev).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exclude=$(git rev-parse --git-path info/exclude)
-grep -qx '/.device/' "$exclude" 2>/dev/null || echo '/.device/' >> "$exclude"
 out=.device/mpi
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 ompi_lib=/usr/lib/$multiarch/openmpi/lib/openmpi3

@@ -13,8 +13,6 @@ cd "$(dirname "$0")/.."
 ENGINECL_DIR=${ENGINECL_DIR:-/work/shared/peers/EngineCL}
 stage=.device/peers
 build=target/peers-build
-exclude=$(git rev-parse --git-path info/exclude)
-grep -qx '/.device/' "$exclude" 2>/dev/null || echo '/.device/' >> "$exclude"
 rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/lib" "$stage/lib-fallback" "$build"
 
 # StarPU: one C file against its pkg-config flags.
