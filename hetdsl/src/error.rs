@@ -84,6 +84,11 @@ pub enum Error {
     #[error("invalid launch configuration: {0}")]
     BadConfig(String),
 
+    /// A bug in hetdsl itself (its bookkeeping panicked mid-run). The run was ended rather than
+    /// continued from state that may be half-updated: the output is incomplete.
+    #[error("internal error in hetdsl, run ended, output incomplete (please report it): {0}")]
+    Internal(String),
+
     /// Every device failed; the run's output is incomplete. Each device's fault is listed.
     #[error("every device failed, output incomplete:\n{}", list_faults(.0))]
     AllDevicesFailed(Vec<DeviceFault>),

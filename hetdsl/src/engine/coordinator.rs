@@ -159,27 +159,27 @@ fn watch<'a>(
         if let Some(e) = s.fatal.take() {
             return Err(e);
         }
-        let Some(d) = s.dispatch.as_mut() else {
-            return Err(Error::BadBalancer("the run ended before it started".into()));
+        // The dispatcher's verdict on hung devices (see `Dispatcher::hung`): only a device
+        // whose package another, idle device could take over.
+        let Some((over, hung)) =
+            shared.dispatch(&mut s, "hung", |d, now| (d.is_over(), d.hung(now, rule)))
+        else {
+            let e = s.fatal.take();
+            return Err(e.unwrap_or(Error::BadBalancer("the run ended before it started".into())));
         };
-        if d.is_over() {
+        if over {
             return Ok(());
         }
         if s.phase == Phase::Over {
             return Err(Error::BadBalancer("the run ended with work left".into()));
         }
-        let now = shared.now(&s);
-        // The dispatcher's verdict (see `Dispatcher::hung`): only a device whose package
-        // another, idle device could take over.
-        let hung = s.dispatch.as_ref().map_or(Vec::new(), |d| d.hung(now, rule));
         for h in hung {
             drop(s);
             shared.device_failed(h.device, h.reason());
             s = shared.lock();
         }
         // Idle devices look for a straggler to back up.
-        let now = shared.now(&s);
-        match s.dispatch.as_mut().map(|d| d.tick(now)) {
+        match shared.dispatch(&mut s, "tick", |d, now| d.tick(now)) {
             Some(Ok(given)) if !given.is_empty() => {
                 for (d, a) in given {
                     s.given[d] = Some(a.package);

@@ -233,10 +233,12 @@ impl Shared {
             if let Some(p) = s.given[me].take() {
                 return Ask::Run(p);
             }
-            let now = self.now(&s);
-            let Some(d) = s.dispatch.as_mut() else { return Ask::Stop };
-            if first || d.should_ask(me) {
-                match d.ask(me, now) {
+            let asked = self.dispatch(&mut s, "ask", |d, now| {
+                (first || d.should_ask(me)).then(|| d.ask(me, now))
+            });
+            let Some(asked) = asked else { return Ask::Stop };
+            if let Some(answer) = asked {
+                match answer {
                     Ok(Decision::Run(a)) => return Ask::Run(a.package),
                     Ok(Decision::Stop) => return Ask::Stop,
                     Ok(Decision::Wait | Decision::Idle) => {}
@@ -272,10 +274,12 @@ impl Shared {
             if let Some(p) = s.given[me].take() {
                 return Ask::Run(p);
             }
-            let now = self.now(&s);
-            let Some(d) = s.dispatch.as_mut() else { return Ask::Stop };
-            if first || d.should_ask(me) {
-                match d.ask(me, now) {
+            let asked = self.dispatch(&mut s, "ask", |d, now| {
+                (first || d.should_ask(me)).then(|| d.ask(me, now))
+            });
+            let Some(asked) = asked else { return Ask::Stop };
+            if let Some(answer) = asked {
+                match answer {
                     Ok(Decision::Run(a)) => return Ask::Run(a.package),
                     Ok(Decision::Stop) => return Ask::Stop,
                     Ok(Decision::Idle) if holding => return Ask::Later,
@@ -302,6 +306,30 @@ impl Shared {
         self.wake.notify_all();
     }
 
+    /// One call into the dispatcher, under the state lock, with the run's clock. A panic in it
+    /// is a bug in hetdsl (a balancer's own panics the dispatcher catches): its books may be
+    /// half-updated, so they are dropped and the run ends with [`Error::Internal`] rather than
+    /// go on from them or leave the other threads waiting. `None` when the run has no
+    /// dispatcher (not started yet, or ended that way).
+    pub(super) fn dispatch<R>(
+        &self,
+        s: &mut State,
+        what: &str,
+        f: impl FnOnce(&mut Dispatcher<Box<dyn Balancer>>, f64) -> R,
+    ) -> Option<R> {
+        let now = self.now(s);
+        let d = s.dispatch.as_mut()?;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(d, now))) {
+            Ok(r) => Some(r),
+            Err(payload) => {
+                s.dispatch = None;
+                let m = format!("the dispatcher panicked in {what}: {}", panic_message(&*payload));
+                self.abort(s, Error::Internal(m));
+                None
+            }
+        }
+    }
+
     /// The kernel of `p` finished on `me` after `kernel_seconds` of device time.
     /// Returns whether `me` is still part of the run.
     pub(super) fn kernel_done(
@@ -316,9 +344,12 @@ impl Shared {
             return false;
         }
         let now = self.now(&s);
-        let Some(d) = s.dispatch.as_mut() else { return false };
-        let started = d.running(me).map_or(now, |(_, since)| since);
-        match d.kernel_done(me, p, now, kernel_seconds) {
+        let done = self.dispatch(&mut s, "kernel_done", |d, now| {
+            let started = d.running(me).map_or(now, |(_, since)| since);
+            (started, d.kernel_done(me, p, now, kernel_seconds))
+        });
+        let Some((started, verdict)) = done else { return false };
+        match verdict {
             Ok(Verdict::Keep { .. }) => {}
             // Another copy finished first: its output is not merged (see `merge`).
             Ok(Verdict::Discard) => s.discarded.push((me, p)),
@@ -372,12 +403,11 @@ impl Shared {
         }
         drop(closed);
         let mut s = self.lock();
-        let now = self.now(&s);
         if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
             t.merged = true;
             t.read = read;
         }
-        if let Some(Err(e)) = s.dispatch.as_mut().map(|d| d.merged(me, p, now)) {
+        if let Some(Err(e)) = self.dispatch(&mut s, "merged", |d, now| d.merged(me, p, now)) {
             self.abort(&mut s, e);
         }
         self.wake.notify_all();
@@ -453,8 +483,7 @@ impl Shared {
     /// to its re-run list (unless another copy covers them) and tells the balancer.
     pub(super) fn lose(&self, s: &mut State, me: usize, reason: String) {
         s.given[me] = None;
-        let now = self.now(s);
-        if let Some(Err(e)) = s.dispatch.as_mut().map(|d| d.fail(me, now, reason)) {
+        if let Some(Err(e)) = self.dispatch(s, "fail", |d, now| d.fail(me, now, reason)) {
             self.abort(s, e);
         }
         self.wake.notify_all();
@@ -490,5 +519,48 @@ mod tests {
         assert!(!shared.merge(0, p, Transfer::default(), || panic!("merged after the run")));
         assert_eq!(shared.release_turn(1), Release::LeftBehind);
         assert!(matches!(shared.next_package(0, true), Ask::Stop));
+    }
+
+    /// A panic inside the dispatcher (a bug of ours, not the balancer's) on one device's
+    /// thread ends the run with an error and wakes a device waiting for work, which then
+    /// leaves: before, it unwound with the dispatcher's books half-updated and `run` hung.
+    #[test]
+    fn a_panic_in_the_dispatcher_ends_the_run_and_wakes_the_waiting() {
+        use crate::balance::dispatch::Config;
+        use crate::work::{DeviceKind, Setup};
+        let shared = std::sync::Arc::new(bare(2));
+        let profile = DeviceProfile { kind: DeviceKind::Cpu, nominal_gflops: 1.0, min_groups: 1 };
+        let setup = Setup { total_groups: 8, devices: vec![profile; 2] };
+        let balancer: Box<dyn Balancer> = Box::new(crate::balance::Static::nominal());
+        let names = vec!["a".into(), "b".into()];
+        let d = Dispatcher::start(balancer, setup, names, Config { backups: false }).unwrap();
+        shared.lock().dispatch = Some(d);
+        // Device 0 runs its static share; asking again, it must wait for device 1's share.
+        assert!(matches!(shared.next_package(0, true), Ask::Run(_)));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = shared.clone();
+        let t = std::thread::spawn(move || {
+            let _ = waiter.kernel_done(
+                0,
+                Package { offset: 0, len: 4 },
+                Some(0.1),
+                Transfer::default(),
+            );
+            tx.send(matches!(waiter.next_package(0, true), Ask::Stop)).unwrap();
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            let mut s = shared.lock();
+            shared.dispatch(&mut s, "a test", |_, _| -> () { panic!("a bookkeeping bug") })
+        }));
+        assert!(matches!(unwound, Ok(None)), "the panic must not escape");
+        let stopped = rx.recv_timeout(Duration::from_secs(5)).expect("the waiting device hung");
+        assert!(stopped);
+        t.join().unwrap();
+        let s = shared.lock();
+        assert_eq!(s.phase, Phase::Over);
+        assert!(s.dispatch.is_none(), "nobody may consult the half-updated books");
+        let e = s.fatal.as_ref().expect("the run's error").to_string();
+        assert!(e.contains("internal error") && e.contains("a bookkeeping bug"), "{e}");
     }
 }
