@@ -29,7 +29,7 @@ mod minmax;
 mod model;
 pub mod probe;
 mod random_split;
-mod replay;
+pub(crate) mod replay;
 mod sigmoid;
 mod spec;
 mod speeds;

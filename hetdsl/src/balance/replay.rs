@@ -45,21 +45,26 @@ impl Replay {
 
     /// Whether the history's ranges cover `0..total_groups` of `setup` exactly once.
     fn tiles(&self, setup: &Setup) -> bool {
-        let h = &self.history;
-        if h.total_groups != setup.total_groups || h.devices.len() != setup.devices.len() {
+        tiles(&self.history, setup.total_groups, setup.devices.len())
+    }
+}
+
+/// Whether `history` is of `devices` devices and its ranges cover `0..total_groups` exactly
+/// once (what a replay of it runs).
+pub(crate) fn tiles(history: &History, total_groups: u64, devices: usize) -> bool {
+    if history.total_groups != total_groups || history.devices.len() != devices {
+        return false;
+    }
+    let mut ranges: Vec<_> = history.devices.iter().flat_map(|d| d.owned.iter().cloned()).collect();
+    ranges.sort_by_key(|r| r.start);
+    let mut next = 0;
+    for r in ranges {
+        if r.start != next || r.end <= r.start {
             return false;
         }
-        let mut ranges: Vec<_> = h.devices.iter().flat_map(|d| d.owned.iter().cloned()).collect();
-        ranges.sort_by_key(|r| r.start);
-        let mut next = 0;
-        for r in ranges {
-            if r.start != next || r.end <= r.start {
-                return false;
-            }
-            next = r.end;
-        }
-        next == setup.total_groups
+        next = r.end;
     }
+    next == total_groups
 }
 
 impl Balancer for Replay {

@@ -177,6 +177,8 @@ impl<T: Pod> Buffer<T> {
         self.check_range(&range)?;
         {
             let _one_at_a_time = crate::engine::opencl_lock();
+            // Queued launches may still be writing it.
+            self.core.devices.drain()?;
             self.core.fetch(range.start as u64..range.end as u64, moved)?;
         }
         let st = self.core.lock();
@@ -197,6 +199,11 @@ impl<T: Pod> Buffer<T> {
     pub fn write(&mut self, offset: usize, data: &[T]) -> Result<()> {
         let end = offset.saturating_add(data.len());
         self.check_range(&(offset..end))?;
+        {
+            // A queued launch must not read these elements' new values (nor fail unseen).
+            let _one_at_a_time = crate::engine::opencl_lock();
+            self.core.devices.drain()?;
+        }
         let mut st = self.core.lock();
         let elem = self.core.elem;
         st.host[offset * elem..end * elem].copy_from_slice(bytes_of(data));

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::buffer::{Buffer, BufferCore};
 use super::worker::{self, Plan as WorkPlan, SArg};
-use super::{transfer, Session};
+use super::{queued, transfer, Session};
 use crate::balance::{self, Balancer};
 use crate::engine::geometry::Geometry;
 use crate::engine::shared::{EndOfRun, Shared};
@@ -160,10 +160,34 @@ impl<'s> SessionLaunch<'s> {
         let session = self.session;
         let kernel = self.kernel.clone();
         let balancer = self.balancer.take();
-        self.execute(balancer).map_err(|e| session.signatures.name_argument(&kernel, e))
+        let report = self.execute(balancer, false);
+        let report = report.map_err(|e| session.signatures.name_argument(&kernel, e))?;
+        report.ok_or_else(|| Error::Internal("a launch run to its end was queued".into()))
     }
 
-    fn execute(self, balancer: Option<Box<dyn Balancer>>) -> Result<Report> {
+    /// Start it, and return as soon as the host has nothing left to decide: a launch that
+    /// repeats a balanced split of the same launch and finds every input it reads already on
+    /// the device that reads it is queued on the devices and returns at once (the next
+    /// launch, a buffer's read or write, [`Session::finish`] wait for it as they need); any
+    /// other launch runs as [`SessionLaunch::run`] does. Reports wait in
+    /// [`Session::finish`]; an error of a queued launch (a device failing) comes from the
+    /// first call that waits for it.
+    pub fn submit(mut self) -> Result<()> {
+        let session = self.session;
+        let kernel = self.kernel.clone();
+        let balancer = self.balancer.take();
+        match self.execute(balancer, true) {
+            Ok(Some(report)) => {
+                session.devices.launches.ended_elsewhere(report);
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => Err(session.signatures.name_argument(&kernel, e)),
+        }
+    }
+
+    /// Run the launch (`Some` report), or with `queue`, queue it where it qualifies (`None`).
+    fn execute(self, balancer: Option<Box<dyn Balancer>>, queue: bool) -> Result<Option<Report>> {
         let session = self.session;
         let _one_at_a_time = crate::engine::opencl_lock();
         let t_binary = Instant::now();
@@ -181,11 +205,26 @@ impl<'s> SessionLaunch<'s> {
             .args
             .iter()
             .any(|a| matches!(a, worker::SArg::Buffer { core, .. } if core.bytes() as u64 > cap));
+        let previous = session.devices.launches.last(&key);
+        // An injected device failure is the one fault a queued launch can show (at enqueue).
+        let failing = |f: &Fault| matches!(f, Fault::Fail { .. });
+        let quiet = plan.faults.iter().all(failing) && session.mirror.is_none() && !windowed;
+        if let (true, None, Some(previous)) = (queue && quiet, &balancer, &previous) {
+            if replays(previous) {
+                let blocks = queued::blocks(previous, plan.geo.units, positions.len());
+                if let Some(blocks) = blocks.filter(|b| queued::resident(&plan, &positions, b)) {
+                    let name = "replay(queued)".to_string();
+                    queued::submit(session, plan, key, blocks, name, t_binary)?;
+                    return Ok(None);
+                }
+            }
+        }
+        // Everything queued ends before a launch that may move data or wait for its devices.
+        session.devices.drain()?;
         let balancer = balancer.unwrap_or_else(|| {
-            let history = session.history.lock().unwrap_or_else(|e| e.into_inner());
-            history
-                .get(&key)
-                .and_then(|previous| learned(previous, !windowed))
+            previous
+                .as_ref()
+                .map(|previous| learned(previous, !windowed))
                 .unwrap_or_else(balance::default_balancer)
         });
         let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| balancer.name()))
@@ -225,8 +264,8 @@ impl<'s> SessionLaunch<'s> {
         if session.mirror.is_some_and(|k| count.is_multiple_of(u64::from(k))) {
             report.transfers.extend(transfer::sync_all(&session.live_buffers())?);
         }
-        session.history.lock().unwrap_or_else(|e| e.into_inner()).insert(key, report.clone());
-        Ok(report)
+        session.devices.launches.remember(key, report.clone());
+        Ok(Some(report))
     }
 
     /// Every argument checked (kernel signature, session, lengths and patterns) into the plan
@@ -307,7 +346,17 @@ impl<'s> SessionLaunch<'s> {
 /// scattered packages), it is replayed exactly: no data moves and each device runs one package
 /// per block. Otherwise each device first gets the groups it ran last time (their inputs are
 /// already there), in proportion to its speed (`Learned`).
-fn learned(previous: &Report, may_replay: bool) -> Option<Box<dyn Balancer>> {
+fn learned(previous: &Report, may_replay: bool) -> Box<dyn Balancer> {
+    let history = balance::History::from_report(previous);
+    if may_replay && replays(previous) {
+        return Box::new(balance::Replay::new(history));
+    }
+    Box::new(balance::Learned::new(history))
+}
+
+/// Whether a launch after `previous` replays its split: it ended balanced, with each device
+/// holding at most two blocks.
+fn replays(previous: &Report) -> bool {
     let history = balance::History::from_report(previous);
     let gathered = history.devices.iter().all(|d| d.owned.len() <= 2);
     let finished: Vec<f64> =
@@ -316,10 +365,7 @@ fn learned(previous: &Report, may_replay: bool) -> Option<Box<dyn Balancer>> {
         - finished.iter().copied().fold(f64::INFINITY, f64::min);
     let balanced = previous.balance >= REPLAY_BALANCE
         || (spread <= REPLAY_SPREAD_SECONDS && previous.balance >= REPLAY_BALANCE_SHORT);
-    if may_replay && balanced && gathered {
-        return Some(Box::new(balance::Replay::new(history)));
-    }
-    Some(Box::new(balance::Learned::new(history)))
+    balanced && gathered
 }
 
 /// Finish times within 3 % of each other: a balanced split, worth replaying unchanged rather
@@ -421,16 +467,8 @@ fn settle(
         } else {
             None
         };
-        let Some(reason) = reason else { continue };
-        *session.devices.list[slot].dead.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
-        for b in session.live_buffers() {
-            let gone = b.lock().res.drop_device(slot);
-            if !gone.is_empty() && error.is_none() {
-                error = Some(b.lost(
-                    &gone,
-                    &format!("their only fresh copy was on device {slot}, which failed"),
-                ));
-            }
+        if let Some(e) = reason.and_then(|r| session.devices.drop_device(slot, r)) {
+            error.get_or_insert(e);
         }
     }
     error

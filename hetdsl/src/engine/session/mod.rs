@@ -16,6 +16,7 @@
 
 mod buffer;
 mod launch;
+mod queued;
 mod residency;
 mod transfer;
 mod window;
@@ -47,6 +48,11 @@ pub(crate) struct Devices {
     /// The largest device allocation a buffer may need, in bytes (each device's own limit
     /// unless [`Session::set_max_alloc`] lowered it).
     pub(crate) max_alloc: AtomicU64,
+    /// The session's buffers (here, not in the session, so that a buffer's own host access
+    /// can settle queued launches and mark what a failed device took with it).
+    pub(crate) buffers: Mutex<Vec<Weak<BufferCore>>>,
+    /// Launches queued on the devices and not yet seen to end, their reports, the history.
+    pub(crate) launches: queued::Launches,
 }
 
 pub(crate) struct SessionDevice {
@@ -63,6 +69,29 @@ impl Devices {
     pub(crate) fn is_dead(&self, d: usize) -> bool {
         self.list[d].dead.lock().unwrap_or_else(|e| e.into_inner()).is_some()
     }
+
+    /// Every live buffer of the session.
+    pub(crate) fn live_buffers(&self) -> Vec<Arc<BufferCore>> {
+        let list = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        list.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Device `slot` left the session for `reason`: whatever only it held is lost. Returns the
+    /// error naming the first buffer that lost ranges, if one did.
+    pub(crate) fn drop_device(&self, slot: usize, reason: String) -> Option<Error> {
+        *self.list[slot].dead.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+        let mut error = None;
+        for b in self.live_buffers() {
+            let gone = b.lock().res.drop_device(slot);
+            if !gone.is_empty() && error.is_none() {
+                error = Some(b.lost(
+                    &gone,
+                    &format!("their only fresh copy was on device {slot}, which failed"),
+                ));
+            }
+        }
+        error
+    }
 }
 
 /// A program's devices kept ready across launches, with buffers that stay on them: iterative
@@ -78,13 +107,10 @@ pub struct Session {
     pub(crate) ndrange_param: Vec<String>,
     /// Per kernel: its `__global` pointer parameters, each with a hidden window offset.
     pub(crate) pointers: HashMap<String, Vec<usize>>,
-    pub(crate) buffers: Mutex<Vec<Weak<BufferCore>>>,
     pub(crate) mirror: Option<u32>,
     pub(crate) launches: AtomicU64,
     /// Each buffer's index, in creation order.
     pub(crate) next_buffer: AtomicUsize,
-    /// The last report per (kernel, global, local, devices), for the learned split.
-    pub(crate) history: Mutex<HashMap<launch::HistoryKey, Report>>,
 }
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
@@ -143,6 +169,8 @@ impl Program {
             id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
             list,
             max_alloc: AtomicU64::new(cap),
+            buffers: Mutex::new(Vec::new()),
+            launches: queued::Launches::default(),
         });
         let mut workers = Vec::new();
         for (slot, d) in devices.list.iter().enumerate() {
@@ -156,11 +184,9 @@ impl Program {
             signatures: self.signatures.clone(),
             ndrange_param: self.ndrange_param.clone(),
             pointers: windowed.pointers,
-            buffers: Mutex::new(Vec::new()),
             mirror: None,
             launches: AtomicU64::new(0),
             next_buffer: AtomicUsize::new(0),
-            history: Mutex::new(HashMap::new()),
         })
     }
 }
@@ -242,7 +268,7 @@ impl Session {
                 reason: "an empty session buffer (OpenCL cannot allocate 0 bytes)".into(),
             });
         }
-        let mut list = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut list = self.devices.buffers.lock().unwrap_or_else(|e| e.into_inner());
         list.retain(|w| w.strong_count() > 0);
         let index = self.next_buffer.fetch_add(1, Ordering::Relaxed);
         let core =
@@ -268,6 +294,7 @@ impl Session {
     /// naming its buffer.
     pub fn sync(&self) -> Result<crate::report::Moved> {
         let _one_at_a_time = super::opencl_lock();
+        self.devices.drain()?;
         let mut total = crate::report::Moved::default();
         for b in transfer::sync_all(&self.live_buffers())? {
             total += b.moved;
@@ -284,8 +311,17 @@ impl Session {
 
     /// Every live buffer of the session.
     pub(crate) fn live_buffers(&self) -> Vec<Arc<BufferCore>> {
-        let list = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-        list.iter().filter_map(Weak::upgrade).collect()
+        self.devices.live_buffers()
+    }
+
+    /// Wait until every launch submitted so far has ended, and take their reports, in the
+    /// order submitted (those [`SessionLaunch::submit`] queued measure device time only: each
+    /// device's packages from its first kernel's start, since no host thread watched them). A
+    /// device that failed under a queued launch makes this the error naming what it lost.
+    pub fn finish(&self) -> Result<Vec<Report>> {
+        let _one_at_a_time = super::opencl_lock();
+        self.devices.drain()?;
+        Ok(self.devices.launches.take_reports())
     }
 }
 
@@ -294,6 +330,9 @@ impl Drop for Session {
         // Each worker releases its kernels and staging under the OpenCL lock, taken here, and
         // is joined unless its thread is still out in a driver.
         let _one_at_a_time = super::opencl_lock();
+        // Nothing may still run on the devices when their threads go; a failure here has no
+        // one left to report to (the buffers' ranges it lost are marked lost all the same).
+        let _ = self.devices.drain();
         for w in &mut self.workers {
             w.stop();
         }

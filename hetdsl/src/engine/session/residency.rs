@@ -110,10 +110,14 @@ impl RangeSet {
         m
     }
 
-    /// Whether every position of `r` is in the set.
-    #[cfg(test)]
+    /// Whether every position of `r` is in the set (its ranges are sorted and merged, so one
+    /// of them holds all of `r`).
     pub(crate) fn contains(&self, r: Range<u64>) -> bool {
-        self.missing(r).is_empty()
+        if r.is_empty() {
+            return true;
+        }
+        let i = self.ranges.partition_point(|x| x.start <= r.start);
+        i > 0 && self.ranges[i - 1].end >= r.end
     }
 }
 
@@ -171,6 +175,14 @@ impl Residency {
     #[cfg(test)]
     pub(crate) fn lost(&self) -> &RangeSet {
         &self.lost
+    }
+
+    /// Whether all of `r` is fresh at `at`.
+    pub(crate) fn is_fresh(&self, at: Loc, r: Range<u64>) -> bool {
+        match at {
+            Loc::Host => self.host.contains(r),
+            Loc::Device(d) => self.devices[d].contains(r),
+        }
     }
 
     /// `r` was copied to `at` from a fresh copy: fresh there too.

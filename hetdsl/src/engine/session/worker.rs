@@ -72,7 +72,7 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// The elements of a buffer argument a package touches.
-    fn range(&self, core: &BufferCore, pattern: Pattern, p: Package) -> Range<u64> {
+    pub(super) fn range(&self, core: &BufferCore, pattern: Pattern, p: Package) -> Range<u64> {
         let (first, items) = self.geo.items(p);
         pattern.elements_in_rows(first, items, core.len as u64, self.row_len)
     }
@@ -87,6 +87,8 @@ pub(crate) struct Task {
 
 enum Msg {
     Task(Box<Task>),
+    /// A queued launch's packages: enqueue them and answer at once (see `queued`).
+    Enqueue(Box<super::queued::Job>),
     Quit,
 }
 
@@ -126,6 +128,17 @@ impl Handle {
         }
     }
 
+    /// Hand the thread a queued launch's packages; `false` if the thread is gone.
+    pub(super) fn enqueue(&self, job: super::queued::Job) -> bool {
+        self.busy.store(true, Ordering::Release);
+        let sent = self.tx.as_ref().map(|tx| tx.send(Msg::Enqueue(Box::new(job))));
+        if !matches!(sent, Some(Ok(()))) {
+            self.busy.store(false, Ordering::Release);
+            return false;
+        }
+        true
+    }
+
     /// End the thread (the caller holds the OpenCL lock): joined if idle, left to end on its own
     /// (taking the lock then) if it is still out in a driver.
     pub(crate) fn stop(&mut self) {
@@ -147,9 +160,9 @@ pub(super) struct Worker {
     pub(super) slot: usize,
     pub(super) device: ProgramDevice,
     /// The session's windowed program, which its kernels come from.
-    program: Arc<ClProgram>,
+    pub(super) program: Arc<ClProgram>,
     pub(super) compute: CommandQueue,
-    kernels: HashMap<String, Kernel>,
+    pub(super) kernels: HashMap<String, Kernel>,
     staging: Option<Staging>,
     per_unit: Option<f64>,
 }
@@ -192,6 +205,10 @@ fn thread_main(
         match rx.recv() {
             Ok(Msg::Task(t)) => {
                 run_task(w.as_mut(), *t);
+                busy.store(false, Ordering::Release);
+            }
+            Ok(Msg::Enqueue(job)) => {
+                super::queued::run_job(w.as_mut(), *job);
                 busy.store(false, Ordering::Release);
             }
             // The session's drop holds the OpenCL lock while it joins this thread.
@@ -250,7 +267,7 @@ fn task(w: &mut Worker, t: &Task) {
             return;
         }
     };
-    let profile = set_up(w, t, &kernel).map_err(PackageError::Run).and_then(|p| {
+    let profile = set_up(w, t.me, &t.plan, &kernel).map_err(PackageError::Run).and_then(|p| {
         // A kernel writing a buffer in place would change data fresh only here: no warm-up.
         let inout =
             t.plan.args.iter().any(|a| matches!(a, SArg::Buffer { dir: Direction::InOut, .. }));
@@ -279,22 +296,26 @@ fn task(w: &mut Worker, t: &Task) {
 }
 
 /// The kernel's arguments (device memory made where missing), the device's limits, its profile.
-fn set_up(w: &mut Worker, t: &Task, kernel: &Kernel) -> Result<DeviceProfile> {
+pub(super) fn set_up(
+    w: &mut Worker,
+    me: usize,
+    plan: &Plan,
+    kernel: &Kernel,
+) -> Result<DeviceProfile> {
     let info = &w.device.info;
-    let limit =
-        |reason: String| Error::DeviceLimit { device: t.me, name: info.name.clone(), reason };
+    let limit = |reason: String| Error::DeviceLimit { device: me, name: info.name.clone(), reason };
     let num_args = kernel.num_args().call("clGetKernelInfo(NUM_ARGS)")? as usize;
-    let given = t.plan.args.len() + t.plan.offsets.len();
+    let given = plan.args.len() + plan.offsets.len();
     if num_args != given {
         return Err(Error::BadArgument {
-            index: t.plan.args.len().min(num_args),
-            reason: format!("kernel `{}` takes {num_args} arguments, {given} given", t.plan.kernel),
+            index: plan.args.len().min(num_args),
+            reason: format!("kernel `{}` takes {num_args} arguments, {given} given", plan.kernel),
         });
     }
-    let cap = t.plan.devices.max_alloc.load(Ordering::Relaxed);
+    let cap = plan.devices.max_alloc.load(Ordering::Relaxed);
     let mut local_bytes = 0u64;
     let mut buffers = Vec::new();
-    for a in &t.plan.args {
+    for a in &plan.args {
         match a {
             SArg::Buffer { index, core, .. } => {
                 // A buffer that fits is held whole; a larger one in windows, made per package.
@@ -317,14 +338,14 @@ fn set_up(w: &mut Worker, t: &Task, kernel: &Kernel) -> Result<DeviceProfile> {
     let id = w.device.device.id();
     let local_total = kernel.get_local_mem_size(id).unwrap_or(0).max(local_bytes);
     let needs = limits::Needs {
-        total_items: t.plan.geo.total_items(),
-        local: &t.plan.geo.local,
+        total_items: plan.geo.total_items(),
+        local: &plan.geo.local,
         kernel_max_work_group: kernel.get_work_group_size(id).unwrap_or(info.max_work_group_size),
         local_bytes: local_total,
         buffers,
     };
     limits::check(info, &needs).map_err(limit)?;
-    Ok(device_profile(&w.device, &t.plan.geo, &t.plan.kernel, local_total))
+    Ok(device_profile(&w.device, &plan.geo, &plan.kernel, local_total))
 }
 
 /// One work-group at each end of the range, so the driver compiles the kernel before the clock

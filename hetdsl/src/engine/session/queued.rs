@@ -1,0 +1,436 @@
+//! Queued launches: [`SessionLaunch::submit`](super::SessionLaunch::submit) of a launch that
+//! replays the previous balanced split of the same launch, and whose every device already
+//! holds fresh everything its packages read, needs no decision and no move while it runs. Its
+//! kernels are enqueued on each device's in-order queue and `submit` returns at once, so the
+//! devices run launch after launch with no host round trip between them (a loop of such
+//! launches runs like a hand-written enqueue loop).
+//!
+//! Why it stays correct without waiting:
+//! - the residency is updated when the launch is queued (its outputs fresh only on the device
+//!   that computes them); a later kernel on that device is ordered after it by the queue;
+//! - anything else that touches device memory (a launch that moves data, a host read or
+//!   write, `sync`, `finish`, the session's end) first waits for every queued launch (`drain`);
+//! - a device whose queued kernel fails leaves the session, and what only it held (its queued
+//!   outputs included) is reported lost by the next of those calls, never served stale.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use opencl3::event::Event;
+use opencl3::kernel::Kernel;
+use opencl3::types::cl_event;
+
+use super::launch::HistoryKey;
+use super::residency::Loc;
+use super::window::{bind, cover};
+use super::worker::{set_up, PackageError, Plan, SArg, Worker};
+use super::{Devices, Session};
+use crate::balance::dispatch::DeviceStats;
+use crate::error::{Error, Result};
+use crate::report::{BufferMoved, Moved, PackageTrace, Report, RunRecord, Transfer};
+use crate::work::Package;
+
+/// Launches queued and not yet drained beyond which `submit` waits for the oldest: bounds the
+/// events and reports held, and how far the host runs ahead of the devices.
+const MAX_QUEUED: usize = 32;
+
+/// Reports kept for [`Session::finish`](super::Session::finish); older ones are dropped (a
+/// loop of a million submits must not keep a million reports).
+const MAX_REPORTS: usize = 4096;
+
+/// A session's launches: those queued on the devices, the reports not yet taken, and the last
+/// report of each launch (what the next one learns from).
+#[derive(Default)]
+pub(crate) struct Launches {
+    pending: Mutex<VecDeque<Queued>>,
+    reports: Mutex<VecDeque<Report>>,
+    pub(crate) history: Mutex<HashMap<HistoryKey, Report>>,
+}
+
+impl Launches {
+    pub(crate) fn last(&self, key: &HistoryKey) -> Option<Report> {
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    /// A launch ended: it is what the next one of the same key learns from, and `finish`
+    /// hands its report out.
+    fn ended(&self, key: HistoryKey, report: Report) {
+        self.remember(key, report.clone());
+        self.ended_elsewhere(report);
+    }
+
+    /// A launch run to its end: the next one of the same key learns from it.
+    pub(crate) fn remember(&self, key: HistoryKey, report: Report) {
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).insert(key, report);
+    }
+
+    /// A submitted launch that ran to its end (it did not qualify to be queued): its report
+    /// waits in line for `finish` with the queued ones.
+    pub(crate) fn ended_elsewhere(&self, report: Report) {
+        let mut reports = self.reports.lock().unwrap_or_else(|e| e.into_inner());
+        if reports.len() == MAX_REPORTS {
+            reports.pop_front();
+        }
+        reports.push_back(report);
+    }
+
+    pub(crate) fn take_reports(&self) -> Vec<Report> {
+        self.reports.lock().unwrap_or_else(|e| e.into_inner()).drain(..).collect()
+    }
+}
+
+/// One queued launch, until it is seen to end.
+struct Queued {
+    key: HistoryKey,
+    kernel: String,
+    balancer: String,
+    units: u64,
+    /// Session position of each launch position.
+    slots: Vec<usize>,
+    packages: Vec<Vec<Package>>,
+    events: Vec<Vec<Event>>,
+    transfers: Vec<BufferMoved>,
+    submitted: Instant,
+    binary_seconds: f64,
+}
+
+impl Devices {
+    /// Wait for every queued launch to end (the caller holds the OpenCL lock). A device whose
+    /// kernel failed leaves the session; the error names what only it held.
+    pub(crate) fn drain(&self) -> Result<()> {
+        self.settle(usize::MAX, true)
+    }
+
+    /// Settle the queued launches that have ended, without waiting, then wait for the oldest
+    /// while more than `keep` are queued.
+    fn settle(&self, keep: usize, wait_all: bool) -> Result<()> {
+        let mut first_error = None;
+        loop {
+            let next = {
+                let mut pending = self.launches.pending.lock().unwrap_or_else(|e| e.into_inner());
+                let ended = pending.front().is_some_and(|q| {
+                    wait_all || pending.len() > keep || q.events.iter().flatten().all(complete)
+                });
+                if ended {
+                    pending.pop_front()
+                } else {
+                    None
+                }
+            };
+            let Some(q) = next else { break };
+            if let Err(e) = self.end_queued(q) {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Wait for a queued launch's kernels; its report (device time) goes to the history.
+    fn end_queued(&self, q: Queued) -> Result<()> {
+        let mut error = None;
+        let mut failed = Vec::new();
+        for (pos, events) in q.events.iter().enumerate() {
+            if let Some(e) = events.iter().find_map(|ev| ev.wait().err()) {
+                failed.push((pos, format!("a queued kernel failed: {e}")));
+            }
+        }
+        for (pos, reason) in &failed {
+            if let Some(e) = self.drop_device(q.slots[*pos], reason.clone()) {
+                error.get_or_insert(e);
+            }
+        }
+        if !failed.is_empty() {
+            return Err(error.unwrap_or_else(|| {
+                Error::AllDevicesFailed(
+                    failed
+                        .into_iter()
+                        .map(|(pos, reason)| crate::error::DeviceFault {
+                            device: q.slots[pos],
+                            name: self.list[q.slots[pos]].device.info.name.clone(),
+                            reason,
+                        })
+                        .collect(),
+                )
+            }));
+        }
+        let report = self.report_of(&q);
+        self.launches.ended(q.key, report);
+        Ok(())
+    }
+
+    /// A queued launch's report, from the devices' profiling clocks: each device's packages
+    /// laid out from its first kernel's start (clocks of different devices do not compare).
+    fn report_of(&self, q: &Queued) -> Report {
+        let mut stats = Vec::new();
+        let mut trace = Vec::new();
+        for (pos, (packages, events)) in q.packages.iter().zip(&q.events).enumerate() {
+            let times: Vec<Option<(u64, u64)>> = events.iter().map(profile).collect();
+            let first = times.iter().flatten().map(|t| t.0).min().unwrap_or(0);
+            let mut st = DeviceStats::default();
+            for (p, t) in packages.iter().zip(&times) {
+                let (start, end) = t.map_or((0.0, 0.0), |(s, e)| {
+                    ((s - first) as f64 * 1e-9, (e.max(s) - first) as f64 * 1e-9)
+                });
+                let seconds = t.map(|_| end - start);
+                st.packages += 1;
+                st.ran += 1;
+                st.groups += p.len;
+                st.ran_groups += p.len;
+                st.busy += seconds.unwrap_or(0.0);
+                st.ran_busy += seconds.unwrap_or(0.0);
+                st.finish = st.finish.max(end);
+                trace.push(PackageTrace {
+                    device: pos,
+                    package: *p,
+                    host_start: start,
+                    host_end: end,
+                    kernel_seconds: seconds,
+                    written: Transfer::default(),
+                    read: Transfer::default(),
+                    merged: true,
+                });
+            }
+            st.speed = (st.busy > 0.0).then(|| st.groups as f64 / st.busy);
+            stats.push(st);
+        }
+        let mut report = Report::of_run(RunRecord {
+            kernel: q.kernel.clone(),
+            balancer: q.balancer.clone(),
+            groups: 0..q.units,
+            devices: q
+                .slots
+                .iter()
+                .zip(&stats)
+                .map(|(&s, st)| {
+                    let info = &self.list[s].device.info;
+                    (info.name.clone(), info.kind, st)
+                })
+                .collect(),
+            trace,
+            roi_start: q.submitted,
+            binary_seconds: q.binary_seconds,
+            faults: Vec::new(),
+            backups: Vec::new(),
+        });
+        report.transfers = q.transfers.clone();
+        report
+    }
+}
+
+fn complete(ev: &Event) -> bool {
+    // CL_COMPLETE is 0; an error status (negative) has ended too.
+    ev.command_execution_status().map_or(true, |s| s.0 <= 0)
+}
+
+fn profile(ev: &Event) -> Option<(u64, u64)> {
+    let start = ev.profiling_command_start().ok()?;
+    let end = ev.profiling_command_end().ok()?;
+    (start > 0).then_some((start, end))
+}
+
+/// What a device thread enqueues for a queued launch.
+pub(crate) struct Job {
+    plan: Arc<Plan>,
+    me: usize,
+    packages: Vec<Package>,
+    /// An injected failure (testing): the device cannot enqueue.
+    fail: bool,
+    reply: Sender<std::result::Result<Vec<Event>, String>>,
+}
+
+/// On the device thread: set the kernel's arguments, enqueue every package, answer with their
+/// events; never wait for a kernel.
+pub(super) fn run_job(w: Option<&mut Worker>, job: Job) {
+    let answer = match w {
+        None => Err("its compute queue could not be made".to_string()),
+        Some(w) => enqueue(w, &job),
+    };
+    // The plan's hold on the buffers goes before the caller hears back: a buffer's last
+    // holder releases it under the OpenCL lock, which the session's end holds while it joins
+    // this thread.
+    let Job { plan, reply, .. } = job;
+    drop(plan);
+    let _ = reply.send(answer);
+}
+
+fn enqueue(w: &mut Worker, job: &Job) -> std::result::Result<Vec<Event>, String> {
+    let plan = &job.plan;
+    let kernel = match w.kernels.remove(&plan.kernel) {
+        Some(k) => k,
+        None => {
+            Kernel::create(&w.program, &plan.kernel).map_err(|e| format!("clCreateKernel: {e}"))?
+        }
+    };
+    let out = enqueue_packages(w, job, &kernel);
+    w.kernels.insert(plan.kernel.clone(), kernel);
+    out
+}
+
+fn enqueue_packages(
+    w: &mut Worker,
+    job: &Job,
+    kernel: &Kernel,
+) -> std::result::Result<Vec<Event>, String> {
+    let plan = &job.plan;
+    if job.fail {
+        return Err("injected failure (CL_OUT_OF_RESOURCES)".into());
+    }
+    set_up(w, job.me, plan, kernel).map_err(|e| e.to_string())?;
+    let cap = plan.devices.max_alloc.load(std::sync::atomic::Ordering::Relaxed);
+    let why = |e: PackageError| match e {
+        PackageError::Device(r) => r,
+        PackageError::Run(e) => e.to_string(),
+        PackageError::Over => "the launch ended".to_string(),
+    };
+    let mut events = Vec::with_capacity(job.packages.len());
+    for &p in &job.packages {
+        for a in &plan.args {
+            let SArg::Buffer { index, core, pattern, .. } = a else { continue };
+            let win = cover(w, core, plan.range(core, *pattern, p), cap).map_err(why)?;
+            let offset_arg = plan.offsets.iter().find(|(i, _)| i == index).map(|(_, o)| *o);
+            bind(kernel, *index, offset_arg, &win).map_err(why)?;
+        }
+        let (offset, size) = plan.geo.launch(p);
+        let none: [cl_event; 0] = [];
+        // SAFETY: offset, size and the work-group size have the kernel's dimension count; every
+        // argument was set above, and the buffers it names are kept alive by OpenCL until the
+        // command ends (and by the session's buffers, which drain before they go).
+        let ev = unsafe {
+            w.compute.enqueue_nd_range_kernel(
+                kernel.get(),
+                offset.len() as u32,
+                offset.as_ptr(),
+                size.as_ptr(),
+                plan.geo.local.as_ptr(),
+                &none,
+            )
+        }
+        .map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
+        events.push(ev);
+    }
+    w.compute.flush().map_err(|e| format!("flush failed: {e}"))?;
+    Ok(events)
+}
+
+/// The split to queue a repeated launch with: the previous run's blocks, one package each,
+/// when they tile the range over the same devices.
+pub(super) fn blocks(previous: &Report, units: u64, devices: usize) -> Option<Vec<Vec<Package>>> {
+    let history = crate::balance::History::from_report(previous);
+    if !crate::balance::replay::tiles(&history, units, devices) {
+        return None;
+    }
+    Some(
+        history
+            .devices
+            .iter()
+            .map(|d| {
+                d.owned.iter().map(|r| Package { offset: r.start, len: r.end - r.start }).collect()
+            })
+            .collect(),
+    )
+}
+
+/// Whether every package's inputs are fresh on its device: then nothing moves.
+pub(super) fn resident(plan: &Plan, slots: &[usize], blocks: &[Vec<Package>]) -> bool {
+    slots.iter().zip(blocks).all(|(&slot, packages)| {
+        packages.iter().all(|&p| {
+            plan.args.iter().all(|a| match a {
+                SArg::Buffer { core, pattern, dir, .. } if dir.reads() => {
+                    let range = plan.range(core, *pattern, p);
+                    core.lock().res.is_fresh(Loc::Device(slot), range)
+                }
+                _ => true,
+            })
+        })
+    })
+}
+
+/// Queue the launch: every device thread enqueues its blocks; then the outputs are fresh only
+/// where they are computed. A device that cannot enqueue leaves the session (what only it held
+/// is lost, its blocks' outputs included) after the others' kernels end.
+pub(super) fn submit(
+    session: &Session,
+    plan: Plan,
+    key: HistoryKey,
+    blocks: Vec<Vec<Package>>,
+    balancer: String,
+    t_binary: Instant,
+) -> Result<()> {
+    let devices = &session.devices;
+    devices.settle(MAX_QUEUED - 1, false)?;
+    let plan = Arc::new(plan);
+    let slots = plan.slots.clone();
+    let mut replies = Vec::new();
+    for (me, (&slot, packages)) in slots.iter().zip(&blocks).enumerate() {
+        let (reply, answer) = channel();
+        let fail = plan.faults.iter().any(|f| crate::engine::plan::fault_device(f) == me);
+        let job = Job { plan: plan.clone(), me, packages: packages.clone(), fail, reply };
+        let sent = session.workers[slot].enqueue(job);
+        replies.push(if sent { Some(answer) } else { None });
+    }
+    let mut events = Vec::new();
+    let mut failed = Vec::new();
+    for (pos, answer) in replies.into_iter().enumerate() {
+        let got = answer.map_or(Err("its host thread is gone".to_string()), |a| {
+            a.recv().unwrap_or_else(|_| Err("its host thread is gone".to_string()))
+        });
+        match got {
+            Ok(evs) => events.push(evs),
+            Err(reason) => {
+                failed.push((pos, reason));
+                events.push(Vec::new());
+            }
+        }
+    }
+    for (pos, packages) in blocks.iter().enumerate() {
+        for a in &plan.args {
+            let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
+            if dir.writes() {
+                let mut st = core.lock();
+                for &p in packages {
+                    st.res.written(Loc::Device(slots[pos]), plan.range(core, *pattern, p));
+                }
+            }
+        }
+    }
+    let transfers = zero_moved(&plan);
+    devices.launches.pending.lock().unwrap_or_else(|e| e.into_inner()).push_back(Queued {
+        key,
+        kernel: plan.kernel.clone(),
+        balancer,
+        units: plan.geo.units,
+        slots: slots.clone(),
+        packages: blocks,
+        events,
+        transfers,
+        submitted: t_binary,
+        binary_seconds: t_binary.elapsed().as_secs_f64(),
+    });
+    if failed.is_empty() {
+        return Ok(());
+    }
+    // The others' kernels end first; then the failed devices go, with what only they held.
+    let drained = devices.drain();
+    let mut error = None;
+    for (pos, reason) in failed {
+        if let Some(e) = devices.drop_device(slots[pos], format!("cannot enqueue: {reason}")) {
+            error.get_or_insert(e);
+        }
+    }
+    drained?;
+    error.map_or(Ok(()), Err)
+}
+
+fn zero_moved(plan: &Plan) -> Vec<BufferMoved> {
+    plan.args
+        .iter()
+        .filter_map(|a| match a {
+            SArg::Buffer { index, core, .. } => {
+                Some(BufferMoved { buffer: core.index, arg: Some(*index), moved: Moved::default() })
+            }
+            _ => None,
+        })
+        .collect()
+}

@@ -1,0 +1,161 @@
+//! Submitted session launches: a repeated launch that replays a balanced split and finds its
+//! inputs on its devices is queued there and `submit` returns before its kernels end. Results
+//! are checked against plain CPU loops, after reads that must wait for the queued kernels.
+
+mod common;
+
+use hetdsl::{Error, Fault, Pattern, Report, Session};
+
+const QUEUED: &str = "replay(queued)";
+
+fn close(a: &[f32], b: &[f32], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!((x - y).abs() <= 1e-4 * (1.0 + y.abs()), "{what}: element {i}: {x} != {y}");
+    }
+}
+
+fn jacobi_cpu(a: &[f32], w: usize, h: usize) -> Vec<f32> {
+    let mut b = a.to_vec();
+    for y in 1..h - 1 {
+        for x in 1..w - 1 {
+            let i = y * w + x;
+            b[i] = 0.25 * (a[i - 1] + a[i + 1] + a[i - w] + a[i + w]);
+        }
+    }
+    b
+}
+
+/// Every report's packages cover the range exactly once.
+fn tiles(r: &Report) {
+    let mut ps: Vec<_> = r.trace.iter().filter(|t| t.merged).map(|t| t.package).collect();
+    ps.sort_by_key(|p| p.offset);
+    let mut next = 0;
+    for p in ps {
+        assert_eq!(p.offset, next, "{}", r.table());
+        next = p.offset + p.len;
+    }
+    assert_eq!(next, r.total_groups, "{}", r.table());
+}
+
+fn jacobi_sweeps(s: &Session, sweeps: usize) -> (Vec<f32>, Vec<f32>) {
+    let (w, h) = (64usize, 96usize);
+    let start: Vec<f32> = (0..w * h).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
+    let mut a = s.buffer_from(&start).unwrap();
+    let mut b = s.buffer::<f32>(w * h).unwrap();
+    let mut want = start;
+    for sweep in 0..sweeps {
+        let (src, dst) = if sweep % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
+        s.launch("jacobi")
+            .global(&[w, h])
+            .local(&[16, 4])
+            .input(src, Pattern::halo(1))
+            .output(dst, Pattern::ONE_TO_ONE)
+            .scalar(w as u32)
+            .scalar(h as u32)
+            .submit()
+            .unwrap();
+        want = jacobi_cpu(&want, w, h);
+    }
+    let got = if sweeps % 2 == 0 { a.to_vec() } else { b.to_vec() };
+    (got.unwrap(), want)
+}
+
+#[test]
+fn on_one_device_every_relaunch_is_queued_and_the_result_matches_the_cpu() {
+    let p = common::program("session.cl");
+    let s = p.session_on(&[0]).unwrap();
+    let (got, want) = jacobi_sweeps(&s, 12);
+    close(&got, &want, "jacobi x12");
+    let reports = s.finish().unwrap();
+    assert_eq!(reports.len(), 12, "one report per launch");
+    assert_ne!(reports[0].balancer, QUEUED, "the first launch has nothing to replay");
+    for r in &reports[1..] {
+        // One device always ends balanced, and holds every input it reads: nothing moves.
+        assert_eq!(r.balancer, QUEUED, "{}", r.table());
+        assert_eq!(r.moved().total(), 0, "{}", r.table());
+        tiles(r);
+    }
+    assert!(s.finish().unwrap().is_empty(), "reports are handed out once");
+}
+
+#[test]
+fn on_two_devices_submitted_launches_match_the_cpu_whether_queued_or_not() {
+    let p = common::program("session.cl");
+    let s = p.session().unwrap();
+    let n = 1 << 14;
+    let xs: Vec<f32> = (0..n).map(|i| (i % 100) as f32).collect();
+    let mut x = s.buffer_from(&xs).unwrap();
+    let mut want = xs.clone();
+    for step in 0..40 {
+        s.launch("affine")
+            .global(&[n])
+            .local(&[64])
+            .inout(&mut x, Pattern::ONE_TO_ONE)
+            .scalar(0.5f32)
+            .scalar(1.0f32)
+            .submit()
+            .unwrap();
+        for v in &mut want {
+            *v = *v * 0.5 + 1.0;
+        }
+        if step == 20 {
+            // A read in the middle waits for what is queued, and the loop goes on after it.
+            close(&x.to_vec().unwrap(), &want, "affine x21");
+        }
+    }
+    close(&x.to_vec().unwrap(), &want, "affine x40");
+    let reports = s.finish().unwrap();
+    assert_eq!(reports.len(), 40);
+    reports.iter().for_each(tiles);
+    let queued = reports.iter().filter(|r| r.balancer == QUEUED).count();
+    println!("{queued} of 40 launches queued on two PoCL devices");
+}
+
+#[test]
+fn a_halo_owned_by_the_other_device_is_never_queued_stale() {
+    let p = common::program("session.cl");
+    let s = p.session().unwrap();
+    let (got, want) = jacobi_sweeps(&s, 10);
+    close(&got, &want, "jacobi x10 on two devices");
+    for r in s.finish().unwrap() {
+        tiles(&r);
+        if r.balancer == QUEUED {
+            // Queued only with nothing to move: then every device's halo rows were its own.
+            assert_eq!(r.moved().total(), 0);
+            assert_eq!(r.devices.iter().filter(|d| d.groups > 0).count(), 1, "{}", r.table());
+        }
+    }
+}
+
+#[test]
+fn a_device_failing_under_a_queued_launch_loses_what_only_it_held_never_stale_data() {
+    let p = common::program("session.cl");
+    let s = p.session_on(&[0]).unwrap();
+    let n = 4096;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut x = s.buffer_from(&xs).unwrap();
+    let affine = |x: &mut hetdsl::Buffer<f32>, fault: Option<Fault>| {
+        let mut l = s
+            .launch("affine")
+            .global(&[n])
+            .local(&[64])
+            .inout(x, Pattern::ONE_TO_ONE)
+            .scalar(2.0f32)
+            .scalar(1.0f32);
+        if let Some(f) = fault {
+            l = l.inject(f);
+        }
+        l.submit()
+    };
+    // The first launch leaves the only fresh copy of `x` on the device; the second is queued
+    // there, and the device fails to take it.
+    affine(&mut x, None).unwrap();
+    let err = affine(&mut x, Some(Fault::Fail { device: 0, package: 0 })).unwrap_err();
+    let Error::Lost { buffer, ranges, .. } = &err else { panic!("not Lost: {err}") };
+    assert_eq!(*buffer, x.index());
+    assert_eq!(ranges, &vec![0..n as u64], "{err}");
+    assert!(matches!(x.to_vec(), Err(Error::Lost { .. })), "a read never returns stale data");
+    assert_eq!(s.failed_devices().len(), 1);
+    assert_eq!(s.finish().unwrap().len(), 2, "both launches are reported");
+}
