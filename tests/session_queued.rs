@@ -57,7 +57,7 @@ fn jacobi_sweeps(s: &Session, sweeps: usize) -> (Vec<f32>, Vec<f32>) {
             .unwrap();
         want = jacobi_cpu(&want, w, h);
     }
-    let got = if sweeps % 2 == 0 { a.to_vec() } else { b.to_vec() };
+    let got = if sweeps.is_multiple_of(2) { a.to_vec() } else { b.to_vec() };
     (got.unwrap(), want)
 }
 
@@ -154,7 +154,8 @@ fn a_device_failing_under_a_queued_launch_loses_what_only_it_held_never_stale_da
     let err = affine(&mut x, Some(Fault::Fail { device: 0, package: 0 })).unwrap_err();
     let Error::Lost { buffer, ranges, .. } = &err else { panic!("not Lost: {err}") };
     assert_eq!(*buffer, x.index());
-    assert_eq!(ranges, &vec![0..n as u64], "{err}");
+    assert_eq!(ranges.len(), 1, "{err}");
+    assert_eq!(ranges[0], 0..n as u64, "{err}");
     assert!(matches!(x.to_vec(), Err(Error::Lost { .. })), "a read never returns stale data");
     assert_eq!(s.failed_devices().len(), 1);
     assert_eq!(s.finish().unwrap().len(), 2, "both launches are reported");
