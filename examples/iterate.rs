@@ -56,6 +56,10 @@ struct Args {
     /// Comma-separated variants: single, oneshot, session, opencl3 [default: all of them]
     #[arg(long)]
     variants: Option<String>,
+    /// Submit session launches (queued where a relaunch moves nothing) instead of running each
+    /// to its end; a step's time is then the loop's mean.
+    #[arg(long)]
+    submit: bool,
 }
 
 fn run() -> Result<bool, String> {
@@ -96,6 +100,7 @@ fn run() -> Result<bool, String> {
         steps: positive("steps", args.steps)?,
         devices,
         budget_seconds,
+        submit: args.submit,
         oneshot_steps: positive("oneshot-steps", args.oneshot_steps)?,
         variants,
     };

@@ -24,6 +24,7 @@ fn config(variants: &[&str]) -> Config {
         steps: None,
         devices: vec![0, 1],
         budget_seconds: 1e9,
+        submit: false,
         oneshot_steps: None,
         variants: variants.iter().map(|v| v.to_string()).collect(),
     }

@@ -7,7 +7,10 @@ use std::time::Instant;
 use hetdsl::{Pattern, Program};
 
 use super::minimum::{count_moves, Reach, Shape, Use};
-use super::{oneshot_steps, say, session_label, timed_loop, Config, Iterative, Scale, Variant};
+use super::{
+    finish_submitted, go, oneshot_steps, say, session_label, timed_loop, Config, Iterative, Scale,
+    Variant,
+};
 use crate::samples::check::Verdict;
 use crate::samples::iterative::blackscholes::{options, verify, LWS, RISKFREE, VOLATILITY};
 
@@ -70,7 +73,7 @@ impl Iterative for BlackScholes {
         let mut call = session.buffer::<f32>(self.n).map_err(say)?;
         let mut put = session.buffer::<f32>(self.n).map_err(say)?;
         let setup = start.elapsed().as_secs_f64();
-        let run = timed_loop(self.steps, cfg.budget_seconds, |_| {
+        let mut run = timed_loop(self.steps, cfg.budget_seconds, |_| {
             let r = session
                 .launch("blackscholes")
                 .global(&[self.n])
@@ -81,11 +84,11 @@ impl Iterative for BlackScholes {
                 .scalar(RISKFREE)
                 .scalar(VOLATILITY)
                 .output(&mut call, Pattern::ONE_TO_ONE)
-                .output(&mut put, Pattern::ONE_TO_ONE)
-                .run()?;
-            Ok(vec![r])
+                .output(&mut put, Pattern::ONE_TO_ONE);
+            Ok(go(cfg, r)?.into_iter().collect())
         })
         .map_err(say)?;
+        finish_submitted(cfg, &session, &mut run, 1).map_err(say)?;
         let (c, p) = (call.to_vec().map_err(say)?, put.to_vec().map_err(say)?);
         let (verdict, how) = self.check(&c, &p);
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);

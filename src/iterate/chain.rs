@@ -6,7 +6,10 @@ use std::time::Instant;
 use hetdsl::{Pattern, Program};
 
 use super::minimum::{count_moves, Reach, Shape, Use};
-use super::{oneshot_steps, say, session_label, timed_loop, Config, Iterative, Scale, Variant};
+use super::{
+    finish_submitted, go, oneshot_steps, say, session_label, timed_loop, Config, Iterative, Scale,
+    Variant,
+};
 use crate::samples::check::Verdict;
 use crate::samples::iterative::chain::{vectors, verify, A, LWS};
 
@@ -69,18 +72,18 @@ impl Iterative for Chain {
         let x = session.buffer_from(&self.x).map_err(say)?;
         let mut y = session.buffer_from(&self.y0).map_err(say)?;
         let setup = start.elapsed().as_secs_f64();
-        let run = timed_loop(self.steps, cfg.budget_seconds, |_| {
+        let mut run = timed_loop(self.steps, cfg.budget_seconds, |_| {
             let r = session
                 .launch("axpy")
                 .global(&[self.n])
                 .local(&[LWS])
                 .scalar(A)
                 .input(&x, Pattern::ONE_TO_ONE)
-                .inout(&mut y, Pattern::ONE_TO_ONE)
-                .run()?;
-            Ok(vec![r])
+                .inout(&mut y, Pattern::ONE_TO_ONE);
+            Ok(go(cfg, r)?.into_iter().collect())
         })
         .map_err(say)?;
+        finish_submitted(cfg, &session, &mut run, 1).map_err(say)?;
         let got = y.to_vec().map_err(say)?;
         let (verdict, how) = self.check(&got, run.steps());
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);

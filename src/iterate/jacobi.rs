@@ -7,7 +7,10 @@ use std::time::Instant;
 use hetdsl::{Pattern, Program};
 
 use super::minimum::{count_moves, Reach, Shape, Use};
-use super::{oneshot_steps, say, session_label, timed_loop, Config, Iterative, Scale, Variant};
+use super::{
+    finish_submitted, go, oneshot_steps, say, session_label, timed_loop, Config, Iterative, Scale,
+    Variant,
+};
 use crate::samples::check::Verdict;
 use crate::samples::iterative::jacobi::{grid, verify, LWS};
 
@@ -99,7 +102,7 @@ impl Iterative for Jacobi {
             session.buffer_from(&self.grid).map_err(say)?,
         ];
         let setup = start.elapsed().as_secs_f64();
-        let run = timed_loop(self.steps, cfg.budget_seconds, |k| {
+        let mut run = timed_loop(self.steps, cfg.budget_seconds, |k| {
             let (from, to) = pair(&mut grids, k);
             let r = session
                 .launch("jacobi_step")
@@ -108,11 +111,11 @@ impl Iterative for Jacobi {
                 .input(from, Pattern::halo(1))
                 .output(to, Pattern::ONE_TO_ONE)
                 .scalar(side as i32)
-                .scalar(side as i32)
-                .run()?;
-            Ok(vec![r])
+                .scalar(side as i32);
+            Ok(go(cfg, r)?.into_iter().collect())
         })
         .map_err(say)?;
+        finish_submitted(cfg, &session, &mut run, 1).map_err(say)?;
         let got = grids[run.steps() % 2].to_vec().map_err(say)?;
         let (verdict, how) = self.check(&got, run.steps());
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);

@@ -81,6 +81,10 @@ pub struct Config {
     /// A loop stops early (after at least two steps) once it has run this long; the steps it
     /// ran are reported and checked.
     pub budget_seconds: f64,
+    /// Session launches are submitted ([`hetdsl::SessionLaunch::submit`]): a relaunch that
+    /// replays a balanced split with its inputs in place is queued and the loop does not wait
+    /// for it; the loop ends with [`hetdsl::Session::finish`].
+    pub submit: bool,
     /// Steps of the one-shot loop, if fewer than `steps` (it is the slow one).
     pub oneshot_steps: Option<usize>,
     /// Which variants run: any of `single`, `oneshot`, `session`, `opencl3`.
@@ -120,6 +124,37 @@ pub fn session_label(devices: &[usize]) -> &'static str {
     } else {
         "session"
     }
+}
+
+/// Start a session launch as the run asks: `run` (its report now) or `submit` (reports later,
+/// from [`finish_submitted`]).
+pub fn go(cfg: &Config, launch: hetdsl::SessionLaunch<'_>) -> hetdsl::Result<Option<Report>> {
+    if cfg.submit {
+        launch.submit().map(|()| None)
+    } else {
+        launch.run().map(Some)
+    }
+}
+
+/// After a loop of submitted launches: wait for the last, count the wait in the loop, and
+/// deal the reports back to their steps. The host saw no step end, so each step's time is the
+/// loop's mean.
+pub fn finish_submitted(
+    cfg: &Config,
+    session: &hetdsl::Session,
+    run: &mut LoopRun,
+    per_step: usize,
+) -> hetdsl::Result<()> {
+    if !cfg.submit {
+        return Ok(());
+    }
+    let t = Instant::now();
+    let reports = session.finish()?;
+    run.loop_seconds += t.elapsed().as_secs_f64();
+    let steps = run.step_seconds.len().max(1);
+    run.step_seconds = vec![run.loop_seconds / steps as f64; run.step_seconds.len()];
+    run.reports = reports.chunks(per_step.max(1)).map(<[Report]>::to_vec).collect();
+    Ok(())
 }
 
 pub fn timed_loop(

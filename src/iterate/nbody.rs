@@ -7,7 +7,10 @@ use std::time::Instant;
 use hetdsl::{Pattern, Program, Report};
 
 use super::minimum::{count_moves, Reach, Shape, Use};
-use super::{oneshot_steps, say, session_label, timed_loop, Config, Iterative, Scale, Variant};
+use super::{
+    finish_submitted, go, oneshot_steps, say, session_label, timed_loop, Config, Iterative, Scale,
+    Variant,
+};
 use crate::samples::check::{sample_indices, Verdict};
 use crate::samples::iterative::nbody::{bodies, one_step, trajectory, verify, DT, LWS, SOFTENING2};
 
@@ -79,13 +82,18 @@ impl NBody {
         ]
     }
 
-    /// One step on a session.
+    /// One step on a session; its launches submitted where `submit` says so (see [`go`]).
     fn session_step(
         &self,
         session: &hetdsl::Session,
         pos: &mut hetdsl::Buffer<[f32; 4]>,
         vel: &mut hetdsl::Buffer<[f32; 4]>,
+        submit: Option<&Config>,
     ) -> hetdsl::Result<Vec<Report>> {
+        let start = |l: hetdsl::SessionLaunch<'_>| match submit {
+            Some(cfg) => go(cfg, l),
+            None => l.run().map(Some),
+        };
         let n = self.n;
         let forces = session
             .launch("nbody_forces")
@@ -95,17 +103,17 @@ impl NBody {
             .inout(vel, Pattern::ONE_TO_ONE)
             .scalar(n as i32)
             .scalar(DT)
-            .scalar(SOFTENING2)
-            .run()?;
+            .scalar(SOFTENING2);
+        let forces = start(forces)?;
         let integrate = session
             .launch("nbody_integrate")
             .global(&[n])
             .local(&[LWS])
             .inout(pos, Pattern::ONE_TO_ONE)
             .input(&*vel, Pattern::ONE_TO_ONE)
-            .scalar(DT)
-            .run()?;
-        Ok(vec![forces, integrate])
+            .scalar(DT);
+        let integrate = start(integrate)?;
+        Ok(forces.into_iter().chain(integrate).collect())
     }
 
     /// One step with one-shot launches over host data.
@@ -170,15 +178,16 @@ impl Iterative for NBody {
         let mut pos = session.buffer_from(&self.position).map_err(say)?;
         let mut vel = session.buffer_from(&self.velocity).map_err(say)?;
         let setup = start.elapsed().as_secs_f64();
-        let run = timed_loop(self.steps, cfg.budget_seconds, |_| {
-            self.session_step(&session, &mut pos, &mut vel)
+        let mut run = timed_loop(self.steps, cfg.budget_seconds, |_| {
+            self.session_step(&session, &mut pos, &mut vel, Some(cfg))
         })
         .map_err(say)?;
+        finish_submitted(cfg, &session, &mut run, 2).map_err(say)?;
         let (p, v) = (pos.to_vec().map_err(say)?, vel.to_vec().map_err(say)?);
         let (verdict, how) = if self.follows_trajectory(run.steps()) {
             self.check_trajectory([&p, &v], run.steps())
         } else {
-            self.session_step(&session, &mut pos, &mut vel).map_err(say)?;
+            self.session_step(&session, &mut pos, &mut vel, None).map_err(say)?;
             let (p1, v1) = (pos.to_vec().map_err(say)?, vel.to_vec().map_err(say)?);
             self.check_one_step([&p, &v], [&p1, &v1])
         };
