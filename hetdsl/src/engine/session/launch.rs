@@ -50,6 +50,8 @@ pub struct SessionLaunch<'s> {
     watchdog: WatchdogConfig,
     warmup: bool,
     wait: WaitMode,
+    /// The parameters' names as a `kernel!`/`#[coexec]` declaration spells them.
+    arg_names: Option<&'static [&'static str]>,
     _borrows: PhantomData<&'s mut ()>,
 }
 
@@ -67,6 +69,7 @@ impl<'s> SessionLaunch<'s> {
             watchdog: WatchdogConfig::default(),
             warmup: true,
             wait: WaitMode::from_env(),
+            arg_names: None,
             _borrows: PhantomData,
         }
     }
@@ -154,13 +157,28 @@ impl<'s> SessionLaunch<'s> {
         self
     }
 
+    /// The parameters' names as declared (what `kernel!` and `#[coexec]` set), so that every
+    /// argument error of [`SessionLaunch::run`] names the argument as the user wrote it.
+    #[doc(hidden)]
+    pub fn arg_names(mut self, names: &'static [&'static str]) -> Self {
+        self.arg_names = Some(names);
+        self
+    }
+
     /// Run it; returns when the kernel has completed everywhere. Outputs stay on the devices
     /// that computed them until read or needed elsewhere.
     pub fn run(mut self) -> Result<Report> {
         let session = self.session;
         let kernel = self.kernel.clone();
         let balancer = self.balancer.take();
-        self.execute(balancer).map_err(|e| session.signatures.name_argument(&kernel, e))
+        let names = self.arg_names;
+        self.execute(balancer).map_err(|e| {
+            let e = session.signatures.name_argument(&kernel, e);
+            match names {
+                Some(names) => crate::__private::name_argument(e, names),
+                None => e,
+            }
+        })
     }
 
     fn execute(self, balancer: Option<Box<dyn Balancer>>) -> Result<Report> {
