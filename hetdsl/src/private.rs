@@ -340,3 +340,23 @@ fn layout_problem(
         _ => None,
     }
 }
+
+/// `T`, seen through the lifetime `'a` of a generated session method: the method asks
+/// `Lazy<'a, T>: Elem` in its `where` clause, which mentions `'a` and so is proved where the
+/// method is called rather than where it is declared. A declaration whose type is not plain
+/// data thus shows only the errors of the checks made for the one-shot form, on the
+/// declaration, not the same again from the session form's code.
+pub struct Lazy<'a, T>(std::marker::PhantomData<(&'a (), T)>);
+
+/// `Lazy<'a, T>` is `T`, plain data (see [`Lazy`]); `cast` passes a value through.
+pub trait Elem<S> {
+    type T: Pod;
+    fn cast(value: S) -> Self::T;
+}
+
+impl<T: Pod> Elem<T> for Lazy<'_, T> {
+    type T = T;
+    fn cast(value: T) -> T {
+        value
+    }
+}

@@ -130,23 +130,32 @@ fn on_fn(
 /// and the declared parameters' names.
 fn bound_methods(parts: &Parts, kernel: TokenStream, parameters: TokenStream) -> TokenStream {
     let Parts { global_ty, names, .. } = parts;
-    let mut params = Vec::new();
     let mut args = Vec::new();
+    let mut types = Vec::new();
     for p in &parts.func.params {
         let (ident, ty) = (&p.ident, &p.ty);
-        let (owned, bound) = match &p.role {
-            Role::Local { .. } => continue,
-            Role::Value => (quote!(#ty), quote!(#ty)),
-            Role::Buffer { dir: Direction::In, elem, .. } => {
-                (quote!(&::hetdsl::Buffer<#elem>), quote!(&'a ::hetdsl::Buffer<#elem>))
+        let bound = match &p.role {
+            Role::Local { elem, .. } => {
+                types.push(elem);
+                continue;
             }
-            Role::Buffer { elem, .. } => {
-                (quote!(&mut ::hetdsl::Buffer<#elem>), quote!(&'a mut ::hetdsl::Buffer<#elem>))
+            Role::Value => {
+                types.push(ty);
+                quote!(#ty)
+            }
+            Role::Buffer { dir, elem, .. } => {
+                types.push(elem);
+                let elem = lazy(elem);
+                match dir {
+                    Direction::In => quote!(&'a ::hetdsl::Buffer<#elem>),
+                    _ => quote!(&'a mut ::hetdsl::Buffer<#elem>),
+                }
             }
         };
-        params.push(quote!(#ident: #owned));
         args.push(quote!(#ident: #bound));
     }
+    let wheres =
+        quote!(where #(::hetdsl::__private::Lazy<'a, #types>: ::hetdsl::__private::Elem<#types>),*);
     let (global, local) = parts.ndrange();
     let patterns = parts.patterns();
     let balancer = parts.balancer();
@@ -162,7 +171,7 @@ fn bound_methods(parts: &Parts, kernel: TokenStream, parameters: TokenStream) ->
         /// device receives only the input ranges it lacks; outputs stay on the devices that
         /// wrote them until read (`Buffer::to_vec`) or needed elsewhere.
         #[allow(clippy::too_many_arguments)]
-        pub fn run(&self, global: #global_ty, #(#params),*) -> ::hetdsl::Result<::hetdsl::Report> {
+        pub fn run<'a>(&'a self, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::Report> #wheres {
             let run = self.launch(global, #(#names),*).and_then(::hetdsl::SessionLaunch::run);
             run.map_err(|e| ::hetdsl::__private::name_argument(e, #parameters))
         }
@@ -170,7 +179,7 @@ fn bound_methods(parts: &Parts, kernel: TokenStream, parameters: TokenStream) ->
         /// The launch [`Self::run`] would run, to adjust before `.run()` (another balancer,
         /// fault injection).
         #[allow(clippy::too_many_arguments)]
-        pub fn launch<'a>(&'a self, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::SessionLaunch<'a>> {
+        pub fn launch<'a>(&'a self, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::SessionLaunch<'a>> #wheres {
             #(#patterns)*
             let session: &'a ::hetdsl::Session = self.bound.session();
             ::core::result::Result::Ok(
@@ -191,7 +200,10 @@ fn bound_methods(parts: &Parts, kernel: TokenStream, parameters: TokenStream) ->
 fn arg_call(p: &Param, parts: &Parts) -> TokenStream {
     let ident = &p.ident;
     match &p.role {
-        Role::Value => quote!(.scalar(#ident)),
+        Role::Value => {
+            let ty = &p.ty;
+            quote!(.scalar(<::hetdsl::__private::Lazy<'a, #ty> as ::hetdsl::__private::Elem<#ty>>::cast(#ident)))
+        }
         Role::Buffer { dir, pattern, .. } => {
             let pattern = match pattern {
                 Pattern::Whole => quote!(::hetdsl::Pattern::Whole),
@@ -209,13 +221,20 @@ fn arg_call(p: &Param, parts: &Parts) -> TokenStream {
             quote!(.#call(#ident, #pattern))
         }
         Role::Local { elem, size: LocalSize::Fixed { count, .. }, .. } => {
+            let elem = lazy(elem);
             quote!(.local_buffer::<#elem>(#count))
         }
         Role::Local { elem, size: LocalSize::PerItem(k), .. } => {
             // The work-group size is fixed by the declaration, so the element count is too.
             let items: u64 = parts.checked.local.iter().product();
-            let elems = k.saturating_mul(items) as usize;
+            let (elems, elem) = (k.saturating_mul(items) as usize, lazy(elem));
             quote!(.local_buffer::<#elem>(#elems))
         }
     }
+}
+
+/// `ty` as the session methods name it: through `Lazy<'a, _>`, so that its being plain data is
+/// proved where a method is called, not again where it is declared (see `hetdsl::__private::Lazy`).
+fn lazy(ty: &syn::Type) -> TokenStream {
+    quote!(<::hetdsl::__private::Lazy<'a, #ty> as ::hetdsl::__private::Elem<#ty>>::T)
 }
