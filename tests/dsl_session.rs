@@ -257,3 +257,57 @@ fn argument_mistakes_on_buffers_name_the_declared_parameter() {
     // Nothing ran: y is as it was made.
     assert_eq!(y.to_vec().unwrap(), xs);
 }
+
+/// The README's example of a declared kernel on session buffers, as the README writes it.
+// Kept as the README writes it (rustfmt would break its lines differently).
+#[rustfmt::skip]
+fn readme_example(rt: &Runtime, x0: &[f32], y0: &[f32], a: f32, steps: usize) -> hetdsl::Result<(Vec<f32>, Vec<f32>)> {
+    let n = x0.len();
+    hetdsl::kernel! {
+        #[kernel(file = "kernels/saxpy.cl", local = 64)]
+        struct Saxpy {
+            fn saxpy(a: f32, #[input(1:1)] x: &[f32], #[inout(1:1)] y: &mut [f32]);
+        }
+    }
+
+    let saxpy = Saxpy::new(rt)?;
+    let mut once = y0.to_vec();
+    saxpy.run(n, a, x0, &mut once)?;                   // one-shot, on slices
+    let session = saxpy.session()?;                     // a session of the kernel's program
+    let on = saxpy.on(&session)?;                       // the kernel bound to it: SaxpyOn
+    let x = session.buffer_from(x0)?;
+    let mut y = session.buffer_from(y0)?;
+    for _ in 0..steps {
+        let report = on.run(n, a, &x, &mut y)?;         // the same arguments, buffers for slices
+        println!("{:?}", report.moved());               // nothing moves after the first launch
+    }
+    let result = y.to_vec()?;                           // home once, at the end
+    Ok((once, result))
+}
+
+#[test]
+fn the_readme_example_runs_and_matches_the_cpu() {
+    let rt = runtime();
+    let (xs, ys) = (inputs(4096, 11), inputs(4096, 12));
+    let (once, result) = readme_example(&rt, &xs, &ys, 0.5, 5).expect("the README example");
+    let after = |k: f32| -> Vec<f32> { xs.iter().zip(&ys).map(|(x, y)| y + k * 0.5 * x).collect() };
+    close(&once, &after(1.0), "one-shot");
+    close(&result, &after(5.0), "five launches on buffers");
+}
+
+#[test]
+fn the_readme_shows_this_example_line_for_line() {
+    let readme = include_str!("../README.md");
+    let start = readme.find("<!-- dsl-session: tests/dsl_session.rs -->").expect("the marker");
+    let block = &readme[start..];
+    let block = &block[block.find("```rust\n").expect("a rust block") + 8..];
+    let block = &block[..block.find("```").expect("its end")];
+    let here: Vec<&str> = include_str!("dsl_session.rs").lines().map(str::trim).collect();
+    let mut at = 0;
+    for line in block.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        match here[at..].iter().position(|l| *l == line) {
+            Some(k) => at += k + 1,
+            None => panic!("README line not in the test, in order: {line}"),
+        }
+    }
+}
