@@ -52,6 +52,19 @@ hetdsl::kernel! {
 #[hetdsl::coexec(file = "tests/kernels/session.cl", local = [16, 4])]
 fn jacobi(#[input(1:1, halo = 1)] a: &[f32], #[output(1:1)] b: &mut [f32], w: u32, h: u32);
 
+hetdsl::kernel! {
+    /// y = A·x, A split by rows through a side naming the scalar `cols`, x read whole.
+    #[kernel(file = "kernels/matvec.cl", local = 64)]
+    struct MatVec {
+        fn matvec(
+            #[input(cols:1)] a: &[f32],
+            #[input(whole)] x: &[f32],
+            #[output(1:1)] y: &mut [f32],
+            cols: i32,
+        );
+    }
+}
+
 fn runtime() -> Runtime {
     let rt = Runtime::new().expect("an OpenCL runtime (install pocl-opencl-icd)");
     assert!(rt.devices().len() >= 2, "these tests co-execute on two devices");
@@ -213,6 +226,32 @@ fn a_coexec_2d_jacobi_on_buffers_matches_the_cpu_over_sweeps() {
     let mut out = vec![0.0f32; w * h];
     jacobi(&rt, [w, h], &start, &mut out, w as u32, h as u32).expect("one-shot jacobi");
     close(&out, &jacobi_cpu(&start, w, h), "one-shot jacobi");
+}
+
+#[test]
+fn a_named_pattern_side_and_a_whole_input_on_buffers_are_computed_and_checked_at_each_call() {
+    let rt = runtime();
+    let matvec = MatVec::new(&rt).unwrap();
+    let session = matvec.session().unwrap();
+    let k = matvec.on(&session).unwrap();
+    let (rows, cols) = (1024usize, 24usize);
+    let (am, xs) = (inputs(rows * cols, 13), inputs(cols, 14));
+    let a = session.buffer_from(&am).unwrap();
+    let x = session.buffer_from(&xs).unwrap();
+    let mut y = session.buffer::<f32>(rows).unwrap();
+    for _ in 0..2 {
+        k.run(rows, &a, &x, &mut y, cols as i32).expect("matvec on buffers");
+    }
+    let want: Vec<f32> =
+        am.chunks(cols).map(|row| row.iter().zip(&xs).map(|(a, x)| a * x).sum()).collect();
+    close(&y.to_vec().unwrap(), &want, "matvec on buffers");
+    // A side that is not positive is refused before anything runs, naming the parameter.
+    let e = k.run(rows, &a, &x, &mut y, -1).unwrap_err();
+    assert!(
+        matches!(&e, Error::BadDeclaredArgument { index: 0, name, reason }
+            if name == "a" && reason.contains("`cols:1`")),
+        "{e}"
+    );
 }
 
 #[test]
