@@ -21,8 +21,8 @@ pub(super) fn kernel_items(parts: &Parts, vis: &Visibility, name: &Ident) -> Tok
     );
     let on = on_fn(
         parts,
-        quote!(pub fn on<'s>(&'s self, session: &'s ::hetdsl::Session)),
-        quote!(pub fn on<'s, S: ::hetdsl::__private::MergedOutputOnSession>(&'s self, session: &'s S)),
+        quote!(pub fn on<'s>(&self, session: &'s ::hetdsl::Session)),
+        quote!(pub fn on<'s, S: ::hetdsl::__private::MergedOutputOnSession>(&self, session: &'s S)),
         quote!(#on_ty<'s>),
         |session| quote!(::hetdsl::__private::Bound::new(&self.program, #session, Self::KERNEL)?),
         quote!(#on_ty),
@@ -237,4 +237,47 @@ fn arg_call(p: &Param, parts: &Parts) -> TokenStream {
 /// proved where a method is called, not again where it is declared (see `hetdsl::__private::Lazy`).
 fn lazy(ty: &syn::Type) -> TokenStream {
     quote!(<::hetdsl::__private::Lazy<'a, #ty> as ::hetdsl::__private::Elem<#ty>>::T)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Checked;
+    use crate::parse::KernelInput;
+
+    #[test]
+    fn each_role_becomes_its_session_builder_call() {
+        let input: KernelInput = syn::parse_str(
+            r#"#[kernel(file = "k.cl", local = [16, 4])] struct K { fn k(
+                #[input(1:1, halo = 2)] a: &[f32],
+                #[input(whole)] w: &[u8],
+                #[output(4:1)] b: &mut [f32],
+                #[inout(1:1)] c: &mut [i32],
+                n: u32,
+                #[local(per_item = 2)] s: [f32],
+                #[local] t: [u32; 8]); }"#,
+        )
+        .expect("the declaration parses");
+        let checked = Checked { local: vec![16, 4], ..Checked::default() };
+        let parts = Parts::new(&input.func, &checked);
+        let got: Vec<String> =
+            input.func.params.iter().map(|p| arg_call(p, &parts).to_string()).collect();
+        let lazy = |t: &str| {
+            format!(
+                "< :: hetdsl :: __private :: Lazy < 'a , {t} > as :: hetdsl :: __private :: Elem < {t} >>"
+            )
+        };
+        assert_eq!(
+            got,
+            [
+                ". input (a , :: hetdsl :: Pattern :: halo (2u64))".to_string(),
+                ". input (w , :: hetdsl :: Pattern :: Whole)".to_string(),
+                ". output (b , :: hetdsl :: Pattern :: Ratio { a : 4u64 , b : 1u64 })".to_string(),
+                ". inout (c , :: hetdsl :: Pattern :: Ratio { a : 1u64 , b : 1u64 })".to_string(),
+                format!(". scalar ({} :: cast (n))", lazy("u32")),
+                format!(". local_buffer :: < {} :: T > (128usize)", lazy("f32")),
+                format!(". local_buffer :: < {} :: T > (8)", lazy("u32")),
+            ]
+        );
+    }
 }
