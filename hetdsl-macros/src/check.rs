@@ -23,6 +23,7 @@ use hetdsl_decl::declcheck::{self, DeclParam, DeclRole, Fit, KernelSpot, RustTy,
 use source::{load, Loaded};
 
 /// What the expansion needs besides the declaration.
+#[derive(Default)]
 pub struct Checked {
     pub kernel_name: String,
     /// Work-group size; `[1]` stands in when the option is missing (an error is reported).

@@ -3,6 +3,8 @@
 //! Generated paths are absolute (`::hetdsl::…`, `::core::…`) so that user imports cannot change
 //! their meaning.
 
+mod session;
+
 use std::collections::HashSet;
 
 use proc_macro2::TokenStream;
@@ -33,6 +35,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
         checked.kernel_name
     );
     let extras = parts.extras(&checked);
+    let on_session = session::kernel_items(&parts, vis, struct_name);
     let errors = errors.finish().err().map(syn::Error::into_compile_error);
     quote! {
         #errors
@@ -99,6 +102,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
             }
         }
 
+        #on_session
         #extras
     }
 }
@@ -121,6 +125,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
         "Companions of [`{ident}()`]: its source, its cached program and its launch before it runs."
     );
     let extras = parts.extras(&checked);
+    let on_session = session::coexec_items(&parts);
     let errors = errors.finish().err().map(syn::Error::into_compile_error);
     quote! {
         #errors
@@ -151,9 +156,11 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
             /// The program for the devices of `rt`, built at the first call and kept for the rest
             /// of the process (one per distinct device selection).
             pub fn program(rt: &::hetdsl::Runtime) -> ::hetdsl::Result<&'static ::hetdsl::Program> {
-                static CACHE: ::hetdsl::__private::ProgramCache = ::hetdsl::__private::ProgramCache::new();
                 CACHE.get(rt, source, #build_options)
             }
+
+            /// The programs built for each device selection; sessions are checked against them.
+            static CACHE: ::hetdsl::__private::ProgramCache = ::hetdsl::__private::ProgramCache::new();
 
             /// Checks the kernel under co-execution: the function's launch once on one device
             /// alone and once co-executed with a deliberately uneven random split, every output
@@ -186,6 +193,8 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
             pub fn launch_on<'a>(program: &'a ::hetdsl::Program, global: #global_ty, #(#args),*) -> ::hetdsl::Result<::hetdsl::Launch<'a>> {
                 #body
             }
+
+            #on_session
         }
 
         #extras
@@ -249,31 +258,54 @@ impl<'a> Parts<'a> {
     /// which the launch puts in its argument errors.
     fn launch_body(&self, program: TokenStream, parameters: TokenStream) -> TokenStream {
         let kernel = &self.kernel_name;
-        let local = self.checked.local.iter().map(|&n| n as usize);
-        let global =
-            if self.checked.local.len() == 1 { quote!(&[global]) } else { quote!(&global) };
+        let (global, local) = self.ndrange();
         let items_per_group: u64 = self.checked.local.iter().product();
         let refused = &self.checked.refused_merges;
         let args = self.func.params.iter().map(|p| arg_expr(p, items_per_group, refused));
-        let patterns = self.func.params.iter().enumerate().filter_map(|(index, p)| {
-            named_pattern(index, p, items_per_group, &self.checked.refused_patterns)
+        let patterns = self.patterns();
+        let halos = self.func.params.iter().enumerate().filter_map(|(index, p)| {
+            let Role::Buffer { pattern: Pattern::Halo(r), .. } = &p.role else { return None };
+            let (ident, name, var) = (&p.ident, p.ident.to_string(), pattern_var(&p.ident));
+            Some(quote! {
+                let #var = ::hetdsl::__private::halo_one_shot(#index, #name, #ident.len(), #r, #global)?;
+            })
         });
-        let balancer = self
-            .checked
-            .balancer
-            .as_ref()
-            .map(|spec| quote!(.balancer(::hetdsl::__private::balancer(#spec)?)));
+        let balancer = self.balancer();
         quote! {
+            #(#halos)*
             #(#patterns)*
             ::core::result::Result::Ok(
                 (#program).launch(#kernel)
                     .global(#global)
-                    .local(&[#(#local),*])
+                    .local(#local)
                     #(.arg(#args))*
                     .arg_names(#parameters)
                     #balancer
             )
         }
+    }
+
+    /// The launch's `&[usize]` global size (from the generated functions' `global`) and its
+    /// declared work-group size.
+    fn ndrange(&self) -> (TokenStream, TokenStream) {
+        let local = self.checked.local.iter().map(|&n| n as usize);
+        let global =
+            if self.checked.local.len() == 1 { quote!(&[global]) } else { quote!(&global) };
+        (global, quote!(&[#(#local),*]))
+    }
+
+    /// The statements computing the patterns whose sides are named (see `named_pattern`).
+    fn patterns(&self) -> Vec<TokenStream> {
+        let items_per_group: u64 = self.checked.local.iter().product();
+        let refused = &self.checked.refused_patterns;
+        let params = self.func.params.iter().enumerate();
+        params.filter_map(|(index, p)| named_pattern(index, p, items_per_group, refused)).collect()
+    }
+
+    /// `.balancer(..)` of the declared balancer, if one is declared.
+    fn balancer(&self) -> Option<TokenStream> {
+        let spec = self.checked.balancer.as_ref()?;
+        Some(quote!(.balancer(::hetdsl::__private::balancer(#spec)?)))
     }
 
     /// Layout assertions and rebuild tracking.
@@ -307,6 +339,8 @@ fn arg_expr(p: &Param, items_per_group: u64, refused_merges: &HashSet<String>) -
         Role::Buffer { dir, pattern, elem, .. } => {
             let pattern = match pattern {
                 Pattern::Whole => quote!(::hetdsl::Pattern::Whole),
+                // Checked and made `whole` before the launch (see `launch_body`).
+                Pattern::Halo(_) => pattern_var(ident),
                 Pattern::Ratio(..) => match pattern.literal() {
                     Some((a, b)) => quote!(::hetdsl::Pattern::Ratio { a: #a, b: #b }),
                     // Computed and checked before the launch (see `named_pattern`).

@@ -40,6 +40,24 @@ use proc_macro::TokenStream;
 ///     .run()?;
 /// ```
 ///
+/// # On session buffers
+/// `Saxpy::session()` makes a session of the kernel's program and `saxpy.on(&session)?` binds
+/// the kernel to it as a generated `SaxpyOn<'s>`, whose `run` and `launch` take the arguments of
+/// the one-shot ones in the same order with each `&[T]` as `&hetdsl::Buffer<T>` and each
+/// `&mut [T]` as `&mut hetdsl::Buffer<T>`: the buffers stay on the devices across launches.
+///
+/// ```ignore
+/// let session = saxpy.session()?;
+/// let on = saxpy.on(&session)?;        // a session of another program is an error
+/// let x = session.buffer_from(&x)?;
+/// let mut y = session.buffer_from(&y)?;
+/// for _ in 0..steps {
+///     on.run(n, 2.0, &x, &mut y, n as i32)?;
+/// }
+/// ```
+///
+/// A kernel with a merged output (`merge = "…"`) has no session form: its `on` does not compile.
+///
 /// Besides `new`, `run`, `verify` and `launch`, the struct has `with_source(&rt, &source)`, which
 /// builds a version of the kernel read at run time after checking it against the declaration
 /// with the compile-time check's rules and words (`hetdsl::Error::SourceMismatch`), and
@@ -70,6 +88,9 @@ use proc_macro::TokenStream;
 ///   reads all of it; inputs only). Packages are split and merged by this pattern. A side of
 ///   `a:b` may name a `const` in scope or an integer scalar parameter (`#[input(cols:1)]` with
 ///   `cols: i32`): it is checked at each call, by the rules literal sides are checked by now.
+/// - a stencil's input: `#[input(1:1, halo = r)] x: &[T]`, read `r` elements (1-D), rows (2-D)
+///   or planes (3-D) past each side of a package: `Pattern::halo(r)` on session buffers, `whole`
+///   in the one-shot form (each device gets all of it; its length is still checked).
 /// - an output every device writes in full, reduced element-wise across devices:
 ///   `#[output(whole, merge = "sum")] bins: &mut [u32]` (or `#[inout(..)]`); the merges are
 ///   `sum`, `max`, `min` (integers, `f32`, `f64`) and `or`, `and` (integers only).
@@ -114,7 +135,9 @@ pub fn kernel(input: TokenStream) -> TokenStream {
 /// The program is built at the first call for the runtime's device selection and kept for the
 /// rest of the process. The module's `with_source(&rt, &source)` builds a version read at run
 /// time, checked against the declaration as `kernel!`'s is, and `launch_on(&program, …)` runs
-/// it. Declare the function at module level: the companion module reaches
+/// it. On session buffers: `saxpy::session(&rt)` and `saxpy::on(&session)?`, a `saxpy::On<'s>`
+/// whose `run` and `launch` take the function's arguments after the runtime, buffers as
+/// `hetdsl::Buffer`s (see [`kernel!`]). Declare the function at module level: the companion module reaches
 /// the types of the signature through `use super::*`.
 #[proc_macro_attribute]
 pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {

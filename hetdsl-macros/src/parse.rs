@@ -51,6 +51,9 @@ pub struct Param {
 pub enum Pattern {
     Ratio(Side, Side),
     Whole,
+    /// `1:1, halo = r`: a stencil's input, read `r` elements (1-D), rows (2-D) or planes (3-D)
+    /// past each side of a package.
+    Halo(u64),
 }
 
 /// One side of `a:b`: a positive literal, known now, or a name whose value is known only when
@@ -66,6 +69,8 @@ impl Pattern {
     pub fn literal(&self) -> Option<(u64, u64)> {
         match self {
             Pattern::Ratio(Side::Lit(a), Side::Lit(b)) => Some((*a, *b)),
+            // Its own elements are 1:1; the halo only widens what a device reads.
+            Pattern::Halo(_) => Some((1, 1)),
             _ => None,
         }
     }

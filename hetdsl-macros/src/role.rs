@@ -67,13 +67,14 @@ pub fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role>
 
 /// `#[input(..)]`, `#[output(..)]` or `#[inout(..)]` on a slice; `None` after an error.
 fn buffer_role(attr: &Attribute, dir: Direction, ty: &Type, errors: &mut Errors) -> Option<Role> {
-    let (pattern, merge) = match attr.parse_args_with(parse_pattern_and_merge) {
-        Ok(p) => p,
-        Err(e) => {
-            errors.push(e);
-            return None;
-        }
-    };
+    let (pattern, merge) =
+        match attr.parse_args_with(|i: ParseStream| parse_pattern_and_merge(i, dir)) {
+            Ok(p) => p,
+            Err(e) => {
+                errors.push(e);
+                return None;
+            }
+        };
     let merge = merge.map(|(key, m)| checked_merge(key, m, dir, &pattern, errors));
     let Some(elem) = slice_elem(ty, dir.writes()) else {
         let want = if dir.writes() { "&mut [T]" } else { "&[T]" };
@@ -221,29 +222,66 @@ fn parse_local_opts(input: ParseStream) -> syn::Result<LocalOpts> {
 /// A pattern, then optionally `, merge = "op"`: the `merge` key and the reduction.
 type PatternAndMerge = (Pattern, Option<(Ident, Merge)>);
 
-fn parse_pattern_and_merge(input: ParseStream) -> syn::Result<PatternAndMerge> {
-    let pattern = parse_pattern(input)?;
-    if input.is_empty() {
-        return Ok((pattern, None));
+/// A pattern, then the buffer's options in any order, each at most once: `merge = "op"` and
+/// `halo = r` (which turns `1:1` into a stencil's input, `Pattern::Halo`).
+fn parse_pattern_and_merge(input: ParseStream, dir: Direction) -> syn::Result<PatternAndMerge> {
+    let mut pattern = parse_pattern(input)?;
+    let mut merge = None;
+    let mut halo: Option<Ident> = None;
+    while !input.is_empty() {
+        input.parse::<Token![,]>()?;
+        if input.is_empty() {
+            break;
+        }
+        let key: Ident = input.parse()?;
+        let again = if key == "merge" { merge.is_some() } else { halo.is_some() };
+        if again {
+            return Err(syn::Error::new(key.span(), format!("`{key}` is given twice")));
+        }
+        input.parse::<Token![=]>()?;
+        if key == "merge" {
+            let lit: LitStr = input.parse()?;
+            let op = MergeOp::from_name(&lit.value());
+            merge = Some((key, Merge { op, lit }));
+        } else if key == "halo" {
+            pattern = halo_pattern(input.parse()?, &key, &pattern, dir)?;
+            halo = Some(key);
+        } else {
+            return Err(syn::Error::new(
+                key.span(),
+                format!(
+                    "unknown buffer option `{key}`; after the pattern come `merge = \"op\"` \
+                     (outputs) and `halo = r` (inputs)"
+                ),
+            ));
+        }
     }
-    input.parse::<Token![,]>()?;
-    let key: Ident = input.parse()?;
-    if key != "merge" {
+    Ok((pattern, merge))
+}
+
+/// `halo = r` after `pattern`: a read-only 1:1 input widened by `r` on each side.
+fn halo_pattern(r: LitInt, key: &Ident, pattern: &Pattern, dir: Direction) -> syn::Result<Pattern> {
+    if dir.writes() {
         return Err(syn::Error::new(
             key.span(),
-            format!("unknown buffer option `{key}`; after the pattern comes only `merge = \"op\"`"),
+            "a halo overlaps the neighbouring packages' elements, so it is read-only: `halo` is \
+             for #[input] buffers; give the output its own `1:1`",
         ));
     }
-    input.parse::<Token![=]>()?;
-    let lit: LitStr = input.parse()?;
-    if !input.is_empty() {
-        input.parse::<Token![,]>()?;
+    if pattern.literal() != Some((1, 1)) {
+        return Err(syn::Error::new(
+            key.span(),
+            "a halo widens a one-element-per-work-item input: write `#[input(1:1, halo = r)]`",
+        ));
     }
-    if !input.is_empty() {
-        return Err(input.error("nothing follows `merge = \"op\"`"));
+    match r.base10_parse::<u64>() {
+        Ok(n) if n > 0 => Ok(Pattern::Halo(n)),
+        _ => Err(syn::Error::new(
+            r.span(),
+            "a halo is a positive integer: the elements (1-D), rows (2-D) or planes (3-D) read \
+             past each side",
+        )),
     }
-    let op = MergeOp::from_name(&lit.value());
-    Ok((pattern, Some((key, Merge { op, lit }))))
 }
 
 const PATTERN_FORMS: &str = "a pattern is `a:b` (such as `1:1`, `1:255`, `4:1`; a side may \

@@ -5,7 +5,7 @@ use std::sync::{Mutex, PoisonError};
 
 use crate::balance::Balancer;
 use crate::device::DeviceInfo;
-use crate::engine::{KernelSource, Program, Runtime};
+use crate::engine::{KernelSource, Program, Runtime, Session};
 use crate::error::{Error, Result};
 use crate::pattern::Pattern;
 use crate::pod::Pod;
@@ -102,6 +102,96 @@ impl ProgramCache {
         built.push((devices, program));
         Ok(program)
     }
+}
+
+impl ProgramCache {
+    /// Whether `session` is a session of one of the programs built here.
+    fn holds(&self, session: &Session) -> bool {
+        let built = self.built.lock().unwrap_or_else(PoisonError::into_inner);
+        built.iter().any(|(_, program)| same_program(program, session))
+    }
+}
+
+/// Whether `session` was made from `program` (not from another build of any source).
+fn same_program(program: &Program, session: &Session) -> bool {
+    // Each build makes its own signature table, which its sessions share.
+    std::sync::Arc::ptr_eq(&program.signatures, &session.signatures)
+}
+
+/// A declared kernel bound to a session of its own program: what a generated session type
+/// holds. Made only through the checks below, so that a launch never runs another program's
+/// kernel of the same name (which a signature check alone would not tell apart).
+#[derive(Clone, Copy)]
+pub struct Bound<'s> {
+    session: &'s Session,
+}
+
+impl<'s> Bound<'s> {
+    /// `session` bound for `kernel` of `program` (a `kernel!` struct's program).
+    pub fn new(program: &Program, session: &'s Session, kernel: &str) -> Result<Self> {
+        if same_program(program, session) {
+            return Ok(Bound { session });
+        }
+        Err(another_program(session, kernel, "`session()` of the same value"))
+    }
+
+    /// `session` bound for `kernel` of a `#[coexec]` function, whose programs are in `cache`.
+    pub fn cached(cache: &ProgramCache, session: &'s Session, kernel: &str) -> Result<Self> {
+        if cache.holds(session) {
+            return Ok(Bound { session });
+        }
+        Err(another_program(session, kernel, "the function module's `session(&rt)`"))
+    }
+
+    pub fn session(self) -> &'s Session {
+        self.session
+    }
+}
+
+fn another_program(session: &Session, kernel: &str, how: &str) -> Error {
+    Error::BadConfig(format!(
+        "`{kernel}` was given a session of another program (built from `{}`): a declared kernel \
+         runs on sessions of the program it built itself; make the session with {how}",
+        session.source_name
+    ))
+}
+
+/// Implemented by nothing: `on` of a kernel with a merged output asks it of the session, so
+/// that calling it is a compile error that says why.
+#[diagnostic::on_unimplemented(
+    message = "this kernel has an output merged across devices (`merge = \"…\"`), which cannot be \
+               a session buffer",
+    label = "a kernel with a merged output runs one-shot only",
+    note = "every device writes the whole of a merged output and the copies are reduced on the \
+            host, while a session keeps each element on the one device that wrote it: call the \
+            kernel's one-shot `run` on slices"
+)]
+pub trait MergedOutputOnSession {
+    fn session(&self) -> &Session;
+}
+
+/// The pattern a one-shot launch gives an input declared `1:1, halo = r`: `whole` (each device
+/// reads all of it, the halo included), once its length is checked as a session launch checks
+/// a halo's: one element per work-item of `global`.
+pub fn halo_one_shot(
+    index: usize,
+    name: &str,
+    len: usize,
+    r: u64,
+    global: &[usize],
+) -> Result<Pattern> {
+    let items: u128 = global.iter().map(|g| *g as u128).product();
+    // An empty range is the range check's to report, with its own words.
+    if items != len as u128 && !global.contains(&0) {
+        return Err(Error::BadDeclaredArgument {
+            index,
+            name: name.to_string(),
+            reason: format!(
+                "buffer has {len} elements but pattern halo({r}) over {items} work-items needs {items}"
+            ),
+        });
+    }
+    Ok(Pattern::Whole)
 }
 
 /// `error`, with the parameter named as the declaration names it (`names`: every parameter, in
@@ -248,5 +338,25 @@ fn layout_problem(
             Some(format!("`{}`: {why}", arg.decl.name))
         }
         _ => None,
+    }
+}
+
+/// `T`, seen through the lifetime `'a` of a generated session method: the method asks
+/// `Lazy<'a, T>: Elem` in its `where` clause, which mentions `'a` and so is proved where the
+/// method is called rather than where it is declared. A declaration whose type is not plain
+/// data thus shows only the errors of the checks made for the one-shot form, on the
+/// declaration, not the same again from the session form's code.
+pub struct Lazy<'a, T>(std::marker::PhantomData<(&'a (), T)>);
+
+/// `Lazy<'a, T>` is `T`, plain data (see [`Lazy`]); `cast` passes a value through.
+pub trait Elem<S> {
+    type T: Pod;
+    fn cast(value: S) -> Self::T;
+}
+
+impl<T: Pod> Elem<T> for Lazy<'_, T> {
+    type T = T;
+    fn cast(value: T) -> T {
+        value
     }
 }

@@ -50,6 +50,8 @@ pub struct SessionLaunch<'s> {
     watchdog: WatchdogConfig,
     warmup: bool,
     wait: WaitMode,
+    /// The parameters' names as a `kernel!`/`#[coexec]` declaration spells them.
+    arg_names: Option<&'static [&'static str]>,
     _borrows: PhantomData<&'s mut ()>,
 }
 
@@ -67,6 +69,7 @@ impl<'s> SessionLaunch<'s> {
             watchdog: WatchdogConfig::default(),
             warmup: true,
             wait: WaitMode::from_env(),
+            arg_names: None,
             _borrows: PhantomData,
         }
     }
@@ -154,14 +157,23 @@ impl<'s> SessionLaunch<'s> {
         self
     }
 
+    /// The parameters' names as declared (what `kernel!` and `#[coexec]` set), so that every
+    /// argument error of [`SessionLaunch::run`] names the argument as the user wrote it.
+    #[doc(hidden)]
+    pub fn arg_names(mut self, names: &'static [&'static str]) -> Self {
+        self.arg_names = Some(names);
+        self
+    }
+
     /// Run it; returns when the kernel has completed everywhere. Outputs stay on the devices
     /// that computed them until read or needed elsewhere.
     pub fn run(mut self) -> Result<Report> {
         let session = self.session;
         let kernel = self.kernel.clone();
         let balancer = self.balancer.take();
-        let report = self.execute(balancer, false);
-        let report = report.map_err(|e| session.signatures.name_argument(&kernel, e))?;
+        let names = self.arg_names.take();
+        let report =
+            self.execute(balancer, false).map_err(|e| name_error(session, &kernel, names, e))?;
         report.ok_or_else(|| Error::Internal("a launch run to its end was queued".into()))
     }
 
@@ -176,13 +188,14 @@ impl<'s> SessionLaunch<'s> {
         let session = self.session;
         let kernel = self.kernel.clone();
         let balancer = self.balancer.take();
+        let names = self.arg_names.take();
         match self.execute(balancer, true) {
             Ok(Some(report)) => {
                 session.devices.launches.ended_elsewhere(report);
                 Ok(())
             }
             Ok(None) => Ok(()),
-            Err(e) => Err(session.signatures.name_argument(&kernel, e)),
+            Err(e) => Err(name_error(session, &kernel, names, e)),
         }
     }
 
@@ -338,6 +351,21 @@ impl<'s> SessionLaunch<'s> {
             moved,
         };
         Ok((plan, positions))
+    }
+}
+
+/// An argument's error named by the kernel's signature, and by the declaration's parameter
+/// names where the DSL gave them.
+fn name_error(
+    session: &Session,
+    kernel: &str,
+    names: Option<&'static [&'static str]>,
+    e: Error,
+) -> Error {
+    let e = session.signatures.name_argument(kernel, e);
+    match names {
+        Some(names) => crate::__private::name_argument(e, names),
+        None => e,
     }
 }
 
