@@ -287,6 +287,8 @@ pub struct BenchResult {
     pub describe: String,
     pub steps: usize,
     pub launches_per_step: usize,
+    /// The session loops submitted their launches (`--submit`) rather than ran each to its end.
+    pub submitted: bool,
     pub devices: Vec<String>,
     pub variants: Vec<Variant>,
     /// Position of the fastest device alone (by [`Variant::step_time`]).
@@ -411,6 +413,7 @@ pub fn run_bench(bench: &mut dyn Iterative, program: &Program, cfg: &Config) -> 
     }
     let efficiency = efficiency(&variants);
     BenchResult {
+        submitted: cfg.submit,
         bench: bench.name().to_string(),
         describe: bench.describe(),
         steps: bench.steps(),

@@ -58,8 +58,12 @@ fn after_first(series: &Option<Vec<u64>>) -> Option<f64> {
 /// The table of one benchmark.
 pub fn print_result(r: &BenchResult) {
     println!(
-        "== {}: {} | {} step(s), {} launch(es) per step",
-        r.bench, r.describe, r.steps, r.launches_per_step
+        "== {}: {} | {} step(s), {} launch(es) per step{}",
+        r.bench,
+        r.describe,
+        r.steps,
+        r.launches_per_step,
+        if r.submitted { ", session launches submitted" } else { "" }
     );
     for (i, d) in r.devices.iter().enumerate() {
         println!("   device {i}: {d}");
