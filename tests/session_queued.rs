@@ -160,3 +160,40 @@ fn a_device_failing_under_a_queued_launch_loses_what_only_it_held_never_stale_da
     assert_eq!(s.failed_devices().len(), 1);
     assert_eq!(s.finish().unwrap().len(), 2, "both launches are reported");
 }
+
+#[test]
+fn a_saved_history_splits_the_first_launch_of_a_new_session_and_other_devices_refuse_it() {
+    let p = common::program("session.cl");
+    let path = std::env::temp_dir().join(format!("hetdsl-history-{}.json", std::process::id()));
+    let first_balancer = |s: &Session| {
+        let n = 4096;
+        let x = s.buffer_from(&vec![1.0f32; n]).unwrap();
+        let y = s.buffer_from(&vec![2.0f32; n]).unwrap();
+        let mut out = s.buffer::<f32>(n).unwrap();
+        let r = s
+            .launch("saxpy")
+            .global(&[n])
+            .local(&[64])
+            .input(&x, Pattern::ONE_TO_ONE)
+            .input(&y, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .scalar(3.0f32)
+            .run()
+            .unwrap();
+        close(&out.to_vec().unwrap(), &vec![5.0; n], "saxpy");
+        r.balancer
+    };
+    let learned = p.session_on(&[0]).unwrap();
+    first_balancer(&learned);
+    learned.save_history(&path).unwrap();
+    let fresh = p.session_on(&[0]).unwrap();
+    assert_ne!(first_balancer(&fresh), "replay", "nothing learned yet");
+    let resumed = p.session_on(&[0]).unwrap();
+    assert_eq!(resumed.load_history(&path).unwrap(), 1);
+    assert_eq!(first_balancer(&resumed), "replay", "split as the saved launch ended");
+    let other = p.session().unwrap();
+    let err = other.load_history(&path).unwrap_err();
+    assert!(matches!(err, Error::BadConfig(_)) && err.to_string().contains("learned on devices"));
+    std::fs::remove_file(&path).unwrap();
+    assert!(matches!(other.load_history(&path), Err(Error::Io { .. })));
+}

@@ -21,7 +21,7 @@ use crate::pod::{bytes_of, HostType, Pod};
 use crate::report::{BufferMoved, Moved, Report};
 
 /// What identifies "the same launch again" for the learned split.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) struct HistoryKey {
     kernel: String,
     global: Vec<usize>,
