@@ -378,3 +378,28 @@ fn a_maximum_merged_by_max_includes_the_callers_value() {
         drop(balancer);
     }
 }
+
+/// Inputs of a package larger than the write chunk are staged and written in several chunks
+/// (across threads when large), and every byte still lands where it belongs.
+#[test]
+fn packages_larger_than_a_write_chunk_arrive_whole() {
+    let p = program("session.cl");
+    // 64 MiB and a little more per input, in one package per device.
+    let n = (1 << 24) + 64 * 3;
+    let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
+    let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
+    let mut out = vec![0f32; n];
+    p.launch("saxpy")
+        .global(&[n])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .input(&y, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .scalar(2.0f32)
+        .balancer(Box::new(Static::nominal()))
+        .run()
+        .unwrap();
+    for i in 0..n {
+        assert_eq!(out[i], 2.0 * x[i] + y[i], "element {i}");
+    }
+}

@@ -8,6 +8,7 @@
 //! ```
 
 mod coordinator;
+mod copy;
 mod discover;
 mod geometry;
 mod limits;

@@ -21,6 +21,10 @@ use crate::pattern::Pattern;
 use crate::report::Transfer;
 use crate::work::Package;
 
+/// Bytes of an input staged and written per step: large enough that a write's fixed cost
+/// is small, small enough that copying the next chunk overlaps most of a package's transfer.
+const WRITE_CHUNK: usize = 32 << 20;
+
 /// A package in flight on this device.
 pub(super) struct InFlight {
     pub(super) package: Package,
@@ -59,31 +63,47 @@ pub(super) fn launch(
         }
         let Some(staging) = b.staging.as_mut() else { continue };
         let host = b.host;
-        let dst = &mut staging.bytes()[range.clone()];
-        let copied = job.shared.with_caller_memory(|| {
-            // SAFETY: inside the gate; `range` lies within the caller's slice (checked by the plan).
-            let src = unsafe { std::slice::from_raw_parts(host.ptr.add(range.start), range.len()) };
-            dst.copy_from_slice(src);
-        });
-        if !copied {
-            return Err(opencl3::error_codes::ClError(opencl3::error_codes::CL_INVALID_OPERATION));
+        let staged = staging.bytes();
+        // In chunks, each written to the device as soon as it is staged, so the copy of the
+        // next overlaps the transfer of the last.
+        let mut at = range.start;
+        while at < range.end {
+            let chunk = at..(at + WRITE_CHUNK).min(range.end);
+            let dst = &mut staged[chunk.clone()];
+            let copied = job.shared.with_caller_memory(|| {
+                // SAFETY: inside the gate; `chunk` lies within the caller's slice (checked by
+                // the plan).
+                let src =
+                    unsafe { std::slice::from_raw_parts(host.ptr.add(chunk.start), chunk.len()) };
+                crate::engine::copy::copy(dst, src);
+            });
+            if !copied {
+                return Err(opencl3::error_codes::ClError(
+                    opencl3::error_codes::CL_INVALID_OPERATION,
+                ));
+            }
+            // SAFETY: `dst` is this package's chunk of the buffer's staging, owned by the
+            // device; packages are disjoint and a device runs a package once, so nothing else
+            // writes that range while the write is in flight; `chunk` lies within staging and
+            // the device buffer.
+            let ev = unsafe {
+                opencl3::command_queue::enqueue_write_buffer(
+                    d.compute.get(),
+                    b.buffer.get(),
+                    CL_NON_BLOCKING,
+                    chunk.start,
+                    chunk.len(),
+                    dst.as_ptr().cast(),
+                    0,
+                    ptr::null(),
+                )
+            }?;
+            writes.push(Event::new(ev));
+            if chunk.end < range.end {
+                d.compute.flush()?;
+            }
+            at = chunk.end;
         }
-        // SAFETY: `dst` is this package's range of the buffer's staging, owned by the device;
-        // packages are disjoint and a device runs a package once, so nothing else writes that
-        // range while the write is in flight; `range` lies within staging and device buffer.
-        let ev = unsafe {
-            opencl3::command_queue::enqueue_write_buffer(
-                d.compute.get(),
-                b.buffer.get(),
-                CL_NON_BLOCKING,
-                range.start,
-                range.len(),
-                dst.as_ptr().cast(),
-                0,
-                ptr::null(),
-            )
-        }?;
-        writes.push(Event::new(ev));
         write_bytes += range.len() as u64;
     }
     let (offset, size) = job.geo.launch(p);
@@ -221,7 +241,7 @@ pub(super) fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Res
                 let dst = unsafe {
                     std::slice::from_raw_parts_mut(host.ptr.add(range.start), range.len())
                 };
-                dst.copy_from_slice(src);
+                crate::engine::copy::copy(dst, src);
             }
         }
     });
