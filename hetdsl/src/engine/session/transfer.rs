@@ -137,7 +137,7 @@ pub(crate) fn ensure(
         let stage = to.stage(bytes.len());
         match m.from {
             Loc::Host => {
-                stage.copy_from_slice(&core.lock().host[bytes.clone()]);
+                crate::engine::copy::copy(stage, &core.lock().host[bytes.clone()]);
                 moved.host_to_device += bytes.len() as u64;
             }
             Loc::Device(s) => {
