@@ -5,10 +5,12 @@
 //! `cargo run --release -p hetdsl-mpi --example cluster_sim [-- NODES...]` (default 1 2 4 8 16 32 64)
 //!
 //! `RANK_BALANCER` and `NODE_BALANCER` (balancer names as `--balancer` takes them, e.g.
-//! `hguided`) replace Sigmoid at either level.
+//! `hguided`) replace Sigmoid at either level. `CARRY=0` gives each range's node balancer no
+//! memory of the node's earlier ranges (the behaviour before `hetdsl_mpi::carry`).
+//! `JSON=FILE` also writes the rows as JSON.
 
 use hetdsl_mpi::scenario::{cluster, profiles};
-use hetdsl_mpi::sim::simulate_cluster;
+use hetdsl_mpi::sim::{simulate_cluster_with, Hierarchy};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let counts: Vec<usize> =
@@ -26,13 +28,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let node_spec = spec("NODE_BALANCER")?;
     let node = || node_spec.build();
+    let hierarchy = Hierarchy { carry_speeds: std::env::var("CARRY").map_or(true, |v| v != "0") };
+    let mut rows = Vec::new();
     println!("nodes | nodes are      | kernel          | makespan s | ideal s | efficiency | balance | ranges/rank | rank 0 link busy");
     println!("---:|---|---|---:|---:|---:|---:|---:|---:");
     for mixed in [false, true] {
         for (kernel, profile) in profiles() {
             for &n in &counts {
                 let c = cluster(n, mixed, profile.clone());
-                let r = simulate_cluster(&c, rank(), &node, 7)?;
+                let r = simulate_cluster_with(&c, rank(), &node, 7, hierarchy)?;
                 let ranges: usize = r.ranges.iter().map(Vec::len).sum();
                 println!(
                     "{n} | {} | {kernel} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.0}%",
@@ -44,8 +48,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     ranges as f64 / n as f64,
                     100.0 * r.link_busy.1 / r.makespan
                 );
+                rows.push(serde_json::json!({
+                    "nodes": n, "mixed": mixed, "kernel": kernel, "makespan_s": r.makespan,
+                    "ideal_s": r.ideal_makespan, "efficiency": r.efficiency,
+                    "balance": hetdsl::report::balance(&r.finish),
+                    "ranges_per_rank": ranges as f64 / n as f64,
+                    "recv_link_busy": r.link_busy.1 / r.makespan,
+                    "carry_speeds": hierarchy.carry_speeds,
+                    "latency_s": c.network.latency, "bandwidth_bytes_per_s": c.network.bandwidth,
+                }));
             }
         }
+    }
+    if let Ok(path) = std::env::var("JSON") {
+        std::fs::write(path, serde_json::to_string_pretty(&rows)?)?;
     }
     Ok(())
 }

@@ -13,9 +13,15 @@ use hetdsl::{Balancer, Package, Result};
 /// Fills of every device of a node that the smallest range holds. A range is a whole
 /// co-execution on the node, which its own balancer splits again; with only a fill or two per
 /// device, packages fall under the devices' occupancy bounds and the node idles at the range's
-/// end. Simulated on a node of four H200s and a CPU with Sigmoid inside: a range of 1 fill per
-/// GPU ran at 0.47 of the node's ideal, 4 fills at 0.79, 15 fills at 0.98.
-pub const RANGE_FILLS: u64 = 16;
+/// end. Simulated on a node of four H200s and a CPU with Sigmoid inside, a range of 1 fill per
+/// GPU ran at 0.47 of the node's ideal, 4 fills at 0.79, 15 fills at 0.98, most of it lost to
+/// the CPU's probe of every range; with the node carrying its devices' speeds from range to
+/// range (`carry`), the CPU sits short ranges out and 4 fills ran at 0.98. Smaller ranges
+/// shorten the cross-rank tail: 64 nodes of four H200s on a regular kernel ran at 0.90 with 16
+/// fills, 0.93 with 8 (and the speeds carried); 8 rather than 4 because on a log-normal kernel
+/// a node's balancer, fresh on each range, errs more on short ranges (64 nodes: 0.86 with 8
+/// fills, 0.80 with 4).
+pub const RANGE_FILLS: u64 = 8;
 
 /// A rank seen as one device: the kind of its fastest class, the sum of its devices' nominal
 /// speeds (what they achieve together, as far as is known before the run), and as its

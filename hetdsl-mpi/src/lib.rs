@@ -37,6 +37,7 @@
 //! program failed to build) should call `Cluster::abort`, for the same reason: the others
 //! would wait for it in the launch's first collective step.
 
+pub mod carry;
 pub mod hier;
 pub mod report;
 pub mod scenario;

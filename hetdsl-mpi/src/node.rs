@@ -9,6 +9,7 @@ use hetdsl::engine::Arg;
 use hetdsl::report::DeviceReport;
 use hetdsl::{Balancer, Direction, Error, Fault, Package, Program};
 
+use crate::carry::{Carried, NodeMemory};
 use crate::spec::{ArgKind, LaunchSpec};
 
 /// Builds a node's balancer for each range (a balancer serves one run).
@@ -51,6 +52,9 @@ pub struct Node<'p> {
     balancer: BalancerFactory,
     faults: Vec<Fault>,
     warm: bool,
+    /// What the node's earlier ranges measured of its devices (`None`: each range's balancer
+    /// starts from nothing).
+    memory: Option<NodeMemory>,
     /// Every device's share over every range, as the engine reported it.
     pub devices: Vec<DeviceReport>,
 }
@@ -69,6 +73,7 @@ impl<'p> Node<'p> {
             balancer,
             faults: Vec::new(),
             warm: false,
+            memory: Some(NodeMemory::new()),
             devices: Vec::new(),
         }
     }
@@ -76,6 +81,12 @@ impl<'p> Node<'p> {
     /// Faults injected into every range this node runs (testing).
     pub fn inject(&mut self, faults: Vec<Fault>) {
         self.faults = faults;
+    }
+
+    /// Whether each range's balancer is told the devices' speeds measured on the node's
+    /// earlier ranges (`crate::carry`; on by default).
+    pub fn carry_speeds(&mut self, on: bool) {
+        self.memory = on.then(NodeMemory::new);
     }
 
     /// The staging buffer of argument `arg` (to receive a `Whole` input once).
@@ -125,7 +136,10 @@ impl<'p> Node<'p> {
             .local(&spec.local)
             .groups(package.offset..package.end())
             .warmup(!self.warm)
-            .balancer((self.balancer)());
+            .balancer(match &self.memory {
+                Some(m) => Box::new(Carried::new((self.balancer)(), m.clone())),
+                None => (self.balancer)(),
+            });
         for f in &self.faults {
             launch = launch.inject(*f);
         }

@@ -21,6 +21,7 @@ use hetdsl::balance::{DeviceProfile, Package};
 use hetdsl::sim::{simulate, CostProfile, CostTable, SimDevice, SimOptions};
 use hetdsl::{Balancer, Result};
 
+use crate::carry::{Carried, NodeMemory};
 use crate::hier::{rank_profile, Order, Ranks};
 
 /// Rank 0's network link.
@@ -138,6 +139,22 @@ struct Sim<'c> {
     recv_free: f64,
     link_busy: (f64, f64),
     ranges: Vec<Vec<Package>>,
+    /// Per rank, what its node remembers of its devices between ranges (`None`: nothing).
+    memory: Vec<Option<NodeMemory>>,
+}
+
+/// How the hierarchy runs, beside the balancers themselves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hierarchy {
+    /// Each node carries its devices' measured speeds from range to range ([`Carried`]), as
+    /// the MPI driver does by default (`ClusterLaunch::carry_speeds`).
+    pub carry_speeds: bool,
+}
+
+impl Default for Hierarchy {
+    fn default() -> Self {
+        Hierarchy { carry_speeds: true }
+    }
 }
 
 impl Sim<'_> {
@@ -176,7 +193,10 @@ impl Sim<'_> {
             .iter()
             .map(|d| SimDevice { speed: d.speed / mean.max(f64::MIN_POSITIVE), ..d.clone() })
             .collect();
-        let mut balancer = (self.node_balancer)();
+        let mut balancer = match &self.memory[rank] {
+            Some(m) => Box::new(Carried::new((self.node_balancer)(), m.clone())),
+            None => (self.node_balancer)(),
+        };
         self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let options = SimOptions { seed: self.seed, loss: None, backups: true, waves: false };
         let run = simulate(&devices, &table, balancer.as_mut(), &options)?;
@@ -220,12 +240,23 @@ impl Sim<'_> {
 }
 
 /// Simulates `cluster` with `rank_balancer` across ranks and a fresh `node_balancer()` for
-/// each range on a node.
+/// each range on a node, the hierarchy run as the MPI driver runs it by default.
 pub fn simulate_cluster(
     cluster: &Cluster,
     rank_balancer: Box<dyn Balancer>,
     node_balancer: &dyn Fn() -> Box<dyn Balancer>,
     seed: u64,
+) -> Result<ClusterResult> {
+    simulate_cluster_with(cluster, rank_balancer, node_balancer, seed, Hierarchy::default())
+}
+
+/// [`simulate_cluster`] with the hierarchy's options given.
+pub fn simulate_cluster_with(
+    cluster: &Cluster,
+    rank_balancer: Box<dyn Balancer>,
+    node_balancer: &dyn Fn() -> Box<dyn Balancer>,
+    seed: u64,
+    hierarchy: Hierarchy,
 ) -> Result<ClusterResult> {
     let w = &cluster.workload;
     let n = cluster.nodes.len();
@@ -264,6 +295,7 @@ pub fn simulate_cluster(
         recv_free: 0.0,
         link_busy: (0.0, 0.0),
         ranges: vec![Vec::new(); n],
+        memory: (0..n).map(|_| hierarchy.carry_speeds.then(NodeMemory::new)).collect(),
     };
     // A binomial tree reaches n ranks in ⌈log2 n⌉ rounds of one whole copy each.
     let rounds = (n as f64).log2().ceil();
@@ -340,6 +372,35 @@ mod tests {
                     r.efficiency
                 );
             }
+        }
+    }
+
+    /// 64 nodes alike on the regular kernel: at 0.92 or more of the ideal. Before the nodes
+    /// carried their devices' speeds from range to range, every range probed each node's CPU
+    /// again and ranges had to be twice as long to amortise it: 0.90.
+    #[test]
+    fn sixty_four_nodes_stay_above_0_92_on_the_regular_kernel() {
+        let r = run(64, false, CostProfile::Uniform);
+        assert!(r.efficiency <= 1.0 && r.efficiency >= 0.92, "{}", r.efficiency);
+    }
+
+    /// The same cluster with each range's balancer starting from nothing loses several points
+    /// (simulated: 0.85 against 0.93), and both runs tile the range exactly once.
+    #[test]
+    fn carrying_speeds_between_ranges_is_what_keeps_short_ranges_efficient() {
+        let c = cluster(64, false, CostProfile::Uniform);
+        let node = hetdsl::balance::default_balancer;
+        let with = |carry_speeds| {
+            let rank = crate::hier::default_rank_balancer();
+            simulate_cluster_with(&c, rank, &node, 7, Hierarchy { carry_speeds }).unwrap()
+        };
+        let (on, off) = (with(true), with(false));
+        assert!(on.efficiency > off.efficiency + 0.05, "{} vs {}", on.efficiency, off.efficiency);
+        for r in [on, off] {
+            let mut all: Vec<Package> = r.ranges.concat();
+            all.sort_by_key(|p| p.offset);
+            assert!(all.windows(2).all(|w| w[0].end() == w[1].offset));
+            assert_eq!(all.last().map(|p| p.end()), Some(crate::scenario::TOTAL_GROUPS));
         }
     }
 
