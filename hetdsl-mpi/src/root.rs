@@ -185,6 +185,9 @@ impl<'a> Root<'_, 'a> {
             Kind::Done => {
                 let now = self.now();
                 let keep = self.ranks.finished(r, msg.package, now, msg.seconds)?;
+                if keep {
+                    self.reports[r].compute_seconds += msg.seconds;
+                }
                 // Inline outputs (rank 0's own node) are merged now; a remote rank's follow.
                 if keep && !msg.flag {
                     self.reports[r].bytes_received += msg.payload();

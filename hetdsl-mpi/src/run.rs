@@ -264,6 +264,7 @@ pub(crate) fn rank_report(devices: &[DeviceReport], rank: usize, host: &str) -> 
         bytes_sent: 0,
         bytes_received: 0,
         finish_seconds: 0.0,
+        compute_seconds: 0.0,
         fault: None,
     }
 }
