@@ -12,10 +12,11 @@
 //! (its share goes to the others from the start, as for a lost device). Pure: the MPI driver
 //! and the cluster simulator both use it.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use hetdsl::balance::{Completion, Next, Setup};
-use hetdsl::{Balancer, Result};
+use hetdsl::{Balancer, Package, Result};
 
 /// A device sits a range out when its share of the node's speed is under this fraction of
 /// the share of the range one fill of it (its occupancy bound) is predicted to last: it could
@@ -94,11 +95,62 @@ pub struct Carried {
     ran: Vec<(u64, f64)>,
     /// Per device, the package it runs: (work-groups, handed out at).
     running: Vec<Option<(u64, f64)>>,
+    /// Work-groups in the range, handed out so far, and each device's occupancy bound.
+    total: u64,
+    handed: u64,
+    fills: Vec<u64>,
+    /// Packages handed out as one that the inner balancer handed out as several (by offset).
+    pieces: HashMap<u64, Vec<Package>>,
+    /// Packages of the inner balancer not yet handed out (see `next`).
+    spares: VecDeque<Package>,
 }
 
 impl Carried {
     pub fn new(inner: Box<dyn Balancer>, memory: NodeMemory) -> Self {
-        Carried { inner, memory, out: Vec::new(), ran: Vec::new(), running: Vec::new() }
+        Carried {
+            inner,
+            memory,
+            out: Vec::new(),
+            ran: Vec::new(),
+            running: Vec::new(),
+            total: 0,
+            handed: 0,
+            fills: Vec::new(),
+            pieces: HashMap::new(),
+            spares: VecDeque::new(),
+        }
+    }
+}
+
+impl Carried {
+    /// The inner balancer's next package for `device`, with the crumb it would leave behind:
+    /// when fewer work-groups than one fill of the device would be left, the inner balancer is
+    /// asked again and the pieces handed out as one package. A crumb on its own costs a whole
+    /// fill of whichever device runs it, after the others have finished; in the tail of a short
+    /// range on a kernel whose cost changes along the range, the shares planned from earlier
+    /// speeds leave such crumbs. A piece that does not follow on is kept for the next ask.
+    fn take(&mut self, device: usize, now: f64) -> Next {
+        let first = self.inner.next(device, now);
+        let Next::Run(p) = first else { return first };
+        self.handed += p.len;
+        let fill = self.fills.get(device).copied().unwrap_or(1);
+        let mut whole = p;
+        let mut pieces = vec![p];
+        while self.handed < self.total && self.total - self.handed < fill {
+            let Next::Run(q) = self.inner.next(device, now) else { break };
+            self.handed += q.len;
+            if q.offset == whole.end() {
+                whole.len += q.len;
+                pieces.push(q);
+            } else {
+                self.spares.push_back(q);
+                break;
+            }
+        }
+        if pieces.len() > 1 {
+            self.pieces.insert(whole.offset, pieces);
+        }
+        Next::Run(whole)
     }
 }
 
@@ -112,6 +164,11 @@ impl Balancer for Carried {
         self.out = sitting_out(setup, &self.memory.relative());
         self.ran = vec![(0, 0.0); setup.devices.len()];
         self.running = vec![None; setup.devices.len()];
+        self.total = setup.total_groups;
+        self.handed = 0;
+        self.fills = setup.devices.iter().map(|d| d.min_groups.max(1)).collect();
+        self.pieces.clear();
+        self.spares.clear();
         for (j, out) in self.out.iter().enumerate() {
             if *out {
                 self.inner.device_lost(j);
@@ -124,7 +181,10 @@ impl Balancer for Carried {
         if self.out.get(device).copied().unwrap_or(false) {
             return Next::Done;
         }
-        let next = self.inner.next(device, now);
+        let next = match self.spares.pop_front() {
+            Some(p) => Next::Run(p),
+            None => self.take(device, now),
+        };
         if let (Next::Run(p), Some(slot)) = (next, self.running.get_mut(device)) {
             *slot = Some((p.len, now));
         }
@@ -132,7 +192,26 @@ impl Balancer for Carried {
     }
 
     fn completed(&mut self, done: &Completion) {
-        self.inner.completed(done);
+        match self.pieces.remove(&done.package.offset).filter(|_| done.package.len > 0) {
+            // Each piece as if run alone, the times shared out by length.
+            Some(pieces) => {
+                let (len, span) = (done.package.len as f64, done.host_end - done.host_start);
+                let mut start = done.host_start;
+                for piece in pieces {
+                    let share = piece.len as f64 / len;
+                    let end = start + span * share;
+                    self.inner.completed(&Completion {
+                        device: done.device,
+                        package: piece,
+                        kernel_seconds: done.kernel_seconds * share,
+                        host_start: start,
+                        host_end: end,
+                    });
+                    start = end;
+                }
+            }
+            None => self.inner.completed(done),
+        }
         let seconds = if done.kernel_seconds > 0.0 {
             done.kernel_seconds
         } else {
@@ -226,5 +305,65 @@ mod tests {
         assert_eq!(runs[1].device_packages[0], 0, "{:?}", runs[1].device_packages);
         assert!(runs[1].device_packages[1..].iter().all(|n| *n > 0));
         assert!(runs[1].makespan < runs[0].makespan, "{} {}", runs[1].makespan, runs[0].makespan);
+    }
+
+    /// Hands out the sizes it is given, from the front, and records what it hears.
+    struct Scripted {
+        sizes: Vec<u64>,
+        left: hetdsl::balance::Remaining,
+        heard: Arc<Mutex<Vec<(usize, Package, f64)>>>,
+    }
+
+    impl Balancer for Scripted {
+        fn name(&self) -> String {
+            "scripted".into()
+        }
+        fn start(&mut self, setup: &Setup) -> Result<()> {
+            self.left = hetdsl::balance::Remaining::new(setup.total_groups);
+            Ok(())
+        }
+        fn next(&mut self, _device: usize, _now: f64) -> Next {
+            let len = if self.sizes.is_empty() { 1 } else { self.sizes.remove(0) };
+            self.left.take(len).map_or(Next::Done, Next::Run)
+        }
+        fn completed(&mut self, done: &Completion) {
+            if let Ok(mut h) = self.heard.lock() {
+                h.push((done.device, done.package, done.kernel_seconds));
+            }
+        }
+        fn device_lost(&mut self, _device: usize) {}
+    }
+
+    /// A crumb under one fill that the inner balancer would leave is handed out with the
+    /// package before it, and the inner balancer hears each of its own packages completed, the
+    /// time shared by length.
+    #[test]
+    fn a_crumb_goes_out_with_the_package_before_it() {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let scripted = Scripted {
+            sizes: vec![1000, 1000, 30],
+            left: hetdsl::balance::Remaining::new(0),
+            heard: heard.clone(),
+        };
+        let mut c = Carried::new(Box::new(scripted), NodeMemory::new());
+        let d =
+            |min_groups| DeviceProfile { kind: DeviceKind::Gpu, nominal_gflops: 1.0, min_groups };
+        c.start(&Setup { total_groups: 2030, devices: vec![d(100), d(100)] }).unwrap();
+        assert_eq!(c.next(0, 0.0), Next::Run(Package { offset: 0, len: 1000 }));
+        let merged = Package { offset: 1000, len: 1030 };
+        assert_eq!(c.next(1, 0.0), Next::Run(merged));
+        assert_eq!(c.next(0, 0.1), Next::Done);
+        c.completed(&Completion {
+            device: 1,
+            package: merged,
+            kernel_seconds: 1.03,
+            host_start: 0.0,
+            host_end: 1.03,
+        });
+        let heard = heard.lock().unwrap().clone();
+        assert_eq!(heard.len(), 2, "{heard:?}");
+        assert_eq!(heard[0].1, Package { offset: 1000, len: 1000 });
+        assert_eq!(heard[1].1, Package { offset: 2000, len: 30 });
+        assert!((heard[0].2 - 1.0).abs() < 1e-9 && (heard[1].2 - 0.03).abs() < 1e-9);
     }
 }

@@ -196,7 +196,7 @@ impl<'a> ClusterLaunch<'a> {
     }
 
     /// The balancer across ranks (rank 0's is used; default
-    /// [`crate::hier::default_rank_balancer`], Sigmoid).
+    /// [`crate::hier::default_rank_balancer`], guided by the ranks' measured speeds).
     pub fn balancer(mut self, balancer: Box<dyn Balancer>) -> Self {
         self.balancer = Some(balancer);
         self

@@ -356,18 +356,18 @@ mod tests {
     }
 
     /// 16 nodes of four GPUs and a CPU, alike or of four kinds: at 0.95 or more of the ideal
-    /// (every device's throughput added up) on the regular and the band kernel, 0.9 on the
-    /// log-normal one. The nodes' outputs travel while they run their next range; when a node
-    /// waited for its outputs to reach rank 0 first, 16 H200 nodes on the regular kernel ran
-    /// at 0.944.
+    /// (every device's throughput added up) on the regular, the band and the log-normal kernel.
+    /// With Sigmoid across ranks, ranges of 16 fills and each range's node balancer starting
+    /// from nothing, the log-normal kernel ran at 0.917 (alike) and 0.916 (four kinds). The
+    /// nodes' outputs travel while they run their next range; when a node waited for its
+    /// outputs to reach rank 0 first, 16 H200 nodes on the regular kernel ran at 0.944.
     #[test]
     fn sixteen_nodes_run_near_the_ideal() {
         for mixed in [false, true] {
             for (name, profile) in profiles() {
                 let r = run(16, mixed, profile);
-                let floor = if name == "random" { 0.9 } else { 0.95 };
                 assert!(
-                    r.efficiency <= 1.0 && r.efficiency >= floor,
+                    r.efficiency <= 1.0 && r.efficiency >= 0.95,
                     "{name}, mixed {mixed}: {}",
                     r.efficiency
                 );
@@ -375,17 +375,18 @@ mod tests {
         }
     }
 
-    /// 64 nodes alike on the regular kernel: at 0.92 or more of the ideal. Before the nodes
+    /// 64 nodes alike on the regular kernel: at 0.94 or more of the ideal. Before the nodes
     /// carried their devices' speeds from range to range, every range probed each node's CPU
-    /// again and ranges had to be twice as long to amortise it: 0.90.
+    /// again, ranges had to be four times as long to amortise it, and the cross-rank tail of
+    /// such ranges left the cluster at 0.90.
     #[test]
-    fn sixty_four_nodes_stay_above_0_92_on_the_regular_kernel() {
+    fn sixty_four_nodes_stay_above_0_94_on_the_regular_kernel() {
         let r = run(64, false, CostProfile::Uniform);
-        assert!(r.efficiency <= 1.0 && r.efficiency >= 0.92, "{}", r.efficiency);
+        assert!(r.efficiency <= 1.0 && r.efficiency >= 0.94, "{}", r.efficiency);
     }
 
     /// The same cluster with each range's balancer starting from nothing loses several points
-    /// (simulated: 0.85 against 0.93), and both runs tile the range exactly once.
+    /// (simulated: 0.86 against 0.96), and both runs tile the range exactly once.
     #[test]
     fn carrying_speeds_between_ranges_is_what_keeps_short_ranges_efficient() {
         let c = cluster(64, false, CostProfile::Uniform);
