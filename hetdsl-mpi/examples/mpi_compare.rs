@@ -10,6 +10,10 @@
 //!
 //! Kernels: Mandelbrot (2-D, irregular), NBody (a `whole` input broadcast to every rank),
 //! Binomial options (`__local` memory, one output per work-group) and Taylor (2-D, regular).
+//! Per rank the ranks' table gives the bytes rank 0 sent it and received from it, its ranges,
+//! and the seconds before its last range was merged that it was not computing: setting up each
+//! range's run on its node, and messages and waiting (`RankReport`).
+//!
 //! `--scale` multiplies every problem's size (1: sized for two H200s and a 32-core CPU, a
 //! fraction of a second to a second or two each, estimated from FP32 peaks: Mandelbrot
 //! 6144×4096 pixels to 131 072 iterations, 524 288 bodies, 33.5 million options of 254 steps,
@@ -650,7 +654,10 @@ fn rank_row(
                         "units": k.packages.iter().map(|p| p.len).sum::<u64>(),
                         "bytes_sent": k.bytes_sent, "bytes_received": k.bytes_received,
                         "compute_s": k.compute_seconds, "finish_s": k.finish_seconds,
+                        "setup_s": k.setup_seconds,
                         "not_computing_s": (k.finish_seconds - k.compute_seconds).max(0.0),
+                        "messages_and_waiting_s":
+                            (k.finish_seconds - k.compute_seconds - k.setup_seconds).max(0.0),
                     })
                 })
                 .collect()
@@ -679,7 +686,7 @@ fn table(o: &Opts) -> bool {
     let rows_of = |v: &serde_json::Value| v["kernels"].as_array().unwrap_or(&empty).clone();
     let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
     println!(
-        "| kernel | problem | 1 process ROI s | wall s | {} ranks ROI s | wall s | ROI ratio (1 process / ranks) | wall ratio | per rank: MB sent, MB received, s not computing | correct |",
+        "| kernel | problem | 1 process ROI s | wall s | {} ranks ROI s | wall s | ROI ratio (1 process / ranks) | wall ratio | per rank: MB sent, MB received, ranges, s not computing (set-up + messages and waiting) | correct |",
         ranks["ranks"]
     );
     println!("|---|---|---:|---:|---:|---:|---:|---:|---|---|");
@@ -695,11 +702,14 @@ fn table(o: &Opts) -> bool {
             .iter()
             .map(|k| {
                 format!(
-                    "r{}: {:.1}, {:.1}, {:.3}",
+                    "r{}: {:.1}, {:.1}, {}, {:.3} ({:.3} + {:.3})",
                     k["rank"],
                     f(&k["bytes_sent"]) / 1e6,
                     f(&k["bytes_received"]) / 1e6,
-                    f(&k["not_computing_s"])
+                    k["ranges"],
+                    f(&k["not_computing_s"]),
+                    f(&k["setup_s"]),
+                    f(&k["messages_and_waiting_s"])
                 )
             })
             .collect();

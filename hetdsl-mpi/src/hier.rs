@@ -19,7 +19,8 @@ use hetdsl::{Balancer, Package, Result};
 /// range (`carry`), the CPU sits short ranges out and 4 fills ran at 0.98 on a regular kernel
 /// (0.92 on a log-normal one, `guided` says why). The guided balancer across ranks hands out
 /// ranges this small only at the end of a run, where they shorten the cross-rank tail:
-/// simulated on 64 nodes of four H200s, 0.958 with 4 fills, 0.949 with 8, 0.927 with 16.
+/// simulated on 64 nodes of four H200s on a regular kernel, 0.96 with 4 fills, 0.95 with 8,
+/// 0.93 with 16.
 pub const RANGE_FILLS: u64 = 4;
 
 /// A rank seen as one device: the kind of its fastest class, the sum of its devices' nominal

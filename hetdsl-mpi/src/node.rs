@@ -37,11 +37,14 @@ impl Failure {
     }
 }
 
-/// A finished range: each output's elements (in argument order) and the seconds it took.
+/// A finished range: each output's elements (in argument order), the seconds the whole run
+/// took and the seconds its devices computed (the engine's ROI: the run less its set-up of
+/// queues, buffers and threads).
 #[derive(Debug)]
 pub struct Finished {
     pub outputs: Vec<Vec<u8>>,
     pub seconds: f64,
+    pub compute_seconds: f64,
 }
 
 /// The node executor of one rank.
@@ -55,6 +58,8 @@ pub struct Node<'p> {
     /// What the node's earlier ranges measured of its devices (`None`: each range's balancer
     /// starts from nothing).
     memory: Option<NodeMemory>,
+    /// Seconds of every range's run outside the engine's ROI (set-up, joining), added up.
+    pub setup_seconds: f64,
     /// Every device's share over every range, as the engine reported it.
     pub devices: Vec<DeviceReport>,
 }
@@ -74,6 +79,7 @@ impl<'p> Node<'p> {
             faults: Vec::new(),
             warm: false,
             memory: Some(NodeMemory::new()),
+            setup_seconds: 0.0,
             devices: Vec::new(),
         }
     }
@@ -115,6 +121,8 @@ impl<'p> Node<'p> {
         let start = Instant::now();
         let report = self.launch(package).map_err(Failure::of)?;
         let seconds = start.elapsed().as_secs_f64();
+        let compute_seconds = report.roi_seconds.clamp(0.0, seconds);
+        self.setup_seconds += seconds - compute_seconds;
         self.warm = true;
         self.add(&report.devices);
         let mut outputs = Vec::new();
@@ -124,7 +132,7 @@ impl<'p> Node<'p> {
                 outputs.push(self.buffers[i][range].to_vec());
             }
         }
-        Ok(Finished { outputs, seconds })
+        Ok(Finished { outputs, seconds, compute_seconds })
     }
 
     fn launch(&mut self, package: Package) -> hetdsl::Result<hetdsl::Report> {

@@ -25,6 +25,11 @@ pub struct RankReport {
     /// inputs, and for its last outputs to reach rank 0.
     #[serde(default)]
     pub compute_seconds: f64,
+    /// Seconds the rank's node spent setting up each range's run (queues, buffers, threads:
+    /// the run's wall time less the engine's ROI), added up; part of `finish_seconds` less
+    /// `compute_seconds`, the rest being messages and waiting.
+    #[serde(default)]
+    pub setup_seconds: f64,
     /// Why the rank was dropped from the run, if it was.
     pub fault: Option<String>,
 }
@@ -114,6 +119,7 @@ mod tests {
             bytes_received: 0,
             finish_seconds: 0.0,
             compute_seconds: 0.0,
+            setup_seconds: 0.0,
             fault: None,
         }
     }

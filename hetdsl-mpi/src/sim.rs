@@ -84,10 +84,11 @@ pub struct ClusterResult {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Event {
-    /// The node finished computing a range; its header and outputs leave for rank 0.
-    Computed { rank: usize, package: Package, handed: f64 },
+    /// The node finished computing a range (its devices for `compute` seconds, set-up apart);
+    /// its header and outputs leave for rank 0.
+    Computed { rank: usize, package: Package, compute: f64 },
     /// Rank 0 hears that the range is done; its outputs arrive at `arrive`.
-    Told { rank: usize, package: Package, handed: f64, arrive: f64 },
+    Told { rank: usize, package: Package, compute: f64, arrive: f64 },
     /// A range's outputs reached rank 0.
     Arrived { rank: usize, package: Package },
 }
@@ -178,14 +179,14 @@ impl Sim<'_> {
                 self.link_busy.0 += seconds;
                 self.send_free + net.latency
             };
-            let done = arrive + self.compute(rank, package)?;
-            self.at(done, Event::Computed { rank, package, handed: now });
+            let (setup, compute) = self.compute(rank, package)?;
+            self.at(arrive + setup + compute, Event::Computed { rank, package, compute });
         }
         Ok(())
     }
 
-    /// Seconds node `rank` takes to set up and co-execute `package` with its own balancer.
-    fn compute(&mut self, rank: usize, package: Package) -> Result<f64> {
+    /// Seconds node `rank` takes to set up, then to co-execute `package` with its own balancer.
+    fn compute(&mut self, rank: usize, package: Package) -> Result<(f64, f64)> {
         let node = &self.cluster.nodes[rank];
         let (table, mean) = range_table(&self.table, package);
         let devices: Vec<SimDevice> = node
@@ -200,14 +201,14 @@ impl Sim<'_> {
         self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let options = SimOptions { seed: self.seed, loss: None, backups: true, waves: false };
         let run = simulate(&devices, &table, balancer.as_mut(), &options)?;
-        Ok(node.range_overhead + run.makespan)
+        Ok((node.range_overhead, run.makespan))
     }
 
     fn handle(&mut self, now: f64, e: Event) -> Result<()> {
         let net = self.cluster.network;
         match e {
             // The node sends rank 0 a header (done) and its outputs right behind it.
-            Event::Computed { rank, package, handed } => {
+            Event::Computed { rank, package, compute } => {
                 let (told, arrive) = if rank == 0 {
                     (now, now)
                 } else {
@@ -218,13 +219,14 @@ impl Sim<'_> {
                     self.link_busy.1 += seconds;
                     (now + net.latency, self.recv_free + net.latency)
                 };
-                self.at(told, Event::Told { rank, package, handed, arrive });
+                self.at(told, Event::Told { rank, package, compute, arrive });
                 Ok(())
             }
             // Rank 0 hears the header: the range is done and the rank gets its next one at
-            // once, while its outputs are still on their way.
-            Event::Told { rank, package, handed, arrive } => {
-                if self.ranks.finished(rank, package, now, now - handed)? {
+            // once, while its outputs are still on their way. The header carries the seconds
+            // the devices computed, as the driver's does.
+            Event::Told { rank, package, compute, arrive } => {
+                if self.ranks.finished(rank, package, now, compute)? {
                     self.at(arrive, Event::Arrived { rank, package });
                 }
                 self.hand_out(now)
