@@ -17,10 +17,10 @@ use hetdsl::{Balancer, Package, Result};
 /// GPU ran at 0.47 of the node's ideal, 4 fills at 0.79, 15 fills at 0.98, most of it lost to
 /// the CPU's probe of every range; with the node carrying its devices' speeds from range to
 /// range (`carry`), the CPU sits short ranges out and 4 fills ran at 0.98 on a regular kernel
-/// (0.92 on a log-normal one, `guided` says why). The guided balancer across ranks hands out
-/// ranges this small only at the end of a run, where they shorten the cross-rank tail:
-/// simulated on 64 nodes of four H200s on a regular kernel, 0.96 with 4 fills, 0.95 with 8,
-/// 0.93 with 16.
+/// (on a log-normal one, ranges of 8 fills ran at 0.92: `guided` says why). The guided balancer
+/// across ranks hands out ranges this small only at the end of a run, where they shorten the
+/// cross-rank tail: simulated on 64 nodes of four H200s on a regular kernel, 0.96 with 4 fills,
+/// 0.95 with 8, 0.93 with 16.
 pub const RANGE_FILLS: u64 = 4;
 
 /// A rank seen as one device: the kind of its fastest class, the sum of its devices' nominal
