@@ -16,7 +16,7 @@
 //!
 //! `--scale` multiplies every problem's size (1: sized for two H200s and a 32-core CPU, a
 //! fraction of a second to a second or two each, estimated from FP32 peaks: Mandelbrot
-//! 6144×4096 pixels to 131 072 iterations, 524 288 bodies, 33.5 million options of 254 steps,
+//! 6144×4096 pixels to 131 072 iterations, 786 432 bodies, 33.5 million options of 254 steps,
 //! Taylor 8192² to order 256); each kernel runs once to warm up, then `--reps` times (default 3), and the
 //! medians are reported. `--kernels a,b` runs a subset. `scripts/mpi-compare.sh` runs all
 //! three steps on a machine where `scripts/mpi-stage.sh` staged the binary. Exit status 0
@@ -143,7 +143,7 @@ impl Work {
                 Work::Mandelbrot { width, height, max: 131_072, counts }
             }
             "nbody" => {
-                let n = round(524_288.0 * scale.sqrt(), 128);
+                let n = round(786_432.0 * scale.sqrt(), 128);
                 let mut g = Lcg(0x00B0_D1E5);
                 let mut r = |lo: f32, hi: f32| lo + (hi - lo) * g.unit();
                 let position = (0..keep(n))
