@@ -15,7 +15,7 @@ export POCL_DEVICES="pthread basic"
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 flags=(-n 3 --oversubscribe)
 [ "$(id -u)" = 0 ] && flags+=(--allow-run-as-root)
-cargo build --release -p hetdsl-mpi --features mpi --example mpi_samples
+cargo build --release -p hetdsl-mpi --features mpi --example mpi_samples --example mpi_compare
 # The path of test binary $1 (cargo names it with a hash).
 test_bin() {
     cargo test --release -p hetdsl-mpi --features mpi --test "$1" --no-run --message-format=json |
@@ -38,3 +38,6 @@ if [ "$status" = 0 ] || [ "$status" = 124 ]; then
 fi
 echo "test a_dead_rank_process_ends_the_job_without_a_hang ... ok (mpirun exit $status)"
 timeout 300 mpirun "${flags[@]}" target/release/examples/mpi_samples all
+# The GPU comparison's two halves at a tiny size, each checked against its CPU reference.
+timeout 300 target/release/examples/mpi_compare single --scale 0.0002 --reps 1
+timeout 300 mpirun "${flags[@]}" target/release/examples/mpi_compare ranks --scale 0.0002 --reps 1

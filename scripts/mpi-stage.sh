@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Stage hetdsl-mpi's sample and Open MPI (its launcher, libraries, plugins and help files) in
+# Stage hetdsl-mpi's examples (mpi_samples, mpi_compare) and Open MPI (its launcher, libraries, plugins and help files) in
 # .device/mpi, so that a machine with no MPI and no Rust (the GPU machines) can run the sample
 # as several ranks with scripts/mpi-run.sh. Run here, from the repository root:
 #   bash scripts/mpi-stage.sh
 # then carry .device/mpi to the GPU machine and run there, from the repository root:
-#   bash scripts/mpi-run.sh 2 all --scale 8
+#   bash scripts/mpi-run.sh 2 all --scale 8      or      bash scripts/mpi-run.sh compare 2
 # Needs Open MPI here (apt-get install libopenmpi-dev openmpi-bin libclang-dev).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,10 +12,12 @@ out=.device/mpi
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 ompi_lib=/usr/lib/$multiarch/openmpi/lib/openmpi3
 pmix_lib=/usr/lib/$multiarch/pmix2/lib/pmix
-cargo build --release -p hetdsl-mpi --features mpi --example mpi_samples
+cargo build --release -p hetdsl-mpi --features mpi --example mpi_samples --example mpi_compare
 rm -rf "$out" && mkdir -p "$out"/{bin,lib,ompi,pmix,share}
-cp target/release/examples/mpi_samples "$out/bin/"
-strip "$out/bin/mpi_samples"
+for b in mpi_samples mpi_compare; do
+    cp "target/release/examples/$b" "$out/bin/"
+    strip "$out/bin/$b"
+done
 cp "$(readlink -f /usr/bin/mpirun)" "$out/bin/mpirun"
 cp /usr/bin/orted "$out/bin/"
 # Open MPI's plugins, without those for fabrics a single machine does not use (UCX, OFI,
@@ -40,4 +42,4 @@ ldd "${files[@]}" 2>/dev/null | awk '/=> \// { print $3 }' | sort -u | while rea
     esac
 done
 du -sh "$out"
-echo "staged in $out; on the GPU machine: bash scripts/mpi-run.sh 2 all --scale 8"
+echo "staged in $out; on the GPU machine: bash scripts/mpi-run.sh 2 all --scale 8, or bash scripts/mpi-run.sh compare 2"

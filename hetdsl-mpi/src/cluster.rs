@@ -83,6 +83,7 @@ impl Cluster {
             node_balancer: Arc::new(hetdsl::balance::default_balancer),
             faults: Vec::new(),
             watchdog: crate::hier::RANK_WATCHDOG,
+            carry_speeds: true,
         }
     }
 
@@ -112,6 +113,7 @@ pub struct ClusterLaunch<'a> {
     pub(crate) node_balancer: BalancerFactory,
     pub(crate) faults: Vec<(usize, Fault)>,
     pub(crate) watchdog: WatchdogRule,
+    pub(crate) carry_speeds: bool,
 }
 
 fn bytes_of<T: Pod>(s: &[T]) -> &[u8] {
@@ -194,7 +196,7 @@ impl<'a> ClusterLaunch<'a> {
     }
 
     /// The balancer across ranks (rank 0's is used; default
-    /// [`crate::hier::default_rank_balancer`], Sigmoid).
+    /// [`crate::hier::default_rank_balancer`], guided by the ranks' measured speeds).
     pub fn balancer(mut self, balancer: Box<dyn Balancer>) -> Self {
         self.balancer = Some(balancer);
         self
@@ -222,6 +224,14 @@ impl<'a> ClusterLaunch<'a> {
         self
     }
 
+    /// Whether each node tells each range's balancer what its earlier ranges measured of its
+    /// devices, so that a device too slow to matter in a range sits it out instead of probing
+    /// it (default on; see `hetdsl_mpi::carry`). Each rank's own setting applies to its node.
+    pub fn carry_speeds(mut self, on: bool) -> Self {
+        self.carry_speeds = on;
+        self
+    }
+
     /// Co-execute across the ranks. On rank 0 the outputs are complete and correct when this
     /// returns `Ok`, and the report covers every rank; on another rank the report holds its
     /// own rank only.
@@ -233,6 +243,7 @@ impl<'a> ClusterLaunch<'a> {
         let mut node = Node::new(self.program, self.spec.clone(), self.node_balancer.clone());
         let me = self.cluster.rank();
         node.inject(self.faults.iter().filter(|(r, _)| *r == me).map(|(_, f)| *f).collect());
+        node.carry_speeds(self.carry_speeds);
         node
     }
 }

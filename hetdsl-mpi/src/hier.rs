@@ -13,9 +13,15 @@ use hetdsl::{Balancer, Package, Result};
 /// Fills of every device of a node that the smallest range holds. A range is a whole
 /// co-execution on the node, which its own balancer splits again; with only a fill or two per
 /// device, packages fall under the devices' occupancy bounds and the node idles at the range's
-/// end. Simulated on a node of four H200s and a CPU with Sigmoid inside: a range of 1 fill per
-/// GPU ran at 0.47 of the node's ideal, 4 fills at 0.79, 15 fills at 0.98.
-pub const RANGE_FILLS: u64 = 16;
+/// end. Simulated on a node of four H200s and a CPU with Sigmoid inside, a range of 1 fill per
+/// GPU ran at 0.47 of the node's ideal, 4 fills at 0.79, 15 fills at 0.98, most of it lost to
+/// the CPU's probe of every range; with the node carrying its devices' speeds from range to
+/// range (`carry`), the CPU sits short ranges out and 4 fills ran at 0.98 on a regular kernel
+/// (on a log-normal one, ranges of 8 fills ran at 0.92: `guided` says why). The guided balancer
+/// across ranks hands out ranges this small only at the end of a run, where they shorten the
+/// cross-rank tail: simulated on 64 nodes of four H200s on a regular kernel, 0.96 with 4 fills,
+/// 0.95 with 8, 0.93 with 16.
+pub const RANGE_FILLS: u64 = 4;
 
 /// A rank seen as one device: the kind of its fastest class, the sum of its devices' nominal
 /// speeds (what they achieve together, as far as is known before the run), and as its
@@ -33,16 +39,23 @@ pub fn rank_profile(devices: &[DeviceProfile]) -> DeviceProfile {
     }
 }
 
-/// Sigmoid's bound on the imbalance one range may cause, at the rank level: a range holds at
-/// least this fraction of the time elapsed times the rank's speed. The paper's 0.05 suits a few
-/// devices; across ranks the last ranges then run seconds into a minute-long run while the
-/// other ranks idle (simulated, 16 nodes of four H200s on a regular kernel: balance across
-/// ranks 0.96 at 0.05, 0.995 at 0.01, nothing more gained below).
+/// Sigmoid's bound on the imbalance one range may cause, at the rank level, in
+/// [`sigmoid_rank_balancer`]: a range holds at least this fraction of the time elapsed times the
+/// rank's speed. The paper's 0.05 suits a few devices; across ranks the last ranges then run
+/// seconds into a minute-long run while the other ranks idle (simulated, 16 nodes of four H200s
+/// on a regular kernel: balance across ranks 0.96 at 0.05, 0.995 at 0.01, nothing more gained
+/// below).
 pub const RANK_MAX_IMBALANCE: f64 = 0.01;
 
-/// The default balancer across ranks: Sigmoid (with its guard), its imbalance bound set to
-/// [`RANK_MAX_IMBALANCE`].
+/// The default balancer across ranks: guided self-scheduling over the ranks' measured speeds
+/// ([`crate::guided::RankGuided`], k = [`crate::guided::RANK_GUIDED_K`]).
 pub fn default_rank_balancer() -> Box<dyn Balancer> {
+    Box::new(crate::guided::RankGuided::default())
+}
+
+/// The balancer across ranks before [`crate::guided`]: Sigmoid (with its guard), its imbalance
+/// bound set to [`RANK_MAX_IMBALANCE`]; for comparisons.
+pub fn sigmoid_rank_balancer() -> Box<dyn Balancer> {
     let params = SigmoidParams { max_imbalance: RANK_MAX_IMBALANCE, ..SigmoidParams::default() };
     Box::new(Sigmoid::new(params, true))
 }

@@ -4,7 +4,8 @@
 //! balancers at two levels:
 //!
 //! - **across ranks** (one rank per node), rank 0 drives an ordinary [`hetdsl::Balancer`]
-//!   (Sigmoid by default) through hetdsl's own dispatcher, each rank counting as one device
+//!   (guided self-scheduling over measured speeds by default, [`guided`]) through hetdsl's
+//!   own dispatcher, each rank counting as one device
 //!   whose speed is what its devices achieve together ([`hier`]);
 //! - **within a rank**, each range the rank gets runs on the node's devices with
 //!   `Launch::groups(range)` and the node's balancer, exactly as a single-node run does
@@ -37,6 +38,8 @@
 //! program failed to build) should call `Cluster::abort`, for the same reason: the others
 //! would wait for it in the launch's first collective step.
 
+pub mod carry;
+pub mod guided;
 pub mod hier;
 pub mod report;
 pub mod scenario;

@@ -9,6 +9,7 @@ use hetdsl::engine::Arg;
 use hetdsl::report::DeviceReport;
 use hetdsl::{Balancer, Direction, Error, Fault, Package, Program};
 
+use crate::carry::{Carried, NodeMemory};
 use crate::spec::{ArgKind, LaunchSpec};
 
 /// Builds a node's balancer for each range (a balancer serves one run).
@@ -36,11 +37,14 @@ impl Failure {
     }
 }
 
-/// A finished range: each output's elements (in argument order) and the seconds it took.
+/// A finished range: each output's elements (in argument order), the seconds the whole run
+/// took and the seconds its devices computed (the engine's ROI: the run less its set-up of
+/// queues, buffers and threads).
 #[derive(Debug)]
 pub struct Finished {
     pub outputs: Vec<Vec<u8>>,
     pub seconds: f64,
+    pub compute_seconds: f64,
 }
 
 /// The node executor of one rank.
@@ -51,6 +55,11 @@ pub struct Node<'p> {
     balancer: BalancerFactory,
     faults: Vec<Fault>,
     warm: bool,
+    /// What the node's earlier ranges measured of its devices (`None`: each range's balancer
+    /// starts from nothing).
+    memory: Option<NodeMemory>,
+    /// Seconds of every range's run outside the engine's ROI (set-up, joining), added up.
+    pub setup_seconds: f64,
     /// Every device's share over every range, as the engine reported it.
     pub devices: Vec<DeviceReport>,
 }
@@ -69,6 +78,8 @@ impl<'p> Node<'p> {
             balancer,
             faults: Vec::new(),
             warm: false,
+            memory: Some(NodeMemory::new()),
+            setup_seconds: 0.0,
             devices: Vec::new(),
         }
     }
@@ -76,6 +87,12 @@ impl<'p> Node<'p> {
     /// Faults injected into every range this node runs (testing).
     pub fn inject(&mut self, faults: Vec<Fault>) {
         self.faults = faults;
+    }
+
+    /// Whether each range's balancer is told the devices' speeds measured on the node's
+    /// earlier ranges (`crate::carry`; on by default).
+    pub fn carry_speeds(&mut self, on: bool) {
+        self.memory = on.then(NodeMemory::new);
     }
 
     /// The staging buffer of argument `arg` (to receive a `Whole` input once).
@@ -104,6 +121,8 @@ impl<'p> Node<'p> {
         let start = Instant::now();
         let report = self.launch(package).map_err(Failure::of)?;
         let seconds = start.elapsed().as_secs_f64();
+        let compute_seconds = report.roi_seconds.clamp(0.0, seconds);
+        self.setup_seconds += seconds - compute_seconds;
         self.warm = true;
         self.add(&report.devices);
         let mut outputs = Vec::new();
@@ -113,7 +132,7 @@ impl<'p> Node<'p> {
                 outputs.push(self.buffers[i][range].to_vec());
             }
         }
-        Ok(Finished { outputs, seconds })
+        Ok(Finished { outputs, seconds, compute_seconds })
     }
 
     fn launch(&mut self, package: Package) -> hetdsl::Result<hetdsl::Report> {
@@ -125,7 +144,10 @@ impl<'p> Node<'p> {
             .local(&spec.local)
             .groups(package.offset..package.end())
             .warmup(!self.warm)
-            .balancer((self.balancer)());
+            .balancer(match &self.memory {
+                Some(m) => Box::new(Carried::new((self.balancer)(), m.clone())),
+                None => (self.balancer)(),
+            });
         for f in &self.faults {
             launch = launch.inject(*f);
         }

@@ -20,6 +20,16 @@ pub struct RankReport {
     pub bytes_received: u64,
     /// Seconds since the run began when its last range was merged (0 if none).
     pub finish_seconds: f64,
+    /// Seconds the rank's node spent running the ranges rank 0 merged from it, as the rank
+    /// timed them; `finish_seconds` less this is what the rank spent waiting for orders and
+    /// inputs, and for its last outputs to reach rank 0.
+    #[serde(default)]
+    pub compute_seconds: f64,
+    /// Seconds the rank's node spent setting up each range's run (queues, buffers, threads:
+    /// the run's wall time less the engine's ROI), added up; part of `finish_seconds` less
+    /// `compute_seconds`, the rest being messages and waiting.
+    #[serde(default)]
+    pub setup_seconds: f64,
     /// Why the rank was dropped from the run, if it was.
     pub fault: Option<String>,
 }
@@ -108,6 +118,8 @@ mod tests {
             bytes_sent: 0,
             bytes_received: 0,
             finish_seconds: 0.0,
+            compute_seconds: 0.0,
+            setup_seconds: 0.0,
             fault: None,
         }
     }

@@ -84,6 +84,7 @@ impl<'a> Root<'_, 'a> {
             let (node, served) = worker.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
             let served = served.map(|_| ());
             root.reports[0].devices = rank_report(&node.devices, 0, &root.reports[0].host).devices;
+            root.reports[0].setup_seconds = node.setup_seconds;
             root.collect_summaries();
             outcome.and(served)?;
             Ok(root.report())
@@ -185,6 +186,9 @@ impl<'a> Root<'_, 'a> {
             Kind::Done => {
                 let now = self.now();
                 let keep = self.ranks.finished(r, msg.package, now, msg.seconds)?;
+                if keep {
+                    self.reports[r].compute_seconds += msg.seconds;
+                }
                 // Inline outputs (rank 0's own node) are merged now; a remote rank's follow.
                 if keep && !msg.flag {
                     self.reports[r].bytes_received += msg.payload();
@@ -306,6 +310,7 @@ impl<'a> Root<'_, 'a> {
         let sent: Option<RankReport> = m.parts.first().and_then(|p| serde_json::from_slice(p).ok());
         if let Some(s) = sent {
             self.reports[r].devices = s.devices;
+            self.reports[r].setup_seconds = s.setup_seconds;
         }
         self.summarised[r] = true;
     }

@@ -167,7 +167,8 @@ fn serve_rank(
         let (node, served) = worker.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         (node, relayed.and_then(|stop| served.map(|_| stop)))
     });
-    let report = rank_report(&node.devices, rank, host);
+    let report =
+        RankReport { setup_seconds: node.setup_seconds, ..rank_report(&node.devices, rank, host) };
     let mut m = Msg::new(Kind::Summary, hetdsl::Package { offset: 0, len: 0 });
     m.parts = vec![serde_json::to_vec(&report).unwrap_or_default()];
     link.send(m)?;
@@ -264,6 +265,8 @@ pub(crate) fn rank_report(devices: &[DeviceReport], rank: usize, host: &str) -> 
         bytes_sent: 0,
         bytes_received: 0,
         finish_seconds: 0.0,
+        compute_seconds: 0.0,
+        setup_seconds: 0.0,
         fault: None,
     }
 }

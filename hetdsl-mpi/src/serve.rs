@@ -24,7 +24,9 @@ pub fn serve(node: &mut Node<'_>, link: &mut dyn Link) -> Result<Msg> {
                     Ok(f) => Msg {
                         kind: Kind::Done,
                         package: order.package,
-                        seconds: f.seconds,
+                        // What the devices computed: rank 0 sees the rest (set-up, messages)
+                        // as the range's span less this, and sizes ranges to amortise it.
+                        seconds: f.compute_seconds,
                         flag: false,
                         parts: f.outputs,
                     },

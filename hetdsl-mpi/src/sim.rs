@@ -21,6 +21,7 @@ use hetdsl::balance::{DeviceProfile, Package};
 use hetdsl::sim::{simulate, CostProfile, CostTable, SimDevice, SimOptions};
 use hetdsl::{Balancer, Result};
 
+use crate::carry::{Carried, NodeMemory};
 use crate::hier::{rank_profile, Order, Ranks};
 
 /// Rank 0's network link.
@@ -83,10 +84,11 @@ pub struct ClusterResult {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Event {
-    /// The node finished computing a range; its header and outputs leave for rank 0.
-    Computed { rank: usize, package: Package, handed: f64 },
+    /// The node finished computing a range (its devices for `compute` seconds, set-up apart);
+    /// its header and outputs leave for rank 0.
+    Computed { rank: usize, package: Package, compute: f64 },
     /// Rank 0 hears that the range is done; its outputs arrive at `arrive`.
-    Told { rank: usize, package: Package, handed: f64, arrive: f64 },
+    Told { rank: usize, package: Package, compute: f64, arrive: f64 },
     /// A range's outputs reached rank 0.
     Arrived { rank: usize, package: Package },
 }
@@ -138,6 +140,22 @@ struct Sim<'c> {
     recv_free: f64,
     link_busy: (f64, f64),
     ranges: Vec<Vec<Package>>,
+    /// Per rank, what its node remembers of its devices between ranges (`None`: nothing).
+    memory: Vec<Option<NodeMemory>>,
+}
+
+/// How the hierarchy runs, beside the balancers themselves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hierarchy {
+    /// Each node carries its devices' measured speeds from range to range ([`Carried`]), as
+    /// the MPI driver does by default (`ClusterLaunch::carry_speeds`).
+    pub carry_speeds: bool,
+}
+
+impl Default for Hierarchy {
+    fn default() -> Self {
+        Hierarchy { carry_speeds: true }
+    }
 }
 
 impl Sim<'_> {
@@ -161,14 +179,14 @@ impl Sim<'_> {
                 self.link_busy.0 += seconds;
                 self.send_free + net.latency
             };
-            let done = arrive + self.compute(rank, package)?;
-            self.at(done, Event::Computed { rank, package, handed: now });
+            let (setup, compute) = self.compute(rank, package)?;
+            self.at(arrive + setup + compute, Event::Computed { rank, package, compute });
         }
         Ok(())
     }
 
-    /// Seconds node `rank` takes to set up and co-execute `package` with its own balancer.
-    fn compute(&mut self, rank: usize, package: Package) -> Result<f64> {
+    /// Seconds node `rank` takes to set up, then to co-execute `package` with its own balancer.
+    fn compute(&mut self, rank: usize, package: Package) -> Result<(f64, f64)> {
         let node = &self.cluster.nodes[rank];
         let (table, mean) = range_table(&self.table, package);
         let devices: Vec<SimDevice> = node
@@ -176,18 +194,21 @@ impl Sim<'_> {
             .iter()
             .map(|d| SimDevice { speed: d.speed / mean.max(f64::MIN_POSITIVE), ..d.clone() })
             .collect();
-        let mut balancer = (self.node_balancer)();
+        let mut balancer = match &self.memory[rank] {
+            Some(m) => Box::new(Carried::new((self.node_balancer)(), m.clone())),
+            None => (self.node_balancer)(),
+        };
         self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let options = SimOptions { seed: self.seed, loss: None, backups: true, waves: false };
         let run = simulate(&devices, &table, balancer.as_mut(), &options)?;
-        Ok(node.range_overhead + run.makespan)
+        Ok((node.range_overhead, run.makespan))
     }
 
     fn handle(&mut self, now: f64, e: Event) -> Result<()> {
         let net = self.cluster.network;
         match e {
             // The node sends rank 0 a header (done) and its outputs right behind it.
-            Event::Computed { rank, package, handed } => {
+            Event::Computed { rank, package, compute } => {
                 let (told, arrive) = if rank == 0 {
                     (now, now)
                 } else {
@@ -198,13 +219,14 @@ impl Sim<'_> {
                     self.link_busy.1 += seconds;
                     (now + net.latency, self.recv_free + net.latency)
                 };
-                self.at(told, Event::Told { rank, package, handed, arrive });
+                self.at(told, Event::Told { rank, package, compute, arrive });
                 Ok(())
             }
             // Rank 0 hears the header: the range is done and the rank gets its next one at
-            // once, while its outputs are still on their way.
-            Event::Told { rank, package, handed, arrive } => {
-                if self.ranks.finished(rank, package, now, now - handed)? {
+            // once, while its outputs are still on their way. The header carries the seconds
+            // the devices computed, as the driver's does.
+            Event::Told { rank, package, compute, arrive } => {
+                if self.ranks.finished(rank, package, now, compute)? {
                     self.at(arrive, Event::Arrived { rank, package });
                 }
                 self.hand_out(now)
@@ -220,12 +242,23 @@ impl Sim<'_> {
 }
 
 /// Simulates `cluster` with `rank_balancer` across ranks and a fresh `node_balancer()` for
-/// each range on a node.
+/// each range on a node, the hierarchy run as the MPI driver runs it by default.
 pub fn simulate_cluster(
     cluster: &Cluster,
     rank_balancer: Box<dyn Balancer>,
     node_balancer: &dyn Fn() -> Box<dyn Balancer>,
     seed: u64,
+) -> Result<ClusterResult> {
+    simulate_cluster_with(cluster, rank_balancer, node_balancer, seed, Hierarchy::default())
+}
+
+/// [`simulate_cluster`] with the hierarchy's options given.
+pub fn simulate_cluster_with(
+    cluster: &Cluster,
+    rank_balancer: Box<dyn Balancer>,
+    node_balancer: &dyn Fn() -> Box<dyn Balancer>,
+    seed: u64,
+    hierarchy: Hierarchy,
 ) -> Result<ClusterResult> {
     let w = &cluster.workload;
     let n = cluster.nodes.len();
@@ -264,6 +297,7 @@ pub fn simulate_cluster(
         recv_free: 0.0,
         link_busy: (0.0, 0.0),
         ranges: vec![Vec::new(); n],
+        memory: (0..n).map(|_| hierarchy.carry_speeds.then(NodeMemory::new)).collect(),
     };
     // A binomial tree reaches n ranks in ⌈log2 n⌉ rounds of one whole copy each.
     let rounds = (n as f64).log2().ceil();
@@ -324,22 +358,52 @@ mod tests {
     }
 
     /// 16 nodes of four GPUs and a CPU, alike or of four kinds: at 0.95 or more of the ideal
-    /// (every device's throughput added up) on the regular and the band kernel, 0.9 on the
-    /// log-normal one. The nodes' outputs travel while they run their next range; when a node
-    /// waited for its outputs to reach rank 0 first, 16 H200 nodes on the regular kernel ran
-    /// at 0.944.
+    /// (every device's throughput added up) on the regular, the band and the log-normal kernel.
+    /// With Sigmoid across ranks, ranges of 16 fills and each range's node balancer starting
+    /// from nothing, the log-normal kernel ran at 0.917 (alike) and 0.916 (four kinds). The
+    /// nodes' outputs travel while they run their next range; when a node waited for its
+    /// outputs to reach rank 0 first, 16 H200 nodes on the regular kernel ran at 0.944.
     #[test]
     fn sixteen_nodes_run_near_the_ideal() {
         for mixed in [false, true] {
             for (name, profile) in profiles() {
                 let r = run(16, mixed, profile);
-                let floor = if name == "random" { 0.9 } else { 0.95 };
                 assert!(
-                    r.efficiency <= 1.0 && r.efficiency >= floor,
+                    r.efficiency <= 1.0 && r.efficiency >= 0.95,
                     "{name}, mixed {mixed}: {}",
                     r.efficiency
                 );
             }
+        }
+    }
+
+    /// 64 nodes alike on the regular kernel: at 0.94 or more of the ideal. Before the nodes
+    /// carried their devices' speeds from range to range, every range probed each node's CPU
+    /// again, ranges had to be four times as long to amortise it, and the cross-rank tail of
+    /// such ranges left the cluster at 0.90.
+    #[test]
+    fn sixty_four_nodes_stay_above_0_94_on_the_regular_kernel() {
+        let r = run(64, false, CostProfile::Uniform);
+        assert!(r.efficiency <= 1.0 && r.efficiency >= 0.94, "{}", r.efficiency);
+    }
+
+    /// The same cluster with each range's balancer starting from nothing loses several points
+    /// (simulated: 0.86 against 0.96), and both runs tile the range exactly once.
+    #[test]
+    fn carrying_speeds_between_ranges_is_what_keeps_short_ranges_efficient() {
+        let c = cluster(64, false, CostProfile::Uniform);
+        let node = hetdsl::balance::default_balancer;
+        let with = |carry_speeds| {
+            let rank = crate::hier::default_rank_balancer();
+            simulate_cluster_with(&c, rank, &node, 7, Hierarchy { carry_speeds }).unwrap()
+        };
+        let (on, off) = (with(true), with(false));
+        assert!(on.efficiency > off.efficiency + 0.05, "{} vs {}", on.efficiency, off.efficiency);
+        for r in [on, off] {
+            let mut all: Vec<Package> = r.ranges.concat();
+            all.sort_by_key(|p| p.offset);
+            assert!(all.windows(2).all(|w| w[0].end() == w[1].offset));
+            assert_eq!(all.last().map(|p| p.end()), Some(crate::scenario::TOTAL_GROUPS));
         }
     }
 

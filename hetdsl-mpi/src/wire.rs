@@ -43,7 +43,8 @@ pub enum Kind {
 pub struct Msg {
     pub kind: Kind,
     pub package: Package,
-    /// Seconds the rank spent on the range (`Done`).
+    /// Seconds the rank's devices computed the range (`Done`): the engine's ROI, without the
+    /// run's set-up.
     pub seconds: f64,
     pub flag: bool,
     pub parts: Vec<Vec<u8>>,
