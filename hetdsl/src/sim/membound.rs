@@ -179,4 +179,31 @@ mod tests {
             assert!(f1.min(f2) / f1.max(f2) >= 0.95, "{}: finish {:?}", case.kernel, r.finish);
         }
     }
+
+    #[test]
+    fn a_cpu_whose_smallest_package_outlasts_the_run_gets_nothing_and_delays_nothing() {
+        // Host copies at 5 MB/s: one fill of 32 saxpy groups takes the CPU 20 ms, longer than
+        // the two GPUs need for everything. Its probe is backed up by a GPU (the engine's
+        // default) and it is given nothing more; the run ends as the GPUs alone end it.
+        let options = SimOptions { seed: 1, backups: true, ..SimOptions::default() };
+        for mut case in membound() {
+            case.devices[0].link = Some(Link { bytes_per_second: 5e6, latency: 5e-6 });
+            let sigmoid: BalancerSpec = "sigmoid".parse().unwrap();
+            let with_cpu = case.run_with(&sigmoid, &options).unwrap();
+            let kept = with_cpu.packages.iter().filter(|p| p.device == 0 && !p.aborted).count();
+            assert_eq!(kept, 0, "{}: the CPU completed {kept} package(s)", case.kernel);
+            let gpus = Case { devices: case.devices[1..].to_vec(), ..case.clone() };
+            let alone = gpus.run_with(&sigmoid, &options).unwrap();
+            // The matrix-vector product is 1024 groups, under a fill of one H200: the GPU that
+            // backs up the CPU's 32-group probe pays a whole fill's kernel for it (8.5 %).
+            let slack = if case.kernel == "matvec" { 1.10 } else { 1.02 };
+            assert!(
+                with_cpu.makespan <= slack * alone.makespan,
+                "{}: {} against the GPUs alone {}",
+                case.kernel,
+                with_cpu.makespan,
+                alone.makespan
+            );
+        }
+    }
 }
