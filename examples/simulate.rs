@@ -46,6 +46,7 @@ use hetdsl::balance::DeviceKind;
 use hetdsl::balance::{BalancerSpec, NAMES};
 use hetdsl::sim::scenario::{scenario, Case, SCENARIOS};
 use hetdsl::sim::{Link, SimOptions, SimResult, Traffic};
+use hetdsl_samples::harness::cli;
 use hetdsl_samples::harness::plot::RunPlot;
 use hetdsl_samples::harness::progress::Progress;
 
@@ -94,42 +95,14 @@ struct Args {
     relaunch: Option<u64>,
     /// Bytes every work-group writes to its device and reads back, for every case
     /// [default: each case's own, none outside the membound scenario]
-    #[arg(long, value_name = "IN,OUT", value_parser = parse_traffic)]
+    #[arg(long, value_name = "IN,OUT", value_parser = cli::parse_traffic)]
     traffic: Option<Traffic>,
     /// Link of every GPU device: GB/s and microseconds per transfer [default: each case's own]
-    #[arg(long, value_name = "GBPS[,US]", value_parser = parse_link)]
+    #[arg(long, value_name = "GBPS[,US]", value_parser = cli::parse_link)]
     gpu_link: Option<Link>,
     /// Link of every CPU device (its host copies), as --gpu-link [default: each case's own]
-    #[arg(long, value_name = "GBPS[,US]", value_parser = parse_link)]
+    #[arg(long, value_name = "GBPS[,US]", value_parser = cli::parse_link)]
     cpu_link: Option<Link>,
-}
-
-fn numbers(text: &str) -> Result<Vec<f64>, String> {
-    text.split(',')
-        .map(|t| match t.trim().parse::<f64>() {
-            Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-            _ => Err(format!("`{t}` is not a finite number of at least 0")),
-        })
-        .collect()
-}
-
-fn parse_traffic(text: &str) -> Result<Traffic, String> {
-    match numbers(text)?[..] {
-        [bytes_in, bytes_out] => Ok(Traffic { bytes_in, bytes_out }),
-        _ => Err("expected IN,OUT: bytes per work-group each way".into()),
-    }
-}
-
-fn parse_link(text: &str) -> Result<Link, String> {
-    let (gbps, us) = match numbers(text)?[..] {
-        [gbps] => (gbps, 10.0),
-        [gbps, us] => (gbps, us),
-        _ => return Err("expected GBPS or GBPS,US".into()),
-    };
-    if gbps <= 0.0 {
-        return Err("a link needs more than 0 GB/s".into());
-    }
-    Ok(Link { bytes_per_second: gbps * 1e9, latency: us * 1e-6 })
 }
 
 /// Apply the command line's traffic and links to `case`.
