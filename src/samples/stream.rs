@@ -123,8 +123,11 @@ pub struct SumProd {
     b: Vec<f32>,
     sum: Vec<f32>,
     prod: Vec<f32>,
-    reference: Option<(Vec<usize>, Vec<(f64, f64)>)>,
+    reference: Option<SumProdReference>,
 }
+
+/// The elements checked and, for each, the exact sum and product.
+type SumProdReference = (Vec<usize>, Vec<(f64, f64)>);
 
 impl SumProd {
     pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
