@@ -178,7 +178,9 @@ pub struct SimResult {
 impl SimResult {
     /// What a [`crate::balance::Learned`] balancer learns from this run, as
     /// [`crate::balance::History::from_report`] reads an engine report: every completed package
-    /// with its compute time (the span less the device's per-package overhead); a cut-short or
+    /// with its compute time (the span less the device's per-package overhead; where the work
+    /// moves bytes over a [`Link`], its transfers stay in, unlike the engine's kernel time: the
+    /// relaunch scenarios move none); a cut-short or
     /// losing copy ran only in part and counts for neither speed nor ownership.
     pub fn history(&self, devices: &[SimDevice], total_groups: u64) -> History {
         let runs = self.packages.iter().filter(|p| !p.aborted).map(|p| Ran {
