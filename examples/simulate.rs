@@ -4,7 +4,13 @@
 //! cargo run --release --example simulate -- [--scenario batel|hydra|desktop|h200|all]
 //!     [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace]
 //!     [--backups] [--waves] [--machine TEXT] [--relaunch N]
+//!     [--traffic IN,OUT] [--gpu-link GBPS[,US]] [--cpu-link GBPS[,US]]
 //! ```
+//!
+//! `--traffic` makes every case's work-groups move IN bytes to the device and OUT bytes back
+//! per package; `--gpu-link` and `--cpu-link` give every GPU (CPU) device a link of GBPS GB/s
+//! with US microseconds per transfer (default 10), so any scenario can be run memory-bound.
+//! The `membound` scenario has its own traffic and links (`hetdsl::sim` module docs).
 //!
 //! `--help` lists every flag with its default. `--plots DIR` writes one plot per simulated run
 //! (`--plot-format svg|png`).
@@ -36,9 +42,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use hetdsl::balance::DeviceKind;
 use hetdsl::balance::{BalancerSpec, NAMES};
 use hetdsl::sim::scenario::{scenario, Case, SCENARIOS};
-use hetdsl::sim::{SimOptions, SimResult};
+use hetdsl::sim::{Link, SimOptions, SimResult, Traffic};
+use hetdsl_samples::harness::cli;
 use hetdsl_samples::harness::plot::RunPlot;
 use hetdsl_samples::harness::progress::Progress;
 
@@ -85,6 +93,32 @@ struct Args {
     /// from the launch before [default: off]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
     relaunch: Option<u64>,
+    /// Bytes every work-group writes to its device and reads back, for every case
+    /// [default: each case's own, none outside the membound scenario]
+    #[arg(long, value_name = "IN,OUT", value_parser = cli::parse_traffic)]
+    traffic: Option<Traffic>,
+    /// Link of every GPU device: GB/s and microseconds per transfer [default: each case's own]
+    #[arg(long, value_name = "GBPS[,US]", value_parser = cli::parse_link)]
+    gpu_link: Option<Link>,
+    /// Link of every CPU device (its host copies), as --gpu-link [default: each case's own]
+    #[arg(long, value_name = "GBPS[,US]", value_parser = cli::parse_link)]
+    cpu_link: Option<Link>,
+}
+
+/// Apply the command line's traffic and links to `case`.
+fn override_transfers(case: &mut Case, args: &Args) {
+    if let Some(t) = args.traffic {
+        case.traffic = t;
+    }
+    for d in &mut case.devices {
+        let link = match d.kind {
+            DeviceKind::Cpu => args.cpu_link,
+            _ => args.gpu_link,
+        };
+        if link.is_some() {
+            d.link = link;
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
@@ -257,6 +291,9 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
+    }
+    for (_, cases) in &mut sets {
+        cases.iter_mut().for_each(|c| override_transfers(c, &args));
     }
     // One run per kept case and balancer.
     let kept = |c: &&Case| args.machine.as_ref().is_none_or(|m| c.machine.contains(m.as_str()));

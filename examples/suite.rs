@@ -3,6 +3,12 @@
 //! baseline of every set), then every balancer co-executes it on every set; every run is
 //! checked against the CPU reference.
 //!
+//! A device's time alone is the better of the whole range as one package (`alone/one` rows)
+//! and the device alone under the default balancer (`alone/def`), so that efficiency is never
+//! measured against a baseline the runtime itself beats; an efficiency above 1.01 is printed
+//! as an `INVESTIGATE:` line. Every row shows the ROI time and the wall time of the whole
+//! `run()` call (set-up and release included, `run() ms`).
+//!
 //! ```text
 //! cargo run --release --example suite -- --kernels all --balancers all --devices 0,1/1,2/all \
 //!     --size small --reps 3 --json out.json --plots plots/
@@ -32,7 +38,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use hetdsl::balance::Static;
+use hetdsl::balance::{Sigmoid, Static};
 use hetdsl::Runtime;
 use hetdsl_samples::harness::balancers;
 use hetdsl_samples::harness::cli::{select_devices, KernelList};
@@ -126,6 +132,9 @@ struct Options {
 /// sample (`--alone auto`): at paper size a CPU alone would take hundreds of times a GPU's
 /// 1–2 s per kernel. Same threshold as Sigmoid's slower class.
 const SLOWER_CLASS: f64 = hetdsl::balance::SLOW_CLASS;
+/// An efficiency above this is printed as a line to investigate (`INVESTIGATE:` on stderr,
+/// `investigate` in the JSON row): the ideal is built from each device at its best alone.
+const EFFICIENCY_LIMIT: f64 = 1.01;
 /// The sample: this many slices, evenly spaced over the range, together 1/SAMPLE_DIVISOR of it.
 const SAMPLE_SLICES: u64 = 8;
 const SAMPLE_DIVISOR: u64 = 256;
@@ -194,6 +203,7 @@ impl Table {
         kernel: &str,
         label: &str,
         roi: &str,
+        wall: &str,
         figures: [&str; 4],
         packages: &str,
         correct: &str,
@@ -204,7 +214,7 @@ impl Table {
             line += &format!("{set:<12} ");
         }
         line += &format!(
-            "{kernel:<10} {label:<16} {roi:>11} {:>8} {:>6} {:>6} {:>7} {packages:>12} {correct:>7}",
+            "{kernel:<11} {label:<16} {roi:>11} {wall:>11} {:>8} {:>6} {:>6} {:>7} {packages:>12} {correct:>7}",
             figures[0], figures[1], figures[2], figures[3]
         );
         if self.energy {
@@ -219,6 +229,7 @@ impl Table {
             "kernel",
             "balancer",
             "ROI ms",
+            "run() ms",
             ["speedup", "Smax", "eff", "balance"],
             "packages",
             "correct",
@@ -320,8 +331,17 @@ impl Suite {
             .collect::<Vec<_>>());
         // Every kernel has the same number of runs: the union's devices alone, then every
         // balancer on every set, each `reps` times.
-        let per_kernel = (sets.union.len() + sets.sets.len() * self.opts.balancers.len()) as u64;
+        let per_kernel =
+            (2 * sets.union.len() + sets.sets.len() * self.opts.balancers.len()) as u64;
         self.progress.set_total(per_kernel * (self.opts.reps * self.opts.kernels.len()) as u64);
+        // One untimed run on every device first: the first run of a kernel pays for its
+        // devices' first-use work (kernel compilation for the local size, first touch of the
+        // buffers), which made whichever run came first, a device alone, look slow and every
+        // efficiency after it above 1.
+        self.progress.set_what(format!("{kernel} · warm-up"));
+        if let Err(e) = sample.run(Some(&sets.union), None, None) {
+            self.progress.suspend(|| eprintln!("{kernel}: warm-up run failed: {e}"));
+        }
         let alone = self.time_alone(sample.as_mut(), kernel, &sets);
         // Every device of a set is in the union: the lookup loses nothing.
         let position = |d: usize| sets.union.iter().position(|&u| u == d).unwrap_or(0);
@@ -372,7 +392,7 @@ impl Suite {
             self.progress.set_what(format!("{kernel} · alone dev {d}"));
             let before = self.progress.done();
             let result = self.alone_one(sample, d, &s.all, slower, &mut units);
-            self.progress.reach(before + self.opts.reps as u64);
+            self.progress.reach(before + 2 * self.opts.reps as u64);
             let (timed, label, correct) = match result {
                 Ok(m) => m,
                 Err(e) => {
@@ -390,6 +410,7 @@ impl Suite {
                 kernel,
                 &label,
                 &format!("{:.3}", timed.seconds * 1e3),
+                "-",
                 ["-", "-", "-", "-"],
                 "1",
                 &correct,
@@ -422,14 +443,38 @@ impl Suite {
         let static_one =
             || -> Result<Box<dyn hetdsl::Balancer>, String> { Ok(Box::new(Static::nominal())) };
         let (reps, energy) = (self.opts.reps, self.opts.energy);
-        let t = repeat(sample, &[d], None, reps, &static_one, true, energy, &self.progress)?;
-        *units = Some(t.report.total_groups);
-        let correct = t.verdict.as_ref().is_some_and(|v| v.correct);
+        let one = repeat(sample, &[d], None, reps, &static_one, true, energy, &self.progress)?;
+        *units = Some(one.report.total_groups);
+        // The same device alone under the default balancer: on a memory-bound kernel several
+        // packages overlap one's read-back with the next one's writes, and beat one package.
+        let default =
+            || -> Result<Box<dyn hetdsl::Balancer>, String> { Ok(Box::new(Sigmoid::default())) };
+        let def = repeat(sample, &[d], None, reps, &default, true, energy, &self.progress)?;
+        let checked = |t: &Timed| t.verdict.as_ref().is_some_and(|v| v.correct);
+        let correct = checked(&one) && checked(&def);
         self.all_correct &= correct;
+        let (one_s, def_s) = (one.report.roi_seconds, def.report.roi_seconds);
+        for (label, t) in [("one", &one), ("def", &def)] {
+            self.table.row(
+                "-",
+                sample.name(),
+                &format!("alone/{label} dev {d}"),
+                &format!("{:.3}", t.report.roi_seconds * 1e3),
+                &format!("{:.3}", t.report.binary_seconds * 1e3),
+                ["-", "-", "-", "-"],
+                &t.report.devices.iter().map(|r| r.packages).sum::<usize>().to_string(),
+                &checked(t).to_string(),
+                ["-", "-"],
+            );
+        }
+        let (best, by) = if def_s < one_s { (def, "default") } else { (one, "one package") };
         let row = json!({"device": d, "name": all[d].name,
-            "roi_seconds": t.report.roi_seconds, "correct": correct,
-            "check": t.verdict, "energy": t.energy});
-        let timed = Alone { seconds: t.report.roi_seconds, whole: true, energy: t.energy, row };
+            "roi_seconds": best.report.roi_seconds, "baseline": by,
+            "one_package_seconds": one_s, "default_seconds": def_s,
+            "binary_seconds": best.report.binary_seconds, "correct": correct,
+            "check": best.verdict, "energy": best.energy});
+        let seconds = best.report.roi_seconds;
+        let timed = Alone { seconds, whole: true, energy: best.energy, row };
         Ok((timed, format!("alone: dev {d}"), correct.to_string()))
     }
 
@@ -494,11 +539,26 @@ impl Suite {
         let ratios =
             energy_ratio::compare(t.energy.as_ref(), base.best_energy.as_ref(), all, run.set);
         let packages: Vec<String> = report.devices.iter().map(|d| d.packages.to_string()).collect();
+        // Above 1, a run beat the ideal built from its devices alone: the baseline is wrong
+        // (a device alone slower than it can be) or the run is; either way, look.
+        let investigate = report.efficiency.is_some_and(|e| e > EFFICIENCY_LIMIT);
+        if investigate {
+            self.progress.suspend(|| {
+                eprintln!(
+                    "INVESTIGATE: {} on set {} with {}: efficiency {} above {EFFICIENCY_LIMIT}",
+                    run.kernel,
+                    run.set_label,
+                    run.balancer,
+                    figure(report.efficiency, 3)
+                )
+            });
+        }
         self.table.row(
             run.set_label,
             run.kernel,
             run.balancer,
             &format!("{:.3}", report.roi_seconds * 1e3),
+            &format!("{:.3}", report.binary_seconds * 1e3),
             [
                 &figure(report.speedup, 3),
                 &figure(report.smax, 3),
@@ -524,7 +584,9 @@ impl Suite {
         if let Some(dir) = &self.opts.trace {
             write(&dir.join(format!("{stem}.trace.json")), &report.chrome_trace())?;
         }
-        self.rows.push(json_row(run, &t, correct, base, &ratios));
+        let mut row = json_row(run, &t, correct, base, &ratios);
+        row["investigate"] = json!(investigate);
+        self.rows.push(row);
         Ok(())
     }
 

@@ -82,6 +82,7 @@ fn node(class: &Class) -> Node {
         min_groups: sms * 8,
         nominal_gflops: gflops,
         jitter: 0.03,
+        link: None,
     };
     let mut devices = vec![SimDevice {
         name: format!("{}-core CPU", class.cpu_cores),
@@ -91,6 +92,7 @@ fn node(class: &Class) -> Node {
         min_groups: class.cpu_cores,
         nominal_gflops: class.cpu_cores as f64 * 16.0 * 2.0 * 2.0 * 2.1,
         jitter: 0.03,
+        link: None,
     }];
     for i in 0..4 {
         let kind = match class.second {

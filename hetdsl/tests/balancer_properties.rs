@@ -60,6 +60,7 @@ fn random_case(seed: u64) -> Case {
             // Nominal figures unrelated to the real speeds, sometimes missing.
             nominal_gflops: if g.unit() < 0.1 { 0.0 } else { g.log_uniform(1.0, 1e5) },
             jitter: 0.3 * g.unit(),
+            link: None,
         })
         .collect();
     let work = CostTable::new(&random_profile(&mut g), total_groups, 32);

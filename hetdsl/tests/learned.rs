@@ -25,6 +25,7 @@ fn exact_gpus(speeds: &[f64]) -> Vec<SimDevice> {
             min_groups: 10,
             nominal_gflops: 1000.0,
             jitter: 0.0,
+            link: None,
         })
         .collect()
 }

@@ -2,6 +2,7 @@
 //! the flags every sample's example takes, kernel lists and device selection.
 
 use hetdsl::balance::{BalancerSpec, DeviceKind};
+use hetdsl::sim::{Link, Traffic};
 use hetdsl::DeviceInfo;
 
 use crate::samples::Size;
@@ -81,6 +82,38 @@ pub fn select_devices(spec: &str, devices: &[DeviceInfo]) -> Result<Vec<usize>, 
     Ok(chosen)
 }
 
+/// Comma-separated finite numbers of at least 0.
+fn numbers(text: &str) -> Result<Vec<f64>, String> {
+    text.split(',')
+        .map(|t| match t.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            _ => Err(format!("`{t}` is not a finite number of at least 0")),
+        })
+        .collect()
+}
+
+/// `IN,OUT`: bytes a work-group writes to its device and reads back (`simulate --traffic`).
+pub fn parse_traffic(text: &str) -> Result<Traffic, String> {
+    match numbers(text)?[..] {
+        [bytes_in, bytes_out] => Ok(Traffic { bytes_in, bytes_out }),
+        _ => Err("expected IN,OUT: bytes per work-group each way".into()),
+    }
+}
+
+/// `GBPS[,US]`: a link of GBPS GB/s with US microseconds per transfer, 10 if not given
+/// (`simulate --gpu-link`, `--cpu-link`).
+pub fn parse_link(text: &str) -> Result<Link, String> {
+    let (gbps, us) = match numbers(text)?[..] {
+        [gbps] => (gbps, 10.0),
+        [gbps, us] => (gbps, us),
+        _ => return Err("expected GBPS or GBPS,US".into()),
+    };
+    if gbps <= 0.0 {
+        return Err("a link needs more than 0 GB/s".into());
+    }
+    Ok(Link { bytes_per_second: gbps * 1e9, latency: us / 1e6 })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +164,21 @@ mod tests {
         assert_eq!(select_devices("cpu", &devices), Ok(vec![0, 1]));
         assert!(select_devices("gpu", &devices).is_err());
         assert!(select_devices("5", &devices).is_err());
+    }
+
+    #[test]
+    fn traffic_and_links_parse_and_refuse_what_makes_no_sense() {
+        assert_eq!(
+            parse_traffic("2048, 1024"),
+            Ok(Traffic { bytes_in: 2048.0, bytes_out: 1024.0 })
+        );
+        assert_eq!(parse_link("25"), Ok(Link { bytes_per_second: 25e9, latency: 10e-6 }));
+        assert_eq!(parse_link("5,2"), Ok(Link { bytes_per_second: 5e9, latency: 2e-6 }));
+        for bad in ["1", "1,2,3", "a,1", "-1,2", "inf,1"] {
+            assert!(parse_traffic(bad).is_err(), "--traffic {bad}");
+        }
+        for bad in ["0", "1,2,3", "x", "-5", "NaN"] {
+            assert!(parse_link(bad).is_err(), "--gpu-link {bad}");
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The ported samples: the AMD APP SDK ones (Binomial, Mandelbrot, NBody) and the rest of the
 //! papers' suite (Gaussian, Taylor, Aho, Ray, RAP, BM3D), and the SDK's Reduction, which indexes
 //! by `get_group_id`, a matrix-vector product whose pattern names a scalar parameter, and a
-//! 7-point stencil over a 3-D NDRange. Each module holds the sample's deterministic input
+//! 7-point stencil over a 3-D NDRange, and two memory-bound kernels (saxpy, an element-wise
+//! sum and product). Each module holds the sample's deterministic input
 //! generator, its launch, its independent CPU reference and its tolerance
 //! rule; the examples, the suite runner and the CI test all use them from here.
 
@@ -21,6 +22,7 @@ pub mod raytrace;
 pub mod reduction;
 pub mod rng;
 pub mod stencil3d;
+pub mod stream;
 pub mod taylor;
 
 use hetdsl::{Balancer, DeviceInfo, Launch, Program, Report, Runtime};
@@ -105,6 +107,8 @@ pub const NAMES: &[&str] = &[
     "reduction",
     "matvec",
     "stencil3d",
+    "saxpy",
+    "elementwise",
 ];
 
 /// The sample called `name`, with its inputs for `size` and its kernel built for `runtime`'s
@@ -127,6 +131,8 @@ pub fn create(name: &str, size: Size, runtime: &Runtime) -> Result<Box<dyn Sampl
         "reduction" => boxed(reduction::Reduction::new(size, runtime)),
         "matvec" => boxed(matvec::MatVec::new(size, runtime)),
         "stencil3d" => boxed(stencil3d::Stencil3d::new(size, runtime)),
+        "saxpy" => boxed(stream::Saxpy::new(size, runtime)),
+        "elementwise" => boxed(stream::SumProd::new(size, runtime)),
         other => Err(format!("no sample called `{other}`; samples: {}", NAMES.join(", "))),
     }
 }

@@ -76,6 +76,19 @@
 //!    wave costs as long as a full one while most of the device idles (measured on an H100:
 //!    NBody packages of 2.6 fills ran at 142–170 µs per work-group against 133 alone).
 //!
+//! 10. **End-to-end cost.** A package's seconds are its kernel time while the kernel is most of
+//!     its span (hand-out to completion), and the whole span once the span is more than
+//!     [`TRANSFER_BOUND`] times the kernel ([`package_cost`]): a memory-bound kernel such as
+//!     saxpy spends a few percent of a package on an H200 in the kernel and the rest moving
+//!     bytes, and speeds taken from the kernel made two identical GPUs split the range 2 : 1
+//!     and made a CPU whose copies cost as much as its kernel look worth feeding. A device
+//!     whose last [`TRANSFER_STREAK`] packages cost mostly transfers sizes its packages by the
+//!     horizon alone ([`TRANSFER_CAP_SHARE`] of the cap, in whole fills) rather than by the
+//!     curve: transfers cost per byte, so larger packages lose nothing to irregularity and
+//!     save each package's fixed cost. The probe is the device's share of the whole range
+//!     where that is less than a fill, so that a range of a fill or two is split, not taken
+//!     whole by the first GPU to ask.
+//!
 //! [`Sigmoid::faithful`] keeps the paper's algorithm exactly, without the guard.
 
 use super::horizon::{DeviceView, Outlook};
@@ -145,6 +158,8 @@ pub struct Sigmoid {
     /// Devices nominally far slower than the fastest (see [`SLOW_CLASS`]): only they may be
     /// told to wait.
     slow_class: Vec<bool>,
+    /// Per device, how many packages in a row cost mostly transfers (guard point 10).
+    transfer_bound: Vec<u32>,
 }
 
 /// A device whose nominal speed is more than this many times below the fastest device's is of
@@ -187,6 +202,7 @@ impl Sigmoid {
             running: Vec::new(),
             handed_first: Vec::new(),
             slow_class: Vec::new(),
+            transfer_bound: Vec::new(),
         }
     }
 
@@ -217,6 +233,44 @@ impl Sigmoid {
     fn bounded_size(&self, device: usize, now: f64) -> f64 {
         let imbalance = self.params.max_imbalance * now * self.speeds.speed(device);
         self.curve_size(device).max(imbalance).max(self.occupancy[device] as f64)
+    }
+
+    /// The guarded form's package for a measured device, or `None`: wait.
+    fn guarded_size(&self, device: usize, now: f64) -> Option<f64> {
+        let views = self.device_views(device, now);
+        let outlook = Outlook {
+            devices: &views,
+            left: self.left.left() as f64,
+            variability: self.speeds.variability(),
+            tolerated: self.params.max_imbalance * now,
+        };
+        let cap = outlook.cap(device)?;
+        // In the tail the cap is the device's share of the common end; earlier, it only trims
+        // Sigmoid's own size, unless the device's packages cost mostly transfers (point 10).
+        let fill = self.occupancy[device] as f64;
+        let size = if outlook.in_tail(device) && cap.is_finite() {
+            cap.floor()
+        } else if self.transfer_bound[device] >= TRANSFER_STREAK && cap.is_finite() {
+            self.whole_fills(device, (cap * TRANSFER_CAP_SHARE).max(fill).floor())
+        } else {
+            self.whole_fills(device, self.bounded_size(device, now).min(cap).floor())
+        };
+        Some(if outlook.takes_all(device, size) { outlook.left } else { size })
+    }
+
+    /// Guard point 1's probe: one fill, or the device's share of the whole range (rounded up, so
+    /// that the shares leave no crumb behind) where
+    /// that is less (a range of a fill or two, as a matrix-vector product over 1024 groups of
+    /// 64 rows makes, would otherwise go whole to whichever GPU asks first).
+    fn probe_size(&self, device: usize) -> f64 {
+        let fill = self.occupancy[device] as f64;
+        let total: f64 = self.live().map(|d| self.speeds.speed(d)).sum();
+        let share = self.total as f64 * self.speeds.speed(device) / total;
+        if share.is_finite() {
+            fill.min(share.ceil().max(1.0))
+        } else {
+            fill
+        }
     }
 
     /// `size` cut down to whole fills of `device` (guard point 9), when it is over one fill.
@@ -285,6 +339,48 @@ fn remaining_seconds(running: Running, speed: f64, now: f64) -> f64 {
     }
 }
 
+/// [`TRANSFER_BOUND`] for a package of at most one fill. A one-fill probe of a compute-bound
+/// kernel measured 1.5 to 5 times its kernel end to end on the machines simulated (the
+/// per-package launch and wait); one of saxpy on an H200 about 180 times.
+pub const PROBE_TRANSFER_BOUND: f64 = 10.0;
+
+/// Packages in a row that must cost mostly transfers before a device's packages are sized by
+/// the horizon alone (guard point 10): a single one-fill probe can cost mostly the fixed
+/// per-package overhead on a compute-bound kernel.
+pub const TRANSFER_STREAK: u32 = 2;
+/// The share of the horizon's cap a transfer-bound device takes per package: taking it all in
+/// one package left two GPUs 15 % apart with no package left to even them out.
+pub const TRANSFER_CAP_SHARE: f64 = 0.75;
+
+/// The span of a package (hand-out to completion: input writes, kernel, the read-back the
+/// device did meanwhile, host copies) over its kernel time beyond which the span is what the
+/// package cost the device, and so what its speed is measured from.
+pub const TRANSFER_BOUND: f64 = 2.0;
+
+/// Seconds `done` cost its device, as the guard plans with them. The kernel time, where the
+/// kernel is most of the span: it leaves out the host's own delays. The whole span where
+/// transfers dominate it ([`transfer_dominated`]): on a memory-bound kernel the transfers are
+/// the package's cost, and a speed measured from a kernel a hundred times shorter has two
+/// identical GPUs split the range unevenly and a slow CPU look worth feeding.
+pub fn package_cost(done: &Completion, fill: u64) -> f64 {
+    let kernel = done.kernel_seconds;
+    if !(kernel.is_finite() && kernel > 0.0) || transfer_dominated(done, fill) {
+        done.host_end - done.host_start
+    } else {
+        kernel
+    }
+}
+
+/// Whether `done` spent more than [`TRANSFER_BOUND`] times its kernel time outside the kernel,
+/// or [`PROBE_TRANSFER_BOUND`] times for a package of at most one fill (`fill` work-groups) of
+/// its device, whose fixed per-package cost alone can outweigh a short kernel several times
+/// over. Never when the device gave no kernel time: then nothing tells the two apart.
+fn transfer_dominated(done: &Completion, fill: u64) -> bool {
+    let kernel = done.kernel_seconds;
+    let bound = if done.package.len <= fill { PROBE_TRANSFER_BOUND } else { TRANSFER_BOUND };
+    kernel.is_finite() && kernel > 0.0 && done.host_end - done.host_start > bound * kernel
+}
+
 impl Balancer for Sigmoid {
     fn name(&self) -> String {
         if self.guarded {
@@ -321,6 +417,7 @@ impl Balancer for Sigmoid {
         self.alive = vec![true; n];
         self.running = vec![None; n];
         self.handed_first = vec![false; n];
+        self.transfer_bound = vec![0; n];
         let fastest = nominal.iter().copied().fold(0.0, f64::max);
         self.slow_class = nominal.iter().map(|&g| g * SLOW_CLASS < fastest).collect();
         Ok(())
@@ -337,30 +434,10 @@ impl Balancer for Sigmoid {
                 self.curve_size(device)
             }
         } else if self.speeds.measured(device).is_none() {
-            self.occupancy[device] as f64
+            self.probe_size(device)
         } else {
-            let views = self.device_views(device, now);
-            let outlook = Outlook {
-                devices: &views,
-                left: self.left.left() as f64,
-                variability: self.speeds.variability(),
-                tolerated: self.params.max_imbalance * now,
-            };
-            match outlook.cap(device) {
-                Some(cap) => {
-                    // In the tail the cap is the device's share of the common end; earlier,
-                    // it only trims Sigmoid's own size.
-                    let size = if outlook.in_tail(device) && cap.is_finite() {
-                        cap.floor()
-                    } else {
-                        self.whole_fills(device, self.bounded_size(device, now).min(cap).floor())
-                    };
-                    if outlook.takes_all(device, size) {
-                        outlook.left
-                    } else {
-                        size
-                    }
-                }
+            match self.guarded_size(device, now) {
+                Some(size) => size,
                 None => return Next::Wait,
             }
         };
@@ -374,11 +451,15 @@ impl Balancer for Sigmoid {
     }
 
     fn completed(&mut self, done: &Completion) {
-        let seconds = if done.kernel_seconds > 0.0 {
-            done.kernel_seconds
-        } else {
-            done.host_end - done.host_start
+        let fill = self.occupancy.get(done.device).copied().unwrap_or(1);
+        let seconds = match self.guarded {
+            true => package_cost(done, fill),
+            false if done.kernel_seconds > 0.0 => done.kernel_seconds,
+            false => done.host_end - done.host_start,
         };
+        if let Some(t) = self.transfer_bound.get_mut(done.device) {
+            *t = if transfer_dominated(done, fill) { *t + 1 } else { 0 };
+        }
         self.speeds.record(done.device, done.package.len, seconds);
         if self.guarded {
             let full = self.occupancy.get(done.device).is_some_and(|&oc| done.package.len >= oc);
@@ -405,176 +486,4 @@ impl Balancer for Sigmoid {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::balance::DeviceKind;
-
-    fn setup(total_groups: u64, devices: &[(f64, u64)]) -> Setup {
-        Setup {
-            total_groups,
-            devices: devices
-                .iter()
-                .map(|&(nominal_gflops, min_groups)| DeviceProfile {
-                    kind: DeviceKind::Gpu,
-                    nominal_gflops,
-                    min_groups,
-                })
-                .collect(),
-        }
-    }
-
-    fn run(b: &mut Sigmoid, device: usize, now: f64) -> Package {
-        match b.next(device, now) {
-            Next::Run(p) => p,
-            other => panic!("device {device} at {now}: expected a package, got {other:?}"),
-        }
-    }
-
-    /// Report `p` finished by `device` at `speed` work-groups per second, ending at `now`.
-    fn finish(b: &mut Sigmoid, device: usize, p: Package, speed: f64, now: f64) {
-        let secs = p.len as f64 / speed;
-        b.completed(&Completion {
-            device,
-            package: p,
-            kernel_seconds: secs,
-            host_start: now - secs,
-            host_end: now,
-        });
-    }
-
-    #[test]
-    fn first_packages_and_line_16_match_hand_computation() {
-        // G = 1000, N = 2, nominal 3:1, k_r = 2.
-        // Line 5, device 0: ⌊1000/4 · tanh(6) · 3/4⌋ = ⌊187.498⌋ = 187; x = 813.
-        // Line 5, device 1: ⌊1000/4 · tanh(6·0.813) · 1/4⌋ = 62; x = 751.
-        let mut b = Sigmoid::faithful();
-        b.start(&setup(1000, &[(3000.0, 10), (1000.0, 2)])).unwrap();
-        assert_eq!(run(&mut b, 0, 0.0), Package { offset: 0, len: 187 });
-        assert_eq!(run(&mut b, 1, 0.0), Package { offset: 187, len: 62 });
-        // Device 0 ran 187 groups in 1 s: S_0 = 187, S_1 (unmeasured) = 1000 · 187/3000.
-        // Line 16 at t = 1: max(250 · tanh(6·0.751) · 0.75, 0.05·1·187, 10) = max(187.45, 9.35, 10).
-        finish(&mut b, 0, Package { offset: 0, len: 187 }, 187.0, 1.0);
-        assert_eq!(run(&mut b, 0, 1.0), Package { offset: 249, len: 187 });
-    }
-
-    #[test]
-    fn imbalance_bound_p_t_s() {
-        // G = 100 000, two equal devices: first packages ⌊25 000 · tanh(6) / 2⌋ = 12 499 and
-        // ⌊25 000 · tanh(6 · 0.87501) / 2⌋ = 12 499; x = 75 002.
-        let mut b = Sigmoid::faithful();
-        b.start(&setup(100_000, &[(1.0, 1), (1.0, 1)])).unwrap();
-        let first = run(&mut b, 0, 0.0);
-        assert_eq!((first.len, run(&mut b, 1, 0.0).len), (12_499, 12_499));
-        // Device 0 needed 100 s: S = 124.99/s. At t = 4000 s the curve gives 12 496.9 but
-        // p·t·S = 0.05 · 4000 · 124.99 = 24 998 wins.
-        finish(&mut b, 0, first, 124.99, 4000.0);
-        assert_eq!(run(&mut b, 0, 4000.0).len, 24_998);
-    }
-
-    #[test]
-    fn occupancy_bound_applies_from_the_second_package() {
-        // G = 1000, two equal devices, device 0 fills only with 300 groups. Line 5 ignores the
-        // bound: ⌊250 · tanh(6) / 2⌋ = 124. Line 16: max(≤ 125, 0.05·1·124, 300) = 300.
-        let mut b = Sigmoid::faithful();
-        b.start(&setup(1000, &[(1.0, 300), (1.0, 1)])).unwrap();
-        let first = run(&mut b, 0, 0.0);
-        assert_eq!(first.len, 124);
-        run(&mut b, 1, 0.0);
-        finish(&mut b, 0, first, 124.0, 1.0);
-        assert_eq!(run(&mut b, 0, 1.0).len, 300);
-    }
-
-    /// Device 0 reports speeds 100, 100, `third`; returns the three sizes it gets after each
-    /// report, then three more after reports of a steady 120/s.
-    fn sizes_after_speeds(third: f64) -> Vec<u64> {
-        let mut b = Sigmoid::faithful();
-        b.start(&setup(100_000, &[(1.0, 1), (1.0, 1)])).unwrap();
-        let mut current = run(&mut b, 0, 0.0);
-        run(&mut b, 1, 0.0);
-        let mut sizes = Vec::new();
-        for speed in [100.0, 100.0, third, 120.0, 120.0, 120.0] {
-            finish(&mut b, 0, current, speed, 1.0);
-            current = run(&mut b, 0, 1.0);
-            sizes.push(current.len);
-        }
-        sizes
-    }
-
-    #[test]
-    fn switches_to_k_i_for_good_once_sigma_over_s_exceeds_d() {
-        // Speeds 100, 100, 160: σ/S = 28.28/120 = 0.236 ≤ 0.25, k stays 2: the third package is
-        // ⌊25 000 · tanh(6 · 50 020/100 000) / 2⌋ = 12 438.
-        assert_eq!(sizes_after_speeds(160.0)[..3], [12_496, 12_486, 12_438]);
-        // Speeds 100, 100, 170: σ/S = 33.0/123.3 = 0.268 > 0.25, k becomes 0.5:
-        // ⌊25 000 · tanh(1.5 · 50 020/100 000) / 2⌋ = 7 941.
-        let irregular = sizes_after_speeds(170.0);
-        assert_eq!(irregular[..3], [12_496, 12_486, 7_941]);
-        // Three steady speeds later σ = 0, yet k stays 0.5: 6 985, 6 032, 5 128 (with k = 2 they
-        // would be 12 340, 11 814, 9 894).
-        assert_eq!(irregular[3..], [6_985, 6_032, 5_128]);
-    }
-
-    #[test]
-    fn guard_probes_at_the_occupancy_bound_first() {
-        // Nominal says device 1 is a third of device 0; the faithful form commits 62 groups to
-        // it at once, the guarded form only its occupancy bound.
-        let mut b = Sigmoid::guarded();
-        b.start(&setup(1000, &[(3000.0, 10), (1000.0, 2)])).unwrap();
-        assert_eq!(run(&mut b, 0, 0.0).len, 10);
-        assert_eq!(run(&mut b, 1, 0.0).len, 2);
-    }
-
-    #[test]
-    fn guard_keeps_a_very_slow_device_off_the_end_of_the_run() {
-        // Device 0: 1000 groups/s, fills with 10. Device 1: 1 group/s, fills with 4, so any
-        // package takes it at least 4 s. Nominal speeds put device 1 in a slower class (31x
-        // below, like a 16-core CPU beside an H200) but understate the real gap.
-        const G: u64 = 6000;
-        let mut b = Sigmoid::guarded();
-        b.start(&setup(G, &[(31.0, 10), (1.0, 4)])).unwrap();
-        let mut current = run(&mut b, 0, 0.0);
-        let probe = run(&mut b, 1, 0.0);
-        // Device 0 works alone until device 1's probe ends at 4 s.
-        let mut now = 0.0;
-        while now + current.len as f64 / 1000.0 < 4.0 {
-            now += current.len as f64 / 1000.0;
-            finish(&mut b, 0, current, 1000.0, now);
-            current = run(&mut b, 0, now);
-        }
-        finish(&mut b, 1, probe, 1.0, 4.0);
-        // Device 0 is still running and fewer than 4000 groups (4 s of its work) are left, so
-        // even an occupancy-bound package for device 1 would end after everything else.
-        let left = G - current.end();
-        assert!(left > 0 && left < 4000, "precondition: {left} groups left");
-        assert_eq!(b.next(1, 4.0), Next::Wait);
-        // With nothing else running, device 1 must take work rather than stall the run.
-        let end = now + current.len as f64 / 1000.0;
-        finish(&mut b, 0, current, 1000.0, end);
-        assert!(matches!(b.next(1, end), Next::Run(_)));
-    }
-
-    #[test]
-    fn a_running_package_is_expected_to_end_on_time_or_overrun_as_much_again() {
-        let r = Running { package: Package { offset: 0, len: 100 }, since: 1.0 };
-        // 100 groups at 50/s: planned 2 s. At 1.5 s, 1.5 s are left.
-        assert_eq!(remaining_seconds(r, 50.0, 1.5), 1.5);
-        // At 3.5 s it is 0.5 s late: expect 0.5 s more, not the 2.5 s it has taken.
-        assert_eq!(remaining_seconds(r, 50.0, 3.5), 0.5);
-    }
-
-    #[test]
-    fn a_lost_device_leaves_the_share_to_the_others() {
-        let mut b = Sigmoid::faithful();
-        b.start(&setup(100, &[(1.0, 1), (1.0, 1)])).unwrap();
-        let p0 = run(&mut b, 0, 0.0);
-        b.device_lost(1);
-        assert_eq!(b.next(1, 0.0), Next::Done);
-        finish(&mut b, 0, p0, 10.0, 1.0);
-        let mut handed = p0.len;
-        while let Next::Run(p) = b.next(0, 1.0) {
-            handed += p.len;
-            finish(&mut b, 0, p, 10.0, 1.0);
-        }
-        assert_eq!(handed, 100);
-    }
-}
+mod tests;

@@ -11,14 +11,19 @@
 //! overhead per package, an occupancy bound below which a package runs proportionally slower
 //! (it takes as long as a full one, as the sparse-grid paper's Fig. 4 measures) and a small
 //! per-package speed jitter.
-//! Kernels have a cost profile over the work-group index ([`CostProfile`]).
+//! Kernels have a cost profile over the work-group index ([`CostProfile`]) and may move bytes
+//! per work-group ([`Traffic`]); a device with a [`Link`] then pays, per package, the write of
+//! its inputs and the read-back of its outputs on top of the kernel. The balancer hears the
+//! kernel's seconds as the kernel time (as the engine's profiling reports it) and the whole
+//! span, transfers included, through the package's hand-out and completion instants.
 
+mod membound;
 mod profile;
 mod replay;
 mod rng;
 pub mod scenario;
 
-pub use profile::{CostProfile, CostTable};
+pub use profile::{CostProfile, CostTable, Traffic};
 pub use replay::replay;
 pub use rng::SplitMix64;
 
@@ -43,6 +48,20 @@ pub struct SimDevice {
     pub nominal_gflops: f64,
     /// Each package takes longer by a factor uniform in `[1, 1 + jitter)`.
     pub jitter: f64,
+    /// How data reaches the device (a GPU's PCIe link, a CPU device's host copy); `None`:
+    /// transfers cost nothing beyond `overhead`.
+    #[serde(default)]
+    pub link: Option<Link>,
+}
+
+/// The path between the caller's memory and a device. A package writes its inputs and then,
+/// after the kernel, reads its outputs back, one after the other on this link.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Link {
+    /// Effective bytes per second, host copies into staging included.
+    pub bytes_per_second: f64,
+    /// Seconds each transfer (the write, the read-back) costs whatever its size.
+    pub latency: f64,
 }
 
 impl SimDevice {
@@ -69,16 +88,32 @@ impl SimDevice {
         cost * fill * (1.0 + self.jitter * jitter_draw) / self.speed
     }
 
+    /// Seconds `len` work-groups moving `traffic` spend on this device's link: the write of
+    /// their inputs and the read-back of their outputs, each only if it moves any bytes.
+    pub fn transfer_seconds(&self, len: u64, traffic: Traffic) -> f64 {
+        let Some(link) = self.link else { return 0.0 };
+        let one = |bytes: f64| {
+            if bytes > 0.0 {
+                link.latency + len as f64 * bytes / link.bytes_per_second
+            } else {
+                0.0
+            }
+        };
+        one(traffic.bytes_in) + one(traffic.bytes_out)
+    }
+
     /// This device alone on the whole problem in one package, at its best: no jitter and full
     /// occupancy (the T_i of Smax). Taken at the best case so that the ideal makespan
     /// 1 / Σ_i 1/T_i is a true lower bound of every simulated makespan, and the efficiency
     /// therefore at most 1: a device that computes work costing c_i and ends by M needs
     /// M ≥ o_i + c_i/s_i, so c_i ≤ (M − o_i)·s_i ≤ M·W/T_i whenever M ≤ T_i (T_i = o_i + W/s_i),
     /// and summing over the devices, W ≤ M·W·Σ 1/T_i. (Timing the device alone at its mean
-    /// jitter instead let a co-execution luckier than average score above 1.)
+    /// jitter instead let a co-execution luckier than average score above 1.) Transfers are
+    /// per work-group, so the bound holds with them where cost is per work-group too (a
+    /// uniform profile, as every memory-bound scenario has).
     pub fn alone_seconds(&self, work: &CostTable) -> f64 {
         let g = work.total_groups();
-        self.overhead + work.cost(0, g) / self.speed
+        self.overhead + self.transfer_seconds(g, work.traffic()) + work.cost(0, g) / self.speed
     }
 }
 
@@ -143,7 +178,9 @@ pub struct SimResult {
 impl SimResult {
     /// What a [`crate::balance::Learned`] balancer learns from this run, as
     /// [`crate::balance::History::from_report`] reads an engine report: every completed package
-    /// with its compute time (the span less the device's per-package overhead); a cut-short or
+    /// with its compute time (the span less the device's per-package overhead; where the work
+    /// moves bytes over a [`Link`], its transfers stay in, unlike the engine's kernel time: the
+    /// relaunch scenarios move none); a cut-short or
     /// losing copy ran only in part and counts for neither speed nor ownership.
     pub fn history(&self, devices: &[SimDevice], total_groups: u64) -> History {
         let runs = self.packages.iter().filter(|p| !p.aborted).map(|p| Ran {
@@ -194,7 +231,8 @@ impl Driver<'_, '_> {
             SplitMix64::keyed(self.seed, &[device as u64, self.packages.len() as u64]).unit();
         let cost = self.work.cost(package.offset, package.len);
         let compute = dev.compute_seconds(cost, package.len, draw, self.waves);
-        let end = self.now + dev.overhead + compute;
+        let transfer = dev.transfer_seconds(package.len, self.work.traffic());
+        let end = self.now + dev.overhead + transfer + compute;
         self.state[device] = State::Running { package, end, index: self.packages.len() };
         self.packages.push(SimPackage {
             device,
@@ -236,7 +274,9 @@ impl Driver<'_, '_> {
         self.now = end;
         self.state[device] = State::Idle;
         let start = self.packages[index].start;
-        let kernel = (end - start - self.devices[device].overhead).max(0.0);
+        let dev = &self.devices[device];
+        let transfer = dev.transfer_seconds(package.len, self.work.traffic());
+        let kernel = (end - start - dev.overhead - transfer).max(0.0);
         match self.dispatch.kernel_done(device, package, end, Some(kernel))? {
             // The other copy won: this one's result is thrown away, as the engine does with a
             // late copy, so neither the balancer nor the device's finish time hears of it.

@@ -84,12 +84,23 @@ impl CostProfile {
     }
 }
 
+/// Bytes a work-group moves between the host and a device: its inputs written before the
+/// kernel and its outputs read back after it. Memory-bound kernels (saxpy, a reduction, a
+/// matrix-vector product) spend most of a package on these transfers, not on the kernel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Traffic {
+    pub bytes_in: f64,
+    pub bytes_out: f64,
+}
+
 /// A profile tabulated for one NDRange of `total_groups` work-groups.
 #[derive(Debug, Clone)]
 pub struct CostTable {
     total_groups: u64,
     /// Cumulative cost at block boundaries; `cumulative[blocks] == total_groups`.
     cumulative: Vec<f64>,
+    /// What each work-group moves (none unless [`CostTable::with_traffic`]).
+    traffic: Traffic,
 }
 
 impl CostTable {
@@ -106,7 +117,18 @@ impl CostTable {
             acc += c * scale;
             cumulative.push(acc);
         }
-        CostTable { total_groups, cumulative }
+        CostTable { total_groups, cumulative, traffic: Traffic::default() }
+    }
+
+    /// The same table for a kernel whose work-groups each move `traffic`.
+    pub fn with_traffic(mut self, traffic: Traffic) -> Self {
+        self.traffic = traffic;
+        self
+    }
+
+    /// What each work-group moves between the host and a device.
+    pub fn traffic(&self) -> Traffic {
+        self.traffic
     }
 
     pub fn total_groups(&self) -> u64 {

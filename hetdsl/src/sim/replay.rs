@@ -125,6 +125,7 @@ pub fn replay(text: &str, label: &str) -> Result<Vec<Case>, String> {
                     min_groups,
                     nominal_gflops: if gpu { GPU_NOMINAL } else { CPU_NOMINAL },
                     jitter: JITTER,
+                    link: None,
                 }
             })
             .collect::<Vec<_>>();
@@ -135,6 +136,7 @@ pub fn replay(text: &str, label: &str) -> Result<Vec<Case>, String> {
             kernel: k.kernel,
             profile: CostProfile::Measured { slices: cost_map(finest, total) },
             total_groups: total,
+            traffic: super::Traffic::default(),
             devices,
         });
     }

@@ -4,13 +4,13 @@
 //! (per-package overheads, jitter, the GPU-alone time of the paper machines, the desktop's
 //! real speed ratios) are stated assumptions, the same for every balancer.
 
-use super::{simulate, CostProfile, CostTable, SimDevice, SimOptions, SimResult};
+use super::{simulate, CostProfile, CostTable, SimDevice, SimOptions, SimResult, Traffic};
 use crate::balance::{BalancerSpec, History, Learned};
 use crate::error::Result;
 use crate::work::DeviceKind;
 
 /// Every scenario name [`scenario`] knows.
-pub const SCENARIOS: &[&str] = &["batel", "hydra", "desktop", "h200"];
+pub const SCENARIOS: &[&str] = &["batel", "hydra", "desktop", "h200", "membound"];
 
 /// Per-package speed spread. The Sigmoid paper (Fig. 7) finds regular kernels vary up to ~20% between
 /// packages; 3% keeps the simulated regular kernels clearly regular.
@@ -22,8 +22,8 @@ const PAPER_GPU_SECONDS: f64 = 2.0;
 const PAPER_OVERHEAD: f64 = 0.5e-3;
 /// Host overhead per package on the H200 machines: an NVIDIA launch and event wait, and a PoCL
 /// launch on the CPU.
-const H200_GPU_OVERHEAD: f64 = 20e-6;
-const H200_CPU_OVERHEAD: f64 = 50e-6;
+pub(super) const H200_GPU_OVERHEAD: f64 = 20e-6;
+pub(super) const H200_CPU_OVERHEAD: f64 = 50e-6;
 
 /// One simulation input: a machine, a kernel, and its size.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +33,8 @@ pub struct Case {
     pub kernel: String,
     pub profile: CostProfile,
     pub total_groups: u64,
+    /// Bytes each work-group moves to and from a device (none for the compute-bound cases).
+    pub traffic: Traffic,
     pub devices: Vec<SimDevice>,
 }
 
@@ -52,6 +54,7 @@ fn device(
         min_groups,
         nominal_gflops: nominal,
         jitter: JITTER,
+        link: None,
     }
 }
 
@@ -130,6 +133,7 @@ fn batel() -> Vec<Case> {
                 kernel: kernel.into(),
                 profile,
                 total_groups: groups,
+                traffic: Traffic::default(),
                 devices: vec![cpu, gpu("K20m #0"), gpu("K20m #1")],
             }
         })
@@ -163,6 +167,7 @@ fn hydra() -> Vec<Case> {
                 kernel: kernel.into(),
                 profile,
                 total_groups: GROUPS,
+                traffic: Traffic::default(),
                 devices,
             });
         }
@@ -184,6 +189,7 @@ fn desktop() -> Vec<Case> {
             kernel: kernel.into(),
             profile,
             total_groups: GROUPS,
+            traffic: Traffic::default(),
             devices: vec![
                 // 4 CUs × 8 SP flop/cycle × 3.142 GHz.
                 device("A10-7850K", DeviceKind::Cpu, gpu_speed / 6.0, PAPER_OVERHEAD, 4, 100.0),
@@ -254,6 +260,7 @@ fn h200() -> Vec<Case> {
                     kernel: kernel.into(),
                     profile,
                     total_groups: groups,
+                    traffic: Traffic::default(),
                     devices,
                 });
             }
@@ -265,7 +272,7 @@ fn h200() -> Vec<Case> {
 impl Case {
     /// Tabulate the kernel's cost profile (4096 blocks: far finer than any package).
     pub fn cost_table(&self) -> CostTable {
-        CostTable::new(&self.profile, self.total_groups, 4096)
+        CostTable::new(&self.profile, self.total_groups, 4096).with_traffic(self.traffic)
     }
 
     /// Simulate this case under the balancer `spec` describes.
@@ -319,6 +326,7 @@ pub fn scenario(name: &str) -> Option<Vec<Case>> {
         "hydra" => Some(hydra()),
         "desktop" => Some(desktop()),
         "h200" => Some(h200()),
+        "membound" => Some(super::membound::membound()),
         _ => None,
     }
 }
@@ -376,9 +384,9 @@ mod tests {
         // Two CPU packages would outlast a GPU package, so the CPU runs one, sized before any
         // speed is measured.
         assert!(2.0 * cpu_fill > gpu_fill);
-        // Nominal speeds give the CPU less than its occupancy bound (the guard's probe is that
-        // bound), so it runs 24 groups and ends well before the GPUs: balance at most
-        // (overhead + fill · (1 + jitter)) / GPU fill.
+        // Nominal speeds give the CPU less than its occupancy bound (the guard's probe is the
+        // lesser of that bound and the nominal share), so it runs at most 24 groups and ends
+        // well before the GPUs: balance at most (overhead + fill · (1 + jitter)) / GPU fill.
         let nominal_share =
             g * cpu.nominal_gflops / (cpu.nominal_gflops + 2.0 * gpu.nominal_gflops);
         assert!(nominal_share < cpu.min_groups as f64);

@@ -10,6 +10,7 @@ fn device(speed: f64, overhead: f64, min_groups: u64) -> SimDevice {
         min_groups,
         nominal_gflops: 1.0,
         jitter: 0.0,
+        link: None,
     }
 }
 
@@ -303,4 +304,59 @@ fn whole_waves_pay_where_partial_waves_cost_a_whole_one() {
     assert!(with >= without + 0.03, "with waves: geomean {with} against {without}");
     let (with, without) = whole_waves_geomeans(&cases, false);
     assert!(with >= without - 0.002, "without waves: geomean {with} against {without}");
+}
+
+/// Hands out one package of 100 groups, then another of 300, and keeps what it hears.
+#[derive(Default)]
+struct Records {
+    handed: u64,
+    heard: Vec<Completion>,
+}
+
+impl Balancer for Records {
+    fn name(&self) -> String {
+        "records".into()
+    }
+    fn start(&mut self, _setup: &Setup) -> Result<()> {
+        Ok(())
+    }
+    fn next(&mut self, _device: usize, _now: f64) -> Next {
+        let len = match self.handed {
+            0 => 100,
+            100 => 300,
+            _ => return Next::Done,
+        };
+        let package = Package { offset: self.handed, len };
+        self.handed += len;
+        Next::Run(package)
+    }
+    fn completed(&mut self, done: &Completion) {
+        self.heard.push(*done);
+    }
+    fn device_lost(&mut self, _device: usize) {}
+}
+
+#[test]
+fn a_package_pays_its_writes_and_read_back_and_the_kernel_time_leaves_them_out() {
+    // 100 groups/s, 0.5 s of overhead; each group writes 8 bytes and reads back 2 over a link
+    // of 10 bytes/s with 0.25 s per transfer. 100 groups: 0.5 + (0.25 + 80) + (0.25 + 20)
+    // + 1 = 102 s, of which the kernel is 1 s; then 300 groups: 0.5 + 240.25 + 60.25 + 3.
+    let dev = SimDevice {
+        link: Some(Link { bytes_per_second: 10.0, latency: 0.25 }),
+        ..device(100.0, 0.5, 1)
+    };
+    let work = uniform(400).with_traffic(Traffic { bytes_in: 8.0, bytes_out: 2.0 });
+    let mut b = Records::default();
+    let options = SimOptions { seed: 1, ..SimOptions::default() };
+    let r = simulate(std::slice::from_ref(&dev), &work, &mut b, &options).unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    assert!(close(b.heard[0].host_end - b.heard[0].host_start, 102.0), "{:?}", b.heard[0]);
+    assert!(close(b.heard[0].kernel_seconds, 1.0), "{:?}", b.heard[0]);
+    assert!(close(b.heard[1].host_end - b.heard[1].host_start, 304.0), "{:?}", b.heard[1]);
+    assert!(close(b.heard[1].kernel_seconds, 3.0), "{:?}", b.heard[1]);
+    assert!(close(r.makespan, 406.0), "{}", r.makespan);
+    // Alone, the whole range is one package: one write and one read-back.
+    assert!(close(r.ideal_makespan, 0.5 + 320.25 + 80.25 + 4.0), "{}", r.ideal_makespan);
+    // A device without a link pays nothing for the same traffic.
+    assert_eq!(device(100.0, 0.5, 1).transfer_seconds(400, work.traffic()), 0.0);
 }
