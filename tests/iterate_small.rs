@@ -174,3 +174,16 @@ fn sessions_match_the_cpu_reference_and_move_what_their_partitions_need() {
         }
     }
 }
+
+/// The same session loops with every launch submitted (queued wherever a relaunch replays a
+/// balanced split: halos and NBody's all-gathered positions then move between the devices
+/// without the host waiting for the launch) end with the same data as the CPU references.
+#[test]
+fn submitted_session_loops_match_the_cpu_reference() {
+    let (_rt, program) = setup();
+    let mut cfg = config(&["single", "session"]);
+    cfg.submit = true;
+    let variants = run(&program, &cfg);
+    // Each device alone, then the session over both, for every benchmark.
+    assert_all_correct(&variants, NAMES.len() * 3);
+}

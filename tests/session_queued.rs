@@ -113,19 +113,25 @@ fn on_two_devices_submitted_launches_match_the_cpu_whether_queued_or_not() {
 }
 
 #[test]
-fn a_halo_owned_by_the_other_device_is_never_queued_stale() {
+fn halo_rows_owned_by_the_other_device_move_with_a_queued_launch_never_stale() {
     let p = common::program("session.cl");
     let s = p.session().unwrap();
     let (got, want) = jacobi_sweeps(&s, 10);
     close(&got, &want, "jacobi x10 on two devices");
+    let mut queued = 0;
     for r in s.finish().unwrap() {
         tiles(&r);
         if r.balancer == QUEUED {
-            // Queued only with nothing to move: then every device's halo rows were its own.
-            assert_eq!(r.moved().total(), 0);
-            assert_eq!(r.devices.iter().filter(|d| d.groups > 0).count(), 1, "{}", r.table());
+            queued += 1;
+            // A queued launch moves only the halo rows across its blocks' boundaries, between
+            // the devices, never anything from the host.
+            let boundaries = r.trace.len() as u64 - 1;
+            let m = r.moved();
+            assert_eq!(m.host_to_device, 0, "{}", r.table());
+            assert!(m.device_to_device <= boundaries * 2 * 64 * 4, "{m:?}\n{}", r.table());
         }
     }
+    println!("{queued} of 10 jacobi sweeps queued on two PoCL devices");
 }
 
 #[test]
@@ -196,4 +202,78 @@ fn a_saved_history_splits_the_first_launch_of_a_new_session_and_other_devices_re
     assert!(matches!(err, Error::BadConfig(_)) && err.to_string().contains("learned on devices"));
     std::fs::remove_file(&path).unwrap();
     assert!(matches!(other.load_history(&path), Err(Error::Io { .. })));
+}
+
+/// A split known to be balanced (a saved history whose balance is set to 1, loaded before each
+/// sweep) is replayed and queued from the first launch of a new session: its inputs go from
+/// the host, then each sweep moves only halo rows between the devices, through reads that the
+/// kernels wait for.
+#[test]
+fn a_replayed_split_queues_its_moves_from_the_host_and_between_devices() {
+    let p = common::program("session.cl");
+    let (w, h) = (64usize, 96usize);
+    let path = std::env::temp_dir().join(format!("hetdsl-halves-{}.json", std::process::id()));
+    let start: Vec<f32> = (0..w * h).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
+    fn sweep<'s>(
+        s: &'s Session,
+        a: &'s hetdsl::Buffer<f32>,
+        b: &'s mut hetdsl::Buffer<f32>,
+    ) -> hetdsl::SessionLaunch<'s> {
+        let (w, h) = (64usize, 96usize);
+        s.launch("jacobi")
+            .global(&[w, h])
+            .local(&[16, 4])
+            .input(a, Pattern::halo(1))
+            .output(b, Pattern::ONE_TO_ONE)
+            .scalar(w as u32)
+            .scalar(h as u32)
+    }
+    {
+        let s = p.session().unwrap();
+        let a = s.buffer_from(&start).unwrap();
+        let mut b = s.buffer::<f32>(w * h).unwrap();
+        let halves = hetdsl::balance::Static::with_weights(vec![1.0, 1.0]);
+        sweep(&s, &a, &mut b).balancer(Box::new(halves)).run().unwrap();
+        s.save_history(&path).unwrap();
+    }
+    let mut saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for launch in saved["launches"].as_array_mut().unwrap() {
+        launch[1]["balance"] = serde_json::json!(1.0);
+    }
+    std::fs::write(&path, saved.to_string()).unwrap();
+
+    let s = p.session().unwrap();
+    let mut a = s.buffer_from(&start).unwrap();
+    let mut b = s.buffer::<f32>(w * h).unwrap();
+    let mut want = start.clone();
+    for k in 0..6 {
+        // Before each sweep, so that what the last queued sweep measured (microseconds of
+        // jitter on these CPUs) cannot talk the session out of the balanced split.
+        s.load_history(&path).unwrap();
+        let (src, dst) = if k % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
+        sweep(&s, src, dst).submit().unwrap();
+        want = jacobi_cpu(&want, w, h);
+    }
+    std::fs::remove_file(&path).unwrap();
+    close(&a.to_vec().unwrap(), &want, "jacobi x6, queued");
+    let reports = s.finish().unwrap();
+    assert_eq!(reports.len(), 6);
+    let grid = (w * h * 4) as u64;
+    for (k, r) in reports.iter().enumerate() {
+        assert_eq!(r.balancer, QUEUED, "sweep {k}: {}", r.table());
+        tiles(r);
+        let m = r.moved();
+        if k == 0 {
+            // Each half and its halo row came from the host; nothing between the devices.
+            assert_eq!((m.host_to_device, m.device_to_device), (grid + 2 * 64 * 4, 0), "{m:?}");
+        } else if k == 1 {
+            // `b` was computed on the devices: one halo row each way.
+            assert_eq!((m.host_to_device, m.device_to_device), (0, 2 * 64 * 4), "{m:?}");
+        } else {
+            // From then on each device also holds its own half of the other grid: one halo row
+            // each way, every sweep.
+            assert_eq!((m.host_to_device, m.device_to_device), (0, 2 * 64 * 4), "{m:?}");
+        }
+    }
 }

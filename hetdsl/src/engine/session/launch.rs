@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::buffer::{Buffer, BufferCore};
 use super::worker::{self, Plan as WorkPlan, SArg};
-use super::{queued, transfer, Session};
+use super::{queued, staged, transfer, Session};
 use crate::balance::{self, Balancer};
 use crate::engine::geometry::Geometry;
 use crate::engine::shared::{EndOfRun, Shared};
@@ -225,9 +225,10 @@ impl<'s> SessionLaunch<'s> {
         if let (true, None, Some(previous)) = (queue && quiet, &balancer, &previous) {
             if replays(previous) {
                 let blocks = queued::blocks(previous, plan.geo.units, positions.len());
-                if let Some(blocks) = blocks.filter(|b| queued::resident(&plan, &positions, b)) {
+                let needs = blocks.as_ref().and_then(|b| staged::needs(&plan, b));
+                if let (Some(blocks), Some(needs)) = (blocks, needs) {
                     let name = "replay(queued)".to_string();
-                    queued::submit(session, plan, key, blocks, name, t_binary)?;
+                    queued::submit(session, plan, key, blocks, needs, name, t_binary)?;
                     return Ok(None);
                 }
             }

@@ -1,15 +1,18 @@
 //! Queued launches: [`SessionLaunch::submit`](super::SessionLaunch::submit) of a launch that
-//! replays the previous balanced split of the same launch, and whose every device already
-//! holds fresh everything its packages read, needs no decision and no move while it runs. Its
-//! kernels are enqueued on each device's in-order queue and `submit` returns at once, so the
-//! devices run launch after launch with no host round trip between them (a loop of such
-//! launches runs like a hand-written enqueue loop).
+//! replays the previous balanced split of the same launch needs no decision while it runs.
+//! The input ranges its devices lack are staged first (see `staged`: from the host image, or
+//! read from the device holding them once that device's last queued kernel has ended); then
+//! every device thread enqueues its writes and its blocks on its in-order queue and `submit`
+//! returns, so the devices run launch after launch with no host round trip between them where
+//! nothing moves (a loop of such launches runs like a hand-written enqueue loop), and with one
+//! wait for the sources' last kernels where halos or gathered inputs move.
 //!
-//! Why it stays correct without waiting:
-//! - the residency is updated when the launch is queued (its outputs fresh only on the device
-//!   that computes them); a later kernel on that device is ordered after it by the queue;
-//! - anything else that touches device memory (a launch that moves data, a host read or
-//!   write, `sync`, `finish`, the session's end) first waits for every queued launch (`drain`);
+//! Why it stays correct without waiting for the launch:
+//! - the residency is updated when the launch is queued (moved ranges fresh where they went,
+//!   outputs fresh only on the device that computes them); a later kernel on that device is
+//!   ordered after it by the queue, and a later move out of it waits for its last kernel;
+//! - anything else that touches device memory (a launch run to its end, a host read or write,
+//!   `sync`, `finish`, the session's end) first waits for every queued launch (`drain`);
 //! - a device whose queued kernel fails leaves the session, and what only it held (its queued
 //!   outputs included) is reported lost by the next of those calls, never served stale.
 
@@ -24,6 +27,7 @@ use opencl3::types::cl_event;
 
 use super::launch::HistoryKey;
 use super::residency::Loc;
+use super::staged::{self, InFlight, Need};
 use super::window::{bind, cover};
 use super::worker::{set_up, PackageError, Plan, SArg, Worker};
 use super::{Devices, Session};
@@ -92,6 +96,9 @@ struct Queued {
     packages: Vec<Vec<Package>>,
     events: Vec<Vec<Event>>,
     transfers: Vec<BufferMoved>,
+    /// The moves' host memory, which the devices' writes read until the launch has ended:
+    /// held, never read here.
+    _staging: InFlight,
     submitted: Instant,
     binary_seconds: f64,
 }
@@ -235,6 +242,8 @@ pub(crate) struct Job {
     plan: Arc<Plan>,
     me: usize,
     packages: Vec<Package>,
+    /// The moves into this device's memory, enqueued before its kernels.
+    writes: Vec<staged::Write>,
     /// An injected failure (testing): the device cannot enqueue.
     fail: bool,
     reply: Sender<std::result::Result<Vec<Event>, String>>,
@@ -250,8 +259,8 @@ pub(super) fn run_job(w: Option<&mut Worker>, job: Job) {
     // The plan's hold on the buffers goes before the caller hears back: a buffer's last
     // holder releases it under the OpenCL lock, which the session's end holds while it joins
     // this thread.
-    let Job { plan, reply, .. } = job;
-    drop(plan);
+    let Job { plan, writes, reply, .. } = job;
+    drop((plan, writes));
     let _ = reply.send(answer);
 }
 
@@ -278,6 +287,7 @@ fn enqueue_packages(
         return Err("injected failure (CL_OUT_OF_RESOURCES)".into());
     }
     set_up(w, job.me, plan, kernel).map_err(|e| e.to_string())?;
+    staged::enqueue_writes(&w.compute, w.slot, &job.writes).map_err(|e| e.to_string())?;
     let cap = plan.devices.max_alloc.load(std::sync::atomic::Ordering::Relaxed);
     let why = |e: PackageError| match e {
         PackageError::Device(r) => r,
@@ -332,29 +342,16 @@ pub(super) fn blocks(previous: &Report, units: u64, devices: usize) -> Option<Ve
     )
 }
 
-/// Whether every package's inputs are fresh on its device: then nothing moves.
-pub(super) fn resident(plan: &Plan, slots: &[usize], blocks: &[Vec<Package>]) -> bool {
-    slots.iter().zip(blocks).all(|(&slot, packages)| {
-        packages.iter().all(|&p| {
-            plan.args.iter().all(|a| match a {
-                SArg::Buffer { core, pattern, dir, .. } if dir.reads() => {
-                    let range = plan.range(core, *pattern, p);
-                    core.lock().res.is_fresh(Loc::Device(slot), range)
-                }
-                _ => true,
-            })
-        })
-    })
-}
-
-/// Queue the launch: every device thread enqueues its blocks; then the outputs are fresh only
-/// where they are computed. A device that cannot enqueue leaves the session (what only it held
-/// is lost, its blocks' outputs included) after the others' kernels end.
+/// Queue the launch: the moves its devices need start (see `staged`), every device thread
+/// enqueues its writes and blocks; then the moved ranges are fresh where they went and the
+/// outputs fresh only where they are computed. A device that cannot enqueue leaves the session
+/// (what only it held is lost, its blocks' outputs included) after the others' work ends.
 pub(super) fn submit(
     session: &Session,
     plan: Plan,
     key: HistoryKey,
     blocks: Vec<Vec<Package>>,
+    needs: Vec<Need>,
     balancer: String,
     t_binary: Instant,
 ) -> Result<()> {
@@ -362,11 +359,26 @@ pub(super) fn submit(
     devices.settle(MAX_QUEUED - 1, false)?;
     let plan = Arc::new(plan);
     let slots = plan.slots.clone();
+    let arrivals: Vec<_> =
+        needs.iter().map(|n| (n.core.clone(), slots[n.pos], n.range.clone())).collect();
+    let started = {
+        let pending = devices.launches.pending.lock().unwrap_or_else(|e| e.into_inner());
+        staged::start(devices, &slots, needs, |slot| last_event(&pending, slot))
+    };
+    let staged::Started { flight, writes, moved } = match started {
+        Ok(s) => s,
+        Err((from, e)) => {
+            devices.drain()?;
+            let lost = devices.drop_device(from, format!("cannot read a move from it: {e}"));
+            return Err(lost.unwrap_or(e));
+        }
+    };
     let mut replies = Vec::new();
-    for (me, (&slot, packages)) in slots.iter().zip(&blocks).enumerate() {
+    for (me, ((&slot, packages), writes)) in slots.iter().zip(&blocks).zip(writes).enumerate() {
         let (reply, answer) = channel();
         let fail = plan.faults.iter().any(|f| crate::engine::plan::fault_device(f) == me);
-        let job = Job { plan: plan.clone(), me, packages: packages.clone(), fail, reply };
+        let packages = packages.clone();
+        let job = Job { plan: plan.clone(), me, packages, writes, fail, reply };
         let sent = session.workers[slot].enqueue(job);
         replies.push(if sent { Some(answer) } else { None });
     }
@@ -384,6 +396,9 @@ pub(super) fn submit(
             }
         }
     }
+    for (core, slot, range) in arrivals {
+        core.lock().res.copied(Loc::Device(slot), range);
+    }
     for (pos, packages) in blocks.iter().enumerate() {
         for a in &plan.args {
             let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
@@ -395,7 +410,12 @@ pub(super) fn submit(
             }
         }
     }
-    let transfers = zero_moved(&plan);
+    let mut transfers = zero_moved(&plan);
+    for (arg, m) in moved {
+        if let Some(t) = transfers.iter_mut().find(|t| t.arg == Some(arg)) {
+            t.moved += m;
+        }
+    }
     devices.launches.pending.lock().unwrap_or_else(|e| e.into_inner()).push_back(Queued {
         key,
         kernel: plan.kernel.clone(),
@@ -405,13 +425,14 @@ pub(super) fn submit(
         packages: blocks,
         events,
         transfers,
+        _staging: flight,
         submitted: t_binary,
         binary_seconds: t_binary.elapsed().as_secs_f64(),
     });
     if failed.is_empty() {
         return Ok(());
     }
-    // The others' kernels end first; then the failed devices go, with what only they held.
+    // The others' work ends first; then the failed devices go, with what only they held.
     let drained = devices.drain();
     let mut error = None;
     for (pos, reason) in failed {
@@ -421,6 +442,14 @@ pub(super) fn submit(
     }
     drained?;
     error.map_or(Ok(()), Err)
+}
+
+/// The last kernel queued on session device `slot` and not yet drained, if any.
+fn last_event(pending: &VecDeque<Queued>, slot: usize) -> Option<cl_event> {
+    pending.iter().rev().find_map(|q| {
+        let pos = q.slots.iter().position(|&s| s == slot)?;
+        q.events[pos].last().map(Event::get)
+    })
 }
 
 fn zero_moved(plan: &Plan) -> Vec<BufferMoved> {

@@ -112,6 +112,7 @@ impl RangeSet {
 
     /// Whether every position of `r` is in the set (its ranges are sorted and merged, so one
     /// of them holds all of `r`).
+    #[cfg(test)]
     pub(crate) fn contains(&self, r: Range<u64>) -> bool {
         if r.is_empty() {
             return true;
@@ -177,11 +178,11 @@ impl Residency {
         &self.lost
     }
 
-    /// Whether all of `r` is fresh at `at`.
-    pub(crate) fn is_fresh(&self, at: Loc, r: Range<u64>) -> bool {
+    /// The parts of `r` not fresh at `at`.
+    pub(crate) fn missing_at(&self, at: Loc, r: Range<u64>) -> RangeSet {
         match at {
-            Loc::Host => self.host.contains(r),
-            Loc::Device(d) => self.devices[d].contains(r),
+            Loc::Host => self.host.missing(r),
+            Loc::Device(d) => self.devices[d].missing(r),
         }
     }
 
