@@ -100,6 +100,7 @@ impl Cluster {
             node_balancer: Arc::new(hetdsl::balance::default_balancer),
             faults: Vec::new(),
             leave: None,
+            late_summary: None,
             watchdog: crate::hier::RANK_WATCHDOG,
             carry_speeds: true,
         }
@@ -133,6 +134,8 @@ pub struct ClusterLaunch<'a> {
     pub(crate) faults: Vec<(usize, usize, Fault)>,
     /// Testing: (rank, ranges it answers before it leaves the launch with an error).
     pub(crate) leave: Option<(usize, usize)>,
+    /// Testing: (rank, how long it waits before sending its summary at the end).
+    pub(crate) late_summary: Option<(usize, std::time::Duration)>,
     pub(crate) watchdog: WatchdogRule,
     pub(crate) carry_speeds: bool,
 }
@@ -251,6 +254,14 @@ impl<'a> ClusterLaunch<'a> {
     #[doc(hidden)]
     pub fn inject_leave(mut self, rank: usize, after: usize) -> Self {
         self.leave = Some((rank, after));
+        self
+    }
+
+    /// Testing: rank `rank` waits `delay` before its summary at the end of the launch, as a rank
+    /// stuck after its last range would.
+    #[doc(hidden)]
+    pub fn inject_late_summary(mut self, rank: usize, delay: std::time::Duration) -> Self {
+        self.late_summary = Some((rank, delay));
         self
     }
 

@@ -43,8 +43,11 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
         m.parts = vec![serde_json::to_vec(&joined).unwrap_or_default()];
         link.send(m)?;
         broadcast_whole(world, &mut node, None)?;
-        let leave = launch.leave.filter(|(r, _)| *r == cluster.rank()).map(|(_, after)| after);
-        return serve_rank(node, &mut link, leave, &joined.host, &launch.spec);
+        let me = cluster.rank();
+        let leave = launch.leave.filter(|(r, _)| *r == me).map(|(_, after)| after);
+        let late = launch.late_summary.filter(|(r, _)| *r == me).map(|(_, d)| d);
+        let report = serve_rank(node, &mut link, leave, &joined.host, &launch.spec, late);
+        return report;
     }
     *cluster.stragglers.borrow_mut() = Vec::new();
     let mut ranks = vec![joined];
@@ -163,6 +166,7 @@ fn serve_rank(
     leave: Option<usize>,
     host: &str,
     spec: &LaunchSpec,
+    late: Option<Duration>,
 ) -> Result<ClusterReport> {
     let (to_node, node_rx) = mpsc::channel();
     let (node_tx, from_node) = mpsc::channel();
@@ -181,6 +185,9 @@ fn serve_rank(
     let rank = link.world.rank() as usize;
     let report =
         RankReport { setup_seconds: node.setup_seconds, ..rank_report(&node.devices, rank, host) };
+    if let Some(delay) = late {
+        std::thread::sleep(delay);
+    }
     link.send(summary(&report, &relayed))?;
     let stop = relayed?;
     if stop.flag {

@@ -38,7 +38,7 @@ fn main() -> ExitCode {
             cluster.abort(2);
         }
     };
-    let cases: [(&str, Case); 12] = [
+    let cases: [(&str, Case); 13] = [
         ("saxpy_matches_the_cpu_and_ranges_tile_once", saxpy),
         ("mandelbrot_2d_matches_the_cpu_and_ranges_tile_once", mandelbrot),
         ("whole_input_reaches_every_rank_once", whole),
@@ -55,6 +55,7 @@ fn main() -> ExitCode {
         ("a_rank_leaving_early_is_noticed_at_once_and_its_range_rerun", leaving_rank),
         ("a_rank_balancer_refusing_to_start_is_an_error_on_every_rank", refused_rank_balancer),
         ("rank_0_failing_while_a_rank_is_slow_returns_without_waiting", root_fails_while_slow),
+        ("a_rank_silent_after_a_good_run_is_reported_not_waited_for", silent_rank),
     ];
     let mut failed = 0;
     // `MPI_RANKS_ONLY=<part of a name>` runs the matching cases only (the same on every rank).
@@ -565,6 +566,51 @@ fn root_fails_while_slow(cluster: &Cluster, program: &Program) -> Outcome {
     }
     if seconds > 6.0 {
         return Err(format!("rank 0 returned after {seconds:.1} s: it waited for the slow rank"));
+    }
+    if cluster.stragglers() != [last] {
+        return Err(format!("stragglers {:?}, expected [{last}]", cluster.stragglers()));
+    }
+    Ok(())
+}
+
+/// After a run that ended well, the last rank sits 8 s before its summary (as one stuck after
+/// its last range would): rank 0 waits the rank watchdog's floor (2 s here) at most, returns
+/// the complete output, and reports the rank's silence in its fault and in the stragglers.
+fn silent_rank(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 1 << 15;
+    let (root, last) = (cluster.rank() == 0, cluster.size() - 1);
+    if last == 0 {
+        return Ok(());
+    }
+    let x: Vec<f32> = if root { (0..n).map(|i| (i % 13) as f32).collect() } else { Vec::new() };
+    let mut y = vec![3.0f32; if root { n } else { 0 }];
+    let rule = hetdsl::balance::dispatch::WatchdogRule { factor: 20.0, min_seconds: 1.0 };
+    let start = Instant::now();
+    let report = cluster
+        .launch(program, "saxpy")
+        .global(&[n])
+        .local(&[64])
+        .scalar(0.25f32)
+        .input(&x, Pattern::ONE_TO_ONE)
+        .inout(&mut y, Pattern::ONE_TO_ONE)
+        .rank_watchdog(rule)
+        .inject_late_summary(last, Duration::from_secs(8))
+        .run()
+        .map_err(|e| e.to_string())?;
+    let seconds = start.elapsed().as_secs_f64();
+    if !root {
+        return Ok(());
+    }
+    axpy_matches(0.25, &x, 3.0, &y)?;
+    if !report.tiles_exactly_once() {
+        return Err(format!("ranges do not tile the range once:\n{}", report.table()));
+    }
+    if seconds > 6.0 {
+        return Err(format!("rank 0 returned after {seconds:.1} s: it waited for the silent rank"));
+    }
+    let silent = &report.ranks[last];
+    if !silent.fault.as_deref().is_some_and(|f| f.contains("no summary")) {
+        return Err(format!("rank {last}'s silence is not reported:\n{}", report.table()));
     }
     if cluster.stragglers() != [last] {
         return Err(format!("stragglers {:?}, expected [{last}]", cluster.stragglers()));
