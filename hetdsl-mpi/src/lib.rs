@@ -57,6 +57,7 @@
 pub mod carry;
 pub mod guided;
 pub mod hier;
+pub mod reference;
 pub mod report;
 pub mod scenario;
 pub mod sim;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use hetdsl::{Fault, KernelSource, Pattern, Program, Runtime};
 use hetdsl_mpi::guided::RankGuided;
-use hetdsl_mpi::{Cluster, ClusterReport};
+use hetdsl_mpi::{reference, Cluster, ClusterReport};
 
 /// A case still running after this long is taken as a hang: the rank says so and exits with a
 /// failure, which makes `mpirun` end the whole job instead of leaving it waiting.
@@ -160,11 +160,7 @@ fn saxpy(cluster: &Cluster, program: &Program) -> Outcome {
         .map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        // A device may fuse the multiply-add (OpenCL allows it) or not: either rounding is right.
-        let right = |i: usize| y[i] == 2.5f32 * x[i] + y0[i] || y[i] == 2.5f32.mul_add(x[i], y0[i]);
-        if let Some(i) = (0..n).find(|&i| !right(i)) {
-            return Err(format!("y[{i}] = {}, expected {}", y[i], 2.5f32 * x[i] + y0[i]));
-        }
+        axpy_matches(2.5, &x, &y0, &y)?;
         // Each rank received exactly its ranges' x and y, and sent back its ranges' y.
         for r in &report.ranks {
             let units: u64 = r.packages.iter().map(|p| p.len).sum();
@@ -178,26 +174,6 @@ fn saxpy(cluster: &Cluster, program: &Program) -> Outcome {
         }
     }
     Ok(())
-}
-
-fn mandelbrot_reference(width: usize, height: usize, max: u32) -> Vec<u32> {
-    let (left, top, step) = (-2.0f32, 1.25f32, 2.5f32 / height as f32);
-    let mut out = vec![0; width * height];
-    for row in 0..height {
-        for column in 0..width {
-            let cx = left + column as f32 * step;
-            let cy = top - row as f32 * step;
-            let (mut x, mut y, mut i) = (0.0f32, 0.0f32, 0);
-            while i < max && x * x + y * y <= 4.0 {
-                let next_x = x * x - y * y + cx;
-                y = 2.0 * x * y + cy;
-                x = next_x;
-                i += 1;
-            }
-            out[row * width + column] = i;
-        }
-    }
-    out
 }
 
 fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
@@ -217,10 +193,7 @@ fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
         .map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        let reference = mandelbrot_reference(width, height, max);
-        if let Some(i) = (0..counts.len()).find(|&i| counts[i] != reference[i]) {
-            return Err(format!("pixel {i}: {} iterations, expected {}", counts[i], reference[i]));
-        }
+        mandelbrot_matches(&counts, width, height, max)?;
     }
     Ok(())
 }
@@ -251,13 +224,12 @@ fn whole(cluster: &Cluster, program: &Program) -> Outcome {
         .map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        for i in 0..n {
-            let expected = (0..t as u32).fold(0u32, |acc, j| {
-                acc.wrapping_add(table[j as usize].wrapping_mul((x[i] + j) % 13))
-            });
-            if out[i] != expected {
-                return Err(format!("out[{i}] = {}, expected {expected}", out[i]));
-            }
+        if let Some(i) = (0..n).find(|&i| out[i] != reference::weigh(&table, x[i])) {
+            return Err(format!(
+                "out[{i}] = {}, expected {}",
+                out[i],
+                reference::weigh(&table, x[i])
+            ));
         }
         // The table went to every rank once, whatever number of ranges it ran.
         for r in &report.ranks {
@@ -296,11 +268,7 @@ fn failing_rank(cluster: &Cluster, program: &Program) -> Outcome {
     let report = launch.run().map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        if let Some(i) =
-            (0..n).find(|&i| y[i] != 3.0 * x[i] + 1.0 && y[i] != 3f32.mul_add(x[i], 1.0))
-        {
-            return Err(format!("y[{i}] = {}, expected {}", y[i], 3.0 * x[i] + 1.0));
-        }
+        axpy_matches(3.0, &x, &vec![1.0; n], &y)?;
         let lost = &report.ranks[last];
         if lost.fault.is_none() || !lost.packages.is_empty() {
             return Err(format!("rank {last} was not dropped:\n{}", report.table()));
@@ -373,11 +341,7 @@ fn hung_rank(cluster: &Cluster, program: &Program) -> Outcome {
     let report = launch.run().map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        if let Some(i) =
-            (0..n).find(|&i| y[i] != 0.5 * x[i] + 2.0 && y[i] != 0.5f32.mul_add(x[i], 2.0))
-        {
-            return Err(format!("y[{i}] = {}, expected {}", y[i], 0.5 * x[i] + 2.0));
-        }
+        axpy_matches(0.5, &x, &vec![2.0; n], &y)?;
         let hung = &report.ranks[last];
         if !hung.fault.as_deref().is_some_and(|f| f.contains("hung")) || !hung.packages.is_empty() {
             return Err(format!("rank {last} was not dropped as hung:\n{}", report.table()));
@@ -386,12 +350,16 @@ fn hung_rank(cluster: &Cluster, program: &Program) -> Outcome {
     Ok(())
 }
 
-/// Whether `y` is `a * x + y0` element by element, either rounding (fused or not) being right.
-fn axpy_matches(a: f32, x: &[f32], y0: f32, y: &[f32]) -> Outcome {
-    match (0..y.len()).find(|&i| y[i] != a * x[i] + y0 && y[i] != a.mul_add(x[i], y0)) {
-        Some(i) => Err(format!("y[{i}] = {}, expected {}", y[i], a * x[i] + y0)),
-        None => Ok(()),
-    }
+/// `y` against `a * x + y0` (the CPU reference, either rounding).
+fn axpy_matches(a: f32, x: &[f32], y0: &[f32], y: &[f32]) -> Outcome {
+    reference::saxpy_mismatch(a, x, y0, y).map_or(Ok(()), Err)
+}
+
+/// The image of `mandelbrot` at (left, top) = (−2, 1.25), `height` pixels high over 2.5,
+/// against the CPU reference, whole.
+fn mandelbrot_matches(counts: &[u32], width: usize, height: usize, max: u32) -> Outcome {
+    let view = (-2.0f32, 1.25f32, 2.5f32 / height as f32);
+    reference::mandelbrot_mismatch(counts, width, 0..height, view, max).map_or(Ok(()), Err)
 }
 
 /// The last rank's devices all fail from its second range on: the ranges it merged before
@@ -420,10 +388,7 @@ fn failing_mid_run(cluster: &Cluster, program: &Program) -> Outcome {
     let report = launch.run().map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        let reference = mandelbrot_reference(width, height, max);
-        if let Some(i) = (0..counts.len()).find(|&i| counts[i] != reference[i]) {
-            return Err(format!("pixel {i}: {} iterations, expected {}", counts[i], reference[i]));
-        }
+        mandelbrot_matches(&counts, width, height, max)?;
         let lost = &report.ranks[last];
         if lost.fault.is_none() || lost.packages.is_empty() {
             return Err(format!(
@@ -473,7 +438,7 @@ fn leaving_rank(cluster: &Cluster, program: &Program) -> Outcome {
     let report = result.map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        axpy_matches(-2.0, &x, 4.0, &y)?;
+        axpy_matches(-2.0, &x, &vec![4.0; n], &y)?;
         let gone = &report.ranks[last];
         if !gone.fault.as_deref().is_some_and(|f| f.contains("left the launch"))
             || !gone.packages.is_empty()
@@ -601,7 +566,7 @@ fn silent_rank(cluster: &Cluster, program: &Program) -> Outcome {
     if !root {
         return Ok(());
     }
-    axpy_matches(0.25, &x, 3.0, &y)?;
+    axpy_matches(0.25, &x, &vec![3.0; n], &y)?;
     if !report.tiles_exactly_once() {
         return Err(format!("ranges do not tile the range once:\n{}", report.table()));
     }
