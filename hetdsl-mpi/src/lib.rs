@@ -23,7 +23,9 @@
 //!
 //! # When a rank dies
 //! MPI has no fault tolerance here: what the library can do is never leave a rank waiting
-//! without bound, and say what happened.
+//! without bound, and say what happened. Rank 0 waits for each rank a bounded time; a rank
+//! waits for its next order only while rank 0 runs the launch, since rank 0 tells every rank
+//! when it stops, on every way out, its own errors included.
 //!
 //! - A rank whose devices all fail is not dead: it tells rank 0, which re-runs its range
 //!   elsewhere; the ranges it merged before stay.
