@@ -30,7 +30,7 @@
 //! - A rank whose devices all fail is not dead: it tells rank 0, which re-runs its range
 //!   elsewhere; the ranges it merged before stay.
 //! - A rank that leaves the launch on an error of its own (a range's outputs over MPI's message
-//!   limit, its node's thread gone) returns that error, and its summary tells rank 0, which
+//!   limit, an order it could not read) returns that error, and its summary tells rank 0, which
 //!   drops it at once and re-runs its range (the report names it "left the launch").
 //! - A rank that hangs is dropped by rank 0's watchdog (a range running 20 times what the
 //!   rank's speed predicts, at least 2 minutes, while another rank idles; see

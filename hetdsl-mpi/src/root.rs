@@ -235,7 +235,7 @@ impl<'a> Root<'_, 'a> {
                 Ok(())
             }
             // A summary nobody asked for: the rank left the launch on an error of its own (its
-            // outputs over MPI's message limit, its link to its node broken). It waits for
+            // outputs over MPI's message limit, an order it could not read). It waits for
             // nothing more, so it is lost now rather than when the watchdog gives up on it.
             Kind::Summary => {
                 self.summarised(r, &msg);

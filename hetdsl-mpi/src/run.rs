@@ -46,8 +46,7 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
         let me = cluster.rank();
         let leave = launch.leave.filter(|(r, _)| *r == me).map(|(_, after)| after);
         let late = launch.late_summary.filter(|(r, _)| *r == me).map(|(_, d)| d);
-        let report = serve_rank(node, &mut link, leave, &joined.host, &launch.spec, late);
-        return report;
+        return serve_rank(node, &mut link, leave, &joined.host, &launch.spec, late);
     }
     *cluster.stragglers.borrow_mut() = Vec::new();
     let mut ranks = vec![joined];
