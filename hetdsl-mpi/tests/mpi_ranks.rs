@@ -384,6 +384,11 @@ fn failing_mid_run(cluster: &Cluster, program: &Program) -> Outcome {
         .balancer(Box::new(hetdsl::balance::Dynamic::packages(64)));
     for device in 0..program.devices().len() {
         launch = launch.inject_from(last, 1, Fault::Fail { device, package: 0 });
+        // The other ranks slowed down, so that the last one surely asks for a second range
+        // however the ranks' processes are scheduled.
+        for other in 0..last {
+            launch = launch.inject(other, Fault::Slow { device, factor: 50 });
+        }
     }
     let report = launch.run().map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
