@@ -25,6 +25,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == sys.argv[1]:
         print(m["executable"])' "$1"
 }
+# Each case ends the job with a failure if it outlives 60 s; the timeout catches anything else.
 timeout 300 mpirun "${flags[@]}" "$(test_bin mpi_ranks)"
 # A rank process dying mid-launch: mpirun must end the job itself, with a failure, long before
 # the timeout (124), instead of leaving the other ranks waiting for it.

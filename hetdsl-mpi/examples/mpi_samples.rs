@@ -14,7 +14,7 @@
 use std::process::ExitCode;
 
 use hetdsl::{KernelSource, Pattern, Program, Runtime};
-use hetdsl_mpi::{Cluster, ClusterReport};
+use hetdsl_mpi::{reference, Cluster, ClusterReport};
 
 fn main() -> ExitCode {
     let cluster = Cluster::init().unwrap_or_else(|e| {
@@ -122,8 +122,7 @@ fn saxpy(cluster: &Cluster, program: &Program, scale: usize) -> Outcome {
         .input(&x, Pattern::ONE_TO_ONE)
         .inout(&mut y, Pattern::ONE_TO_ONE)
         .run()?;
-    let right = |i: usize| y[i] == 2.5f32 * x[i] + y0[i] || y[i] == 2.5f32.mul_add(x[i], y0[i]);
-    let wrong = (0..y.len()).find(|&i| !right(i)).map(|i| format!("WRONG at y[{i}] = {}", y[i]));
+    let wrong = reference::saxpy_mismatch(2.5, &x, &y0, &y).map(|w| format!("WRONG: {w}"));
     Ok((report, verdict(wrong)))
 }
 
@@ -142,26 +141,9 @@ fn mandelbrot(cluster: &Cluster, program: &Program, scale: usize) -> Outcome {
         .scalar(max)
         .run()?;
     // Every 16th row against the CPU (the whole image would take the CPU minutes at scale).
-    let mut wrong = None;
-    for row in (0..height).step_by(16).filter(|_| !counts.is_empty()) {
-        for column in 0..width {
-            let cx = left + column as f32 * step;
-            let cy = top - row as f32 * step;
-            let (mut x, mut y, mut i) = (0.0f32, 0.0f32, 0);
-            while i < max && x * x + y * y <= 4.0 {
-                let next_x = x * x - y * y + cx;
-                y = 2.0 * x * y + cy;
-                x = next_x;
-                i += 1;
-            }
-            if counts[row * width + column] != i && wrong.is_none() {
-                wrong = Some(format!(
-                    "WRONG at pixel ({column}, {row}): {} not {i}",
-                    counts[row * width + column]
-                ));
-            }
-        }
-    }
+    let rows = (0..height).step_by(16).filter(|_| !counts.is_empty());
+    let wrong = reference::mandelbrot_mismatch(&counts, width, rows, (left, top, step), max)
+        .map(|w| format!("WRONG at {w}"));
     Ok((report, verdict(wrong)))
 }
 
@@ -188,13 +170,9 @@ fn weigh(cluster: &Cluster, program: &Program, scale: usize) -> Outcome {
         .input(&x, Pattern::ONE_TO_ONE)
         .output(&mut out, Pattern::ONE_TO_ONE)
         .run()?;
-    let expected = |i: usize| {
-        (0..t as u32)
-            .fold(0u32, |acc, j| acc.wrapping_add(table[j as usize].wrapping_mul((x[i] + j) % 13)))
-    };
     let wrong = (0..out.len())
         .step_by(97)
-        .find(|&i| out[i] != expected(i))
+        .find(|&i| out[i] != reference::weigh(&table, x[i]))
         .map(|i| format!("WRONG at out[{i}] = {}", out[i]));
     Ok((report, verdict(wrong)))
 }

@@ -25,6 +25,8 @@ pub struct Cluster {
     /// Launches made so far: each launch's messages carry its own tag, so a late answer from
     /// a rank dropped by an earlier launch is never mistaken for one of this launch.
     launches: std::cell::Cell<i32>,
+    /// Rank 0: the ranks that had not confirmed leaving the last launch when it returned.
+    pub(crate) stragglers: std::cell::RefCell<Vec<usize>>,
 }
 
 impl Cluster {
@@ -34,7 +36,13 @@ impl Cluster {
             .ok_or_else(|| Error::BadConfig("MPI is already initialised in this process".into()))?;
         let world = universe.world();
         let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
-        Ok(Cluster { _universe: universe, world, host, launches: std::cell::Cell::new(0) })
+        Ok(Cluster {
+            _universe: universe,
+            world,
+            host,
+            launches: std::cell::Cell::new(0),
+            stragglers: Default::default(),
+        })
     }
 
     pub fn rank(&self) -> usize {
@@ -47,6 +55,15 @@ impl Cluster {
 
     pub fn host(&self) -> &str {
         &self.host
+    }
+
+    /// On rank 0, the ranks that had not confirmed leaving the last launch when its `run`
+    /// returned: ranks rank 0 dropped as hung, and, after a failed launch, ranks still inside a
+    /// range, which leave when it ends (empty on the other ranks). The job's next collective
+    /// step waits for each of them; one stuck for good in a driver never comes, so when any is
+    /// listed and may be stuck, save what matters and end the job ([`Cluster::abort`]).
+    pub fn stragglers(&self) -> Vec<usize> {
+        self.stragglers.borrow().clone()
     }
 
     /// Ends every rank of the job at once (`MPI_Abort`): what a rank that cannot go on should
@@ -82,6 +99,8 @@ impl Cluster {
             balancer: None,
             node_balancer: Arc::new(hetdsl::balance::default_balancer),
             faults: Vec::new(),
+            leave: None,
+            late_summary: None,
             watchdog: crate::hier::RANK_WATCHDOG,
             carry_speeds: true,
         }
@@ -111,7 +130,12 @@ pub struct ClusterLaunch<'a> {
     pub(crate) host: Vec<HostBuf<'a>>,
     pub(crate) balancer: Option<Box<dyn Balancer>>,
     pub(crate) node_balancer: BalancerFactory,
-    pub(crate) faults: Vec<(usize, Fault)>,
+    /// (rank, first range of that rank it applies to, fault).
+    pub(crate) faults: Vec<(usize, usize, Fault)>,
+    /// Testing: (rank, ranges it answers before it leaves the launch with an error).
+    pub(crate) leave: Option<(usize, usize)>,
+    /// Testing: (rank, how long it waits before sending its summary at the end).
+    pub(crate) late_summary: Option<(usize, std::time::Duration)>,
     pub(crate) watchdog: WatchdogRule,
     pub(crate) carry_speeds: bool,
 }
@@ -213,7 +237,31 @@ impl<'a> ClusterLaunch<'a> {
 
     /// Injects `fault` into every range rank `rank` runs (testing the loss of a rank).
     pub fn inject(mut self, rank: usize, fault: Fault) -> Self {
-        self.faults.push((rank, fault));
+        self.faults.push((rank, 0, fault));
+        self
+    }
+
+    /// Testing: injects `fault` into the ranges rank `rank` runs from its `from`-th on (0-based),
+    /// so that its devices fail in the middle of the launch, after earlier ranges merged.
+    #[doc(hidden)]
+    pub fn inject_from(mut self, rank: usize, from: usize, fault: Fault) -> Self {
+        self.faults.push((rank, from, fault));
+        self
+    }
+
+    /// Testing: rank `rank` answers `after` ranges, then leaves the launch with an error instead
+    /// of answering the next one (as when its outputs are over MPI's message limit).
+    #[doc(hidden)]
+    pub fn inject_leave(mut self, rank: usize, after: usize) -> Self {
+        self.leave = Some((rank, after));
+        self
+    }
+
+    /// Testing: rank `rank` waits `delay` before its summary at the end of the launch, as a rank
+    /// stuck after its last range would.
+    #[doc(hidden)]
+    pub fn inject_late_summary(mut self, rank: usize, delay: std::time::Duration) -> Self {
+        self.late_summary = Some((rank, delay));
         self
     }
 
@@ -242,7 +290,13 @@ impl<'a> ClusterLaunch<'a> {
     pub(crate) fn node(&self) -> Node<'a> {
         let mut node = Node::new(self.program, self.spec.clone(), self.node_balancer.clone());
         let me = self.cluster.rank();
-        node.inject(self.faults.iter().filter(|(r, _)| *r == me).map(|(_, f)| *f).collect());
+        node.inject_from(
+            self.faults
+                .iter()
+                .filter(|(r, _, _)| *r == me)
+                .map(|(_, from, f)| (*from, *f))
+                .collect(),
+        );
         node.carry_speeds(self.carry_speeds);
         node
     }

@@ -14,22 +14,40 @@
 //! Every rank makes the same call (SPMD). Rank 0 holds the caller's buffers: each rank receives
 //! only the input elements of the ranges it runs (`whole` inputs are broadcast once), and each
 //! range's outputs come back to rank 0 as soon as it finishes. A rank asks rank 0 for its next
-//! range when it is idle. A rank whose devices all fail hands its range back; one that outlives
-//! the watchdog is dropped and its range re-run elsewhere.
+//! range when it is idle. A rank whose devices all fail hands its range back; one that leaves
+//! on an error or outlives the watchdog is dropped and its range re-run elsewhere.
 //!
 //! The MPI part (`Cluster`, `ClusterLaunch`) needs the `mpi` feature (and Open MPI or another
 //! MPI with its headers, and libclang); the balancing, the wire format and the cluster
 //! simulator ([`sim`], [`scenario`]) build without it.
 //!
 //! # When a rank dies
-//! A rank whose devices all fail is not dead: it tells rank 0, which re-runs its range
-//! elsewhere. A rank that hangs is dropped by rank 0's watchdog (a range running 20 times what
-//! the rank's speed predicts, at least 2 minutes, while another rank idles; see
-//! `ClusterLaunch::rank_watchdog`), and its range re-run; rank 0 then waits 2 s at most for its
-//! summary and returns. A dropped rank that comes back later finds its stop order and leaves
-//! the launch without sending anything more; one stuck for good (a driver that never returns)
-//! never leaves it, so the job's next collective step would wait for it: after a launch whose
-//! report shows a rank lost as hung, save the result and end the job (`Cluster::abort`).
+//! MPI has no fault tolerance here: what the library can do is never leave a rank waiting
+//! without bound, and say what happened. Rank 0 waits for each rank a bounded time; a rank
+//! waits for its next order only while rank 0 runs the launch, since rank 0 tells every rank
+//! when it stops, on every way out, its own errors included.
+//!
+//! - A rank whose devices all fail is not dead: it tells rank 0, which re-runs its range
+//!   elsewhere; the ranges it merged before stay.
+//! - A rank that leaves the launch on an error of its own (a range's outputs over MPI's message
+//!   limit, an order it could not read) returns that error, and its summary tells rank 0, which
+//!   drops it at once and re-runs its range (the report names it "left the launch").
+//! - A rank that hangs is dropped by rank 0's watchdog (a range running 20 times what the
+//!   rank's speed predicts, at least 2 minutes, while another rank idles; see
+//!   `ClusterLaunch::rank_watchdog`), and its range re-run; rank 0 then waits 2 s at most for
+//!   its summary and returns. A dropped rank that comes back later finds its stop order and
+//!   leaves the launch without sending outputs.
+//! - When the run fails on rank 0 (or rank 0's balancer across ranks refuses to start), every
+//!   other rank is told, and returns "the cluster run failed on rank 0: ..." once its current
+//!   range ends; rank 0 waits 2 s at most for their summaries (outputs already announced are
+//!   always received) and returns its error.
+//! - After a run that ended well, rank 0 waits for each rank's summary at most the rank
+//!   watchdog's floor; a rank not heard from by then keeps a fault in the report.
+//!
+//! `Cluster::stragglers` on rank 0 lists the ranks not heard from when `run` returned. The
+//! job's next collective step waits for them: a rank still in a range joins when it ends, but
+//! one stuck for good in a driver never does, so when a straggler may be stuck, save the
+//! result and end the job (`Cluster::abort`).
 //!
 //! A rank *process* that dies (killed, crashed) ends the whole job: Open MPI's `mpirun` aborts
 //! every other rank when one exits without finalising MPI, so the survivors never hang, but
@@ -41,6 +59,7 @@
 pub mod carry;
 pub mod guided;
 pub mod hier;
+pub mod reference;
 pub mod report;
 pub mod scenario;
 pub mod sim;

@@ -53,7 +53,10 @@ pub struct Node<'p> {
     spec: LaunchSpec,
     buffers: Vec<Vec<u8>>,
     balancer: BalancerFactory,
-    faults: Vec<Fault>,
+    /// Faults injected into the ranges from the given one on (0-based), for testing.
+    faults: Vec<(usize, Fault)>,
+    /// Ranges this node has started.
+    ranges: usize,
     warm: bool,
     /// What the node's earlier ranges measured of its devices (`None`: each range's balancer
     /// starts from nothing).
@@ -77,6 +80,7 @@ impl<'p> Node<'p> {
             buffers,
             balancer,
             faults: Vec::new(),
+            ranges: 0,
             warm: false,
             memory: Some(NodeMemory::new()),
             setup_seconds: 0.0,
@@ -86,6 +90,12 @@ impl<'p> Node<'p> {
 
     /// Faults injected into every range this node runs (testing).
     pub fn inject(&mut self, faults: Vec<Fault>) {
+        self.faults = faults.into_iter().map(|f| (0, f)).collect();
+    }
+
+    /// Faults injected into the ranges this node runs from the given one on (testing a node
+    /// whose devices fail after some of its ranges succeeded).
+    pub fn inject_from(&mut self, faults: Vec<(usize, Fault)>) {
         self.faults = faults;
     }
 
@@ -119,7 +129,9 @@ impl<'p> Node<'p> {
             }
         }
         let start = Instant::now();
-        let report = self.launch(package).map_err(Failure::of)?;
+        let report = self.launch(package);
+        self.ranges += 1;
+        let report = report.map_err(Failure::of)?;
         let seconds = start.elapsed().as_secs_f64();
         let compute_seconds = report.roi_seconds.clamp(0.0, seconds);
         self.setup_seconds += seconds - compute_seconds;
@@ -148,7 +160,7 @@ impl<'p> Node<'p> {
                 Some(m) => Box::new(Carried::new((self.balancer)(), m.clone())),
                 None => (self.balancer)(),
             });
-        for f in &self.faults {
+        for (_, f) in self.faults.iter().filter(|(from, _)| self.ranges >= *from) {
             launch = launch.inject(*f);
         }
         for (a, buf) in spec.args.iter().zip(self.buffers.iter_mut()) {

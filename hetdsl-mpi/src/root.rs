@@ -6,7 +6,6 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use mpi::point_to_point::MatchedReceiveVec;
 use mpi::traits::*;
 
 use hetdsl::{Error, Package, Pattern, Result};
@@ -19,8 +18,10 @@ use crate::run::{pause, poll_mpi, rank_report, since, Joined};
 use crate::serve::{serve, ChannelLink};
 use crate::wire::{Kind, Msg};
 
-/// How long rank 0 waits for the summary of a rank the watchdog dropped (it may never answer).
-const DROPPED_SUMMARY_WAIT: Duration = Duration::from_secs(2);
+/// How long rank 0 waits for the summary of a rank the watchdog dropped (it may never answer),
+/// or, after a failed run, of a rank that may still be inside a range: the error is what
+/// matters then, and such a rank leaves by itself when its range ends.
+const SHORT_SUMMARY_WAIT: Duration = Duration::from_secs(2);
 
 pub(crate) struct Root<'l, 'a> {
     launch: ClusterLaunch<'a>,
@@ -34,6 +35,9 @@ pub(crate) struct Root<'l, 'a> {
     dropped: Vec<bool>,
     /// The rank's summary has arrived.
     summarised: Vec<bool>,
+    /// The rank announced a range's outputs (`Done` with its flag set) that have not arrived:
+    /// it waits until rank 0 receives them, so they are received on every way out.
+    owed: Vec<bool>,
 }
 
 impl<'a> Root<'_, 'a> {
@@ -50,8 +54,18 @@ impl<'a> Root<'_, 'a> {
             joined.iter().enumerate().map(|(r, j)| format!("rank {r} @ {}", j.host)).collect();
         let profiles = joined.iter().map(|j| j.profile.clone()).collect();
         let balancer = launch.balancer.take_or_default();
-        let (total, _) = launch.spec.units()?;
-        let mut ranks = Ranks::start(balancer, total, profiles, names)?;
+        let started = launch
+            .spec
+            .units()
+            .and_then(|(total, _)| Ranks::start(balancer, total, profiles, names));
+        let mut ranks = match started {
+            Ok(r) => r,
+            Err(e) => {
+                // Every other rank waits for its first order: tell it the run failed.
+                stop_ranks(&launch.cluster.world, tag, n, &e);
+                return Err(e);
+            }
+        };
         ranks.set_watchdog(launch.watchdog);
         let reports = joined
             .iter()
@@ -77,6 +91,7 @@ impl<'a> Root<'_, 'a> {
                 stopped: vec![false; n],
                 dropped: vec![false; n],
                 summarised: vec![false; n],
+                owed: vec![false; n],
             };
             let outcome = root.coordinate();
             root.stop_all(outcome.as_ref().err());
@@ -85,7 +100,7 @@ impl<'a> Root<'_, 'a> {
             let served = served.map(|_| ());
             root.reports[0].devices = rank_report(&node.devices, 0, &root.reports[0].host).devices;
             root.reports[0].setup_seconds = node.setup_seconds;
-            root.collect_summaries();
+            root.collect_summaries(outcome.is_err() || served.is_err());
             outcome.and(served)?;
             Ok(root.report())
         })
@@ -184,6 +199,7 @@ impl<'a> Root<'_, 'a> {
         let reason = || msg.parts.first().map(|p| String::from_utf8_lossy(p).into_owned());
         match msg.kind {
             Kind::Done => {
+                self.owed[r] = r != 0 && msg.flag;
                 let now = self.now();
                 let keep = self.ranks.finished(r, msg.package, now, msg.seconds)?;
                 if keep {
@@ -197,6 +213,7 @@ impl<'a> Root<'_, 'a> {
                 Ok(())
             }
             Kind::Outputs => {
+                self.owed[r] = false;
                 self.reports[r].bytes_received += msg.payload();
                 // A dropped rank's range was put up for re-running: its late outputs are not used.
                 if self.ranks.is_lost(r) {
@@ -213,9 +230,19 @@ impl<'a> Root<'_, 'a> {
                 format!("its node could not run a range: {}", reason().unwrap_or_default()),
             ),
             // A rank dropped early summarises while the others still run.
-            Kind::Summary => {
+            Kind::Summary if self.stopped[r] => {
                 self.summarised(r, &msg);
                 Ok(())
+            }
+            // A summary nobody asked for: the rank left the launch on an error of its own (its
+            // outputs over MPI's message limit, an order it could not read). It waits for
+            // nothing more, so it is lost now rather than when the watchdog gives up on it.
+            Kind::Summary => {
+                self.summarised(r, &msg);
+                self.stopped[r] = true;
+                let why = msg.parts.get(1).map(|p| String::from_utf8_lossy(p).into_owned());
+                let why = why.unwrap_or_else(|| "no reason given".into());
+                self.lose(r, format!("rank {r} left the launch: {why}"))
             }
             // A stale answer from a rank already dropped.
             _ => Ok(()),
@@ -279,31 +306,53 @@ impl<'a> Root<'_, 'a> {
         }
     }
 
-    /// Every other rank's summary (its devices); a rank the watchdog dropped gets a short wait.
-    fn collect_summaries(&mut self) {
-        let world = &self.launch.cluster.world;
-        let waiting: Vec<usize> =
-            (1..self.stopped.len()).filter(|r| !self.summarised[*r]).collect();
-        for r in waiting {
-            let deadline = Instant::now() + DROPPED_SUMMARY_WAIT;
-            loop {
-                if let Some(probed) =
-                    world.process_at_rank(r as i32).immediate_matched_probe_with_tag(self.tag)
-                {
-                    let (bytes, _) = probed.matched_receive_vec::<u8>();
-                    let Ok(m) = Msg::decode(&bytes) else { continue };
-                    if m.kind == Kind::Summary {
-                        self.summarised(r, &m);
-                        break;
-                    }
-                    continue;
-                }
-                if self.dropped[r] && Instant::now() >= deadline {
-                    break;
-                }
+    /// Every other rank's summary (its devices) and any outputs it still sends, each rank
+    /// waited for a bounded time: the rank watchdog's floor (at least 2 s) after a run that
+    /// ended well, when every rank was stopped idle and answers at once; 2 s for a rank the
+    /// watchdog dropped, and for every rank after a failed run (one may still be inside a
+    /// range, and the run's error is what matters). Outputs on their way are always received
+    /// within the longer bound. Ranks not heard from are the launch's stragglers; after a run
+    /// that ended well, each one's report says so.
+    fn collect_summaries(&mut self, failed: bool) {
+        let floor = self.launch.watchdog.min_seconds;
+        let floor = if floor.is_finite() && floor > 0.0 { floor.min(3600.0) } else { 0.0 };
+        let long = Duration::from_secs_f64(floor).max(SHORT_SUMMARY_WAIT);
+        let bound = |root: &Self, r: usize| {
+            if root.owed[r] || !(failed || root.dropped[r]) {
+                long
+            } else {
+                SHORT_SUMMARY_WAIT
+            }
+        };
+        let start = Instant::now();
+        while self.unheard().into_iter().any(|r| start.elapsed() < bound(self, r)) {
+            let Some((r, bytes)) = poll_mpi(&self.launch.cluster.world, self.tag) else {
                 pause();
+                continue;
+            };
+            match Msg::decode(&bytes) {
+                Ok(m) if m.kind == Kind::Summary => self.summarised(r, &m),
+                Ok(m) if m.kind == Kind::Done => self.owed[r] = m.flag,
+                Ok(m) if m.kind == Kind::Outputs => self.owed[r] = false,
+                _ => {}
             }
         }
+        let late = self.unheard();
+        for &r in &late {
+            if !failed && self.reports[r].fault.is_none() {
+                self.reports[r].fault = Some(format!(
+                    "no summary {:.0} s after the run ended: the rank may be stuck (its devices \
+                     are missing from this report)",
+                    long.as_secs_f64()
+                ));
+            }
+        }
+        *self.launch.cluster.stragglers.borrow_mut() = late;
+    }
+
+    /// The ranks whose summary, or outputs announced, have not arrived.
+    fn unheard(&self) -> Vec<usize> {
+        (1..self.stopped.len()).filter(|r| !self.summarised[*r] || self.owed[*r]).collect()
     }
 
     fn summarised(&mut self, r: usize, m: &Msg) {
@@ -326,6 +375,23 @@ impl<'a> Root<'_, 'a> {
             balance: hetdsl::report::balance(&finish),
             faults: self.ranks.faults(),
         }
+    }
+}
+
+/// Tells every rank but rank 0 that the run failed with `error` before it began: each waits
+/// for its first order, and would otherwise wait for ever.
+pub(crate) fn stop_ranks(
+    world: &mpi::topology::SimpleCommunicator,
+    tag: i32,
+    n: usize,
+    error: &Error,
+) {
+    let mut m = Msg::new(Kind::Stop, Package { offset: 0, len: 0 });
+    m.flag = true;
+    m.parts = vec![error.to_string().into_bytes()];
+    let bytes = m.encode();
+    for r in 1..n {
+        world.process_at_rank(r as i32).send_with_tag(&bytes[..], tag);
     }
 }
 

@@ -43,20 +43,33 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
         m.parts = vec![serde_json::to_vec(&joined).unwrap_or_default()];
         link.send(m)?;
         broadcast_whole(world, &mut node, None)?;
-        return serve_rank(node, &mut link, cluster.rank(), &joined.host, &launch.spec);
+        let me = cluster.rank();
+        let leave = launch.leave.filter(|(r, _)| *r == me).map(|(_, after)| after);
+        let late = launch.late_summary.filter(|(r, _)| *r == me).map(|(_, d)| d);
+        return serve_rank(node, &mut link, leave, &joined.host, &launch.spec, late);
     }
+    *cluster.stragglers.borrow_mut() = Vec::new();
     let mut ranks = vec![joined];
+    let mut unreadable = None;
     for r in 1..cluster.size() {
         let (bytes, _) = world.process_at_rank(r as i32).receive_vec_with_tag::<u8>(tag);
-        let m = Msg::decode(&bytes)?;
-        let j: Joined = m
-            .parts
-            .first()
-            .and_then(|p| serde_json::from_slice(p).ok())
-            .ok_or_else(|| Error::BadConfig(format!("rank {r} sent no profile")))?;
-        ranks.push(j);
+        let j = Msg::decode(&bytes)
+            .ok()
+            .and_then(|m| m.parts.first().and_then(|p| serde_json::from_slice::<Joined>(p).ok()));
+        match j {
+            Some(j) => ranks.push(j),
+            None => {
+                unreadable.get_or_insert(Error::BadConfig(format!("rank {r} sent no profile")));
+            }
+        }
     }
+    // The broadcast is a collective step every rank is in: it completes before anyone learns
+    // the run failed.
     let whole = broadcast_whole(world, &mut node, Some(&launch))?;
+    if let Some(e) = unreadable {
+        crate::root::stop_ranks(world, tag, cluster.size(), &e);
+        return Err(e);
+    }
     Root::run(launch, node, ranks, tag, whole)
 }
 
@@ -149,9 +162,10 @@ fn broadcast_whole(
 fn serve_rank(
     node: Node<'_>,
     link: &mut MpiLink<'_>,
-    rank: usize,
+    leave: Option<usize>,
     host: &str,
     spec: &LaunchSpec,
+    late: Option<Duration>,
 ) -> Result<ClusterReport> {
     let (to_node, node_rx) = mpsc::channel();
     let (node_tx, from_node) = mpsc::channel();
@@ -162,16 +176,18 @@ fn serve_rank(
             let served = serve(&mut node, &mut channel);
             (node, served)
         });
-        let relayed = relay(link, &to_node, &from_node);
+        let relayed = relay(link, &to_node, &from_node, leave);
         drop(to_node);
         let (node, served) = worker.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         (node, relayed.and_then(|stop| served.map(|_| stop)))
     });
+    let rank = link.world.rank() as usize;
     let report =
         RankReport { setup_seconds: node.setup_seconds, ..rank_report(&node.devices, rank, host) };
-    let mut m = Msg::new(Kind::Summary, hetdsl::Package { offset: 0, len: 0 });
-    m.parts = vec![serde_json::to_vec(&report).unwrap_or_default()];
-    link.send(m)?;
+    if let Some(delay) = late {
+        std::thread::sleep(delay);
+    }
+    link.send(summary(&report, &relayed))?;
     let stop = relayed?;
     if stop.flag {
         let why = stop.parts.first().map(|p| String::from_utf8_lossy(p).into_owned());
@@ -191,6 +207,20 @@ fn serve_rank(
     })
 }
 
+/// This rank's last word to rank 0. After leaving on an error of its own, the error (so that
+/// rank 0 drops the rank at once and re-runs its range); after a failed run, no device reports:
+/// rank 0 may have stopped listening, and a message this small is sent without waiting for it.
+fn summary(report: &RankReport, relayed: &Result<Msg>) -> Msg {
+    let mut m = Msg::new(Kind::Summary, hetdsl::Package { offset: 0, len: 0 });
+    let failed = matches!(relayed, Ok(stop) if stop.flag);
+    let compact = RankReport { devices: Vec::new(), ..report.clone() };
+    m.parts = vec![serde_json::to_vec(if failed { &compact } else { report }).unwrap_or_default()];
+    if let Err(e) = relayed {
+        m.parts.push(e.to_string().chars().take(1024).collect::<String>().into_bytes());
+    }
+    m
+}
+
 /// Passes rank 0's orders to the node and its answers back. A finished range is announced by
 /// a small `Done` first, so that rank 0 can hand out the next range at once; its outputs follow
 /// in a non-blocking send that completes while the node already runs that next range. Returns
@@ -199,9 +229,11 @@ fn relay(
     link: &mut MpiLink<'_>,
     to_node: &mpsc::Sender<Msg>,
     from_node: &mpsc::Receiver<Msg>,
+    leave: Option<usize>,
 ) -> Result<Msg> {
     let root = link.world.process_at_rank(0);
     let mut outputs: Option<Vec<u8>> = None;
+    let mut answered = 0;
     loop {
         let order = match outputs.take() {
             None => {
@@ -235,6 +267,12 @@ fn relay(
             let _ = to_node.send(order.clone());
             return Ok(order);
         }
+        if leave == Some(answered) {
+            return Err(Error::BadConfig(format!(
+                "this rank left the launch after {answered} range(s) (injected for testing)"
+            )));
+        }
+        answered += 1;
         if answer.kind != Kind::Done {
             link.send(answer)?;
             continue;

@@ -10,9 +10,15 @@
 //! and all ranks agree on the verdict, so the exit status is the same everywhere.
 
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use hetdsl::{Fault, KernelSource, Pattern, Program, Runtime};
-use hetdsl_mpi::{Cluster, ClusterReport};
+use hetdsl_mpi::guided::RankGuided;
+use hetdsl_mpi::{reference, Cluster, ClusterReport};
+
+/// A case still running after this long is taken as a hang: the rank says so and exits with a
+/// failure, which makes `mpirun` end the whole job instead of leaving it waiting.
+const CASE_LIMIT: Duration = Duration::from_secs(60);
 
 type Outcome = Result<(), String>;
 type Case = fn(&Cluster, &Program) -> Outcome;
@@ -32,7 +38,7 @@ fn main() -> ExitCode {
             cluster.abort(2);
         }
     };
-    let cases: [(&str, Case); 8] = [
+    let cases: [(&str, Case); 13] = [
         ("saxpy_matches_the_cpu_and_ranges_tile_once", saxpy),
         ("mandelbrot_2d_matches_the_cpu_and_ranges_tile_once", mandelbrot),
         ("whole_input_reaches_every_rank_once", whole),
@@ -45,6 +51,11 @@ fn main() -> ExitCode {
             Ok(_) => Err("MPI initialised twice".into()),
         }),
         ("a_hung_rank_is_dropped_by_the_watchdog_and_its_range_rerun", hung_rank),
+        ("a_rank_whose_devices_fail_mid_run_hands_its_ranges_back", failing_mid_run),
+        ("a_rank_leaving_early_is_noticed_at_once_and_its_range_rerun", leaving_rank),
+        ("a_rank_balancer_refusing_to_start_is_an_error_on_every_rank", refused_rank_balancer),
+        ("rank_0_failing_while_a_rank_is_slow_returns_without_waiting", root_fails_while_slow),
+        ("a_rank_silent_after_a_good_run_is_reported_not_waited_for", silent_rank),
     ];
     let mut failed = 0;
     // `MPI_RANKS_ONLY=<part of a name>` runs the matching cases only (the same on every rank).
@@ -52,7 +63,7 @@ fn main() -> ExitCode {
     let cases: Vec<_> = cases.into_iter().filter(|(name, _)| name.contains(&only)).collect();
     let total = cases.len();
     for (name, case) in cases {
-        let outcome = case(&cluster, &program);
+        let outcome = within_limit(name, cluster.rank(), || case(&cluster, &program));
         let ok = cluster.all_agree(outcome.is_ok());
         if cluster.rank() == 0 || outcome.is_err() {
             match &outcome {
@@ -76,6 +87,21 @@ fn main() -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// Runs `case`, ending the process with a failure if it outlives [`CASE_LIMIT`].
+fn within_limit(name: &str, rank: usize, case: impl FnOnce() -> Outcome) -> Outcome {
+    let (done, watch) = std::sync::mpsc::channel::<()>();
+    let name = name.to_string();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(CASE_LIMIT) {
+            println!("test {name} ... FAILED on rank {rank}: still running after {CASE_LIMIT:?}");
+            std::process::exit(124);
+        }
+    });
+    let outcome = case();
+    let _ = done.send(());
+    outcome
 }
 
 fn build() -> hetdsl::Result<Program> {
@@ -134,11 +160,7 @@ fn saxpy(cluster: &Cluster, program: &Program) -> Outcome {
         .map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        // A device may fuse the multiply-add (OpenCL allows it) or not: either rounding is right.
-        let right = |i: usize| y[i] == 2.5f32 * x[i] + y0[i] || y[i] == 2.5f32.mul_add(x[i], y0[i]);
-        if let Some(i) = (0..n).find(|&i| !right(i)) {
-            return Err(format!("y[{i}] = {}, expected {}", y[i], 2.5f32 * x[i] + y0[i]));
-        }
+        axpy_matches(2.5, &x, &y0, &y)?;
         // Each rank received exactly its ranges' x and y, and sent back its ranges' y.
         for r in &report.ranks {
             let units: u64 = r.packages.iter().map(|p| p.len).sum();
@@ -152,26 +174,6 @@ fn saxpy(cluster: &Cluster, program: &Program) -> Outcome {
         }
     }
     Ok(())
-}
-
-fn mandelbrot_reference(width: usize, height: usize, max: u32) -> Vec<u32> {
-    let (left, top, step) = (-2.0f32, 1.25f32, 2.5f32 / height as f32);
-    let mut out = vec![0; width * height];
-    for row in 0..height {
-        for column in 0..width {
-            let cx = left + column as f32 * step;
-            let cy = top - row as f32 * step;
-            let (mut x, mut y, mut i) = (0.0f32, 0.0f32, 0);
-            while i < max && x * x + y * y <= 4.0 {
-                let next_x = x * x - y * y + cx;
-                y = 2.0 * x * y + cy;
-                x = next_x;
-                i += 1;
-            }
-            out[row * width + column] = i;
-        }
-    }
-    out
 }
 
 fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
@@ -191,10 +193,7 @@ fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
         .map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        let reference = mandelbrot_reference(width, height, max);
-        if let Some(i) = (0..counts.len()).find(|&i| counts[i] != reference[i]) {
-            return Err(format!("pixel {i}: {} iterations, expected {}", counts[i], reference[i]));
-        }
+        mandelbrot_matches(&counts, width, height, max)?;
     }
     Ok(())
 }
@@ -225,13 +224,12 @@ fn whole(cluster: &Cluster, program: &Program) -> Outcome {
         .map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        for i in 0..n {
-            let expected = (0..t as u32).fold(0u32, |acc, j| {
-                acc.wrapping_add(table[j as usize].wrapping_mul((x[i] + j) % 13))
-            });
-            if out[i] != expected {
-                return Err(format!("out[{i}] = {}, expected {expected}", out[i]));
-            }
+        if let Some(i) = (0..n).find(|&i| out[i] != reference::weigh(&table, x[i])) {
+            return Err(format!(
+                "out[{i}] = {}, expected {}",
+                out[i],
+                reference::weigh(&table, x[i])
+            ));
         }
         // The table went to every rank once, whatever number of ranges it ran.
         for r in &report.ranks {
@@ -270,11 +268,7 @@ fn failing_rank(cluster: &Cluster, program: &Program) -> Outcome {
     let report = launch.run().map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        if let Some(i) =
-            (0..n).find(|&i| y[i] != 3.0 * x[i] + 1.0 && y[i] != 3f32.mul_add(x[i], 1.0))
-        {
-            return Err(format!("y[{i}] = {}, expected {}", y[i], 3.0 * x[i] + 1.0));
-        }
+        axpy_matches(3.0, &x, &vec![1.0; n], &y)?;
         let lost = &report.ranks[last];
         if lost.fault.is_none() || !lost.packages.is_empty() {
             return Err(format!("rank {last} was not dropped:\n{}", report.table()));
@@ -347,15 +341,249 @@ fn hung_rank(cluster: &Cluster, program: &Program) -> Outcome {
     let report = launch.run().map_err(|e| e.to_string())?;
     check_report(cluster, &report)?;
     if root {
-        if let Some(i) =
-            (0..n).find(|&i| y[i] != 0.5 * x[i] + 2.0 && y[i] != 0.5f32.mul_add(x[i], 2.0))
-        {
-            return Err(format!("y[{i}] = {}, expected {}", y[i], 0.5 * x[i] + 2.0));
-        }
+        axpy_matches(0.5, &x, &vec![2.0; n], &y)?;
         let hung = &report.ranks[last];
         if !hung.fault.as_deref().is_some_and(|f| f.contains("hung")) || !hung.packages.is_empty() {
             return Err(format!("rank {last} was not dropped as hung:\n{}", report.table()));
         }
+    }
+    Ok(())
+}
+
+/// `y` against `a * x + y0` (the CPU reference, either rounding).
+fn axpy_matches(a: f32, x: &[f32], y0: &[f32], y: &[f32]) -> Outcome {
+    reference::saxpy_mismatch(a, x, y0, y).map_or(Ok(()), Err)
+}
+
+/// The image of `mandelbrot` at (left, top) = (−2, 1.25), `height` pixels high over 2.5,
+/// against the CPU reference, whole.
+fn mandelbrot_matches(counts: &[u32], width: usize, height: usize, max: u32) -> Outcome {
+    let view = (-2.0f32, 1.25f32, 2.5f32 / height as f32);
+    reference::mandelbrot_mismatch(counts, width, 0..height, view, max).map_or(Ok(()), Err)
+}
+
+/// The last rank's devices all fail from its second range on: the ranges it merged before
+/// stay, the one it held goes back to the pool and runs elsewhere, and the image is whole.
+/// (Ranges of 1/64 of the image each, so that every rank gets several.)
+fn failing_mid_run(cluster: &Cluster, program: &Program) -> Outcome {
+    let (width, height, max) = (512, 1024, 400u32);
+    let (root, last) = (cluster.rank() == 0, cluster.size() - 1);
+    if last == 0 {
+        return Ok(());
+    }
+    let mut counts = vec![0u32; if root { width * height } else { 0 }];
+    let mut launch = cluster
+        .launch(program, "mandelbrot")
+        .global(&[width, height])
+        .local(&[16, 4])
+        .output(&mut counts, Pattern::ONE_TO_ONE)
+        .scalar(-2.0f32)
+        .scalar(1.25f32)
+        .scalar(2.5f32 / height as f32)
+        .scalar(max)
+        .balancer(Box::new(hetdsl::balance::Dynamic::packages(64)));
+    for device in 0..program.devices().len() {
+        launch = launch.inject_from(last, 1, Fault::Fail { device, package: 0 });
+        // The other ranks slowed down, so that the last one surely asks for a second range
+        // however the ranks' processes are scheduled.
+        for other in 0..last {
+            launch = launch.inject(other, Fault::Slow { device, factor: 50 });
+        }
+    }
+    let report = launch.run().map_err(|e| e.to_string())?;
+    check_report(cluster, &report)?;
+    if root {
+        mandelbrot_matches(&counts, width, height, max)?;
+        let lost = &report.ranks[last];
+        if lost.fault.is_none() || lost.packages.is_empty() {
+            return Err(format!(
+                "rank {last} should have merged its first range, then been dropped:\n{}",
+                report.table()
+            ));
+        }
+        if report.faults.iter().all(|(r, _, _)| *r != last) {
+            return Err(format!(
+                "rank {last}'s range is not listed as re-run:\n{}",
+                report.table()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The last rank leaves the launch with an error before answering its first range (as when
+/// its outputs are over MPI's message limit), alive, so its summary still reaches rank 0: rank 0
+/// takes it as the rank gone at once, not after the rank watchdog's two minutes, re-runs its
+/// range elsewhere, and the output is whole.
+fn leaving_rank(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 1 << 15;
+    let (root, last) = (cluster.rank() == 0, cluster.size() - 1);
+    if last == 0 {
+        return Ok(());
+    }
+    let x: Vec<f32> = if root { (0..n).map(|i| (i % 31) as f32).collect() } else { Vec::new() };
+    let mut y = vec![4.0f32; if root { n } else { 0 }];
+    let start = Instant::now();
+    let result = cluster
+        .launch(program, "saxpy")
+        .global(&[n])
+        .local(&[64])
+        .scalar(-2.0f32)
+        .input(&x, Pattern::ONE_TO_ONE)
+        .inout(&mut y, Pattern::ONE_TO_ONE)
+        .inject_leave(last, 0)
+        .run();
+    let seconds = start.elapsed().as_secs_f64();
+    if cluster.rank() == last {
+        return match result {
+            Err(hetdsl::Error::BadConfig(m)) if m.contains("left the launch") => Ok(()),
+            other => Err(format!("expected this rank's own error, got {:?}", other.map(|_| ()))),
+        };
+    }
+    let report = result.map_err(|e| e.to_string())?;
+    check_report(cluster, &report)?;
+    if root {
+        axpy_matches(-2.0, &x, &vec![4.0; n], &y)?;
+        let gone = &report.ranks[last];
+        if !gone.fault.as_deref().is_some_and(|f| f.contains("left the launch"))
+            || !gone.packages.is_empty()
+        {
+            return Err(format!("rank {last} is not reported as gone:\n{}", report.table()));
+        }
+        if report.faults.iter().all(|(r, _, _)| *r != last) {
+            return Err(format!(
+                "rank {last}'s range is not listed as re-run:\n{}",
+                report.table()
+            ));
+        }
+        if seconds > 10.0 {
+            return Err(format!("rank 0 took {seconds:.1} s to notice a rank that left"));
+        }
+    }
+    Ok(())
+}
+
+/// Rank 0's balancer across ranks refuses to start (guided with k = 0): rank 0 returns the
+/// balancer's error and every other rank learns that the run failed, instead of waiting for an
+/// order that never comes.
+fn refused_rank_balancer(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 4096;
+    let x = vec![0f32; n];
+    let mut y = vec![0f32; n];
+    let result = cluster
+        .launch(program, "saxpy")
+        .global(&[n])
+        .local(&[64])
+        .scalar(1f32)
+        .input(&x, Pattern::ONE_TO_ONE)
+        .inout(&mut y, Pattern::ONE_TO_ONE)
+        .balancer(Box::new(RankGuided::new(0.0)))
+        .run();
+    match (cluster.rank(), result) {
+        (0, Err(hetdsl::Error::BadBalancer(m))) if m.contains("guided k") => Ok(()),
+        (_, Err(hetdsl::Error::BadConfig(m)))
+            if m.contains("failed on rank 0") && m.contains("guided k") =>
+        {
+            Ok(())
+        }
+        (_, other) => Err(format!("expected the balancer's refusal, got {:?}", other.map(|_| ()))),
+    }
+}
+
+/// How long the slow rank's range waits before it runs, in the case below.
+const SLOW_SECONDS: u64 = 10;
+
+/// Rank 0's own node refuses its first range (its node balancer, guided with k = 0, will not
+/// start) while the last rank sits in a slow range: rank 0 returns its error within seconds
+/// instead of waiting for the slow rank, and names it among the ranks that had not left the
+/// launch; each other rank learns that the run failed once its range ends.
+fn root_fails_while_slow(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 1 << 15;
+    let (me, last) = (cluster.rank(), cluster.size() - 1);
+    if last == 0 {
+        return Ok(());
+    }
+    let x = vec![1f32; if me == 0 { n } else { 0 }];
+    let mut y = vec![1f32; if me == 0 { n } else { 0 }];
+    let start = Instant::now();
+    let result = cluster
+        .launch(program, "saxpy")
+        .global(&[n])
+        .local(&[64])
+        .scalar(2f32)
+        .input(&x, Pattern::ONE_TO_ONE)
+        .inout(&mut y, Pattern::ONE_TO_ONE)
+        .node_balancer(move || -> Box<dyn hetdsl::Balancer> {
+            if me == 0 {
+                return Box::new(RankGuided::new(0.0));
+            }
+            if me == last {
+                std::thread::sleep(Duration::from_secs(SLOW_SECONDS));
+            }
+            hetdsl::balance::default_balancer()
+        })
+        .run();
+    let seconds = start.elapsed().as_secs_f64();
+    if me != 0 {
+        return match result {
+            Err(hetdsl::Error::BadConfig(m)) if m.contains("failed on rank 0") => Ok(()),
+            other => Err(format!("expected rank 0's failure, got {:?}", other.map(|_| ()))),
+        };
+    }
+    match result {
+        Err(hetdsl::Error::BadConfig(m)) if m.contains("guided k") => {}
+        other => return Err(format!("expected rank 0's refusal, got {:?}", other.map(|_| ()))),
+    }
+    if seconds > 6.0 {
+        return Err(format!("rank 0 returned after {seconds:.1} s: it waited for the slow rank"));
+    }
+    if cluster.stragglers() != [last] {
+        return Err(format!("stragglers {:?}, expected [{last}]", cluster.stragglers()));
+    }
+    Ok(())
+}
+
+/// After a run that ended well, the last rank sits 8 s before its summary (as one stuck after
+/// its last range would): rank 0 waits the rank watchdog's floor (2 s here) at most, returns
+/// the complete output, and reports the rank's silence in its fault and in the stragglers.
+fn silent_rank(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 1 << 15;
+    let (root, last) = (cluster.rank() == 0, cluster.size() - 1);
+    if last == 0 {
+        return Ok(());
+    }
+    let x: Vec<f32> = if root { (0..n).map(|i| (i % 13) as f32).collect() } else { Vec::new() };
+    let mut y = vec![3.0f32; if root { n } else { 0 }];
+    let rule = hetdsl::balance::dispatch::WatchdogRule { factor: 20.0, min_seconds: 1.0 };
+    let start = Instant::now();
+    let report = cluster
+        .launch(program, "saxpy")
+        .global(&[n])
+        .local(&[64])
+        .scalar(0.25f32)
+        .input(&x, Pattern::ONE_TO_ONE)
+        .inout(&mut y, Pattern::ONE_TO_ONE)
+        .rank_watchdog(rule)
+        .inject_late_summary(last, Duration::from_secs(8))
+        .run()
+        .map_err(|e| e.to_string())?;
+    let seconds = start.elapsed().as_secs_f64();
+    if !root {
+        return Ok(());
+    }
+    axpy_matches(0.25, &x, &vec![3.0; n], &y)?;
+    if !report.tiles_exactly_once() {
+        return Err(format!("ranges do not tile the range once:\n{}", report.table()));
+    }
+    if seconds > 6.0 {
+        return Err(format!("rank 0 returned after {seconds:.1} s: it waited for the silent rank"));
+    }
+    let silent = &report.ranks[last];
+    if !silent.fault.as_deref().is_some_and(|f| f.contains("no summary")) {
+        return Err(format!("rank {last}'s silence is not reported:\n{}", report.table()));
+    }
+    if cluster.stragglers() != [last] {
+        return Err(format!("stragglers {:?}, expected [{last}]", cluster.stragglers()));
     }
     Ok(())
 }
