@@ -56,8 +56,8 @@ struct Args {
     /// Comma-separated variants: single, oneshot, session, opencl3 [default: all of them]
     #[arg(long)]
     variants: Option<String>,
-    /// Submit session launches (queued where a relaunch moves nothing) instead of running each
-    /// to its end; a step's time is then the loop's mean.
+    /// Submit session launches (queued where a relaunch replays its split) instead of running
+    /// each to its end; a step after the first then counts the mean of those steps.
     #[arg(long)]
     submit: bool,
 }

@@ -137,8 +137,9 @@ pub fn go(cfg: &Config, launch: hetdsl::SessionLaunch<'_>) -> hetdsl::Result<Opt
 }
 
 /// After a loop of submitted launches: wait for the last, count the wait in the loop, and
-/// deal the reports back to their steps. The host saw no step end, so each step's time is the
-/// loop's mean.
+/// deal the reports back to their steps. The first step ran to its end (nothing to replay
+/// yet: its time is its own, uploads and warm-up included); the host saw no later step end,
+/// so each of those is their mean.
 pub fn finish_submitted(
     cfg: &Config,
     session: &hetdsl::Session,
@@ -151,8 +152,10 @@ pub fn finish_submitted(
     let t = Instant::now();
     let reports = session.finish()?;
     run.loop_seconds += t.elapsed().as_secs_f64();
-    let steps = run.step_seconds.len().max(1);
-    run.step_seconds = vec![run.loop_seconds / steps as f64; run.step_seconds.len()];
+    if let Some((&first, rest)) = run.step_seconds.split_first() {
+        let mean = (run.loop_seconds - first).max(0.0) / rest.len().max(1) as f64;
+        run.step_seconds = std::iter::once(first).chain(rest.iter().map(|_| mean)).collect();
+    }
     run.reports = reports.chunks(per_step.max(1)).map(<[Report]>::to_vec).collect();
     Ok(())
 }
