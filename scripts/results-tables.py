@@ -196,6 +196,8 @@ def main(root):
             latest_summary(root, g)
     for machine in sorted(os.listdir(root)):
         d = os.path.join(root, machine)
+        if not os.path.isdir(d):  # loose files (the cluster simulation's) hold no suite run
+            continue
         for name in sorted(os.listdir(d)):
             if name.startswith("inflection") and name.endswith(".json"):
                 inflection_tables(machine, name, os.path.join(d, name))
