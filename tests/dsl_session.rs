@@ -229,6 +229,32 @@ fn a_coexec_2d_jacobi_on_buffers_matches_the_cpu_over_sweeps() {
 }
 
 #[test]
+fn a_coexec_function_submits_its_sweeps_and_the_reports_come_from_finish() {
+    let rt = runtime();
+    let (w, h) = (64usize, 96usize);
+    let start = inputs(w * h, 9);
+    let session = jacobi::session(&rt).unwrap();
+    let k = jacobi::on(&session).unwrap();
+    let mut a = session.buffer_from(&start).unwrap();
+    let mut b = session.buffer::<f32>(w * h).unwrap();
+    let mut want = start.clone();
+    for sweep in 0..12 {
+        let (src, dst) = if sweep % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
+        k.submit([w, h], src, dst, w as u32, h as u32).expect("jacobi submitted");
+        want = jacobi_cpu(&want, w, h);
+    }
+    close(&a.to_vec().unwrap(), &want, "jacobi x12 submitted");
+    let reports = session.finish().unwrap();
+    assert_eq!(reports.len(), 12, "one report per sweep");
+    assert!(reports.iter().all(|r| r.kernel == "jacobi"));
+    // A buffer of another session is still named by its declared parameter.
+    let other = jacobi::session(&rt).unwrap();
+    let stranger = other.buffer_from(&start).unwrap();
+    let e = k.submit([w, h], &stranger, &mut b, w as u32, h as u32).unwrap_err().to_string();
+    assert!(e.contains("(`a`)") && e.contains("another session"), "{e}");
+}
+
+#[test]
 fn a_named_pattern_side_and_a_whole_input_on_buffers_are_computed_and_checked_at_each_call() {
     let rt = runtime();
     let matvec = MatVec::new(&rt).unwrap();

@@ -176,6 +176,15 @@ fn bound_methods(parts: &Parts, kernel: TokenStream, parameters: TokenStream) ->
             run.map_err(|e| ::hetdsl::__private::name_argument(e, #parameters))
         }
 
+        /// As [`Self::run`], but returns as soon as nothing is left to decide: a relaunch that
+        /// replays a balanced split is queued on the devices (see `SessionLaunch::submit`); its
+        /// report comes from `Session::finish`.
+        #[allow(clippy::too_many_arguments)]
+        pub fn submit<'a>(&'a self, global: #global_ty, #(#args),*) -> ::hetdsl::Result<()> #wheres {
+            let submit = self.launch(global, #(#names),*).and_then(::hetdsl::SessionLaunch::submit);
+            submit.map_err(|e| ::hetdsl::__private::name_argument(e, #parameters))
+        }
+
         /// The launch [`Self::run`] would run, to adjust before `.run()` (another balancer,
         /// fault injection).
         #[allow(clippy::too_many_arguments)]
