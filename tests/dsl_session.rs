@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::{close, jacobi_cpu};
+
 use hetdsl::report::Moved;
 use hetdsl::{Error, Runtime};
 
@@ -73,13 +75,6 @@ fn runtime() -> Runtime {
 
 fn inputs(n: usize, seed: u32) -> Vec<f32> {
     common::lcg(seed, n).into_iter().map(|v| (v % 1000) as f32 / 100.0).collect()
-}
-
-fn close(got: &[f32], want: &[f32], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: lengths");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "{what}: element {i}: {g} != {w}");
-    }
 }
 
 const N: usize = 1 << 14;
@@ -189,17 +184,6 @@ fn local_scratch_and_a_struct_output_on_buffers_match_the_cpu() {
         close(&[s.sum], &[sum], &format!("group {g} sum"));
         assert_eq!((s.max, s.count), (max, GROUP as u32), "group {g}");
     }
-}
-
-fn jacobi_cpu(a: &[f32], w: usize, h: usize) -> Vec<f32> {
-    let mut b = a.to_vec();
-    for y in 1..h - 1 {
-        for x in 1..w - 1 {
-            let i = y * w + x;
-            b[i] = 0.25 * (a[i - 1] + a[i + 1] + a[i - w] + a[i + w]);
-        }
-    }
-    b
 }
 
 #[test]

@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::{close, jacobi_cpu};
+
 use hetdsl::balance::{Balancer, Completion, Next, Remaining, Setup, Static};
 use hetdsl::report::Moved;
 use hetdsl::{Buffer, Error, Fault, Pattern, Report, Session};
@@ -11,13 +13,6 @@ fn session() -> (hetdsl::Program, Session) {
     let p = common::program("session.cl");
     let s = p.session().expect("a session");
     (p, s)
-}
-
-fn close(a: &[f32], b: &[f32], what: &str) {
-    assert_eq!(a.len(), b.len(), "{what}: lengths");
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        assert!((x - y).abs() <= 1e-4 * (1.0 + y.abs()), "{what}: element {i}: {x} != {y}");
-    }
 }
 
 const N: usize = 1 << 14;
@@ -177,17 +172,6 @@ fn a_1d_stencil_with_a_halo_ping_pongs_and_moves_only_the_halo() {
         }
     }
     close(&a.to_vec().unwrap(), &want, "stencil x8");
-}
-
-fn jacobi_cpu(a: &[f32], w: usize, h: usize) -> Vec<f32> {
-    let mut b = a.to_vec();
-    for y in 1..h - 1 {
-        for x in 1..w - 1 {
-            let i = y * w + x;
-            b[i] = 0.25 * (a[i - 1] + a[i + 1] + a[i - w] + a[i + w]);
-        }
-    }
-    b
 }
 
 #[test]

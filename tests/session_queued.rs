@@ -4,27 +4,11 @@
 
 mod common;
 
+use common::{close, jacobi_cpu};
+
 use hetdsl::{Error, Fault, Pattern, Report, Session};
 
 const QUEUED: &str = "replay(queued)";
-
-fn close(a: &[f32], b: &[f32], what: &str) {
-    assert_eq!(a.len(), b.len(), "{what}: lengths");
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        assert!((x - y).abs() <= 1e-4 * (1.0 + y.abs()), "{what}: element {i}: {x} != {y}");
-    }
-}
-
-fn jacobi_cpu(a: &[f32], w: usize, h: usize) -> Vec<f32> {
-    let mut b = a.to_vec();
-    for y in 1..h - 1 {
-        for x in 1..w - 1 {
-            let i = y * w + x;
-            b[i] = 0.25 * (a[i - 1] + a[i + 1] + a[i - w] + a[i + w]);
-        }
-    }
-    b
-}
 
 /// Every report's packages cover the range exactly once.
 fn tiles(r: &Report) {

@@ -124,3 +124,24 @@ pub fn assert_coexecuted_once(r: &Report) {
     }
     assert_eq!(next, r.total_groups);
 }
+
+/// `got` equals `want` element by element, within 1e-4 relative to `1 + |want|`.
+pub fn close(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "{what}: element {i}: {g} != {w}");
+    }
+}
+
+/// One Jacobi sweep over a `w` × `h` grid on the CPU, border kept: the reference of the
+/// `jacobi` kernel of `tests/kernels/session.cl`.
+pub fn jacobi_cpu(a: &[f32], w: usize, h: usize) -> Vec<f32> {
+    let mut b = a.to_vec();
+    for y in 1..h - 1 {
+        for x in 1..w - 1 {
+            let i = y * w + x;
+            b[i] = 0.25 * (a[i - 1] + a[i + 1] + a[i - w] + a[i + w]);
+        }
+    }
+    b
+}

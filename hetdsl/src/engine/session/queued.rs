@@ -28,8 +28,7 @@ use opencl3::types::cl_event;
 use super::launch::HistoryKey;
 use super::residency::Loc;
 use super::staged::{self, InFlight, Need};
-use super::window::{bind, cover};
-use super::worker::{set_up, PackageError, Plan, SArg, Worker};
+use super::worker::{bind_windows, enqueue_kernel, set_up, PackageError, Plan, SArg, Worker};
 use super::{Devices, Session};
 use crate::balance::dispatch::DeviceStats;
 use crate::error::{Error, Result};
@@ -288,7 +287,6 @@ fn enqueue_packages(
     }
     set_up(w, job.me, plan, kernel).map_err(|e| e.to_string())?;
     staged::enqueue_writes(&w.compute, w.slot, &job.writes).map_err(|e| e.to_string())?;
-    let cap = plan.devices.max_alloc.load(std::sync::atomic::Ordering::Relaxed);
     let why = |e: PackageError| match e {
         PackageError::Device(r) => r,
         PackageError::Run(e) => e.to_string(),
@@ -296,29 +294,8 @@ fn enqueue_packages(
     };
     let mut events = Vec::with_capacity(job.packages.len());
     for &p in &job.packages {
-        for a in &plan.args {
-            let SArg::Buffer { index, core, pattern, .. } = a else { continue };
-            let win = cover(w, core, plan.range(core, *pattern, p), cap).map_err(why)?;
-            let offset_arg = plan.offsets.iter().find(|(i, _)| i == index).map(|(_, o)| *o);
-            bind(kernel, *index, offset_arg, &win).map_err(why)?;
-        }
-        let (offset, size) = plan.geo.launch(p);
-        let none: [cl_event; 0] = [];
-        // SAFETY: offset, size and the work-group size have the kernel's dimension count; every
-        // argument was set above, and the buffers it names are kept alive by OpenCL until the
-        // command ends (and by the session's buffers, which drain before they go).
-        let ev = unsafe {
-            w.compute.enqueue_nd_range_kernel(
-                kernel.get(),
-                offset.len() as u32,
-                offset.as_ptr(),
-                size.as_ptr(),
-                plan.geo.local.as_ptr(),
-                &none,
-            )
-        }
-        .map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
-        events.push(ev);
+        bind_windows(w, plan, kernel, p).map_err(why)?;
+        events.push(enqueue_kernel(w, plan, kernel, p)?);
     }
     w.compute.flush().map_err(|e| format!("flush failed: {e}"))?;
     Ok(events)

@@ -381,13 +381,7 @@ fn run_package(
         !plan.devices.is_dead(d)
             && plan.slots.iter().position(|&s| s == d).is_none_or(|pos| shared.alive(pos))
     };
-    let cap = plan.devices.max_alloc.load(Ordering::Relaxed);
-    for a in &plan.args {
-        let SArg::Buffer { index, core, pattern, .. } = a else { continue };
-        let win = cover(w, core, plan.range(core, *pattern, p), cap)?;
-        let offset_arg = plan.offsets.iter().find(|(i, _)| i == index).map(|(_, o)| *o);
-        bind(kernel, *index, offset_arg, &win)?;
-    }
+    bind_windows(w, plan, kernel, p)?;
     for a in &plan.args {
         let SArg::Buffer { index, core, pattern, dir } = a else { continue };
         let range = plan.range(core, *pattern, p);
@@ -415,21 +409,7 @@ fn run_package(
             return Err(PackageError::Over);
         }
     }
-    let (offset, size) = plan.geo.launch(p);
-    let none: [cl_event; 0] = [];
-    // SAFETY: offset, size and the work-group size have the kernel's dimension count; every
-    // argument was set for this launch and its buffers are held by the task.
-    let ev = unsafe {
-        w.compute.enqueue_nd_range_kernel(
-            kernel.get(),
-            offset.len() as u32,
-            offset.as_ptr(),
-            size.as_ptr(),
-            plan.geo.local.as_ptr(),
-            &none,
-        )
-    }
-    .map_err(|e| PackageError::Device(format!("launch of package {p:?} failed: {e}")))?;
+    let ev = enqueue_kernel(w, plan, kernel, p).map_err(PackageError::Device)?;
     w.compute.flush().map_err(|e| PackageError::Device(format!("flush failed: {e}")))?;
     let expected = w.per_unit.map(|s| s * p.len as f64);
     wait_kernel(&ev, expected, plan.wait)
@@ -439,6 +419,50 @@ fn run_package(
         w.per_unit = Some(s / p.len.max(1) as f64);
     }
     Ok(seconds)
+}
+
+/// Bind every buffer argument of `kernel` to the window of this device covering package `p`'s
+/// elements (made or moved where needed), with its hidden offset.
+pub(super) fn bind_windows(
+    w: &Worker,
+    plan: &Plan,
+    kernel: &Kernel,
+    p: Package,
+) -> std::result::Result<(), PackageError> {
+    let cap = plan.devices.max_alloc.load(Ordering::Relaxed);
+    for a in &plan.args {
+        let SArg::Buffer { index, core, pattern, .. } = a else { continue };
+        let win = cover(w, core, plan.range(core, *pattern, p), cap)?;
+        let offset_arg = plan.offsets.iter().find(|(i, _)| i == index).map(|(_, o)| *o);
+        bind(kernel, *index, offset_arg, &win)?;
+    }
+    Ok(())
+}
+
+/// Enqueue package `p`'s kernel (its arguments bound) on the device's compute queue.
+pub(super) fn enqueue_kernel(
+    w: &Worker,
+    plan: &Plan,
+    kernel: &Kernel,
+    p: Package,
+) -> std::result::Result<opencl3::event::Event, String> {
+    let (offset, size) = plan.geo.launch(p);
+    let none: [cl_event; 0] = [];
+    // SAFETY: offset, size and the work-group size have the kernel's dimension count; every
+    // argument was bound for this package, and the buffers it names are kept alive by OpenCL
+    // until the command ends (and by the session's buffers, which drain queued launches
+    // before they go).
+    unsafe {
+        w.compute.enqueue_nd_range_kernel(
+            kernel.get(),
+            offset.len() as u32,
+            offset.as_ptr(),
+            size.as_ptr(),
+            plan.geo.local.as_ptr(),
+            &none,
+        )
+    }
+    .map_err(|e| format!("launch of package {p:?} failed: {e}"))
 }
 
 /// The package loop. `Err` carries the reason this device must leave the run.
