@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{close, jacobi_cpu};
+use common::{close, jacobi_cpu, jacobi_launch};
 
 use hetdsl::balance::{Balancer, Completion, Next, Remaining, Setup, Static};
 use hetdsl::report::Moved;
@@ -184,16 +184,7 @@ fn a_2d_jacobi_with_a_halo_of_one_row_matches_the_cpu_over_sweeps() {
     let mut want = start.clone();
     for sweep in 0..10 {
         let (src, dst) = if sweep % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
-        let r = s
-            .launch("jacobi")
-            .global(&[w, h])
-            .local(&[16, 4])
-            .input(src, Pattern::halo(1))
-            .output(dst, Pattern::ONE_TO_ONE)
-            .scalar(w as u32)
-            .scalar(h as u32)
-            .run()
-            .unwrap();
+        let r = jacobi_launch(&s, src, dst, w, h).run().unwrap();
         want = jacobi_cpu(&want, w, h);
         assert!(r.moved_arg(1).total() == 0);
     }

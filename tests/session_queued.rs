@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{close, jacobi_cpu};
+use common::{close, jacobi_cpu, jacobi_launch};
 
 use hetdsl::{Error, Fault, Pattern, Report, Session};
 
@@ -30,15 +30,7 @@ fn jacobi_sweeps(s: &Session, sweeps: usize) -> (Vec<f32>, Vec<f32>) {
     let mut want = start;
     for sweep in 0..sweeps {
         let (src, dst) = if sweep % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
-        s.launch("jacobi")
-            .global(&[w, h])
-            .local(&[16, 4])
-            .input(src, Pattern::halo(1))
-            .output(dst, Pattern::ONE_TO_ONE)
-            .scalar(w as u32)
-            .scalar(h as u32)
-            .submit()
-            .unwrap();
+        jacobi_launch(s, src, dst, w, h).submit().unwrap();
         want = jacobi_cpu(&want, w, h);
     }
     let got = if sweeps.is_multiple_of(2) { a.to_vec() } else { b.to_vec() };
@@ -190,34 +182,20 @@ fn a_saved_history_splits_the_first_launch_of_a_new_session_and_other_devices_re
 
 /// A split known to be balanced (a saved history whose balance is set to 1, loaded before each
 /// sweep) is replayed and queued from the first launch of a new session: its inputs go from
-/// the host, then each sweep moves only halo rows between the devices, through reads that the
-/// kernels wait for.
+/// the host, then each sweep moves only halo rows between the devices (read from the device
+/// holding them once its last queued kernel has ended).
 #[test]
 fn a_replayed_split_queues_its_moves_from_the_host_and_between_devices() {
     let p = common::program("session.cl");
     let (w, h) = (64usize, 96usize);
     let path = std::env::temp_dir().join(format!("hetdsl-halves-{}.json", std::process::id()));
     let start: Vec<f32> = (0..w * h).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
-    fn sweep<'s>(
-        s: &'s Session,
-        a: &'s hetdsl::Buffer<f32>,
-        b: &'s mut hetdsl::Buffer<f32>,
-    ) -> hetdsl::SessionLaunch<'s> {
-        let (w, h) = (64usize, 96usize);
-        s.launch("jacobi")
-            .global(&[w, h])
-            .local(&[16, 4])
-            .input(a, Pattern::halo(1))
-            .output(b, Pattern::ONE_TO_ONE)
-            .scalar(w as u32)
-            .scalar(h as u32)
-    }
     {
         let s = p.session().unwrap();
         let a = s.buffer_from(&start).unwrap();
         let mut b = s.buffer::<f32>(w * h).unwrap();
         let halves = hetdsl::balance::Static::with_weights(vec![1.0, 1.0]);
-        sweep(&s, &a, &mut b).balancer(Box::new(halves)).run().unwrap();
+        jacobi_launch(&s, &a, &mut b, w, h).balancer(Box::new(halves)).run().unwrap();
         s.save_history(&path).unwrap();
     }
     let mut saved: serde_json::Value =
@@ -236,7 +214,7 @@ fn a_replayed_split_queues_its_moves_from_the_host_and_between_devices() {
         // jitter on these CPUs) cannot talk the session out of the balanced split.
         s.load_history(&path).unwrap();
         let (src, dst) = if k % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
-        sweep(&s, src, dst).submit().unwrap();
+        jacobi_launch(&s, src, dst, w, h).submit().unwrap();
         want = jacobi_cpu(&want, w, h);
     }
     std::fs::remove_file(&path).unwrap();

@@ -145,3 +145,21 @@ pub fn jacobi_cpu(a: &[f32], w: usize, h: usize) -> Vec<f32> {
     }
     b
 }
+
+/// A sweep of the `jacobi` kernel of `tests/kernels/session.cl` on a session: `a` read with a
+/// one-row halo, `b` written, groups of 16 × 4.
+pub fn jacobi_launch<'s>(
+    s: &'s hetdsl::Session,
+    a: &'s hetdsl::Buffer<f32>,
+    b: &'s mut hetdsl::Buffer<f32>,
+    w: usize,
+    h: usize,
+) -> hetdsl::SessionLaunch<'s> {
+    s.launch("jacobi")
+        .global(&[w, h])
+        .local(&[16, 4])
+        .input(a, Pattern::halo(1))
+        .output(b, Pattern::ONE_TO_ONE)
+        .scalar(w as u32)
+        .scalar(h as u32)
+}
