@@ -239,3 +239,41 @@ fn a_replayed_split_queues_its_moves_from_the_host_and_between_devices() {
         }
     }
 }
+
+/// A device that never finishes a queued launch (an injected hang: the host never sees its
+/// kernels end) is judged past the watchdog's bound, not waited for: the read that waits for
+/// it returns `Lost` for what only that device held.
+#[test]
+fn a_device_hanging_under_a_queued_launch_is_dropped_within_the_watchdog_bound() {
+    let p = common::program("session.cl");
+    let s = p.session_on(&[0]).unwrap();
+    let n = 4096;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut x = s.buffer_from(&xs).unwrap();
+    let quick = hetdsl::WatchdogConfig { factor: 2.0, min: std::time::Duration::from_millis(300) };
+    let affine = |x: &mut hetdsl::Buffer<f32>, fault: Option<Fault>| {
+        let mut l = s
+            .launch("affine")
+            .global(&[n])
+            .local(&[64])
+            .inout(x, Pattern::ONE_TO_ONE)
+            .scalar(2.0f32)
+            .scalar(1.0f32)
+            .watchdog(quick);
+        if let Some(f) = fault {
+            l = l.inject(f);
+        }
+        l.submit()
+    };
+    affine(&mut x, None).unwrap();
+    // Queued, on a device that never runs it.
+    affine(&mut x, Some(Fault::Hang { device: 0, package: 0 })).unwrap();
+    let t = std::time::Instant::now();
+    let err = x.to_vec().unwrap_err();
+    assert!(t.elapsed() < std::time::Duration::from_secs(5), "waited {:?}", t.elapsed());
+    let Error::Lost { buffer, .. } = &err else { panic!("not Lost: {err}") };
+    assert_eq!(*buffer, x.index());
+    let failed = s.failed_devices();
+    assert_eq!(failed.len(), 1);
+    assert!(failed[0].1.contains("did not end"), "{failed:?}");
+}

@@ -219,16 +219,19 @@ impl<'s> SessionLaunch<'s> {
             .iter()
             .any(|a| matches!(a, worker::SArg::Buffer { core, .. } if core.bytes() as u64 > cap));
         let previous = session.devices.launches.last(&key);
-        // An injected device failure is the one fault a queued launch can show (at enqueue).
-        let failing = |f: &Fault| matches!(f, Fault::Fail { .. });
+        // A device failing to enqueue, or hanging, are the faults a queued launch can show.
+        let failing = |f: &Fault| matches!(f, Fault::Fail { .. } | Fault::Hang { .. });
         let quiet = plan.faults.iter().all(failing) && session.mirror.is_none() && !windowed;
         if let (true, None, Some(previous)) = (queue && quiet, &balancer, &previous) {
             if replays(previous) {
                 let blocks = queued::blocks(previous, plan.geo.units, positions.len());
                 let needs = blocks.as_ref().and_then(|b| staged::needs(&plan, b));
                 if let (Some(blocks), Some(needs)) = (blocks, needs) {
-                    let name = "replay(queued)".to_string();
-                    queued::submit(session, plan, key, blocks, needs, name, t_binary)?;
+                    // Judged hung past the watchdog's floor plus its factor times the run
+                    // replayed.
+                    let w = plan.watchdog;
+                    let limit = w.min + Duration::from_secs_f64(w.factor * previous.roi_seconds);
+                    queued::submit(session, plan, key, blocks, needs, limit, t_binary)?;
                     return Ok(None);
                 }
             }

@@ -19,7 +19,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
@@ -31,9 +31,13 @@ use super::staged::{self, InFlight, Need};
 use super::worker::{bind_windows, enqueue_kernel, set_up, PackageError, Plan, SArg, Worker};
 use super::{Devices, Session};
 use crate::balance::dispatch::DeviceStats;
+use crate::engine::Fault;
 use crate::error::{Error, Result};
 use crate::report::{BufferMoved, Moved, PackageTrace, Report, RunRecord, Transfer};
 use crate::work::Package;
+
+/// The balancer a queued launch's report names: its split is the replayed one.
+const BALANCER: &str = "replay(queued)";
 
 /// Launches queued and not yet drained beyond which `submit` waits for the oldest: bounds the
 /// events and reports held, and how far the host runs ahead of the devices.
@@ -98,6 +102,11 @@ struct Queued {
     /// The moves' host memory, which the devices' writes read until the launch has ended:
     /// held, never read here.
     _staging: InFlight,
+    /// How long the host waits for its kernels before it judges a device hung: the
+    /// watchdog's floor plus its factor times the replayed launch's time.
+    limit: Duration,
+    /// Per launch position: an injected hang (testing), its kernels never seen to end.
+    hangs: Vec<bool>,
     submitted: Instant,
     binary_seconds: f64,
 }
@@ -134,14 +143,37 @@ impl Devices {
     }
 
     /// Wait for a queued launch's kernels; its report (device time) goes to the history.
-    fn end_queued(&self, q: Queued) -> Result<()> {
+    fn end_queued(&self, mut q: Queued) -> Result<()> {
         let mut error = None;
         let mut failed = Vec::new();
+        let since = Instant::now();
+        let mut hung = false;
         for (pos, events) in q.events.iter().enumerate() {
-            if let Some(e) = events.iter().find_map(|ev| ev.wait().err()) {
-                failed.push((pos, format!("a queued kernel failed: {e}")));
+            // An injected hang (testing) is a device whose kernels the host never sees end.
+            let waited = if q.hangs[pos] {
+                std::thread::sleep(q.limit.saturating_sub(since.elapsed()));
+                Err(Waited::Hung)
+            } else {
+                wait_bounded(events, q.limit, since)
+            };
+            match waited {
+                Ok(()) => {}
+                Err(Waited::Failed(e)) => {
+                    failed.push((pos, format!("a queued kernel failed: {e}")))
+                }
+                Err(Waited::Hung) => {
+                    hung = true;
+                    let s = q.limit.as_secs_f64();
+                    let why = format!("a queued kernel did not end {s:.1} s after the host began waiting for it (hung in its driver?)");
+                    failed.push((pos, why));
+                }
             }
         }
+        if hung {
+            // Its writes may still read the staged bytes whenever the device moves again.
+            std::mem::forget(std::mem::take(&mut q._staging));
+        }
+
         for (pos, reason) in &failed {
             if let Some(e) = self.drop_device(q.slots[*pos], reason.clone()) {
                 error.get_or_insert(e);
@@ -225,6 +257,40 @@ impl Devices {
     }
 }
 
+/// How waiting for a device's queued kernels ended, where it did not end well.
+enum Waited {
+    Failed(String),
+    Hung,
+}
+
+/// Wait for `events` until `limit` has passed `since`, polling (a blocking wait could last as
+/// long as a hung driver does).
+fn wait_bounded(
+    events: &[Event],
+    limit: Duration,
+    since: Instant,
+) -> std::result::Result<(), Waited> {
+    let mut nap = Duration::from_micros(20);
+    for ev in events {
+        loop {
+            match ev.command_execution_status() {
+                Ok(s) if s.0 == opencl3::event::CL_COMPLETE => break,
+                Ok(s) if s.0 < 0 => {
+                    return Err(Waited::Failed(format!("execution status {}", s.0)))
+                }
+                Err(e) => return Err(Waited::Failed(e.to_string())),
+                Ok(_) => {}
+            }
+            if since.elapsed() > limit {
+                return Err(Waited::Hung);
+            }
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(Duration::from_micros(200));
+        }
+    }
+    Ok(())
+}
+
 fn complete(ev: &Event) -> bool {
     // CL_COMPLETE is 0; an error status (negative) has ended too.
     ev.command_execution_status().map_or(true, |s| s.0 <= 0)
@@ -295,7 +361,7 @@ fn enqueue_packages(
     let mut events = Vec::with_capacity(job.packages.len());
     for &p in &job.packages {
         bind_windows(w, plan, kernel, p).map_err(why)?;
-        events.push(enqueue_kernel(w, plan, kernel, p)?);
+        events.push(enqueue_kernel(w, plan, kernel, p, &[])?);
     }
     w.compute.flush().map_err(|e| format!("flush failed: {e}"))?;
     Ok(events)
@@ -329,7 +395,7 @@ pub(super) fn submit(
     key: HistoryKey,
     blocks: Vec<Vec<Package>>,
     needs: Vec<Need>,
-    balancer: String,
+    limit: Duration,
     t_binary: Instant,
 ) -> Result<()> {
     let devices = &session.devices;
@@ -353,7 +419,8 @@ pub(super) fn submit(
     let mut replies = Vec::new();
     for (me, ((&slot, packages), writes)) in slots.iter().zip(&blocks).zip(writes).enumerate() {
         let (reply, answer) = channel();
-        let fail = plan.faults.iter().any(|f| crate::engine::plan::fault_device(f) == me);
+        let mine = |f: &&Fault| crate::engine::plan::fault_device(f) == me;
+        let fail = plan.faults.iter().filter(mine).any(|f| matches!(f, Fault::Fail { .. }));
         let packages = packages.clone();
         let job = Job { plan: plan.clone(), me, packages, writes, fail, reply };
         let sent = session.workers[slot].enqueue(job);
@@ -396,13 +463,29 @@ pub(super) fn submit(
     devices.launches.pending.lock().unwrap_or_else(|e| e.into_inner()).push_back(Queued {
         key,
         kernel: plan.kernel.clone(),
-        balancer,
+        balancer: BALANCER.to_string(),
         units: plan.geo.units,
         slots: slots.clone(),
         packages: blocks,
         events,
         transfers,
-        _staging: flight,
+        // A device that failed to enqueue may still have some of its writes in flight, with
+        // no event to wait for (and waiting could hang on a dead device): the driver may copy
+        // from these bytes at any time, so they are never freed then (a bounded leak, only on
+        // a device's failure) rather than freed under a transfer.
+        _staging: if failed.is_empty() {
+            flight
+        } else {
+            std::mem::forget(flight);
+            InFlight::new()
+        },
+        limit,
+        hangs: (0..slots.len())
+            .map(|me| {
+                let mine = |f: &&Fault| crate::engine::plan::fault_device(f) == me;
+                plan.faults.iter().filter(mine).any(|f| matches!(f, Fault::Hang { .. }))
+            })
+            .collect(),
         submitted: t_binary,
         binary_seconds: t_binary.elapsed().as_secs_f64(),
     });

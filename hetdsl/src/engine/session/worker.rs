@@ -409,7 +409,7 @@ fn run_package(
             return Err(PackageError::Over);
         }
     }
-    let ev = enqueue_kernel(w, plan, kernel, p).map_err(PackageError::Device)?;
+    let ev = enqueue_kernel(w, plan, kernel, p, &[]).map_err(PackageError::Device)?;
     w.compute.flush().map_err(|e| PackageError::Device(format!("flush failed: {e}")))?;
     let expected = w.per_unit.map(|s| s * p.len as f64);
     wait_kernel(&ev, expected, plan.wait)
@@ -439,19 +439,20 @@ pub(super) fn bind_windows(
     Ok(())
 }
 
-/// Enqueue package `p`'s kernel (its arguments bound) on the device's compute queue.
+/// Enqueue package `p`'s kernel (its arguments bound) on the device's compute queue, after
+/// the events of `wait`.
 pub(super) fn enqueue_kernel(
     w: &Worker,
     plan: &Plan,
     kernel: &Kernel,
     p: Package,
+    wait: &[cl_event],
 ) -> std::result::Result<opencl3::event::Event, String> {
     let (offset, size) = plan.geo.launch(p);
-    let none: [cl_event; 0] = [];
     // SAFETY: offset, size and the work-group size have the kernel's dimension count; every
     // argument was bound for this package, and the buffers it names are kept alive by OpenCL
     // until the command ends (and by the session's buffers, which drain queued launches
-    // before they go).
+    // before they go); the caller keeps the events of `wait` alive for the call.
     unsafe {
         w.compute.enqueue_nd_range_kernel(
             kernel.get(),
@@ -459,7 +460,7 @@ pub(super) fn enqueue_kernel(
             offset.as_ptr(),
             size.as_ptr(),
             plan.geo.local.as_ptr(),
-            &none,
+            wait,
         )
     }
     .map_err(|e| format!("launch of package {p:?} failed: {e}"))
