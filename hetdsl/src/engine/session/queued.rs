@@ -416,30 +416,7 @@ pub(super) fn submit(
             return Err(lost.unwrap_or(e));
         }
     };
-    let mut replies = Vec::new();
-    for (me, ((&slot, packages), writes)) in slots.iter().zip(&blocks).zip(writes).enumerate() {
-        let (reply, answer) = channel();
-        let mine = |f: &&Fault| crate::engine::plan::fault_device(f) == me;
-        let fail = plan.faults.iter().filter(mine).any(|f| matches!(f, Fault::Fail { .. }));
-        let packages = packages.clone();
-        let job = Job { plan: plan.clone(), me, packages, writes, fail, reply };
-        let sent = session.workers[slot].enqueue(job);
-        replies.push(if sent { Some(answer) } else { None });
-    }
-    let mut events = Vec::new();
-    let mut failed = Vec::new();
-    for (pos, answer) in replies.into_iter().enumerate() {
-        let got = answer.map_or(Err("its host thread is gone".to_string()), |a| {
-            a.recv().unwrap_or_else(|_| Err("its host thread is gone".to_string()))
-        });
-        match got {
-            Ok(evs) => events.push(evs),
-            Err(reason) => {
-                failed.push((pos, reason));
-                events.push(Vec::new());
-            }
-        }
-    }
+    let (events, failed) = enqueue_everywhere(session, &plan, &blocks, writes);
     for (core, slot, range) in arrivals {
         core.lock().res.copied(Loc::Device(slot), range);
     }
@@ -502,6 +479,42 @@ pub(super) fn submit(
     }
     drained?;
     error.map_or(Ok(()), Err)
+}
+
+/// Hand every device thread its writes and blocks and collect the answers: per launch
+/// position its kernels' events, and the positions that could not enqueue, with why.
+fn enqueue_everywhere(
+    session: &Session,
+    plan: &Arc<Plan>,
+    blocks: &[Vec<Package>],
+    writes: Vec<Vec<staged::Write>>,
+) -> (Vec<Vec<Event>>, Vec<(usize, String)>) {
+    let slots = &plan.slots;
+    let mut replies = Vec::new();
+    for (me, ((&slot, packages), writes)) in slots.iter().zip(blocks).zip(writes).enumerate() {
+        let (reply, answer) = channel();
+        let mine = |f: &&Fault| crate::engine::plan::fault_device(f) == me;
+        let fail = plan.faults.iter().filter(mine).any(|f| matches!(f, Fault::Fail { .. }));
+        let packages = packages.clone();
+        let job = Job { plan: plan.clone(), me, packages, writes, fail, reply };
+        let sent = session.workers[slot].enqueue(job);
+        replies.push(if sent { Some(answer) } else { None });
+    }
+    let mut events = Vec::new();
+    let mut failed = Vec::new();
+    for (pos, answer) in replies.into_iter().enumerate() {
+        let got = answer.map_or(Err("its host thread is gone".to_string()), |a| {
+            a.recv().unwrap_or_else(|_| Err("its host thread is gone".to_string()))
+        });
+        match got {
+            Ok(evs) => events.push(evs),
+            Err(reason) => {
+                failed.push((pos, reason));
+                events.push(Vec::new());
+            }
+        }
+    }
+    (events, failed)
 }
 
 /// The last kernel queued on session device `slot` and not yet drained, if any.
