@@ -219,12 +219,16 @@ impl<'s> SessionLaunch<'s> {
             .iter()
             .any(|a| matches!(a, worker::SArg::Buffer { core, .. } if core.bytes() as u64 > cap));
         let previous = session.devices.launches.last(&key);
+        // What the previous run of this launch did, read once for every decision below.
+        let history = previous.as_ref().map(balance::History::from_report);
         // A device failing to enqueue, or hanging, are the faults a queued launch can show.
         let failing = |f: &Fault| matches!(f, Fault::Fail { .. } | Fault::Hang { .. });
         let quiet = plan.faults.iter().all(failing) && session.mirror.is_none() && !windowed;
-        if let (true, None, Some(previous)) = (queue && quiet, &balancer, &previous) {
-            if replays(previous) {
-                let blocks = queued::blocks(previous, plan.geo.units, positions.len());
+        if let (true, None, Some(previous), Some(history)) =
+            (queue && quiet, &balancer, &previous, &history)
+        {
+            if replays(previous, history) {
+                let blocks = queued::blocks(history, plan.geo.units, positions.len());
                 let needs = blocks.as_ref().and_then(|b| staged::needs(&plan, b));
                 if let (Some(blocks), Some(needs)) = (blocks, needs) {
                     // Judged hung past the watchdog's floor plus its factor times the run
@@ -238,11 +242,9 @@ impl<'s> SessionLaunch<'s> {
         }
         // Everything queued ends before a launch that may move data or wait for its devices.
         session.devices.drain()?;
-        let balancer = balancer.unwrap_or_else(|| {
-            previous
-                .as_ref()
-                .map(|previous| learned(previous, !windowed))
-                .unwrap_or_else(balance::default_balancer)
+        let balancer = balancer.unwrap_or_else(|| match (&previous, history) {
+            (Some(previous), Some(history)) => learned(previous, history, !windowed),
+            _ => balance::default_balancer(),
         });
         let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| balancer.name()))
             .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
@@ -378,18 +380,16 @@ fn name_error(
 /// scattered packages), it is replayed exactly: no data moves and each device runs one package
 /// per block. Otherwise each device first gets the groups it ran last time (their inputs are
 /// already there), in proportion to its speed (`Learned`).
-fn learned(previous: &Report, may_replay: bool) -> Box<dyn Balancer> {
-    let history = balance::History::from_report(previous);
-    if may_replay && replays(previous) {
+fn learned(previous: &Report, history: balance::History, may_replay: bool) -> Box<dyn Balancer> {
+    if may_replay && replays(previous, &history) {
         return Box::new(balance::Replay::new(history));
     }
     Box::new(balance::Learned::new(history))
 }
 
-/// Whether a launch after `previous` replays its split: it ended balanced, with each device
-/// holding at most two blocks.
-fn replays(previous: &Report) -> bool {
-    let history = balance::History::from_report(previous);
+/// Whether a launch after `previous` (whose history is `history`) replays its split: it ended
+/// balanced, with each device holding at most two blocks.
+fn replays(previous: &Report, history: &balance::History) -> bool {
     let gathered = history.devices.iter().all(|d| d.owned.len() <= 2);
     let finished: Vec<f64> =
         previous.devices.iter().map(|d| d.finish_seconds).filter(|t| *t > 0.0).collect();

@@ -369,9 +369,12 @@ fn enqueue_packages(
 
 /// The split to queue a repeated launch with: the previous run's blocks, one package each,
 /// when they tile the range over the same devices.
-pub(super) fn blocks(previous: &Report, units: u64, devices: usize) -> Option<Vec<Vec<Package>>> {
-    let history = crate::balance::History::from_report(previous);
-    if !crate::balance::replay::tiles(&history, units, devices) {
+pub(super) fn blocks(
+    history: &crate::balance::History,
+    units: u64,
+    devices: usize,
+) -> Option<Vec<Vec<Package>>> {
+    if !crate::balance::replay::tiles(history, units, devices) {
         return None;
     }
     Some(
