@@ -88,7 +88,7 @@ impl Iterative for BlackScholes {
             Ok(go(cfg, r)?.into_iter().collect())
         })
         .map_err(say)?;
-        finish_submitted(cfg, &session, &mut run, 1).map_err(say)?;
+        finish_submitted(cfg, &session, &mut run, self.launches_per_step()).map_err(say)?;
         let (c, p) = (call.to_vec().map_err(say)?, put.to_vec().map_err(say)?);
         let (verdict, how) = self.check(&c, &p);
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);

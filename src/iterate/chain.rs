@@ -83,7 +83,7 @@ impl Iterative for Chain {
             Ok(go(cfg, r)?.into_iter().collect())
         })
         .map_err(say)?;
-        finish_submitted(cfg, &session, &mut run, 1).map_err(say)?;
+        finish_submitted(cfg, &session, &mut run, self.launches_per_step()).map_err(say)?;
         let got = y.to_vec().map_err(say)?;
         let (verdict, how) = self.check(&got, run.steps());
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);

@@ -182,7 +182,7 @@ impl Iterative for NBody {
             self.session_step(&session, &mut pos, &mut vel, Some(cfg))
         })
         .map_err(say)?;
-        finish_submitted(cfg, &session, &mut run, 2).map_err(say)?;
+        finish_submitted(cfg, &session, &mut run, self.launches_per_step()).map_err(say)?;
         let (p, v) = (pos.to_vec().map_err(say)?, vel.to_vec().map_err(say)?);
         let (verdict, how) = if self.follows_trajectory(run.steps()) {
             self.check_trajectory([&p, &v], run.steps())
