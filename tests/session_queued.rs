@@ -10,6 +10,28 @@ use hetdsl::{Error, Fault, Pattern, Report, Session};
 
 const QUEUED: &str = "replay(queued)";
 
+/// Submit `x = 2x + 1` over all of `x` (groups of 64), with `fault` injected if any.
+fn affine(
+    s: &Session,
+    x: &mut hetdsl::Buffer<f32>,
+    fault: Option<Fault>,
+    watchdog: hetdsl::WatchdogConfig,
+) -> hetdsl::Result<()> {
+    let n = x.len();
+    let mut l = s
+        .launch("affine")
+        .global(&[n])
+        .local(&[64])
+        .inout(x, Pattern::ONE_TO_ONE)
+        .scalar(2.0f32)
+        .scalar(1.0f32)
+        .watchdog(watchdog);
+    if let Some(f) = fault {
+        l = l.inject(f);
+    }
+    l.submit()
+}
+
 /// Every report's packages cover the range exactly once.
 fn tiles(r: &Report) {
     let mut ps: Vec<_> = r.trace.iter().filter(|t| t.merged).map(|t| t.package).collect();
@@ -117,23 +139,11 @@ fn a_device_failing_under_a_queued_launch_loses_what_only_it_held_never_stale_da
     let n = 4096;
     let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let mut x = s.buffer_from(&xs).unwrap();
-    let affine = |x: &mut hetdsl::Buffer<f32>, fault: Option<Fault>| {
-        let mut l = s
-            .launch("affine")
-            .global(&[n])
-            .local(&[64])
-            .inout(x, Pattern::ONE_TO_ONE)
-            .scalar(2.0f32)
-            .scalar(1.0f32);
-        if let Some(f) = fault {
-            l = l.inject(f);
-        }
-        l.submit()
-    };
     // The first launch leaves the only fresh copy of `x` on the device; the second is queued
     // there, and the device fails to take it.
-    affine(&mut x, None).unwrap();
-    let err = affine(&mut x, Some(Fault::Fail { device: 0, package: 0 })).unwrap_err();
+    let usual = hetdsl::WatchdogConfig::default();
+    affine(&s, &mut x, None, usual).unwrap();
+    let err = affine(&s, &mut x, Some(Fault::Fail { device: 0, package: 0 }), usual).unwrap_err();
     let Error::Lost { buffer, ranges, .. } = &err else { panic!("not Lost: {err}") };
     assert_eq!(*buffer, x.index());
     assert_eq!(ranges.len(), 1, "{err}");
@@ -251,23 +261,9 @@ fn a_device_hanging_under_a_queued_launch_is_dropped_within_the_watchdog_bound()
     let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let mut x = s.buffer_from(&xs).unwrap();
     let quick = hetdsl::WatchdogConfig { factor: 2.0, min: std::time::Duration::from_millis(300) };
-    let affine = |x: &mut hetdsl::Buffer<f32>, fault: Option<Fault>| {
-        let mut l = s
-            .launch("affine")
-            .global(&[n])
-            .local(&[64])
-            .inout(x, Pattern::ONE_TO_ONE)
-            .scalar(2.0f32)
-            .scalar(1.0f32)
-            .watchdog(quick);
-        if let Some(f) = fault {
-            l = l.inject(f);
-        }
-        l.submit()
-    };
-    affine(&mut x, None).unwrap();
+    affine(&s, &mut x, None, quick).unwrap();
     // Queued, on a device that never runs it.
-    affine(&mut x, Some(Fault::Hang { device: 0, package: 0 })).unwrap();
+    affine(&s, &mut x, Some(Fault::Hang { device: 0, package: 0 }), quick).unwrap();
     let t = std::time::Instant::now();
     let err = x.to_vec().unwrap_err();
     assert!(t.elapsed() < std::time::Duration::from_secs(5), "waited {:?}", t.elapsed());
