@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use common::{expand4, lcg, program, round_robin, within};
-use hetdsl::Fault;
+use hetdsl::{Fault, Pattern};
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::Layer;
@@ -200,4 +200,86 @@ fn a_panicking_subscriber_loses_its_events_but_not_the_run() {
         assert!(correct, "with the right output");
     });
     assert!(events.is_empty(), "every event was lost to the panic");
+}
+
+/// `(device, reused, allocated, freed)` of each device's set-up in `events`, sorted.
+fn buffer_counts(events: &[Event]) -> Vec<(u64, u64, u64, u64)> {
+    let mut c: Vec<_> = events
+        .iter()
+        .filter(|e| e.message == "device buffers")
+        .map(|e| (e.number("device"), e.number("reused"), e.number("allocated"), e.number("freed")))
+        .collect();
+    c.sort_unstable();
+    c
+}
+
+#[test]
+fn a_second_call_of_a_program_reuses_its_device_buffers_and_sees_the_new_inputs() {
+    let p = program("engine.cl");
+    // lookup: a whole input (the table), a sliced input and an output.
+    let call = |table: &[u32], keys: &[u32]| {
+        let mut out = vec![0u32; keys.len()];
+        let events = events_of(|| {
+            let r = p
+                .launch("lookup")
+                .global(&[keys.len()])
+                .local(&[64])
+                .input(table, Pattern::Whole)
+                .scalar(table.len() as u32)
+                .input(keys, Pattern::ONE_TO_ONE)
+                .output(&mut out, Pattern::ONE_TO_ONE)
+                .on_devices(&[0, 1])
+                .balancer(round_robin(4))
+                // A device running the losing copy of a back-up is left behind and keeps nothing.
+                .backups(false)
+                .run()
+                .expect("the run");
+            common::assert_coexecuted(&r);
+        });
+        let want: Vec<u32> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| table[(*k as usize) % table.len()].wrapping_add(i as u32))
+            .collect();
+        assert_eq!(out, want, "every call's output matches the CPU on its own inputs");
+        buffer_counts(&events)
+    };
+    let (t1, t2) = (lcg(61, 997), lcg(62, 997));
+    let (k1, k2) = (lcg(63, N), lcg(64, N));
+    assert_eq!(call(&t1, &k1), [(0, 0, 3, 0), (1, 0, 3, 0)], "the first call allocates");
+    // Same sizes, new contents: every buffer reused, the whole table written again.
+    assert_eq!(call(&t2, &k2), [(0, 3, 0, 0), (1, 3, 0, 0)]);
+    // A longer range: the table (same size) is reused, the two sliced buffers are not.
+    let k3 = lcg(65, 2 * N);
+    assert_eq!(call(&t1, &k3), [(0, 1, 2, 2), (1, 1, 2, 2)]);
+    // Kept buffers off: freed now, and nothing is parked after a run either.
+    p.keep_buffers(false);
+    assert_eq!(call(&t2, &k3), [(0, 0, 3, 0), (1, 0, 3, 0)]);
+    assert_eq!(call(&t1, &k3), [(0, 0, 3, 0), (1, 0, 3, 0)]);
+    p.keep_buffers(true);
+    call(&t2, &k1);
+    assert_eq!(call(&t1, &k2), [(0, 3, 0, 0), (1, 3, 0, 0)], "and on again");
+}
+
+#[test]
+fn a_device_that_failed_in_a_run_keeps_nothing_from_it() {
+    let p = program("engine.cl");
+    let input = lcg(66, N);
+    let run = |fault: Option<Fault>| {
+        let mut out = vec![0u32; 4 * N];
+        let events = events_of(|| {
+            let mut launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
+            launch = launch.balancer(round_robin(4)).backups(false);
+            if let Some(f) = fault {
+                launch = launch.inject(f);
+            }
+            launch.run().expect("the run");
+        });
+        assert_eq!(out, reference(&input));
+        buffer_counts(&events)
+    };
+    run(None);
+    assert_eq!(run(Some(Fault::Fail { device: 1, package: 1 })), [(0, 2, 0, 0), (1, 2, 0, 0)]);
+    // Device 1 failed: its objects were released, device 0's kept.
+    assert_eq!(run(None), [(0, 2, 0, 0), (1, 0, 2, 0)]);
 }

@@ -23,6 +23,9 @@ pub(crate) struct PlatformProgram {
 /// A device of a program: its description, handle and the platform program it uses.
 #[derive(Clone)]
 pub(crate) struct ProgramDevice {
+    /// Queues, kernels and buffers a clean one-shot run left for the next one on this device
+    /// (first, so that they are released before the context and program they belong to).
+    pub(crate) park: super::worker::Park,
     pub(crate) info: DeviceInfo,
     pub(crate) device: opencl3::device::Device,
     pub(crate) platform: Arc<PlatformProgram>,
@@ -115,6 +118,7 @@ impl Program {
             let platform = Arc::new(PlatformProgram { context, program });
             for (f, log) in members.into_iter().zip(logs) {
                 devices.push(ProgramDevice {
+                    park: Default::default(),
                     info: f.info.clone(),
                     device: f.device,
                     platform: platform.clone(),
@@ -157,6 +161,18 @@ impl Program {
     /// Start describing a launch of `kernel`.
     pub fn launch(&self, kernel: &str) -> Launch<'_> {
         Launch::new(self, kernel)
+    }
+
+    /// Whether each device keeps its queues, kernels, device buffers and pinned staging from
+    /// one `run` to the next (on by default). A run reuses every kept buffer whose size and
+    /// access match one of its arguments, so repeated calls of the same sizes allocate and pin
+    /// nothing; between calls the memory of the last run stays held. `false` frees what is kept
+    /// now and after every run.
+    pub fn keep_buffers(&self, keep: bool) {
+        let _one_at_a_time = super::opencl_lock();
+        for d in &self.devices {
+            d.park.keep(keep);
+        }
     }
 }
 

@@ -28,6 +28,10 @@ pub(in crate::engine) enum Staging {
     Heap(Vec<u8>),
 }
 
+// SAFETY: the mapped pointer is owned by this staging alone (its buffer's one mapping), so
+// moving it to another thread moves the only access to that memory.
+unsafe impl Send for Staging {}
+
 impl Staging {
     pub(in crate::engine) fn new(
         queue: &CommandQueue,

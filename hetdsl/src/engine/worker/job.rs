@@ -8,6 +8,7 @@ use opencl3::command_queue::CommandQueue;
 use opencl3::kernel::Kernel;
 
 use super::buffers::DeviceBuffer;
+use super::parked::{KeptKernel, Parked};
 use crate::engine::geometry::Geometry;
 use crate::engine::plan::{ArgPlan, Plan};
 use crate::engine::program::ProgramDevice;
@@ -61,7 +62,33 @@ pub(super) struct Device {
     pub(super) compute: CommandQueue,
     pub(super) transfer: CommandQueue,
     pub(super) kernel: Kernel,
+    /// The work-group size `kernel` has been warmed up with (empty: never).
+    pub(super) warmed_for: Vec<usize>,
+    /// Kernel objects of the program's other kernels, kept from earlier runs to park again.
+    pub(super) kernels: Vec<KeptKernel>,
     pub(super) buffers: Vec<DeviceBuffer>,
     /// Device seconds per balancing unit of its last package: when to expect the next kernel.
     pub(super) per_unit: Option<f64>,
+}
+
+impl Device {
+    /// Its objects, to be parked for the next run on this device (staging stays mapped).
+    pub(super) fn park(self, kernel_name: &str) -> Parked {
+        let Device { compute, transfer, kernel, warmed_for, mut kernels, buffers, .. } = self;
+        kernels.push(KeptKernel { name: kernel_name.to_string(), kernel, warmed_for });
+        Parked {
+            queues: Some((compute, transfer)),
+            kernels,
+            buffers: buffers.into_iter().map(DeviceBuffer::park).collect(),
+        }
+    }
+
+    /// Unmap its staging, then release everything.
+    pub(super) fn release(mut self) {
+        for b in &mut self.buffers {
+            if let Some(s) = &mut b.staging {
+                s.unmap(&self.transfer);
+            }
+        }
+    }
 }

@@ -21,6 +21,7 @@
 mod buffers;
 mod job;
 mod package;
+mod parked;
 mod setup;
 
 use std::time::Duration;
@@ -30,6 +31,7 @@ use self::job::Device;
 pub(crate) use self::job::Job;
 pub(super) use self::package::{device_seconds, wait_kernel};
 use self::package::{finish, launch, read_back, transfer, InFlight};
+pub(crate) use self::parked::Park;
 pub(super) use self::setup::device_profile;
 pub(crate) use self::setup::{set_local, set_scalar};
 use super::shared::{panic_message, Ask, Release};
@@ -41,31 +43,40 @@ use crate::error::{ClError, Error};
 pub(crate) fn run(job: Job) {
     let me = job.me;
     let shared = job.shared.clone();
-    let device = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&job))) {
-        Ok(device) => device,
-        Err(payload) => {
-            shared.thread_panicked(me, panic_message(&*payload));
-            None
-        }
-    };
-    // Its device has no command left: release its objects, under the OpenCL lock unless the
-    // caller's thread, which holds it, is joining this one.
+    let (device, clean) =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&job))) {
+            Ok(ended) => ended,
+            Err(payload) => {
+                shared.thread_panicked(me, panic_message(&*payload));
+                (None, false)
+            }
+        };
+    // Its device has no command left: park its objects for the next run if it ended cleanly,
+    // else release them, under the OpenCL lock unless the caller's thread, which holds it, is
+    // joining this one.
     match shared.release_turn(me) {
         Release::LeftBehind => {
             let _one_at_a_time = super::opencl_lock();
-            drop(device);
+            if let Some(d) = device {
+                d.release();
+            }
             drop(job);
         }
         _ => {
-            drop(device);
+            match device {
+                Some(d) if clean => job.device.park.put(d.park(&job.kernel)),
+                Some(d) => d.release(),
+                None => {}
+            }
             drop(job);
         }
     }
 }
 
 /// Set up, run packages, then let every queued command complete. Returns the device, whose
-/// objects the caller releases.
-fn body(job: &Job) -> Option<Device> {
+/// objects the caller parks or releases, and whether it ended cleanly (it may park: no
+/// failure, no injected fault, every command completed).
+fn body(job: &Job) -> (Option<Device>, bool) {
     let me = job.me;
     let shared = &job.shared;
     if job.faults.iter().any(|f| matches!(f, Fault::HangSetup { .. })) {
@@ -74,31 +85,27 @@ fn body(job: &Job) -> Option<Device> {
             std::thread::sleep(Duration::from_millis(5));
         }
         shared.setup_done(me, Err(Error::Cl { call: "injected set-up hang", code: ClError(-5) }));
-        return None;
+        return (None, false);
     }
     let mut device = match setup::set_up(job) {
         Ok(d) => d,
         Err(e) => {
             shared.setup_done(me, Err(e));
-            return None;
+            return (None, false);
         }
     };
+    let mut clean = job.faults.is_empty();
     if shared.setup_done(me, Ok(device.profile.clone())) {
         if let Err(reason) = work(job, &mut device) {
             shared.device_failed(me, reason);
+            clean = false;
         }
     }
     // Let every command this device queued complete before anything is released: releasing a
     // kernel or buffer with commands in flight trips PoCL (`pocl_release_dlhandle_cache`
     // assertion). A device truly hung in its driver never gets past here, and is never joined.
-    let _ = device.compute.finish();
-    let _ = device.transfer.finish();
-    for b in &mut device.buffers {
-        if let Some(s) = &mut b.staging {
-            s.unmap(&device.transfer);
-        }
-    }
-    Some(device)
+    let finished = device.compute.finish().is_ok() & device.transfer.finish().is_ok();
+    (Some(device), clean && finished && shared.alive(me))
 }
 
 /// The package loop. `Err` carries the reason this device must leave the run.

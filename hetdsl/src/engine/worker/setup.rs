@@ -13,12 +13,13 @@ use std::ptr;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
-use opencl3::memory::{Buffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE};
+use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE};
 use opencl3::types::CL_BLOCKING;
 
 use super::buffers::{DeviceBuffer, Reduction, Staging};
 use super::job::{Device, Job};
 use super::package::launch;
+use super::parked::Parked;
 use crate::engine::geometry::Geometry;
 use crate::engine::limits;
 use crate::engine::plan::ArgPlan;
@@ -30,15 +31,44 @@ use crate::work::{DeviceProfile, Package};
 
 /// Queues, kernel, its arguments, the limits, buffers and, if asked, the warm-up: a device
 /// ready to run packages.
+/// What the last clean run on this device parked is reused (see `parked`).
 pub(super) fn set_up(job: &Job) -> Result<Device> {
-    let (compute, transfer, kernel) = queues_and_kernel(job)?;
-    let local_bytes = set_values(job, &kernel)?;
-    let local_total = check_limits(job, &kernel, local_bytes)?;
-    let buffers = make_buffers(job, &kernel, &transfer)?;
+    let mut parked = job.device.park.take();
+    let (compute, transfer) = match parked.as_mut().and_then(|p| p.queues.take()) {
+        Some(queues) => queues,
+        None => new_queues(job)?,
+    };
+    let made = (|| {
+        let (kernel, warmed_for) = kernel_for(job, parked.as_mut())?;
+        let local_bytes = set_values(job, &kernel)?;
+        let local_total = check_limits(job, &kernel, local_bytes)?;
+        let parked_before = parked.as_ref().map_or(0, |p| p.buffers.len());
+        let buffers = make_buffers(job, &kernel, &transfer, parked.as_mut())?;
+        let reused = parked_before - parked.as_ref().map_or(0, |p| p.buffers.len());
+        let (allocated, freed) = (buffers.len() - reused, parked_before - reused);
+        // A subscriber is foreign code: its panic loses the event, not the device.
+        let _ = std::panic::catch_unwind(|| {
+            tracing::debug!(device = job.me, reused, allocated, freed, "device buffers")
+        });
+        Ok((kernel, warmed_for, buffers, local_total))
+    })();
+    // What was parked and not reused is freed now, with the queue that mapped its staging.
+    let kernels = match parked.as_mut() {
+        Some(p) => {
+            p.free_buffers(&transfer);
+            std::mem::take(&mut p.kernels)
+        }
+        None => Vec::new(),
+    };
+    let (kernel, warmed_for, buffers, local_total) = made?;
     let profile = profile(job, local_total);
-    let mut device = Device { compute, transfer, kernel, buffers, profile, per_unit: None };
-    if job.warmup {
+    let mut device =
+        Device { compute, transfer, kernel, warmed_for, kernels, buffers, profile, per_unit: None };
+    // A kept kernel already warmed up with this work-group size is compiled for it: warming it
+    // again would only cost time (on a CPU, a work-group of a heavy kernel can take a second).
+    if job.warmup && device.warmed_for != job.geo.local {
         warm_up(job, &mut device)?;
+        device.warmed_for = job.geo.local.clone();
     }
     Ok(device)
 }
@@ -48,21 +78,28 @@ fn limit(job: &Job, reason: String) -> Error {
     Error::DeviceLimit { device: job.me, name: job.device.info.name.clone(), reason }
 }
 
-/// Two profiling queues (compute, and transfer for read-backs) and the kernel, whose argument
-/// count must match the launch's.
-fn queues_and_kernel(job: &Job) -> Result<(CommandQueue, CommandQueue, Kernel)> {
-    let dev = &job.device;
-    let context = &dev.platform.context;
-    let id = dev.device.id();
-
+/// Two profiling queues: compute, and transfer for read-backs.
+fn new_queues(job: &Job) -> Result<(CommandQueue, CommandQueue)> {
+    let context = &job.device.platform.context;
+    let id = job.device.device.id();
     // SAFETY: `id` is a device of `context`; the properties are a valid bit set.
     let queue = || unsafe {
         CommandQueue::create_with_properties(context, id, CL_QUEUE_PROFILING_ENABLE, 0)
     };
     let compute = queue().call("clCreateCommandQueueWithProperties")?;
-    let transfer = queue().call("clCreateCommandQueueWithProperties")?;
-    let kernel = Kernel::create(&dev.platform.program, &job.kernel).call("clCreateKernel")?;
+    Ok((compute, queue().call("clCreateCommandQueueWithProperties")?))
+}
 
+/// The kernel (the parked one of that name, else a new one), whose argument count must match
+/// the launch's, and the work-group size it was warmed up with.
+fn kernel_for(job: &Job, parked: Option<&mut Parked>) -> Result<(Kernel, Vec<usize>)> {
+    let (kernel, warmed_for) = match parked.and_then(|p| p.take_kernel(&job.kernel)) {
+        Some(k) => (k.kernel, k.warmed_for),
+        None => (
+            Kernel::create(&job.device.platform.program, &job.kernel).call("clCreateKernel")?,
+            Vec::new(),
+        ),
+    };
     let num_args = kernel.num_args().call("clGetKernelInfo(NUM_ARGS)")? as usize;
     if num_args != job.args.len() {
         return Err(Error::BadArgument {
@@ -74,7 +111,7 @@ fn queues_and_kernel(job: &Job) -> Result<(CommandQueue, CommandQueue, Kernel)> 
             ),
         });
     }
-    Ok((compute, transfer, kernel))
+    Ok((kernel, warmed_for))
 }
 
 /// Set the scalar and `__local` arguments (buffers are set with their buffers). Returns the
@@ -148,78 +185,96 @@ fn check_limits(job: &Job, kernel: &Kernel, local_bytes: u64) -> Result<u64> {
     Ok(local_total)
 }
 
-/// A device buffer per buffer argument, set as the kernel's argument, with its staging.
-fn make_buffers(job: &Job, kernel: &Kernel, transfer: &CommandQueue) -> Result<Vec<DeviceBuffer>> {
+/// A device buffer per buffer argument, set as the kernel's argument, with its staging. A parked
+/// buffer of the same size and access is reused (filled as a new one would be).
+fn make_buffers(
+    job: &Job,
+    kernel: &Kernel,
+    transfer: &CommandQueue,
+    mut parked: Option<&mut Parked>,
+) -> Result<Vec<DeviceBuffer>> {
     let context = &job.device.platform.context;
     let mut buffers = Vec::new();
     for arg in &job.args {
-        if let ArgPlan::Reduce { index, host, elem, merge, ops } = arg {
-            let identity = (ops.identity)(*merge, host.len / elem);
-            debug_assert_eq!(identity.len(), host.len);
-            // SAFETY: `identity` holds `host.len` bytes and outlives the call, which copies
-            // them (COPY_HOST_PTR) and keeps no pointer to them.
-            let buffer = unsafe {
-                Buffer::<u8>::create(
-                    context,
-                    CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                    host.len,
-                    identity.as_ptr() as *mut std::ffi::c_void,
-                )
+        let (index, host, elem, pattern, dir, reduce) = match arg {
+            ArgPlan::Reduce { index, host, elem, merge, ops } => {
+                let identity = (ops.identity)(*merge, host.len / elem);
+                debug_assert_eq!(identity.len(), host.len);
+                let reduce = Reduction { merge: *merge, ops: *ops, identity };
+                (*index, *host, *elem, Pattern::Whole, Direction::InOut, Some(reduce))
             }
-            .map_err(|e| {
-                limit(job, format!("argument {index}: cannot allocate {} bytes: {e}", host.len))
-            })?;
-            set_buffer_arg(kernel, *index, &buffer)?;
-            buffers.push(DeviceBuffer {
-                host: *host,
-                elem: *elem,
-                pattern: Pattern::Whole,
-                dir: Direction::InOut,
-                buffer,
-                staging: Some(Staging::new(transfer, context, host.len)),
-                reduce: Some(Reduction { merge: *merge, ops: *ops, identity }),
-            });
-            continue;
-        }
-        let ArgPlan::Buffer { index, host, elem, pattern, dir } = arg else { continue };
-        let whole_input = *pattern == Pattern::Whole;
-        let buffer = if whole_input {
-            // Copied by the driver during creation: the caller's memory is not used after.
-            let mut made = None;
+            ArgPlan::Buffer { index, host, elem, pattern, dir } => {
+                (*index, *host, *elem, *pattern, *dir, None)
+            }
+            _ => continue,
+        };
+        // A whole input is filled from the caller's memory at set-up and needs no staging.
+        let whole_input = pattern == Pattern::Whole && reduce.is_none();
+        let read_only = dir == Direction::In;
+        let reused = parked.as_deref_mut().and_then(|p| p.take_buffer(host.len, read_only));
+        let cannot = |e: String| limit(job, format!("argument {index}: {e}"));
+        let (buffer, staging) = match reused {
+            Some(b) => (b.buffer, b.staging),
+            None => {
+                let flags = if read_only { CL_MEM_READ_ONLY } else { CL_MEM_READ_WRITE };
+                // SAFETY: no host pointer is given; `context` outlives the buffer.
+                let b = unsafe { Buffer::<u8>::create(context, flags, host.len, ptr::null_mut()) }
+                    .map_err(|e| cannot(format!("cannot allocate {} bytes: {e}", host.len)))?;
+                (b, None)
+            }
+        };
+        let staging = match (staging, whole_input) {
+            (Some(mut s), true) => {
+                s.unmap(transfer);
+                None
+            }
+            (None, false) => Some(Staging::new(transfer, context, host.len)),
+            (kept, _) => kept,
+        };
+        if let Some(red) = &reduce {
+            write_blocking(transfer, &buffer, red.identity.as_ptr(), host.len)
+                .map_err(|e| cannot(format!("cannot fill with the reduction's identity: {e}")))?;
+        } else if whole_input {
+            let mut written = None;
             job.shared.with_caller_memory(|| {
-                // SAFETY: inside the gate, so the caller's slice of `host.len` bytes is alive;
-                // COPY_HOST_PTR copies it during the call and keeps no pointer to it.
-                made = Some(unsafe {
-                    Buffer::<u8>::create(
-                        context,
-                        CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                        host.len,
-                        host.ptr.cast(),
-                    )
-                });
+                written = Some(write_blocking(transfer, &buffer, host.ptr, host.len));
             });
-            made.ok_or_else(|| Error::BadArgument { index: *index, reason: "run closed".into() })?
-        } else {
-            let flags = if *dir == Direction::In { CL_MEM_READ_ONLY } else { CL_MEM_READ_WRITE };
-            // SAFETY: no host pointer is given; `context` outlives the buffer.
-            unsafe { Buffer::<u8>::create(context, flags, host.len, ptr::null_mut()) }
+            written
+                .ok_or_else(|| Error::BadArgument { index, reason: "run closed".into() })?
+                .map_err(|e| cannot(format!("cannot write its {} bytes: {e}", host.len)))?;
         }
-        .map_err(|e| {
-            limit(job, format!("argument {index}: cannot allocate {} bytes: {e}", host.len))
-        })?;
-        set_buffer_arg(kernel, *index, &buffer)?;
-        let staging = (!whole_input).then(|| Staging::new(transfer, context, host.len));
-        buffers.push(DeviceBuffer {
-            host: *host,
-            elem: *elem,
-            pattern: *pattern,
-            dir: *dir,
-            buffer,
-            staging,
-            reduce: None,
-        });
+        set_buffer_arg(kernel, index, &buffer)?;
+        buffers.push(DeviceBuffer { host, elem, pattern, dir, buffer, staging, reduce });
     }
     Ok(buffers)
+}
+
+/// Write `len` bytes at `src` into `buffer`, waiting for the copy to end.
+fn write_blocking(
+    queue: &CommandQueue,
+    buffer: &Buffer<u8>,
+    src: *const u8,
+    len: usize,
+) -> std::result::Result<(), opencl3::error_codes::ClError> {
+    if len == 0 {
+        return Ok(());
+    }
+    // SAFETY: the caller guarantees `src` is readable for `len` bytes across the call, which is
+    // blocking; `buffer` holds at least `len` bytes.
+    unsafe {
+        opencl3::command_queue::enqueue_write_buffer(
+            queue.get(),
+            buffer.get(),
+            CL_BLOCKING,
+            0,
+            len,
+            src.cast(),
+            0,
+            ptr::null(),
+        )
+    }
+    .map(|ev| drop(Event::new(ev)))
+    .map_err(Into::into)
 }
 
 /// Run one work-group at each end of the range so the driver compiles the kernel before the
