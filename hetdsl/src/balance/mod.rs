@@ -29,6 +29,7 @@ mod minmax;
 mod model;
 pub mod probe;
 mod random_split;
+pub mod relaunch;
 pub(crate) mod replay;
 mod sigmoid;
 mod spec;

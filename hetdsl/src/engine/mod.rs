@@ -15,6 +15,7 @@ mod limits;
 mod plan;
 mod program;
 mod quarantine;
+mod repeat;
 mod run;
 mod session;
 mod shared;
@@ -25,7 +26,7 @@ mod worker;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::balance::{self, Balancer};
+use crate::balance::Balancer;
 use crate::device::{DeviceFilter, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::merge::{Merge, ReduceOps, Reducible};
@@ -386,7 +387,11 @@ impl<'a> Launch<'a> {
         self
     }
 
-    /// The balancer; the default is [`balance::default_balancer`].
+    /// The balancer. Without one, the first run of a launch uses [`crate::balance::default_balancer`],
+    /// and a later run of the same launch (kernel, range, work-group size, devices) on the same
+    /// program starts from what the last clean run measured: for a regular kernel, one package
+    /// per device, sized so that all end together (`balance::relaunch`); see
+    /// [`Program::forget_runs`].
     pub fn balancer(mut self, balancer: Box<dyn Balancer>) -> Self {
         self.balancer = Some(balancer);
         self
@@ -453,7 +458,7 @@ impl<'a> Launch<'a> {
     pub fn run(mut self) -> Result<Report> {
         let names = self.arg_names;
         self.check_arguments().map_err(|e| declared(e, names))?;
-        let balancer = self.balancer.take().unwrap_or_else(balance::default_balancer);
+        let balancer = self.balancer.take();
         let (program, kernel) = (self.program, self.kernel.clone());
         // The engine's own argument errors (lengths, patterns) name the parameter too.
         run::execute(self, balancer)

@@ -48,6 +48,8 @@ pub struct Program {
     /// their windowed variant from them.
     pub(crate) built_text: String,
     pub(crate) built_options: String,
+    /// The last clean one-shot run of each launch, for the next run of the same launch.
+    pub(crate) last_runs: super::repeat::LastRuns,
 }
 
 impl Drop for Program {
@@ -140,6 +142,7 @@ impl Program {
             ndrange_param: rewritten.ndrange_param,
             built_text: rewritten.text,
             built_options: format!("-cl-std=CL1.2 {options}"),
+            last_runs: Default::default(),
         })
     }
 
@@ -173,6 +176,13 @@ impl Program {
         for d in &self.devices {
             d.park.keep(keep);
         }
+    }
+
+    /// Forget what earlier runs measured: the next run of each launch given no balancer starts
+    /// with the default balancer, as a first run does (say, once the inputs' contents changed
+    /// enough to move the cost along the range).
+    pub fn forget_runs(&self) {
+        self.last_runs.clear();
     }
 }
 

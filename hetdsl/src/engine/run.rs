@@ -17,6 +17,7 @@ use super::coordinator;
 use super::plan::Plan;
 use super::quarantine;
 pub use super::quarantine::quarantined_devices;
+use super::repeat::LaunchKey;
 use super::shared::{EndOfRun, SetupError, Shared};
 use super::worker;
 use super::Launch;
@@ -25,10 +26,15 @@ use crate::device::DeviceInfo;
 use crate::error::{Error, Result};
 use crate::report::{Report, RunRecord};
 
-pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result<Report> {
+/// Runs `launch` with `balancer`, or, given none, with what the program's last clean run of the
+/// same launch suggests (see `repeat`).
+pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -> Result<Report> {
     let _one_at_a_time = super::opencl_lock();
     let t_binary = Instant::now();
+    let program = launch.program;
     let plan = Plan::new(launch)?;
+    let key = LaunchKey::of(&plan);
+    let balancer = balancer.unwrap_or_else(|| program.last_runs.balancer_for(&key));
     let n = plan.devices.len();
     // The run's span; the dispatcher's events carry their device, so those of device threads
     // (outside it) still tell whose they are.
@@ -55,7 +61,9 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Box<dyn Balancer>) -> Result
     }
     outcome?;
     let infos: Vec<&DeviceInfo> = plan.devices.iter().map(|d| &d.info).collect();
-    report_of(&shared, &plan.kernel, plan.span.clone(), infos, t_binary)
+    let report = report_of(&shared, &plan.kernel, plan.span.clone(), infos, t_binary)?;
+    program.last_runs.record(key, &report);
+    Ok(report)
 }
 
 /// The report of a run that ended well: the dispatcher's statistics per device, the trace.

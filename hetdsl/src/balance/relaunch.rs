@@ -1,0 +1,355 @@
+//! The split of a one-shot run repeated over the same range, from what the previous run of the
+//! same launch measured: one block per device, cut so that every device is predicted to end
+//! together.
+//!
+//! # Why
+//! A GPU pays a fixed cost per package beyond its work-groups: the package's last work-groups
+//! finish unevenly across its multiprocessors while the rest of the device idles. Measured on an
+//! H200, NBody's packages cost 59 ms plus 126 µs per work-group (2112 groups: 326 ms, 3520:
+//! 504 ms, the whole range of 11 264 alone: 1494 ms), so Sigmoid's probe and its second package
+//! left two H200s at 0.89 of their ideal, where one package each would reach 0.97. Sigmoid needs
+//! its probe to learn the speeds; a repeated run already has them.
+//!
+//! # The plan
+//! A package's seconds are its kernel time, or its whole span where transfers dominate (as
+//! Sigmoid measures them). Devices of one name are one model and are planned alike.
+//! - **A regular kernel** (a memory-bound one, most of whose groups ran in transfer-bound
+//!   packages, or, on each device model, the costliest work-group of a package at most
+//!   [`REGULAR_SPREAD`] times the cheapest, over packages of at least 1 % of the range) costs
+//!   the same per group everywhere: each model's packages are fitted with a line,
+//!   `fixed + groups / speed`, and each device gets the groups it ends in the common time with
+//!   one package. Spreading the per-package cost over the range instead would misplace the cut:
+//!   the probes' groups would look dearer than the rest, and two identical H200s would get 5474
+//!   and 5790 of NBody's groups, 5 % apart.
+//! - **An irregular kernel** (Mandelbrot's band, RAP's rising cost) is cut by its cost map:
+//!   each group costs what its package cost per group, on the fastest model's scale, and each
+//!   device's block holds the cost it ends in the common time. A map from large packages is
+//!   coarse, so the first relaunch may miss; each relaunch measures its blocks and the next
+//!   moves the cut towards balance. A relaunch that ended with a balance under [`SETTLED`]
+//!   (the cost moved with new data) is not planned from: the next run is a first run.
+//!
+//! Only from a run that merged every work-group once and lost no device. A device that merged
+//! less than [`MIN_SHARE`] of the range sits out: its share is below the noise of the others'
+//! and its block could not be helped if it ran late.
+
+use std::ops::Range;
+
+use super::{DeviceHistory, History};
+use crate::report::Report;
+
+/// How much the cost per work-group may vary between a device's packages for the kernel to
+/// count as regular: on two H200s NBody's packages vary by 1.08 (each package's fixed cost
+/// spread over more or fewer groups), Binomial's, Gaussian's and Taylor's by 1.00–1.02, a ray
+/// tracer's by 1.7–3.4, Mandelbrot's by a thousand.
+pub const REGULAR_SPREAD: f64 = 1.2;
+
+/// A device that merged less than this fraction of the range gets no block.
+pub const MIN_SHARE: f64 = 0.02;
+
+/// A relaunch of an irregular kernel that ended with a balance below this is not planned from
+/// again: the next run starts afresh with Sigmoid.
+pub const SETTLED: f64 = 0.9;
+
+/// Transfer-bound packages are costed by their span (see [`super::sigmoid::TRANSFER_BOUND`]).
+const TRANSFER_BOUND: f64 = super::sigmoid::TRANSFER_BOUND;
+
+/// One measured package: its device, its range, and the seconds it cost that device.
+#[derive(Debug, Clone)]
+struct Measured {
+    device: usize,
+    range: Range<u64>,
+    seconds: f64,
+    /// Costed by its span: its transfers took more than [`TRANSFER_BOUND`] times its kernel.
+    transfer_bound: bool,
+}
+
+/// The one-block-per-device history to replay after `previous`, or `None` where the previous
+/// run does not qualify (see the module's documentation).
+pub fn one_block_per_device(previous: &Report) -> Option<History> {
+    let total = previous.total_groups;
+    let n = previous.devices.len();
+    if total == 0 || n == 0 || previous.devices.iter().any(|d| d.fault.is_some()) {
+        return None;
+    }
+    let mut measured: Vec<Measured> = previous
+        .trace
+        .iter()
+        .filter(|t| t.merged)
+        .map(|t| {
+            let span = t.host_end - t.host_start;
+            let (seconds, transfer_bound) = match t.kernel_seconds.filter(|k| *k > 0.0) {
+                Some(k) if span <= TRANSFER_BOUND * k => (k, false),
+                _ => (span, true),
+            };
+            let range = t.package.offset..t.package.end();
+            Measured { device: t.device, range, seconds, transfer_bound }
+        })
+        .collect();
+    measured.sort_by_key(|m| m.range.start);
+    if !tiles(&measured, total)
+        || measured.iter().any(|m| m.seconds.is_nan() || m.seconds <= 0.0 || m.device >= n)
+    {
+        return None;
+    }
+    let names: Vec<&str> = previous.devices.iter().map(|d| d.name.as_str()).collect();
+    // Moving bytes costs the same per group wherever the group lies: a memory-bound kernel
+    // is planned as a regular one (the spans of its overlapping packages make no cost map).
+    let regular = regular(&names, &measured, total) || mostly_transfers(&measured);
+    let mut lines = if regular {
+        cost_lines(&names, &measured, total)
+    } else {
+        // A relaunch of an irregular kernel that ended far from balanced: the cost moved
+        // along the range (new data), and a map from before would mislead again.
+        if previous.balancer.starts_with("replay") && previous.balance < SETTLED {
+            return None;
+        }
+        model_speeds(&names, &measured).into_iter().map(|s| s.map(|s| (0.0, s))).collect()
+    };
+    for (d, line) in lines.iter_mut().enumerate() {
+        let groups: u64 =
+            measured.iter().filter(|m| m.device == d).map(|m| m.range.end - m.range.start).sum();
+        if (groups as f64) < MIN_SHARE * total as f64 {
+            *line = None;
+        }
+    }
+    let blocks = if regular {
+        cut(total, &lines)?
+    } else {
+        let taking: Vec<bool> = lines.iter().map(Option::is_some).collect();
+        cut_by_cost(&measured, total, &model_speeds(&names, &measured), &taking)?
+    };
+    Some(History {
+        total_groups: total,
+        devices: (0..n)
+            .map(|d| DeviceHistory {
+                speed: match (&blocks[d], lines[d]) {
+                    (Some(_), Some((_, speed))) => speed,
+                    _ => 0.0,
+                },
+                owned: blocks[d].clone().into_iter().collect(),
+            })
+            .collect(),
+    })
+}
+
+/// Sorted packages cover `0..total` exactly once.
+fn tiles(measured: &[Measured], total: u64) -> bool {
+    let mut next = 0;
+    for m in measured {
+        if m.range.start != next || m.range.end <= m.range.start {
+            return false;
+        }
+        next = m.range.end;
+    }
+    next == total
+}
+
+/// Most work-groups (more than half) ran in transfer-bound packages.
+fn mostly_transfers(measured: &[Measured]) -> bool {
+    let (mut bound, mut all) = (0u64, 0u64);
+    for m in measured {
+        all += m.range.end - m.range.start;
+        if m.transfer_bound {
+            bound += m.range.end - m.range.start;
+        }
+    }
+    2 * bound > all
+}
+
+/// Every device model's cost per group (over the packages of at least 1 % of the range of all
+/// devices of that name) varies by at most [`REGULAR_SPREAD`].
+fn regular(names: &[&str], measured: &[Measured], total: u64) -> bool {
+    let floor = (total as f64 * 0.01).max(1.0);
+    names.iter().all(|name| {
+        let per_group: Vec<f64> = measured
+            .iter()
+            .filter(|m| names[m.device] == *name && (m.range.end - m.range.start) as f64 >= floor)
+            .map(|m| m.seconds / (m.range.end - m.range.start) as f64)
+            .collect();
+        let lo = per_group.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = per_group.iter().copied().fold(0.0, f64::max);
+        per_group.is_empty() || hi <= REGULAR_SPREAD * lo
+    })
+}
+
+/// Per device, its cost of `n` work-groups as `fixed + n / speed` (seconds), fitted by least
+/// squares to the packages of every device of its name (a regular kernel costs the same per
+/// group everywhere; what varies with the package is its fixed cost, the uneven end of its last
+/// wave). The fixed cost is kept
+/// between 0 and half the device's cheapest package; a device with packages of one size only
+/// gets none. `None` for a device that measured nothing.
+fn cost_lines(names: &[&str], measured: &[Measured], total: u64) -> Vec<Option<(f64, f64)>> {
+    // Packages under 1 % of the range are left out where the device has larger ones: a few
+    // work-groups (a back-up of a slow device's probe) run at a single group's latency.
+    let floor = total as f64 * 0.01;
+    (0..names.len())
+        .map(|d| {
+            if !measured.iter().any(|m| m.device == d) {
+                return None;
+            }
+            // Devices of one name are one model: their packages are fitted together, so that
+            // the noise of two or three packages each does not split identical GPUs unevenly.
+            let all: Vec<(f64, f64)> = measured
+                .iter()
+                .filter(|m| names[m.device] == names[d])
+                .map(|m| ((m.range.end - m.range.start) as f64, m.seconds))
+                .collect();
+            let large: Vec<(f64, f64)> = all.iter().copied().filter(|p| p.0 >= floor).collect();
+            let points = if large.is_empty() { all } else { large };
+            let groups: f64 = points.iter().map(|p| p.0).sum();
+            let seconds: f64 = points.iter().map(|p| p.1).sum();
+            if !(groups > 0.0 && seconds > 0.0) {
+                return None;
+            }
+            let k = points.len() as f64;
+            let (mx, my) = (groups / k, seconds / k);
+            let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+            let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+            let cheapest = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+            let fixed = if sxx > 0.0 && sxy > 0.0 {
+                (my - sxy / sxx * mx).clamp(0.0, 0.5 * cheapest)
+            } else {
+                0.0
+            };
+            // The speed that gives the device's measured total with that fixed cost per package.
+            let per_group = (seconds - k * fixed) / groups;
+            (per_group > 0.0).then(|| (fixed, 1.0 / per_group))
+        })
+        .collect()
+}
+
+/// Groups per device so that all end together, each running one package: with every device's
+/// cost `fixed + n / speed`, the common time is T = (G + Σ fixed·speed) / Σ speed. A device whose
+/// share comes out empty sits out and the rest are planned again. Blocks are laid end to end in
+/// device order. `None` if no device takes part.
+fn cut(total: u64, lines: &[Option<(f64, f64)>]) -> Option<Vec<Option<Range<u64>>>> {
+    let mut part: Vec<bool> = lines.iter().map(Option::is_some).collect();
+    let shares = loop {
+        let (mut speed, mut offset) = (0.0, 0.0);
+        for (fixed, s) in lines.iter().zip(&part).filter(|(_, p)| **p).filter_map(|(l, _)| *l) {
+            speed += s;
+            offset += fixed * s;
+        }
+        if speed <= 0.0 {
+            return None;
+        }
+        let time = (total as f64 + offset) / speed;
+        let shares: Vec<f64> = lines
+            .iter()
+            .zip(&part)
+            .map(|(l, p)| match (l, p) {
+                (Some((fixed, s)), true) => (time - fixed) * s,
+                _ => 0.0,
+            })
+            .collect();
+        let empty: Vec<usize> = (0..lines.len()).filter(|&d| part[d] && shares[d] < 1.0).collect();
+        if empty.is_empty() {
+            break shares;
+        }
+        for d in empty {
+            part[d] = false;
+        }
+    };
+    let last = (0..lines.len()).filter(|&d| part[d]).max()?;
+    let mut blocks = vec![None; lines.len()];
+    let (mut start, mut exact) = (0u64, 0.0);
+    for d in (0..lines.len()).filter(|&d| part[d]) {
+        exact += shares[d];
+        let end = if d == last { total } else { (exact.round() as u64).clamp(start, total) };
+        if end > start {
+            blocks[d] = Some(start..end);
+        }
+        start = end;
+    }
+    Some(blocks)
+}
+
+/// Per device, the work-groups per second of every device of its name over all their packages;
+/// `None` for a device that measured nothing.
+fn model_speeds(names: &[&str], measured: &[Measured]) -> Vec<Option<f64>> {
+    (0..names.len())
+        .map(|d| {
+            if !measured.iter().any(|m| m.device == d) {
+                return None;
+            }
+            let of_model = measured.iter().filter(|m| names[m.device] == names[d]);
+            let (groups, seconds) = of_model
+                .fold((0u64, 0.0), |(g, s), m| (g + (m.range.end - m.range.start), s + m.seconds));
+            (seconds > 0.0).then(|| groups as f64 / seconds)
+        })
+        .collect()
+}
+
+/// Blocks for an irregular kernel: the cost of each work-group on the fastest model, taken from
+/// the package that ran it (its seconds spread evenly over its groups, scaled by its device
+/// model's speed, `speeds`, against the fastest), and blocks laid end to end in device order
+/// for the devices `taking` part, each holding the cost its device ends in the common time.
+/// `None` if no device takes part.
+fn cut_by_cost(
+    measured: &[Measured],
+    total: u64,
+    speeds: &[Option<f64>],
+    taking: &[bool],
+) -> Option<Vec<Option<Range<u64>>>> {
+    let fastest = speeds.iter().flatten().copied().fold(0.0, f64::max);
+    // Reference seconds of groups 0..g.
+    let cost_to = |g: f64| -> f64 {
+        measured
+            .iter()
+            .map(|m| {
+                let v = speeds[m.device].unwrap_or(fastest);
+                let (s, e) = (m.range.start as f64, m.range.end as f64);
+                m.seconds * v / fastest / (e - s) * (g.min(e) - s).max(0.0)
+            })
+            .sum()
+    };
+    let whole = cost_to(total as f64);
+    let taking: Vec<(usize, f64)> = (0..speeds.len())
+        .filter(|&d| taking[d])
+        .filter_map(|d| speeds[d].map(|v| (d, v)))
+        .collect();
+    // A device of speed v ends reference cost c in c · fastest / v seconds.
+    let rate: f64 = taking.iter().map(|(_, v)| v / fastest).sum();
+    if !(fastest > 0.0 && rate > 0.0 && whole > 0.0) {
+        return None;
+    }
+    let time = whole / rate;
+    let mut blocks = vec![None; speeds.len()];
+    let (mut start, mut cost) = (0u64, 0.0);
+    for (i, &(d, v)) in taking.iter().enumerate() {
+        let end = if i + 1 == taking.len() {
+            total
+        } else {
+            cost += time * v / fastest;
+            group_at(&cost_to, cost, start, total)
+        };
+        if end > start {
+            blocks[d] = Some(start..end);
+        }
+        start = end;
+    }
+    Some(blocks)
+}
+
+/// The group boundary in `from..=total` whose cost from 0 is nearest `target` (bisection: the
+/// cost grows with the group).
+fn group_at(cost_to: &dyn Fn(f64) -> f64, target: f64, from: u64, total: u64) -> u64 {
+    let (mut lo, mut hi) = (from, total);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if cost_to(mid as f64) < target {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    // `lo` is the first boundary at or past the target; the one before may be nearer.
+    if lo > from && target - cost_to((lo - 1) as f64) < cost_to(lo as f64) - target {
+        lo - 1
+    } else {
+        lo
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,175 @@
+use super::*;
+use crate::report::{DeviceReport, PackageTrace, Transfer};
+use crate::work::{DeviceKind, Package};
+
+/// A report over `total` groups from packages `(device, offset, len, kernel seconds)`.
+fn report(total: u64, names: &[&str], packages: &[(usize, u64, u64, f64)]) -> Report {
+    let trace = packages
+        .iter()
+        .map(|&(device, offset, len, k)| PackageTrace {
+            device,
+            package: Package { offset, len },
+            host_start: 0.0,
+            host_end: k * 1.01,
+            kernel_seconds: Some(k),
+            written: Transfer::default(),
+            read: Transfer::default(),
+            merged: true,
+        })
+        .collect();
+    Report {
+        kernel: "k".into(),
+        balancer: "sigmoid".into(),
+        first_group: 0,
+        total_groups: total,
+        devices: names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| DeviceReport {
+                index,
+                name: name.to_string(),
+                kind: DeviceKind::Gpu,
+                packages: 0,
+                groups: 0,
+                busy_seconds: 0.0,
+                finish_seconds: 0.0,
+                fault: None,
+            })
+            .collect(),
+        trace,
+        roi_seconds: 1.0,
+        roi_start: None,
+        binary_seconds: 1.0,
+        balance: 1.0,
+        speedup: None,
+        smax: None,
+        efficiency: None,
+        faults: Vec::new(),
+        backups: Vec::new(),
+        transfers: Vec::new(),
+    }
+}
+
+fn blocks(h: &History) -> Vec<Vec<Range<u64>>> {
+    h.devices.iter().map(|d| d.owned.clone()).collect()
+}
+
+#[test]
+fn nbody_on_two_h200s_gets_one_half_per_gpu() {
+    // Sigmoid's run on the two H200s: a probe of 2112 groups each, then the rest.
+    let r = report(
+        11264,
+        &["H200", "H200"],
+        &[
+            (1, 0, 2112, 0.3254),
+            (0, 2112, 2112, 0.3262),
+            (1, 4224, 3523, 0.5041),
+            (0, 7747, 3517, 0.5046),
+        ],
+    );
+    let h = one_block_per_device(&r).expect("a regular kernel");
+    let b = blocks(&h);
+    assert_eq!(b[0].len(), 1, "{b:?}");
+    assert_eq!(b[1].len(), 1, "{b:?}");
+    assert_eq!(b[0][0].start, 0);
+    assert_eq!(b[1][0].end, 11264);
+    assert_eq!(b[0][0].end, b[1][0].start);
+    // Each package's cost per group is near the same: the blocks are near halves.
+    assert!((b[0][0].end as i64 - 5632).abs() < 60, "{b:?}");
+}
+
+#[test]
+fn a_back_up_of_a_slow_probe_does_not_skew_the_split() {
+    // Every device: the CPU's 32-group probe, backed up by H200 #2 at the end (a partial wave:
+    // 148 ms for 32 groups), is no measure of the H200's cost per group.
+    let r = report(
+        11264,
+        &["cpu", "H200", "H200"],
+        &[
+            (2, 0, 32, 0.1477),
+            (2, 32, 2112, 0.3258),
+            (1, 2144, 2112, 0.3272),
+            (2, 4256, 3448, 0.5031),
+            (1, 7704, 3560, 0.5040),
+        ],
+    );
+    let b = blocks(&one_block_per_device(&r).expect("regular"));
+    assert!(b[0].is_empty(), "the CPU merged nothing");
+    assert!((b[1][0].end as i64 - 5632).abs() < 60, "{b:?}");
+}
+
+#[test]
+fn an_irregular_kernel_is_cut_where_its_measured_cost_halves() {
+    // Cost per group rising fourfold along the range (RAP): 0.1 s per 1000 groups, then 0.2,
+    // 0.3, 0.4. Half the cost (0.5 s) lies two thirds into the third thousand.
+    let r = report(
+        4000,
+        &["G", "G"],
+        &[(0, 0, 1000, 0.1), (1, 1000, 1000, 0.2), (0, 2000, 1000, 0.3), (1, 3000, 1000, 0.4)],
+    );
+    let b = blocks(&one_block_per_device(&r).expect("a cost map"));
+    assert_eq!(b, vec![vec![0..2667], vec![2667..4000]]);
+}
+
+#[test]
+fn an_unbalanced_relaunch_of_an_irregular_kernel_starts_afresh() {
+    // Its data changed: the last map misled once, so the next run is a first run again.
+    let mut r = report(2000, &["G", "G"], &[(0, 0, 1000, 0.1), (1, 1000, 1000, 0.5)]);
+    r.balancer = "replay".into();
+    r.balance = 0.2;
+    assert!(one_block_per_device(&r).is_none());
+    r.balance = 0.95;
+    assert!(one_block_per_device(&r).is_some(), "a settled relaunch plans the next");
+}
+
+#[test]
+fn a_device_twice_as_fast_gets_twice_the_work() {
+    // Device 0 ran 1000 groups in 1 s, device 1 (another model) 1000 in 2 s: uniform cost.
+    let r = report(
+        3000,
+        &["fast", "slow"],
+        &[(0, 0, 1000, 1.0), (1, 1000, 1000, 2.0), (0, 2000, 1000, 1.0)],
+    );
+    let b = blocks(&one_block_per_device(&r).expect("regular"));
+    assert_eq!(b, vec![vec![0..2000], vec![2000..3000]]);
+}
+
+#[test]
+fn a_device_with_a_crumb_of_the_range_sits_out() {
+    // A CPU that merged 32 of 11264 groups gets no block; the GPUs split the range.
+    let r = report(
+        11264,
+        &["cpu", "H200", "H200"],
+        &[(0, 0, 32, 0.5), (1, 32, 5616, 0.80), (2, 5648, 5616, 0.80)],
+    );
+    let h = one_block_per_device(&r).expect("regular");
+    assert!(h.devices[0].owned.is_empty() && h.devices[0].speed == 0.0);
+    let b = blocks(&h);
+    assert_eq!(b[1][0].start, 0);
+    assert_eq!(b[2][0].end, 11264);
+    assert!((b[1][0].end as i64 - 5632).abs() <= 2, "{b:?}");
+}
+
+#[test]
+fn runs_that_lost_a_device_or_do_not_tile_are_not_replayed() {
+    let mut r = report(2000, &["G", "G"], &[(0, 0, 1000, 1.0), (1, 1000, 1000, 1.0)]);
+    assert!(one_block_per_device(&r).is_some());
+    r.devices[1].fault = Some("lost".into());
+    assert!(one_block_per_device(&r).is_none());
+    let gap = report(2000, &["G", "G"], &[(0, 0, 900, 1.0), (1, 1000, 1000, 1.0)]);
+    assert!(one_block_per_device(&gap).is_none());
+    let mut lost_copy = report(2000, &["G", "G"], &[(0, 0, 1000, 1.0), (1, 1000, 1000, 1.0)]);
+    lost_copy.trace[1].merged = false;
+    assert!(one_block_per_device(&lost_copy).is_none(), "a back-up's losing copy leaves a gap");
+}
+
+#[test]
+fn transfer_bound_packages_are_costed_by_their_span() {
+    // Kernels of 1 ms in packages whose span is 10 ms on device 0 and 30 ms on device 1 (same
+    // kernel speed, a slower link): the split follows the spans, 3 : 1.
+    let mut r = report(4000, &["a", "b"], &[(0, 0, 2000, 0.001), (1, 2000, 2000, 0.001)]);
+    r.trace[0].host_end = 0.010;
+    r.trace[1].host_end = 0.030;
+    let b = blocks(&one_block_per_device(&r).expect("regular"));
+    assert_eq!(b, vec![vec![0..3000], vec![3000..4000]]);
+}

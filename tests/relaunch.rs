@@ -1,0 +1,103 @@
+//! A program's one-shot runs learn from each other: a launch given no balancer and run again
+//! over the same range starts from the last clean run's split (`balance::relaunch`, whose plan
+//! is unit-tested on measured traces); a launch with its own balancer keeps it, and
+//! `Program::forget_runs` starts afresh. On the two PoCL devices every run is checked against
+//! the CPU, whichever balancer ran it.
+
+mod common;
+
+use common::lcg;
+use hetdsl::{Balancer, KernelSource, Pattern, Report, Runtime};
+
+/// The same work for every work-item: a regular kernel.
+const SRC: &str = r#"
+__kernel void spin(__global const uint* in, __global uint* out, const uint rounds) {
+    size_t i = get_global_id(0);
+    uint x = in[i];
+    for (uint r = 0; r < rounds; r++) { x = x * 1664525u + 1013904223u; }
+    out[i] = x;
+}
+"#;
+
+const N: usize = 1 << 16;
+const ROUNDS: u32 = 4000;
+
+fn reference(input: &[u32]) -> Vec<u32> {
+    input
+        .iter()
+        .map(|&v| (0..ROUNDS).fold(v, |x, _| x.wrapping_mul(1664525).wrapping_add(1013904223)))
+        .collect()
+}
+
+fn run(p: &hetdsl::Program, input: &[u32], balancer: Option<Box<dyn Balancer>>) -> Report {
+    let mut out = vec![0u32; N];
+    let mut launch = p
+        .launch("spin")
+        .global(&[N])
+        .local(&[64])
+        .input(input, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .scalar(ROUNDS)
+        .on_devices(&[0, 1]);
+    if let Some(b) = balancer {
+        launch = launch.balancer(b);
+    }
+    let report = launch.run().expect("the run");
+    assert_eq!(out, reference(input), "balancer {}", report.balancer);
+    report
+}
+
+#[test]
+fn repeated_runs_start_from_the_last_split_and_stay_correct() {
+    let rt = Runtime::new().unwrap();
+    let p = rt.program(&KernelSource::from_text("spin.cl", SRC)).unwrap();
+    let input = lcg(71, N);
+    let first = run(&p, &input, None);
+    if let Ok(path) = std::env::var("RELAUNCH_DUMP") {
+        std::fs::write(path, first.to_json()).unwrap();
+    }
+    assert_eq!(first.balancer, "sigmoid", "a first run uses the default balancer");
+    let mut replayed = 0;
+    for _ in 0..4 {
+        let r = run(&p, &input, None);
+        match r.balancer.as_str() {
+            // One package per device that takes part, the blocks tiling the range.
+            "replay" => {
+                replayed += 1;
+                assert!(r.devices.iter().all(|d| d.packages <= 1), "{}", r.table());
+                assert_eq!(r.devices.iter().map(|d| d.groups).sum::<u64>(), (N / 64) as u64);
+            }
+            // The last run did not qualify (its packages' costs varied on the busy cores).
+            "sigmoid" => {}
+            other => panic!("unexpected balancer {other}"),
+        }
+    }
+    eprintln!("{replayed} of 4 repeated runs replayed a split");
+    // A launch's own balancer is always the one that runs.
+    let own = run(&p, &input, Some(Box::new(hetdsl::balance::Static::nominal())));
+    assert_eq!(own.balancer, hetdsl::balance::Static::nominal().name());
+    // Forgotten: the next run is a first run again.
+    p.forget_runs();
+    assert_eq!(run(&p, &input, None).balancer, "sigmoid");
+}
+
+#[test]
+fn a_different_range_is_a_different_launch() {
+    let rt = Runtime::new().unwrap();
+    let p = rt.program(&KernelSource::from_text("spin.cl", SRC)).unwrap();
+    let input = lcg(72, N);
+    run(&p, &input, None);
+    let mut out = vec![0u32; N / 2];
+    let r = p
+        .launch("spin")
+        .global(&[N / 2])
+        .local(&[64])
+        .input(&input[..N / 2], Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .scalar(ROUNDS)
+        .on_devices(&[0, 1])
+        .run()
+        .unwrap();
+    assert_eq!(r.balancer, "sigmoid", "no run of this range before");
+    assert_eq!(out, reference(&input[..N / 2]));
+}
