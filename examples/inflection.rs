@@ -80,8 +80,8 @@ fn options() -> Result<Options, String> {
     Ok(opts)
 }
 
-fn static_one() -> Result<Box<dyn Balancer>, String> {
-    Ok(Box::new(Static::nominal()))
+fn static_one() -> Result<Option<Box<dyn Balancer>>, String> {
+    Ok(Some(Box::new(Static::nominal())))
 }
 
 /// `println!` or `print!` with the progress bar cleared while it writes.

@@ -440,15 +440,17 @@ impl Suite {
             let timed = Alone { seconds, whole: false, energy: None, row };
             return Ok((timed, format!("alone~ dev {d}"), "est.".to_string()));
         }
-        let static_one =
-            || -> Result<Box<dyn hetdsl::Balancer>, String> { Ok(Box::new(Static::nominal())) };
+        let static_one = || -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
+            Ok(Some(Box::new(Static::nominal())))
+        };
         let (reps, energy) = (self.opts.reps, self.opts.energy);
         let one = repeat(sample, &[d], None, reps, &static_one, true, energy, &self.progress)?;
         *units = Some(one.report.total_groups);
         // The same device alone under the default balancer: on a memory-bound kernel several
         // packages overlap one's read-back with the next one's writes, and beat one package.
-        let default =
-            || -> Result<Box<dyn hetdsl::Balancer>, String> { Ok(Box::new(Sigmoid::default())) };
+        let default = || -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
+            Ok(Some(Box::new(Sigmoid::default())))
+        };
         let def = repeat(sample, &[d], None, reps, &default, true, energy, &self.progress)?;
         let checked = |t: &Timed| t.verdict.as_ref().is_some_and(|v| v.correct);
         let correct = checked(&one) && checked(&def);

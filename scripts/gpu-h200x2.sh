@@ -6,6 +6,7 @@
 #     && bash scripts/peers-build.sh
 # then on the GPU machine, from the repository root, carrying .device:
 #   bash scripts/gpu-h200x2.sh node       # one-shot calls: kept buffers, memory-bound, suite
+#   bash scripts/gpu-h200x2.sh relaunch   # repeated calls: the last run's split against Sigmoid
 #   bash scripts/gpu-h200x2.sh sessions   # iterative benchmarks, submitted and run; MPI
 #   bash scripts/gpu-h200x2.sh peers      # EngineCL and StarPU beside hetdsl
 # Each step has its own limit, cut to what BUDGET (seconds for the part, default 540) leaves;
@@ -13,7 +14,7 @@
 # $OUT/log.txt, and the part's files into $OUT/<part>.tgz (the tool brings back few files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-part=${1:?part: node, sessions or peers}
+part=${1:?part: node, relaunch, sessions or peers}
 root=${OUT:-results/h200x2}
 out=$root/$part
 mkdir -p "$out"
@@ -61,6 +62,18 @@ node)
         --energy off --json "$out/suite-paper.json" \
         --kernels "${PAPER_KERNELS:-nbody,mandelbrot,binomial,gaussian,taylor,rap,bm3d,ray1,ray2,stencil3d}"
     ;;
+relaunch)
+    # Repeated calls: no balancer given (`default`: Sigmoid on a first run, the last run's split
+    # on a repeated one) beside a fresh Sigmoid every run (what a first call does).
+    step saxpy-all-default 60 env HETDSL_DEVICES=all $b/saxpy 268435456 --calls 5 \
+        --json "$out/saxpy-all-default.json"
+    step suite-membound 120 $b/suite --size paper --kernels saxpy,elementwise,reduction,matvec \
+        --balancers default,sigmoid,static,static-rev,linear2p --devices all --reps 3 \
+        --alone full --energy off --json "$out/suite-membound.json"
+    step suite-paper 420 $b/suite --size paper --balancers default,sigmoid --devices all/gpu \
+        --reps 3 --energy off --json "$out/suite-paper.json" \
+        --kernels "${PAPER_KERNELS:-nbody,mandelbrot,binomial,rap,gaussian,taylor,bm3d,ray1,ray2}"
+    ;;
 sessions)
     it=$b/iterate
     # One H200: the session's own overhead against the hand-written loop.
@@ -86,7 +99,7 @@ peers)
         bash scripts/peers-run.sh "$out/peers"
     ;;
 *)
-    echo "unknown part '$part': node, sessions or peers" >&2
+    echo "unknown part '$part': node, relaunch, sessions or peers" >&2
     exit 2
     ;;
 esac

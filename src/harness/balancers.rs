@@ -1,12 +1,20 @@
 //! Balancers by name for the command line: `hetdsl::balance::BalancerSpec` (`sigmoid`,
-//! `static`, `dynamic:64`, `hguided`, …), plus the list `all` expands to.
+//! `static`, `dynamic:64`, `hguided`, …), `default` (no balancer given: what a caller who names
+//! none gets, Sigmoid on a first run and the program's last split on a repeated one), plus the
+//! list `all` expands to.
 
 use hetdsl::balance::{BalancerSpec, NAMES};
 use hetdsl::Balancer;
 
-/// A fresh balancer from its spec, e.g. `dynamic:64`.
-pub fn parse(spec: &str) -> Result<Box<dyn Balancer>, String> {
-    spec.parse::<BalancerSpec>().map(|s| s.build()).map_err(|e| e.to_string())
+/// The spec that gives a launch no balancer of its own.
+pub const DEFAULT: &str = "default";
+
+/// A fresh balancer from its spec, e.g. `dynamic:64`; `None` for [`DEFAULT`].
+pub fn parse(spec: &str) -> Result<Option<Box<dyn Balancer>>, String> {
+    if spec == DEFAULT {
+        return Ok(None);
+    }
+    spec.parse::<BalancerSpec>().map(|s| Some(s.build())).map_err(|e| e.to_string())
 }
 
 /// Expand a comma-separated list (`all`: every balancer family, with its default parameters)
@@ -32,7 +40,8 @@ mod tests {
 
     #[test]
     fn specs_parse_or_explain() {
-        assert_eq!(parse("dynamic:8").map(|b| b.name()), Ok("dynamic(8)".to_string()));
+        assert_eq!(parse("dynamic:8").map(|b| b.map(|b| b.name())), Ok(Some("dynamic(8)".into())));
+        assert!(matches!(parse("default"), Ok(None)));
         assert!(parse("sigmoid").is_ok());
         assert!(parse("nope").is_err());
         assert_eq!(parse_list("all").map(|l| l.len()), Ok(NAMES.len()));

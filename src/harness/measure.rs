@@ -32,7 +32,7 @@ pub fn repeat(
     devices: &[usize],
     groups: Option<Range<u64>>,
     reps: usize,
-    balancer: &dyn Fn() -> Result<Box<dyn Balancer>, String>,
+    balancer: &dyn Fn() -> Result<Option<Box<dyn Balancer>>, String>,
     verify: bool,
     energy: bool,
     progress: &Progress,
@@ -44,7 +44,7 @@ pub fn repeat(
         progress.rep(k, reps);
         let b = balancer()?;
         let sampler = energy.then(|| Sampler::start(DEFAULT_PERIOD));
-        let result = sample.run(Some(devices), Some(b), groups.clone());
+        let result = sample.run(Some(devices), b, groups.clone());
         // The energy of the region of interest alone, as the times compared are: the set-up
         // around it (program build, buffers, the final read-back) varies from run to run by
         // seconds (the first run of a device set builds the program), and counting it made
