@@ -25,10 +25,12 @@
 //!   each group costs what its package cost per group, on the fastest model's scale, and each
 //!   device's block holds the cost it ends in the common time. A map from large packages is
 //!   coarse, so the first relaunch may miss; each relaunch measures its blocks and the next
-//!   moves the cut towards balance. A relaunch that ended with a balance under [`SETTLED`]
-//!   (the cost moved with new data) is not planned from: the next run is a first run.
+//!   moves the cut towards balance.
 //!
-//! Only from a run that merged every work-group once and lost no device. A device that merged
+//! Only from a run that merged every work-group once and lost no device, and not from a
+//! relaunch that ended with a balance under [`SETTLED`] (the cost moved with new data, or the
+//! devices' speeds depend on each other, as two PoCL devices sharing the same cores do): the
+//! next run is then a first run. A device that merged
 //! less than [`MIN_SHARE`] of the range sits out: its share is below the noise of the others'
 //! and its block could not be helped if it ran late.
 
@@ -46,8 +48,8 @@ pub const REGULAR_SPREAD: f64 = 1.2;
 /// A device that merged less than this fraction of the range gets no block.
 pub const MIN_SHARE: f64 = 0.02;
 
-/// A relaunch of an irregular kernel that ended with a balance below this is not planned from
-/// again: the next run starts afresh with Sigmoid.
+/// A relaunch that ended with a balance below this is not planned from again: the next run
+/// starts afresh with Sigmoid.
 pub const SETTLED: f64 = 0.9;
 
 /// Transfer-bound packages are costed by their span (see [`super::sigmoid::TRANSFER_BOUND`]).
@@ -95,14 +97,14 @@ pub fn one_block_per_device(previous: &Report) -> Option<History> {
     // Moving bytes costs the same per group wherever the group lies: a memory-bound kernel
     // is planned as a regular one (the spans of its overlapping packages make no cost map).
     let regular = regular(&names, &measured, total) || mostly_transfers(&measured);
+    // A relaunch that ended far from balanced: the cost moved along the range (new data) or
+    // the devices' speeds depend on each other (devices sharing cores); measure afresh.
+    if previous.balancer.starts_with("replay") && previous.balance < SETTLED {
+        return None;
+    }
     let mut lines = if regular {
         cost_lines(&names, &measured, total)
     } else {
-        // A relaunch of an irregular kernel that ended far from balanced: the cost moved
-        // along the range (new data), and a map from before would mislead again.
-        if previous.balancer.starts_with("replay") && previous.balance < SETTLED {
-            return None;
-        }
         model_speeds(&names, &measured).into_iter().map(|s| s.map(|s| (0.0, s))).collect()
     };
     for (d, line) in lines.iter_mut().enumerate() {

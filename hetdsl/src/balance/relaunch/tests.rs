@@ -112,7 +112,7 @@ fn an_irregular_kernel_is_cut_where_its_measured_cost_halves() {
 }
 
 #[test]
-fn an_unbalanced_relaunch_of_an_irregular_kernel_starts_afresh() {
+fn an_unbalanced_relaunch_starts_afresh() {
     // Its data changed: the last map misled once, so the next run is a first run again.
     let mut r = report(2000, &["G", "G"], &[(0, 0, 1000, 0.1), (1, 1000, 1000, 0.5)]);
     r.balancer = "replay".into();
@@ -120,6 +120,11 @@ fn an_unbalanced_relaunch_of_an_irregular_kernel_starts_afresh() {
     assert!(one_block_per_device(&r).is_none());
     r.balance = 0.95;
     assert!(one_block_per_device(&r).is_some(), "a settled relaunch plans the next");
+    // A regular kernel alike.
+    let mut even = report(2000, &["G", "G"], &[(0, 0, 1000, 0.3), (1, 1000, 1000, 0.1)]);
+    even.balancer = "replay".into();
+    even.balance = 0.33;
+    assert!(one_block_per_device(&even).is_none());
 }
 
 #[test]
