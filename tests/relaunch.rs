@@ -61,10 +61,15 @@ fn repeated_runs_start_from_the_last_split_and_stay_correct() {
     for _ in 0..4 {
         let r = run(&p, &input, None);
         match r.balancer.as_str() {
-            // One package per device that takes part, the blocks tiling the range.
+            // One package per device that takes part (besides a back-up copy of a straggler's,
+            // on these shared cores), the blocks tiling the range.
             "replay" => {
                 replayed += 1;
-                assert!(r.devices.iter().all(|d| d.packages <= 1), "{}", r.table());
+                for d in 0..2 {
+                    let ran = r.trace.iter().filter(|t| t.device == d).count();
+                    let copies = r.backups.iter().filter(|b| b.1 == d).count();
+                    assert!(ran - copies.min(ran) <= 1, "device {d}: {}", r.table());
+                }
                 assert_eq!(r.devices.iter().map(|d| d.groups).sum::<u64>(), (N / 64) as u64);
             }
             // The last run did not qualify (its packages' costs varied on the busy cores).
