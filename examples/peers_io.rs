@@ -269,13 +269,14 @@ fn rap(root: &Path, size: Size, rt: &Runtime) -> Result<(), String> {
 /// hetdsl's ROI and verdict for kernel `k` in the runner's folder: the co-executed row of the
 /// suite's JSON, or the median of the saxpy example's reports `hetdsl_saxpy.r<N>.json` (whose
 /// worst exit status the runner records in `hetdsl_saxpy.ok`).
-fn hetdsl_row(dir: &Path, k: &str) -> Option<(f64, bool)> {
+fn hetdsl_row(dir: &Path, k: &str) -> Option<(f64, bool, String)> {
     let read = |path: PathBuf| -> Option<serde_json::Value> {
         serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
     };
     if let Some(doc) = read(dir.join(format!("hetdsl_{k}.json"))) {
-        let row = doc["runs"].as_array()?.iter().find(|r| r["kernel"] == k)?;
-        return Some((row["roi_seconds"].as_f64()?, row["correct"].as_bool()?));
+        let row = doc["runs"].as_array()?.iter().find(|r| r["kernel"] == k && r["set"] != "-")?;
+        let setting = row["balancer"].as_str().unwrap_or("?").to_string();
+        return Some((row["roi_seconds"].as_f64()?, row["correct"].as_bool()?, setting));
     }
     let mut rois: Vec<f64> = (1..100)
         .map_while(|r| read(dir.join(format!("hetdsl_{k}.r{r}.json"))))
@@ -288,7 +289,7 @@ fn hetdsl_row(dir: &Path, k: &str) -> Option<(f64, bool)> {
         n => 0.5 * (rois[n / 2 - 1] + rois[n / 2]),
     };
     let ok = std::fs::read_to_string(dir.join(format!("hetdsl_{k}.ok"))).ok()?;
-    Some((median, ok.trim() == "0"))
+    Some((median, ok.trim() == "0", "default".to_string()))
 }
 
 /// The fastest correct setting of one peer's JSON lines, or why there is none.
@@ -333,18 +334,19 @@ fn summarize(dir: &Path) -> Result<(), String> {
             continue;
         }
         let hetdsl = hetdsl_row(dir, k);
-        let (h_roi, h_ok) = hetdsl.map_or((None, None), |(t, ok)| (Some(t), Some(ok)));
+        let (h_roi, h_ok, setting) = hetdsl
+            .map_or((None, None, "-".to_string()), |(t, ok, setting)| (Some(t), Some(ok), setting));
         let ms = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{:.2}", t * 1e3));
         println!(
             "{k:<11} {:<9} {:<22} {:>10} {:>11} {:>8}  {}",
             "hetdsl",
-            "sigmoid (default)",
+            setting,
             ms(h_roi),
             ms(h_roi),
             if h_roi.is_some() { "1.000" } else { "-" },
             h_ok.map_or("-".into(), |b| b.to_string())
         );
-        rows.push(json!({"kernel": k, "peer": "hetdsl", "setting": "sigmoid", "roi_seconds": h_roi, "ok": h_ok}));
+        rows.push(json!({"kernel": k, "peer": "hetdsl", "setting": setting, "roi_seconds": h_roi, "ok": h_ok}));
         for peer in ["enginecl", "starpu"] {
             let mut best = best_line(dir, peer, k);
             let roi = best["roi_seconds"].as_f64();
