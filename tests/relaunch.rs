@@ -63,7 +63,7 @@ fn repeated_runs_start_from_the_last_split_and_stay_correct() {
         match r.balancer.as_str() {
             // One package per device that takes part (besides a back-up copy of a straggler's,
             // on these shared cores), the blocks tiling the range.
-            "replay" => {
+            "relaunch" => {
                 replayed += 1;
                 for d in 0..2 {
                     let ran = r.trace.iter().filter(|t| t.device == d).count();

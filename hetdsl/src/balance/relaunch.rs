@@ -99,7 +99,8 @@ pub fn one_block_per_device(previous: &Report) -> Option<History> {
     let regular = regular(&names, &measured, total) || mostly_transfers(&measured);
     // A relaunch that ended far from balanced: the cost moved along the range (new data) or
     // the devices' speeds depend on each other (devices sharing cores); measure afresh.
-    if previous.balancer.starts_with("replay") && previous.balance < SETTLED {
+    let relaunched = ["replay", "relaunch"].iter().any(|n| previous.balancer.starts_with(n));
+    if relaunched && previous.balance < SETTLED {
         return None;
     }
     let mut lines = if regular {

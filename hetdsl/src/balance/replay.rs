@@ -30,6 +30,8 @@ pub struct Replay {
     /// Ranges of lost devices, for any device that asks.
     orphans: VecDeque<Package>,
     alive: Vec<bool>,
+    /// The history is a plan for this launch (`relaunch`), not the ranges a launch ran.
+    planned: bool,
 }
 
 impl Replay {
@@ -40,7 +42,14 @@ impl Replay {
             own: Vec::new(),
             orphans: VecDeque::new(),
             alive: Vec::new(),
+            planned: false,
         }
+    }
+
+    /// Runs a planned split (`super::relaunch`) the way a replay runs a past one, one package
+    /// per range; named `relaunch`, since its ranges may differ from the last launch's.
+    pub fn planned(history: History) -> Replay {
+        Replay { planned: true, ..Replay::new(history) }
     }
 
     /// Whether the history's ranges cover `0..total_groups` of `setup` exactly once.
@@ -69,9 +78,10 @@ pub(crate) fn tiles(history: &History, total_groups: u64, devices: usize) -> boo
 
 impl Balancer for Replay {
     fn name(&self) -> String {
-        match self.fallback {
-            Some(_) => "replay(learned)".into(),
-            None => "replay".into(),
+        match (self.fallback.is_some(), self.planned) {
+            (true, _) => "replay(learned)".into(),
+            (false, true) => "relaunch".into(),
+            (false, false) => "replay".into(),
         }
     }
 

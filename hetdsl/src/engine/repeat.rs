@@ -51,7 +51,7 @@ impl LastRuns {
             .find(|(k, _)| k == key)
             .and_then(|(_, report)| balance::relaunch::one_block_per_device(report));
         match history {
-            Some(h) => Box::new(balance::Replay::new(h)),
+            Some(h) => Box::new(balance::Replay::planned(h)),
             None => balance::default_balancer(),
         }
     }

@@ -122,7 +122,7 @@ fn an_unbalanced_relaunch_starts_afresh() {
     assert!(one_block_per_device(&r).is_some(), "a settled relaunch plans the next");
     // A regular kernel alike.
     let mut even = report(2000, &["G", "G"], &[(0, 0, 1000, 0.3), (1, 1000, 1000, 0.1)]);
-    even.balancer = "replay".into();
+    even.balancer = "relaunch".into();
     even.balance = 0.33;
     assert!(one_block_per_device(&even).is_none());
 }

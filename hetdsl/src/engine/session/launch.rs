@@ -378,11 +378,18 @@ fn name_error(
 /// The split of a repeated launch, from the previous run of the same launch. Where that run
 /// ended balanced and each device held at most two blocks (a learned split, not Sigmoid's
 /// scattered packages), it is replayed exactly: no data moves and each device runs one package
-/// per block. Otherwise each device first gets the groups it ran last time (their inputs are
-/// already there), in proportion to its speed (`Learned`).
+/// per block. Otherwise, where the previous run qualifies (`balance::relaunch`: it lost nothing
+/// and was not itself a relaunch far from balance), one block per device cut so that all end
+/// together, laid in device order, so that a later re-cut moves data at block boundaries only;
+/// it has no dynamic tail, whose jitter would move boundaries at every launch. Otherwise each
+/// device first gets the groups it ran last time, in proportion to its speed (`Learned`).
 fn learned(previous: &Report, history: balance::History, may_replay: bool) -> Box<dyn Balancer> {
     if may_replay && replays(previous, &history) {
         return Box::new(balance::Replay::new(history));
+    }
+    let plan = if may_replay { balance::relaunch::one_block_per_device(previous) } else { None };
+    if let Some(plan) = plan {
+        return Box::new(balance::Replay::planned(plan));
     }
     Box::new(balance::Learned::new(history))
 }
