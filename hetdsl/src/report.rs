@@ -264,6 +264,36 @@ pub(crate) struct RunRecord<'a> {
     pub(crate) backups: Vec<(usize, usize, Package)>,
 }
 
+#[cfg(test)]
+impl Report {
+    /// A Sigmoid report of `total_groups` with these devices and packages, every other field
+    /// at its plainest (1 s of ROI, balance 1, no faults): a fixture for tests.
+    pub(crate) fn fixture(
+        total_groups: u64,
+        devices: Vec<DeviceReport>,
+        trace: Vec<PackageTrace>,
+    ) -> Report {
+        Report {
+            kernel: "k".into(),
+            balancer: "sigmoid".into(),
+            first_group: 0,
+            total_groups,
+            devices,
+            trace,
+            roi_seconds: 1.0,
+            roi_start: None,
+            binary_seconds: 1.0,
+            balance: 1.0,
+            speedup: None,
+            smax: None,
+            efficiency: None,
+            faults: Vec::new(),
+            backups: Vec::new(),
+            transfers: Vec::new(),
+        }
+    }
+}
+
 impl Report {
     /// The report of a finished run: per-device shares, balance and the region of interest
     /// (up to the last device's last completion).

@@ -177,22 +177,13 @@ mod tests {
 
     fn suite_json(trace: Vec<PackageTrace>, alone: [f64; 2]) -> String {
         let report = Report {
-            kernel: "k".into(),
-            balancer: "sigmoid".into(),
-            first_group: 0,
-            total_groups: 1000,
-            devices: vec![device(0, DeviceKind::Cpu), device(1, DeviceKind::Gpu)],
-            trace,
             roi_seconds: 2.0,
-            roi_start: None,
             binary_seconds: 2.0,
-            balance: 1.0,
-            speedup: None,
-            smax: None,
-            efficiency: None,
-            faults: Vec::new(),
-            backups: Vec::new(),
-            transfers: Vec::new(),
+            ..Report::fixture(
+                1000,
+                vec![device(0, DeviceKind::Cpu), device(1, DeviceKind::Gpu)],
+                trace,
+            )
         };
         serde_json::json!({"runs": [{
             "kernel": "k", "balancer": "sigmoid", "report": report,

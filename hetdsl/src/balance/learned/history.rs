@@ -157,24 +157,7 @@ mod tests {
                 fault: (faulted == Some(i)).then(|| "lost".to_string()),
             })
             .collect();
-        Report {
-            kernel: "k".into(),
-            balancer: "sigmoid".into(),
-            first_group: 0,
-            total_groups: 100,
-            devices,
-            trace,
-            roi_seconds: 3.0,
-            roi_start: None,
-            binary_seconds: 3.0,
-            balance: 1.0,
-            speedup: None,
-            smax: None,
-            efficiency: None,
-            faults: Vec::new(),
-            backups: Vec::new(),
-            transfers: Vec::new(),
-        }
+        Report { roi_seconds: 3.0, binary_seconds: 3.0, ..Report::fixture(100, devices, trace) }
     }
 
     #[test]

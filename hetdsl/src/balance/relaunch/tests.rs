@@ -17,12 +17,9 @@ fn report(total: u64, names: &[&str], packages: &[(usize, u64, u64, f64)]) -> Re
             merged: true,
         })
         .collect();
-    Report {
-        kernel: "k".into(),
-        balancer: "sigmoid".into(),
-        first_group: 0,
-        total_groups: total,
-        devices: names
+    Report::fixture(
+        total,
+        names
             .iter()
             .enumerate()
             .map(|(index, name)| DeviceReport {
@@ -37,17 +34,7 @@ fn report(total: u64, names: &[&str], packages: &[(usize, u64, u64, f64)]) -> Re
             })
             .collect(),
         trace,
-        roi_seconds: 1.0,
-        roi_start: None,
-        binary_seconds: 1.0,
-        balance: 1.0,
-        speedup: None,
-        smax: None,
-        efficiency: None,
-        faults: Vec::new(),
-        backups: Vec::new(),
-        transfers: Vec::new(),
-    }
+    )
 }
 
 fn blocks(h: &History) -> Vec<Vec<Range<u64>>> {
