@@ -37,9 +37,21 @@ impl LaunchKey {
     }
 }
 
+/// What a program remembers of one launch.
+#[derive(Debug)]
+struct Remembered {
+    key: LaunchKey,
+    /// Its last clean report, if any.
+    last: Option<Report>,
+    /// A relaunch of it ended far from balance: its plans misjudge this launch (a device whose
+    /// speed depends on the others', a cost that moves with the data), so it keeps the default
+    /// balancer, rather than alternating between a bad plan and the default run it learns from.
+    struck: bool,
+}
+
 /// The last clean report of each launch of a program.
 #[derive(Debug, Default)]
-pub(crate) struct LastRuns(Mutex<Vec<(LaunchKey, Report)>>);
+pub(crate) struct LastRuns(Mutex<Vec<Remembered>>);
 
 impl LastRuns {
     /// The balancer for a launch given none: the previous run's split where it qualifies, else
@@ -48,8 +60,9 @@ impl LastRuns {
         let runs = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let history = runs
             .iter()
-            .find(|(k, _)| k == key)
-            .and_then(|(_, report)| balance::relaunch::one_block_per_device(report));
+            .find(|r| r.key == *key && !r.struck)
+            .and_then(|r| r.last.as_ref())
+            .and_then(balance::relaunch::one_block_per_device);
         match history {
             Some(h) => Box::new(balance::Replay::planned(h)),
             None => balance::default_balancer(),
@@ -60,17 +73,96 @@ impl LastRuns {
     /// makes the next one start afresh.
     pub(crate) fn record(&self, key: LaunchKey, report: &Report) {
         let mut runs = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        runs.retain(|(k, _)| *k != key);
-        if report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none()) {
-            runs.push((key, report.clone()));
-            if runs.len() > REMEMBERED {
-                runs.remove(0);
-            }
+        let at = runs.iter().position(|r| r.key == key);
+        let mut entry = match at {
+            Some(i) => runs.remove(i),
+            None => Remembered { key, last: None, struck: false },
+        };
+        entry.struck |=
+            report.balancer == "relaunch" && report.balance < balance::relaunch::SETTLED;
+        let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
+        entry.last = clean.then(|| report.clone());
+        runs.push(entry);
+        if runs.len() > REMEMBERED {
+            runs.remove(0);
         }
     }
 
     /// Forget every launch.
     pub(crate) fn clear(&self) {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{DeviceReport, PackageTrace, Transfer};
+    use crate::work::{DeviceKind, Package};
+
+    fn key() -> LaunchKey {
+        LaunchKey {
+            kernel: "k".into(),
+            global: vec![2048],
+            local: vec![1],
+            devices: vec![0, 1],
+            span: 0..2048,
+        }
+    }
+
+    /// Two identical devices, each ran one package of 1024 groups in `seconds`.
+    fn report(balancer: &str, seconds: [f64; 2]) -> Report {
+        let devices = (0..2)
+            .map(|index| DeviceReport {
+                index,
+                name: "G".into(),
+                kind: DeviceKind::Gpu,
+                packages: 1,
+                groups: 1024,
+                busy_seconds: seconds[index],
+                finish_seconds: seconds[index],
+                fault: None,
+            })
+            .collect();
+        let trace = (0..2)
+            .map(|d| PackageTrace {
+                device: d,
+                package: Package { offset: 1024 * d as u64, len: 1024 },
+                host_start: 0.0,
+                host_end: seconds[d],
+                kernel_seconds: Some(seconds[d]),
+                written: Transfer::default(),
+                read: Transfer::default(),
+                merged: true,
+            })
+            .collect();
+        let balance = seconds[0].min(seconds[1]) / seconds[0].max(seconds[1]);
+        Report { balancer: balancer.into(), balance, ..Report::fixture(2048, devices, trace) }
+    }
+
+    #[test]
+    fn a_relaunch_far_from_balance_makes_the_launch_keep_the_default() {
+        let runs = LastRuns::default();
+        assert_eq!(runs.balancer_for(&key()).name(), "sigmoid", "nothing remembered");
+        runs.record(key(), &report("sigmoid", [1.0, 1.0]));
+        assert_eq!(runs.balancer_for(&key()).name(), "relaunch");
+        // The plan ran 1 : 2; the next run is a default one, and so is every one after it,
+        // even from a balanced default run.
+        runs.record(key(), &report("relaunch", [1.0, 2.0]));
+        assert_eq!(runs.balancer_for(&key()).name(), "sigmoid");
+        runs.record(key(), &report("sigmoid", [1.0, 1.0]));
+        assert_eq!(runs.balancer_for(&key()).name(), "sigmoid");
+        runs.clear();
+        runs.record(key(), &report("sigmoid", [1.0, 1.0]));
+        assert_eq!(runs.balancer_for(&key()).name(), "relaunch", "forgotten");
+    }
+
+    #[test]
+    fn a_run_with_a_fault_leaves_nothing_to_plan_from() {
+        let runs = LastRuns::default();
+        let mut r = report("sigmoid", [1.0, 1.0]);
+        r.devices[1].fault = Some("lost".into());
+        runs.record(key(), &r);
+        assert_eq!(runs.balancer_for(&key()).name(), "sigmoid");
     }
 }
