@@ -302,13 +302,7 @@ fn mandelbrot_wrong(width: usize, height: usize, max: u32, counts: &[u32]) -> Op
         let (column, row) = (p % width, p / width);
         let cx = MANDEL.0 + column as f32 * step;
         let cy = MANDEL.1 - row as f32 * step;
-        let (mut x, mut y, mut i) = (0.0f32, 0.0f32, 0);
-        while i < max && x * x + y * y <= 4.0 {
-            let next_x = x * x - y * y + cx;
-            y = 2.0 * x * y + cy;
-            x = next_x;
-            i += 1;
-        }
+        let i = hetdsl_mpi::reference::mandelbrot_pixel(cx, cy, max);
         if counts[p] == u32::MAX {
             return Some(format!("pixel ({column}, {row}) was never written"));
         }

@@ -212,11 +212,7 @@ impl Balancer for Carried {
             }
             None => self.inner.completed(done),
         }
-        let seconds = if done.kernel_seconds > 0.0 {
-            done.kernel_seconds
-        } else {
-            done.host_end - done.host_start
-        };
+        let seconds = done.seconds();
         if let Some(r) = self.ran.get_mut(done.device) {
             r.0 += done.package.len;
             r.1 += seconds.max(0.0);

@@ -164,11 +164,7 @@ impl Balancer for RankGuided {
     }
 
     fn completed(&mut self, done: &Completion) {
-        let seconds = if done.kernel_seconds > 0.0 {
-            done.kernel_seconds
-        } else {
-            done.host_end - done.host_start
-        };
+        let seconds = done.seconds();
         if let Some(r) = self.ran.get_mut(done.device) {
             r.0 += done.package.len;
             r.1 += seconds.max(0.0);

@@ -61,6 +61,18 @@ pub struct Completion {
     pub host_end: f64,
 }
 
+impl Completion {
+    /// What the package cost its device: the kernel time where the device gave one, else the
+    /// host-side span from hand-out to completion.
+    pub fn seconds(&self) -> f64 {
+        if self.kernel_seconds > 0.0 {
+            self.kernel_seconds
+        } else {
+            self.host_end - self.host_start
+        }
+    }
+}
+
 /// The answer to "what should device j do now?".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {

@@ -488,11 +488,7 @@ impl Balancer for Learned {
         if d >= self.measured.len() {
             return;
         }
-        let seconds = if done.kernel_seconds > 0.0 {
-            done.kernel_seconds
-        } else {
-            done.host_end - done.host_start
-        };
+        let seconds = done.seconds();
         if seconds.is_finite() && seconds > 0.0 {
             self.measured[d].0 += done.package.len;
             self.measured[d].1 += seconds;

@@ -164,7 +164,7 @@ impl<R: SplitRule> Balancer for ProbeThenSplit<R> {
             return;
         };
         let host = done.host_end - done.host_start;
-        let kernel = if done.kernel_seconds > 0.0 { done.kernel_seconds } else { host };
+        let kernel = done.seconds();
         samples.push(Sample {
             groups: done.package.len,
             kernel_seconds: kernel,
