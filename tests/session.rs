@@ -423,13 +423,19 @@ fn mistakes_are_errors() {
 }
 
 #[test]
-fn a_buffer_over_the_allocation_cap_is_refused() {
+fn a_tiny_allocation_cap_runs_in_slices_until_one_group_does_not_fit() {
     let (_p, mut s) = session();
-    s.set_max_alloc(1024);
     let (xs, ys) = inputs();
+    let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 2.0 * x + y).collect();
+    // 1 KiB holds four groups of 64 floats: every package runs four groups at a time.
+    s.set_max_alloc(1024);
     let x = s.buffer_from(&xs).unwrap();
     let y = s.buffer_from(&ys).unwrap();
     let mut out = s.buffer::<f32>(N).unwrap();
+    saxpy(&s, &x, &y, &mut out, false);
+    close(&out.to_vec().unwrap(), &want, "saxpy four groups at a time");
+    // 128 bytes hold half a group: refused, naming the limit.
+    s.set_max_alloc(128);
     let e = s
         .launch("saxpy")
         .global(&[N])
@@ -657,11 +663,18 @@ fn buffers_larger_than_a_device_allocation_live_in_windows() {
             .input(src, Pattern::halo(1))
             .output(dst, Pattern::ONE_TO_ONE)
             .scalar(N as u32);
-        if sweep < 3 {
-            l = l.balancer(halves());
-        }
+        // Halves fit the windows; a 90:10 split (either way) gives one device a package
+        // wider than its window, run a window at a time; then the default balancer.
+        l = match sweep {
+            0 | 1 => l.balancer(halves()),
+            2 => l.balancer(Box::new(Static::with_weights(vec![9.0, 1.0]))),
+            3 => l.balancer(Box::new(Static::with_weights(vec![1.0, 9.0]))),
+            _ => l,
+        };
         l.run().unwrap();
         expect = stencil_cpu(&expect);
+        let now = if sweep % 2 == 0 { &b } else { &a };
+        close(&now.to_vec().unwrap(), &expect, &format!("stencil sweep {sweep} in windows"));
     }
     close(&a.to_vec().unwrap(), &expect, "stencil in windows");
     // A whole input cannot be windowed: refused, naming the limit.

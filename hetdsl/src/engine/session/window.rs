@@ -11,8 +11,9 @@ use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
 use super::buffer::{BufferCore, Window};
 use super::residency::Loc;
 use super::transfer;
-use super::worker::{PackageError, Worker};
+use super::worker::{PackageError, Plan, SArg, Worker};
 use crate::error::Error;
+use crate::work::Package;
 
 /// A window of `core` on this device that covers `need`: the current one, else one grown to
 /// the whole buffer or to the hull of the old window and `need` where that fits `cap`, else
@@ -131,4 +132,77 @@ pub(super) fn bind(
         unsafe { kernel.set_arg(o as u32, &lo) }.map_err(bad)?;
     }
     Ok(())
+}
+
+/// The longest front part of `p` (at least one unit) whose elements of every buffer larger
+/// than the cap fit a window; a unit that does not fit alone is refused by [`cover`].
+pub(super) fn fitting_len(plan: &Plan, p: Package) -> u64 {
+    let cap = plan.devices.max_alloc.load(std::sync::atomic::Ordering::Relaxed);
+    let fits = |len: u64| {
+        plan.args.iter().all(|a| match a {
+            SArg::Buffer { core, pattern, .. } if core.bytes() as u64 > cap => {
+                let r = plan.range(core, *pattern, Package { offset: p.offset, len });
+                (r.end - r.start) * core.elem as u64 <= cap
+            }
+            _ => true,
+        })
+    };
+    if fits(p.len) {
+        return p.len;
+    }
+    // A package's elements grow with its length, so the longest fitting length is found by
+    // bisection between one unit and the whole package.
+    let (mut lo, mut hi) = (1, p.len);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// A slice's output elements `range` of `core`, read from this device's window and waiting
+/// for their package's merge.
+pub(super) struct Staged {
+    pub(super) core: Arc<BufferCore>,
+    range: Range<u64>,
+    bytes: Vec<u8>,
+}
+
+impl Staged {
+    /// Into the host image, fresh there only.
+    pub(super) fn write_home(&self) {
+        let mut st = self.core.lock();
+        let at = self.range.start as usize * self.core.elem;
+        st.host[at..at + self.bytes.len()].copy_from_slice(&self.bytes);
+        st.res.written(Loc::Host, self.range.clone());
+    }
+}
+
+/// Read the windowed outputs of `slice`, just run here, out of this device's windows.
+pub(super) fn read_outputs(
+    w: &Worker,
+    plan: &Plan,
+    slice: Package,
+) -> std::result::Result<Vec<Staged>, PackageError> {
+    let cap = plan.devices.max_alloc.load(std::sync::atomic::Ordering::Relaxed);
+    let mut out = Vec::new();
+    for a in &plan.args {
+        let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
+        if !dir.writes() || core.bytes() as u64 <= cap {
+            continue;
+        }
+        let range = plan.range(core, *pattern, slice);
+        let win = core.lock().mems[w.slot].clone().ok_or_else(|| {
+            PackageError::Device(format!("buffer {} has no window after its kernel", core.index))
+        })?;
+        let mut bytes = vec![0u8; (range.end - range.start) as usize * core.elem];
+        transfer::read(&w.compute, &win.mem, win.at(range.start, core.elem), &mut bytes)
+            .map_err(|e| PackageError::Device(format!("read of buffer {}: {e}", core.index)))?;
+        out.push(Staged { core: core.clone(), range, bytes });
+    }
+    Ok(out)
 }

@@ -25,7 +25,7 @@ use opencl3::types::cl_event;
 use super::buffer::BufferCore;
 use super::residency::Loc;
 use super::transfer::{self, EnsureError, Receiver as To};
-use super::window::{bind, cover};
+use super::window::{self, bind, cover};
 use super::Devices;
 use crate::engine::geometry::Geometry;
 use crate::engine::program::ProgramDevice;
@@ -353,7 +353,7 @@ pub(super) fn set_up(
 fn warm_up(w: &mut Worker, t: &Task, kernel: &Kernel) -> std::result::Result<(), PackageError> {
     let last = t.plan.geo.units - 1;
     for offset in if last > 0 { vec![0, last] } else { vec![0] } {
-        run_package(w, t, kernel, Package { offset, len: 1 })?;
+        run_slice(w, t, kernel, Package { offset, len: 1 })?;
     }
     Ok(())
 }
@@ -367,9 +367,38 @@ pub(super) enum PackageError {
     Over,
 }
 
-/// Make a package's inputs fresh here, mark its outputs not fresh here (the kernel changes
-/// them), run its kernel and wait for it. Returns its device time.
+/// Run package `p`, in slices when the windows of the buffers larger than the session's cap
+/// cannot hold all it touches: a balancer sizes packages by speed alone, and a package wider
+/// than a window is still work the device can do, a window at a time. The windows move under
+/// a sliced package, so its windowed outputs are read home slice by slice and kept aside
+/// until its merge. Returns the device time of all its slices and those outputs.
 fn run_package(
+    w: &mut Worker,
+    t: &Task,
+    kernel: &Kernel,
+    p: Package,
+) -> std::result::Result<(Option<f64>, Vec<window::Staged>), PackageError> {
+    if window::fitting_len(&t.plan, p) == p.len {
+        return Ok((run_slice(w, t, kernel, p)?, Vec::new()));
+    }
+    let (mut at, end) = (p.offset, p.offset + p.len);
+    let (mut total, mut staged) = (Some(0.0), Vec::new());
+    while at < end {
+        let slice = Package {
+            offset: at,
+            len: window::fitting_len(&t.plan, Package { offset: at, len: end - at }),
+        };
+        let seconds = run_slice(w, t, kernel, slice)?;
+        total = total.zip(seconds).map(|(a, b)| a + b);
+        staged.extend(window::read_outputs(w, &t.plan, slice)?);
+        at += slice.len;
+    }
+    Ok((total, staged))
+}
+
+/// Make a slice's inputs fresh here, mark its outputs not fresh here (the kernel changes
+/// them), run its kernel and wait for it. Returns its device time.
+fn run_slice(
     w: &mut Worker,
     t: &Task,
     kernel: &Kernel,
@@ -474,7 +503,7 @@ fn work(
     faults: &[Fault],
 ) -> std::result::Result<(), String> {
     let (me, shared) = (t.me, &t.shared);
-    let mut pending: Vec<Package> = Vec::new();
+    let mut pending: Vec<(Package, Vec<window::Staged>)> = Vec::new();
     let mut count = 0usize;
     // A package may move a window of a buffer larger than the cap, which keeps only what the
     // residency knows of: commit before each package then, so no output is left out.
@@ -516,8 +545,8 @@ fn work(
             }
             return Ok(());
         }
-        let seconds = match run_package(w, t, kernel, p) {
-            Ok(s) => s,
+        let (seconds, staged) = match run_package(w, t, kernel, p) {
+            Ok(ran) => ran,
             Err(PackageError::Device(reason)) => return Err(reason),
             Err(PackageError::Run(e)) => {
                 fail_run(shared, e);
@@ -535,24 +564,28 @@ fn work(
         if !shared.kernel_done(me, p, seconds, Transfer::default()) {
             return Ok(());
         }
-        pending.push(p);
+        pending.push((p, staged));
     }
     commit(w, t, &mut pending);
     Ok(())
 }
 
 /// The outputs of the packages run here are now the only fresh copies: say so, through the
-/// run's merge (once per package, never after the run is over).
-fn commit(w: &Worker, t: &Task, pending: &mut Vec<Package>) {
+/// run's merge (once per package, never after the run is over). A sliced package's windowed
+/// outputs were read home: they are written to the host image then, and fresh there.
+fn commit(w: &Worker, t: &Task, pending: &mut Vec<(Package, Vec<window::Staged>)>) {
     let plan = &t.plan;
-    for p in pending.drain(..) {
+    for (p, staged) in pending.drain(..) {
         t.shared.merge(t.me, p, Transfer::default(), || {
             for a in &plan.args {
                 let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
-                if dir.writes() {
+                if dir.writes() && !staged.iter().any(|s| Arc::ptr_eq(&s.core, core)) {
                     let range = plan.range(core, *pattern, p);
                     core.lock().res.written(Loc::Device(w.slot), range);
                 }
+            }
+            for s in &staged {
+                s.write_home();
             }
         });
     }
