@@ -11,7 +11,7 @@ use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
 use super::buffer::{BufferCore, Window};
 use super::residency::Loc;
 use super::transfer;
-use super::worker::{PackageError, Plan, SArg, Worker};
+use super::worker::{run_slice, PackageError, Plan, SArg, Task, Worker};
 use crate::error::Error;
 use crate::work::Package;
 
@@ -132,6 +132,35 @@ pub(super) fn bind(
         unsafe { kernel.set_arg(o as u32, &lo) }.map_err(bad)?;
     }
     Ok(())
+}
+
+/// Run package `p`, in slices when the windows of the buffers larger than the session's cap
+/// cannot hold all it touches: a balancer sizes packages by speed alone, and a package wider
+/// than a window is still work the device can do, a window at a time. The windows move under
+/// a sliced package, so its windowed outputs are read home slice by slice and kept aside
+/// until its merge. Returns the device time of all its slices and those outputs.
+pub(super) fn run_package(
+    w: &mut Worker,
+    t: &Task,
+    kernel: &Kernel,
+    p: Package,
+) -> std::result::Result<(Option<f64>, Vec<Staged>), PackageError> {
+    if fitting_len(&t.plan, p) == p.len {
+        return Ok((run_slice(w, t, kernel, p)?, Vec::new()));
+    }
+    let (mut at, end) = (p.offset, p.offset + p.len);
+    let (mut total, mut staged) = (Some(0.0), Vec::new());
+    while at < end {
+        let slice = Package {
+            offset: at,
+            len: fitting_len(&t.plan, Package { offset: at, len: end - at }),
+        };
+        let seconds = run_slice(w, t, kernel, slice)?;
+        total = total.zip(seconds).map(|(a, b)| a + b);
+        staged.extend(read_outputs(w, &t.plan, slice)?);
+        at += slice.len;
+    }
+    Ok((total, staged))
 }
 
 /// The longest front part of `p` (at least one unit) whose elements of every buffer larger

@@ -367,38 +367,9 @@ pub(super) enum PackageError {
     Over,
 }
 
-/// Run package `p`, in slices when the windows of the buffers larger than the session's cap
-/// cannot hold all it touches: a balancer sizes packages by speed alone, and a package wider
-/// than a window is still work the device can do, a window at a time. The windows move under
-/// a sliced package, so its windowed outputs are read home slice by slice and kept aside
-/// until its merge. Returns the device time of all its slices and those outputs.
-fn run_package(
-    w: &mut Worker,
-    t: &Task,
-    kernel: &Kernel,
-    p: Package,
-) -> std::result::Result<(Option<f64>, Vec<window::Staged>), PackageError> {
-    if window::fitting_len(&t.plan, p) == p.len {
-        return Ok((run_slice(w, t, kernel, p)?, Vec::new()));
-    }
-    let (mut at, end) = (p.offset, p.offset + p.len);
-    let (mut total, mut staged) = (Some(0.0), Vec::new());
-    while at < end {
-        let slice = Package {
-            offset: at,
-            len: window::fitting_len(&t.plan, Package { offset: at, len: end - at }),
-        };
-        let seconds = run_slice(w, t, kernel, slice)?;
-        total = total.zip(seconds).map(|(a, b)| a + b);
-        staged.extend(window::read_outputs(w, &t.plan, slice)?);
-        at += slice.len;
-    }
-    Ok((total, staged))
-}
-
 /// Make a slice's inputs fresh here, mark its outputs not fresh here (the kernel changes
 /// them), run its kernel and wait for it. Returns its device time.
-fn run_slice(
+pub(super) fn run_slice(
     w: &mut Worker,
     t: &Task,
     kernel: &Kernel,
@@ -545,7 +516,7 @@ fn work(
             }
             return Ok(());
         }
-        let (seconds, staged) = match run_package(w, t, kernel, p) {
+        let (seconds, staged) = match window::run_package(w, t, kernel, p) {
             Ok(ran) => ran,
             Err(PackageError::Device(reason)) => return Err(reason),
             Err(PackageError::Run(e)) => {
