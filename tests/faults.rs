@@ -385,3 +385,49 @@ fn a_read_back_that_never_completes_is_caught_by_the_watchdog() {
     assert!(hung.fault.as_deref().unwrap_or("").contains("read-back"), "{}", r.table());
     common::assert_coexecuted_once(&r);
 }
+
+/// When device `d` was first handed a package, in seconds since the run began.
+fn first_package(r: &Report, d: usize) -> f64 {
+    r.trace.iter().filter(|t| t.device == d).map(|t| t.host_start).fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn a_device_slow_to_set_up_joins_the_run_late_and_runs_its_share() {
+    // Device 1's set-up takes 1.5 s more; the run starts with device 0 and device 1 takes its
+    // four packages once it is ready.
+    let (r, input, out) = within(Duration::from_secs(60), move || {
+        run_with(vec![Fault::SlowSetup { device: 1, millis: 1500 }], WatchdogConfig::default())
+    });
+    let r = r.unwrap_or_else(|e| panic!("the run failed: {e}"));
+    assert_eq!(out, reference(&input));
+    assert_eq!(r.devices[1].packages, 4, "{}", r.table());
+    assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
+    let (early, late) = (first_package(&r, 0), first_package(&r, 1));
+    assert!(late - early > 0.5, "device 1 began at {late:.3} s, device 0 at {early:.3} s");
+    common::assert_coexecuted_once(&r);
+}
+
+#[test]
+fn a_run_does_not_wait_for_a_device_still_setting_up() {
+    let p = program("engine.cl");
+    let input = lcg(12, N);
+    let mut out = vec![0u32; 4 * N];
+    let started = std::time::Instant::now();
+    // Device 1 would be ready after 6 s; device 0 asks for every package (dynamic) meanwhile.
+    let r = expand4(&p, &input, &mut out)
+        .balancer(Box::new(hetdsl::balance::Dynamic::packages(16)))
+        .inject(Fault::SlowSetup { device: 1, millis: 6000 })
+        .run()
+        .expect("the run");
+    let took = started.elapsed();
+    assert_eq!(out, reference(&input));
+    assert_eq!(r.devices[1].packages, 0, "{}", r.table());
+    assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
+    assert!(took < Duration::from_secs(4), "the caller waited {took:?}");
+    // The next run waits for that set-up to end (the device's thread is still out), then
+    // uses both devices.
+    let mut again = vec![0u32; 4 * N];
+    let r = expand4(&p, &input, &mut again).balancer(round_robin(4)).run().expect("the next run");
+    assert_eq!(again, reference(&input));
+    assert_eq!(r.devices[1].packages, 4, "{}", r.table());
+}

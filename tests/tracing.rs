@@ -283,3 +283,43 @@ fn a_device_that_failed_in_a_run_keeps_nothing_from_it() {
     // Device 1 failed: its objects were released, device 0's kept.
     assert_eq!(run(None), [(0, 2, 0, 0), (1, 0, 2, 0)]);
 }
+
+#[test]
+fn a_device_still_setting_up_when_its_run_ends_keeps_its_objects_for_the_next_run() {
+    let p = program("engine.cl");
+    let input = lcg(67, N);
+    let run = |fault: Option<Fault>| {
+        let mut out = vec![0u32; 4 * N];
+        let mut launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
+        launch = launch.balancer(Box::new(hetdsl::balance::Dynamic::packages(16)));
+        if let Some(f) = fault {
+            launch = launch.inject(f);
+        }
+        launch.backups(false).run().expect("the run");
+        assert_eq!(out, reference(&input));
+    };
+    // All three runs in one window of events: the late device's thread outlives its run, and
+    // its events must not land in another test's window.
+    let events = events_of(|| {
+        run(None);
+        // Device 1 sets up for 3 s more than device 0 needs for the whole run: the run ends
+        // without it, and its thread parks what it made once its set-up is over.
+        run(Some(Fault::SlowSetup { device: 1, millis: 3000 }));
+        tracing::info!(target: "hetdsl::test", "third run");
+        run(None);
+    });
+    let third = events.iter().position(|e| e.message == "third run").expect("the marker");
+    // That set-up's own event may arrive while the third run waits for the thread: the third
+    // run's set-up on device 1 comes last, and it reused every buffer.
+    let last = buffer_counts_in_order(&events[third..]).into_iter().rfind(|c| c.0 == 1);
+    assert_eq!(last, Some((1, 2, 0, 0)), "{:?}", buffer_counts_in_order(&events));
+}
+
+/// `(device, reused, allocated, freed)` of each device's set-up in `events`, in their order.
+fn buffer_counts_in_order(events: &[Event]) -> Vec<(u64, u64, u64, u64)> {
+    events
+        .iter()
+        .filter(|e| e.message == "device buffers")
+        .map(|e| (e.number("device"), e.number("reused"), e.number("allocated"), e.number("freed")))
+        .collect()
+}

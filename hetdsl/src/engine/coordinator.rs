@@ -1,7 +1,8 @@
-//! The caller's thread during a run: it waits for every device's set-up, starts the
-//! dispatcher, watches for hung devices and hands back-up copies to idle ones until every
-//! unit's output is merged or the run fails; then it ends the run — shuts the gate, and decides
-//! which host threads it joins and which it leaves behind.
+//! The caller's thread during a run: it waits for the devices' set-up (not for one far slower
+//! than the first ready: that one joins later), starts the dispatcher, watches for hung devices
+//! and hands back-up copies to idle ones until every unit's output is merged or the run fails;
+//! then it ends the run — shuts the gate, and decides which host threads it joins and which it
+//! leaves behind.
 //!
 //! It touches the run only through [`Shared`] and never the caller's memory. A host thread is
 //! joined only once its device has no command left (it says so through [`Shared::quiet`]); a
@@ -45,7 +46,10 @@ pub(super) fn coordinate(
     watch(shared, s, watchdog)
 }
 
-/// Wait until every device has reported its set-up, or dropped those that are far behind.
+/// Wait until every device has reported its set-up; or, once one device is ready, until the
+/// others have had a moment more and have each posted their profile (they then join the run
+/// late, when their set-up ends: a CPU's warm-up on a heavy kernel can take seconds, which
+/// the fast devices need not wait for); or drop those far behind.
 fn await_setup<'a>(
     shared: &'a Shared,
     mut s: MutexGuard<'a, State>,
@@ -55,33 +59,58 @@ fn await_setup<'a>(
     // A device whose set-up (queues, buffers, the warm-up's compilation) has not finished long
     // after another device's is ready is dropped rather than waited for: its driver may never
     // answer. The grace is generous, because a first launch compiles the kernel.
-    let grace = (watchdog.min * 3).max(SETUP_GRACE_FLOOR);
-    let mut first_ready: Option<Instant> = None;
+    let grace = setup_grace(watchdog);
+    let began = Instant::now();
+    let mut first_ready: Option<(Instant, Duration)> = None;
     while s.setup.iter().any(Option::is_none) {
         if first_ready.is_none() && s.setup.iter().any(|r| matches!(r, Some(Ok(_)))) {
-            first_ready = Some(Instant::now());
+            first_ready = Some((Instant::now(), began.elapsed()));
+            s.setup_deadline = Some(Instant::now() + grace);
         }
-        if first_ready.is_some_and(|t| t.elapsed() > grace) {
-            for d in 0..n {
-                if s.setup[d].is_none() {
-                    shared.alive[d].store(false, Ordering::Release);
-                    s.setup[d] = Some(Err(SetupError::Device(format!(
-                        "set-up did not finish {:.1} s after another device's (hung in its \
-                         driver?)",
-                        grace.as_secs_f64()
-                    ))));
+        let mut wait = Duration::from_millis(50);
+        if let Some((at, took)) = first_ready {
+            if at.elapsed() > grace {
+                for d in 0..n {
+                    if s.setup[d].is_none() {
+                        shared.alive[d].store(false, Ordering::Release);
+                        s.setup[d] = Some(Err(SetupError::Device(not_set_up(grace))));
+                    }
                 }
+                break;
             }
-            break;
+            let profiled = (0..n).all(|d| s.setup[d].is_some() || s.provisional[d].is_some());
+            let gather = late_join_after(took);
+            if profiled && at.elapsed() >= gather {
+                break;
+            }
+            wait = wait.min(gather.saturating_sub(at.elapsed()).max(Duration::from_millis(1)));
         }
-        s = shared
-            .wake
-            .wait_timeout(s, Duration::from_millis(50))
-            .unwrap_or_else(|e| e.into_inner())
-            .0;
+        s = shared.wake.wait_timeout(s, wait).unwrap_or_else(|e| e.into_inner()).0;
     }
     s
 }
+
+/// The set-up grace: how long after the first ready device another may still be setting up.
+fn setup_grace(watchdog: WatchdogConfig) -> Duration {
+    (watchdog.min * 3).max(SETUP_GRACE_FLOOR)
+}
+
+fn not_set_up(grace: Duration) -> String {
+    format!(
+        "set-up did not finish {:.1} s after another device's (hung in its driver?)",
+        grace.as_secs_f64()
+    )
+}
+
+/// How long the run waits, once a device is ready (after `took`), for the others to be ready
+/// too before it starts without them: devices set up in comparable times start together (with
+/// their exact profiles), while one many times slower joins when it can.
+fn late_join_after(took: Duration) -> Duration {
+    (took / 2).max(LATE_JOIN_FLOOR)
+}
+
+/// The least wait for the other devices once one is ready.
+const LATE_JOIN_FLOOR: Duration = Duration::from_millis(20);
 
 /// Start the dispatcher over the devices that set up; the run's phase turns to running.
 fn start<'a>(
@@ -99,19 +128,20 @@ fn start<'a>(
         let outcome = s.setup[d].take();
         match outcome {
             Some(Ok(profile)) => profiles.push(profile),
+            // Still setting up, its profile known: it joins the run when it is ready.
+            None if s.provisional[d].is_some() => {
+                s.late[d] = true;
+                profiles.push(s.provisional[d].clone().unwrap_or_else(nothing));
+            }
             Some(Err(e)) => {
                 // A device that could not set up still has a slot; it never asks for work.
-                profiles.push(DeviceProfile {
-                    kind: DeviceKind::Other,
-                    nominal_gflops: 0.0,
-                    min_groups: 1,
-                });
+                profiles.push(nothing());
                 match e {
                     SetupError::User(e) => user_error = user_error.or(Some(e)),
                     SetupError::Device(reason) => dropped.push((d, reason)),
                 }
             }
-            None => unreachable!("every device reported its set-up"),
+            None => unreachable!("every device reported its set-up or its profile"),
         }
     }
     let setup = Setup { total_groups: units, devices: profiles };
@@ -147,6 +177,11 @@ fn start<'a>(
     Ok(s)
 }
 
+/// The profile of a device that never asks for work.
+fn nothing() -> DeviceProfile {
+    DeviceProfile { kind: DeviceKind::Other, nominal_gflops: 0.0, min_groups: 1 }
+}
+
 /// Watch the running run: a fatal error, the end of the work, hung devices, back-ups.
 fn watch<'a>(
     shared: &'a Shared,
@@ -177,6 +212,14 @@ fn watch<'a>(
             drop(s);
             shared.device_failed(h.device, h.reason());
             s = shared.lock();
+        }
+        if s.setup_deadline.is_some_and(|t| Instant::now() > t) {
+            for d in 0..s.late.len() {
+                if s.late[d] && s.setup[d].is_none() && shared.alive(d) {
+                    shared.alive[d].store(false, Ordering::Release);
+                    shared.lose(&mut s, d, not_set_up(setup_grace(watchdog)));
+                }
+            }
         }
         // Idle devices look for a straggler to back up.
         match shared.dispatch(&mut s, "tick", |d, now| d.tick(now)) {
@@ -220,7 +263,8 @@ pub(super) fn end_run(
         let pending = (0..n).any(|d| {
             handles[d].is_some() && shared.alive(d) && !shared.quiet[d].load(Ordering::Acquire) && {
                 let s = shared.lock();
-                !s.dispatch.as_ref().is_some_and(|x| x.runs_abandoned(d))
+                let setting_up = s.late[d] && s.setup[d].is_none();
+                !setting_up && !s.dispatch.as_ref().is_some_and(|x| x.runs_abandoned(d))
             }
         });
         if !pending || waited.elapsed() > bound {
@@ -244,9 +288,11 @@ pub(super) fn end_run(
                     let (p, since) = x.running(d)?;
                     Some(Duration::from_secs_f64(since + x.watchdog_limit(d, p, rule)))
                 });
-                let deadline = match out {
-                    Some(at) => s.t0 + at,
-                    None => Instant::now() + watchdog.min,
+                // One still setting up has the set-up's own grace.
+                let deadline = match (out, s.late[d] && s.setup[d].is_none()) {
+                    (Some(at), _) => s.t0 + at,
+                    (None, true) => s.setup_deadline.unwrap_or_else(Instant::now),
+                    (None, false) => Instant::now() + watchdog.min,
                 };
                 quarantine::leave_behind(LeftBehind {
                     device: machine[d],

@@ -192,6 +192,9 @@ pub enum Fault {
     /// Device `device` never finishes setting up (a driver that never answers while the
     /// queues, buffers or the warm-up's compilation are made), until dropped from the run.
     HangSetup { device: usize },
+    /// Device `device`'s set-up takes `millis` milliseconds longer, after its kernel and limits
+    /// are known (a long warm-up, as a CPU's on a heavy kernel): the run need not wait for it.
+    SlowSetup { device: usize, millis: u32 },
     /// The read-back of device `device`'s `package`-th package never completes.
     HangReadBack { device: usize, package: usize },
 }

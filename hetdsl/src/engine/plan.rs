@@ -311,6 +311,7 @@ pub(super) fn fault_device(f: &Fault) -> usize {
         | Fault::Slow { device, .. }
         | Fault::Panic { device, .. }
         | Fault::HangSetup { device }
+        | Fault::SlowSetup { device, .. }
         | Fault::HangReadBack { device, .. } => device,
     }
 }

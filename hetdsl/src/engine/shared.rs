@@ -72,6 +72,14 @@ pub(crate) enum Release {
 pub(crate) struct State {
     pub(super) phase: Phase,
     pub(super) setup: Vec<Option<std::result::Result<DeviceProfile, SetupError>>>,
+    /// Per device: its profile, posted once its kernel and limits are known and before the
+    /// slow part of its set-up (buffers, warm-up), so the run can start without it.
+    pub(super) provisional: Vec<Option<DeviceProfile>>,
+    /// Per device: the run started before it had set up; it joins when it has (see
+    /// [`Shared::setup_done`]).
+    pub(super) late: Vec<bool>,
+    /// A late device whose set-up has not ended by then is dropped (hung in its driver?).
+    pub(super) setup_deadline: Option<Instant>,
     /// The balancer until the run starts; from then on the dispatcher holds it and is the only
     /// one to call it.
     pub(super) balancer: Option<Box<dyn Balancer>>,
@@ -151,6 +159,9 @@ impl Shared {
             state: Mutex::new(State {
                 phase: Phase::Setup,
                 setup: (0..n).map(|_| None).collect(),
+                provisional: vec![None; n],
+                late: vec![false; n],
+                setup_deadline: None,
                 balancer: Some(balancer),
                 dispatch: None,
                 balancer_name,
@@ -192,14 +203,25 @@ impl Shared {
         s.t0.elapsed().as_secs_f64()
     }
 
-    /// A device finished (or failed) its set-up; then waits until every device has.
-    /// Returns whether to go on.
+    /// `me`'s profile is known (its kernel made, its limits checked); the rest of its set-up
+    /// may take long.
+    pub(super) fn profile_known(&self, me: usize, profile: DeviceProfile) {
+        let mut s = self.lock();
+        s.provisional[me] = Some(profile);
+        self.wake.notify_all();
+    }
+
+    /// A device finished (or failed) its set-up; then waits until the run starts, unless it
+    /// started already without this device. Returns whether to go on.
     pub(super) fn setup_done(&self, me: usize, result: Result<DeviceProfile>) -> bool {
         let result = result.map_err(|e| match e {
             Error::Cl { .. } => SetupError::Device(format!("set-up failed: {e}")),
             e => SetupError::User(e),
         });
         let mut s = self.lock();
+        if s.late[me] {
+            return self.join_late(s, me, result);
+        }
         s.setup[me] = Some(result);
         self.wake.notify_all();
         while s.phase == Phase::Setup {
@@ -208,10 +230,43 @@ impl Shared {
         s.phase == Phase::Running && self.alive(me)
     }
 
+    /// A device the run started without has set up: it joins the run (the dispatcher hands it
+    /// work when it asks), or leaves it as a device failing mid-run would; the user's mistake
+    /// found by it ends the run with that error.
+    fn join_late(
+        &self,
+        mut s: MutexGuard<'_, State>,
+        me: usize,
+        result: std::result::Result<DeviceProfile, SetupError>,
+    ) -> bool {
+        let joined = match result {
+            Ok(profile) => {
+                s.setup[me] = Some(Ok(profile));
+                s.phase == Phase::Running && self.alive(me)
+            }
+            Err(SetupError::User(e)) if s.phase == Phase::Running => {
+                s.fatal.get_or_insert(e);
+                false
+            }
+            Err(SetupError::Device(reason)) if s.phase == Phase::Running && self.alive(me) => {
+                self.alive[me].store(false, Ordering::Release);
+                self.lose(&mut s, me, reason);
+                false
+            }
+            Err(_) => false,
+        };
+        self.wake.notify_all();
+        joined
+    }
+
     /// `me` could not set up for a reason of its own (not the user's): it is dropped from the
     /// run, which goes on without it. Does not wait for the other devices.
     pub(super) fn setup_failed(&self, me: usize, reason: String) {
         let mut s = self.lock();
+        if s.late[me] {
+            self.join_late(s, me, Err(SetupError::Device(reason)));
+            return;
+        }
         if s.setup[me].is_none() {
             s.setup[me] = Some(Err(SetupError::Device(reason)));
         }
@@ -443,7 +498,7 @@ impl Shared {
         let reason = format!("its host thread panicked: {message}");
         {
             let mut s = self.lock();
-            if s.phase == Phase::Setup && s.setup[me].is_none() {
+            if s.phase == Phase::Setup && s.setup[me].is_none() && !s.late[me] {
                 s.setup[me] = Some(Err(SetupError::Device(reason)));
                 self.wake.notify_all();
                 return;

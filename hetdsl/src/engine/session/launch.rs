@@ -323,6 +323,11 @@ impl<'s> SessionLaunch<'s> {
                 "fault {f:?}: a session launch reads nothing back (outputs stay on the devices)"
             )));
         }
+        if let Some(f) = self.faults.iter().find(|f| matches!(f, Fault::SlowSetup { .. })) {
+            return Err(Error::BadConfig(format!(
+                "fault {f:?}: a session's devices are set up once, when the session starts"
+            )));
+        }
         let mut args = Vec::with_capacity(self.args.len() + 1);
         for (index, a) in self.args.into_iter().enumerate() {
             args.push(check_arg(session, &geo, index, a)?);

@@ -43,29 +43,42 @@ use crate::error::{ClError, Error};
 pub(crate) fn run(job: Job) {
     let me = job.me;
     let shared = job.shared.clone();
-    let (device, clean) =
+    let (device, clean, joined) =
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&job))) {
             Ok(ended) => ended,
             Err(payload) => {
                 shared.thread_panicked(me, panic_message(&*payload));
-                (None, false)
+                (None, false, true)
             }
         };
+    // A device whose set-up ended after the run did ran nothing: it parks its objects now, so
+    // its warm-up serves the next run. Parking into the empty slot releases nothing, so it
+    // needs no OpenCL lock, and the next run on this device waits for this thread to be quiet.
+    let device = match device {
+        Some(d) if clean && !joined => {
+            job.device.park.put_if_empty(d.park(&job.kernel)).map(Ended::Parked)
+        }
+        Some(d) => Some(Ended::Device(d)),
+        None => None,
+    };
     // Its device has no command left: park its objects for the next run if it ended cleanly,
     // else release them, under the OpenCL lock unless the caller's thread, which holds it, is
     // joining this one.
     match shared.release_turn(me) {
         Release::LeftBehind => {
             let _one_at_a_time = super::opencl_lock();
-            if let Some(d) = device {
-                d.release();
+            match device {
+                Some(Ended::Device(d)) => d.release(),
+                Some(Ended::Parked(p)) => drop(p),
+                None => {}
             }
             drop(job);
         }
         _ => {
             match device {
-                Some(d) if clean => job.device.park.put(d.park(&job.kernel)),
-                Some(d) => d.release(),
+                Some(Ended::Device(d)) if clean => job.device.park.put(d.park(&job.kernel)),
+                Some(Ended::Device(d)) => d.release(),
+                Some(Ended::Parked(p)) => drop(p),
                 None => {}
             }
             drop(job);
@@ -73,10 +86,16 @@ pub(crate) fn run(job: Job) {
     }
 }
 
+/// What a thread holds once its work is over: its device, or the objects it could not park.
+enum Ended {
+    Device(Device),
+    Parked(parked::Parked),
+}
+
 /// Set up, run packages, then let every queued command complete. Returns the device, whose
-/// objects the caller parks or releases, and whether it ended cleanly (it may park: no
-/// failure, no injected fault, every command completed).
-fn body(job: &Job) -> (Option<Device>, bool) {
+/// objects the caller parks or releases, whether it ended cleanly (it may park: no failure, no
+/// injected fault but a slow set-up, every command completed), and whether it joined the run.
+fn body(job: &Job) -> (Option<Device>, bool, bool) {
     let me = job.me;
     let shared = &job.shared;
     if job.faults.iter().any(|f| matches!(f, Fault::HangSetup { .. })) {
@@ -85,17 +104,18 @@ fn body(job: &Job) -> (Option<Device>, bool) {
             std::thread::sleep(Duration::from_millis(5));
         }
         shared.setup_done(me, Err(Error::Cl { call: "injected set-up hang", code: ClError(-5) }));
-        return (None, false);
+        return (None, false, true);
     }
     let mut device = match setup::set_up(job) {
         Ok(d) => d,
         Err(e) => {
             shared.setup_done(me, Err(e));
-            return (None, false);
+            return (None, false, true);
         }
     };
-    let mut clean = job.faults.is_empty();
-    if shared.setup_done(me, Ok(device.profile.clone())) {
+    let mut clean = job.faults.iter().all(|f| matches!(f, Fault::SlowSetup { .. }));
+    let joined = shared.setup_done(me, Ok(device.profile.clone()));
+    if joined {
         if let Err(reason) = work(job, &mut device) {
             shared.device_failed(me, reason);
             clean = false;
@@ -105,7 +125,7 @@ fn body(job: &Job) -> (Option<Device>, bool) {
     // kernel or buffer with commands in flight trips PoCL (`pocl_release_dlhandle_cache`
     // assertion). A device truly hung in its driver never gets past here, and is never joined.
     let finished = device.compute.finish().is_ok() & device.transfer.finish().is_ok();
-    (Some(device), clean && finished && shared.alive(me))
+    (Some(device), clean && finished && shared.alive(me), joined)
 }
 
 /// The package loop. `Err` carries the reason this device must leave the run.

@@ -7,8 +7,9 @@
 //! device thread that ends its run cleanly parks its objects here; the next run on that device
 //! takes them back, reusing every buffer whose size and access match an argument, and frees the
 //! rest before it allocates what is missing. Only one run is in flight at a time (the OpenCL
-//! lock), and a device that failed or was left behind never parks, so nothing parked has a
-//! command in flight.
+//! lock), and a device that failed or was left behind after running packages never parks, so
+//! nothing parked has a command in flight. A device that was still setting up when its run
+//! ended parks once its set-up is done (it ran nothing; its queues are finished).
 
 use std::sync::{Arc, Mutex};
 
@@ -63,6 +64,20 @@ impl Park {
         if !self.disabled.load(std::sync::atomic::Ordering::Acquire) {
             *self.slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(parked);
         }
+    }
+
+    /// Park `parked` if nothing is parked (and parking is on); else hand it back, to be
+    /// released under the OpenCL lock. Releases nothing itself.
+    pub(super) fn put_if_empty(&self, parked: Parked) -> Option<Parked> {
+        if self.disabled.load(std::sync::atomic::Ordering::Acquire) {
+            return Some(parked);
+        }
+        let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_some() {
+            return Some(parked);
+        }
+        *slot = Some(parked);
+        None
     }
 
     /// Turn keeping on or off; off frees what is parked now.

@@ -24,6 +24,7 @@ use crate::engine::geometry::Geometry;
 use crate::engine::limits;
 use crate::engine::plan::ArgPlan;
 use crate::engine::program::ProgramDevice;
+use crate::engine::Fault;
 use crate::error::{ClContext, Error, Result};
 use crate::occupancy::{self, KernelResources};
 use crate::pattern::{Direction, Pattern};
@@ -42,6 +43,15 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
         let (kernel, warmed_for) = kernel_for(job, parked.as_mut())?;
         let local_bytes = set_values(job, &kernel)?;
         let local_total = check_limits(job, &kernel, local_bytes)?;
+        // From here on the set-up may take long (allocation, the warm-up): the run may start
+        // without this device, which then joins it late with this profile.
+        job.shared.profile_known(job.me, profile(job, local_total));
+        if let Some(ms) = job.faults.iter().find_map(|f| match *f {
+            Fault::SlowSetup { millis, .. } => Some(millis),
+            _ => None,
+        }) {
+            std::thread::sleep(std::time::Duration::from_millis(ms.into()));
+        }
         let parked_before = parked.as_ref().map_or(0, |p| p.buffers.len());
         let buffers = make_buffers(job, &kernel, &transfer, parked.as_mut())?;
         let reused = parked_before - parked.as_ref().map_or(0, |p| p.buffers.len());
