@@ -18,6 +18,7 @@ mod quarantine;
 mod repeat;
 mod run;
 mod session;
+mod setup_phase;
 mod shared;
 mod signature;
 mod verify;
