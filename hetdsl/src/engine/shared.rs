@@ -106,6 +106,17 @@ const RECHECK: Duration = Duration::from_millis(50);
 /// How long a session device waits for more work while holding uncommitted outputs.
 const HOLD: Duration = Duration::from_secs(1);
 
+/// How long a device asking for work waits for it.
+enum Until {
+    /// Not at all: [`Ask::Later`] at once.
+    Now,
+    /// Until there is work, or the run ends.
+    Work,
+    /// Holding uncommitted outputs since then: until the balancer has nothing more for this
+    /// device, or [`HOLD`] has passed.
+    Held(Instant),
+}
+
 pub(crate) struct Shared {
     pub(super) state: Mutex<State>,
     pub(super) wake: Condvar,
@@ -209,37 +220,7 @@ impl Shared {
     /// again only when something it waits for happened (a completion for `Wait`, a loss for
     /// `Idle`), and takes a back-up copy the coordinator's tick gave it.
     pub(super) fn next_package(&self, me: usize, block: bool) -> Ask {
-        let mut s = self.lock();
-        let mut first = true;
-        loop {
-            if s.phase != Phase::Running || !self.alive(me) {
-                return Ask::Stop;
-            }
-            if let Some(p) = s.given[me].take() {
-                return Ask::Run(p);
-            }
-            let asked = self.dispatch(&mut s, "ask", |d, now| {
-                (first || d.should_ask(me)).then(|| d.ask(me, now))
-            });
-            let Some(asked) = asked else { return Ask::Stop };
-            if let Some(answer) = asked {
-                match answer {
-                    Ok(Decision::Run(a)) => return Ask::Run(a.package),
-                    Ok(Decision::Stop) => return Ask::Stop,
-                    Ok(Decision::Wait | Decision::Idle) => {}
-                    Err(e) => {
-                        self.abort(&mut s, e);
-                        return Ask::Stop;
-                    }
-                }
-            }
-            first = false;
-            if !block {
-                return Ask::Later;
-            }
-            // Woken by any completion, loss or back-up given; the time-out only re-checks.
-            s = self.wake.wait_timeout(s, RECHECK).unwrap_or_else(|e| e.into_inner()).0;
-        }
+        self.ask(me, if block { Until::Work } else { Until::Now })
     }
 
     /// For a session device holding outputs it has not committed (`holding`): like a blocking
@@ -249,9 +230,12 @@ impl Shared {
     /// re-runnable elsewhere should it fail before; the bound keeps a balancer that waits for
     /// merges from hanging the run (the dispatcher's stall check needs the commits).
     pub(super) fn next_package_held(&self, me: usize, holding: bool) -> Ask {
+        self.ask(me, if holding { Until::Held(Instant::now()) } else { Until::Work })
+    }
+
+    fn ask(&self, me: usize, until: Until) -> Ask {
         let mut s = self.lock();
         let mut first = true;
-        let since = Instant::now();
         loop {
             if s.phase != Phase::Running || !self.alive(me) {
                 return Ask::Stop;
@@ -267,7 +251,7 @@ impl Shared {
                 match answer {
                     Ok(Decision::Run(a)) => return Ask::Run(a.package),
                     Ok(Decision::Stop) => return Ask::Stop,
-                    Ok(Decision::Idle) if holding => return Ask::Later,
+                    Ok(Decision::Idle) if matches!(until, Until::Held(_)) => return Ask::Later,
                     Ok(Decision::Wait | Decision::Idle) => {}
                     Err(e) => {
                         self.abort(&mut s, e);
@@ -276,9 +260,12 @@ impl Shared {
                 }
             }
             first = false;
-            if holding && since.elapsed() > HOLD {
-                return Ask::Later;
+            match until {
+                Until::Now => return Ask::Later,
+                Until::Held(since) if since.elapsed() > HOLD => return Ask::Later,
+                _ => {}
             }
+            // Woken by any completion, loss or back-up given; the time-out only re-checks.
             s = self.wake.wait_timeout(s, RECHECK).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
