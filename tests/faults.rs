@@ -431,3 +431,21 @@ fn a_run_does_not_wait_for_a_device_still_setting_up() {
     assert_eq!(again, reference(&input));
     assert_eq!(r.devices[1].packages, 4, "{}", r.table());
 }
+
+#[test]
+fn a_late_device_runs_the_work_of_one_that_failed_before_it_joined() {
+    // Device 0 fails its first package while device 1 is still setting up: the run waits for
+    // device 1, which then runs every package.
+    let faults = vec![
+        Fault::Fail { device: 0, package: 0 },
+        Fault::SlowSetup { device: 1, millis: 800 },
+    ];
+    let (r, input, out) =
+        within(Duration::from_secs(60), move || run_with(faults, WatchdogConfig::default()));
+    let r = r.unwrap_or_else(|e| panic!("the run failed: {e}"));
+    assert_eq!(out, reference(&input));
+    assert_eq!(r.devices[0].packages, 0, "{}", r.table());
+    assert!(r.devices[0].fault.as_deref().unwrap_or("").contains("injected"), "{}", r.table());
+    assert!(r.devices[1].fault.is_none(), "{}", r.table());
+    common::assert_coexecuted_once(&r);
+}
