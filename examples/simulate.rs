@@ -235,8 +235,13 @@ fn record(case: &Case, spec: &BalancerSpec, r: &SimResult) -> serde_json::Value 
 /// The iterative mode: per case, each launch's efficiency and the work-groups that moved.
 fn relaunch(name: &str, cases: &[&Case], args: &Args, launches: usize) -> Result<(), String> {
     let first = &args.balancers[0];
-    let options =
-        SimOptions { seed: args.seed, loss: None, backups: args.backups, waves: args.waves };
+    let options = SimOptions {
+        seed: args.seed,
+        loss: None,
+        backups: args.backups,
+        waves: args.waves,
+        ..SimOptions::default()
+    };
     let mut header = format!("{:<16} {:>8}", "kernel", first.to_string());
     for i in 2..=launches {
         header += &format!(" {:>9} {:>7}", format!("learned{i}"), "moved");
@@ -332,6 +337,7 @@ fn main() -> ExitCode {
                         loss: None,
                         backups: args.backups,
                         waves: args.waves,
+                        ..SimOptions::default()
                     };
                     let r = match case.run_with(spec, &options) {
                         Ok(r) => r,

@@ -436,10 +436,8 @@ fn a_run_does_not_wait_for_a_device_still_setting_up() {
 fn a_late_device_runs_the_work_of_one_that_failed_before_it_joined() {
     // Device 0 fails its first package while device 1 is still setting up: the run waits for
     // device 1, which then runs every package.
-    let faults = vec![
-        Fault::Fail { device: 0, package: 0 },
-        Fault::SlowSetup { device: 1, millis: 800 },
-    ];
+    let faults =
+        vec![Fault::Fail { device: 0, package: 0 }, Fault::SlowSetup { device: 1, millis: 800 }];
     let (r, input, out) =
         within(Duration::from_secs(60), move || run_with(faults, WatchdogConfig::default()));
     let r = r.unwrap_or_else(|e| panic!("the run failed: {e}"));

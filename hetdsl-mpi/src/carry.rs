@@ -291,7 +291,13 @@ mod tests {
         let devices = &c.nodes[0].devices;
         let table = CostTable::new(&CostProfile::Uniform, 70_000, 64);
         let memory = NodeMemory::new();
-        let options = SimOptions { seed: 3, loss: None, backups: true, waves: false };
+        let options = SimOptions {
+            seed: 3,
+            loss: None,
+            backups: true,
+            waves: false,
+            ..SimOptions::default()
+        };
         let mut runs = Vec::new();
         for _ in 0..2 {
             let mut b = Carried::new(hetdsl::balance::default_balancer(), memory.clone());

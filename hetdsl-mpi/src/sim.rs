@@ -199,7 +199,13 @@ impl Sim<'_> {
             None => (self.node_balancer)(),
         };
         self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let options = SimOptions { seed: self.seed, loss: None, backups: true, waves: false };
+        let options = SimOptions {
+            seed: self.seed,
+            loss: None,
+            backups: true,
+            waves: false,
+            ..SimOptions::default()
+        };
         let run = simulate(&devices, &table, balancer.as_mut(), &options)?;
         Ok((node.range_overhead, run.makespan))
     }

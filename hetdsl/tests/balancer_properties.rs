@@ -1,8 +1,9 @@
 //! Property tests: every balancer, driven by the simulator over random machines and kernels,
 //! hands out every work-group exactly once, never an empty package, and the run terminates —
 //! also when a random device is lost at a random instant (its running package is then re-run
-//! by the driver, so the completed packages still cover every work-group exactly once) — and
-//! no run beats the simulator's ideal makespan, which must be a lower bound.
+//! by the driver, so the completed packages still cover every work-group exactly once), or a
+//! random device joins late (its set-up ending at a random instant, as the engine lets it) —
+//! and no run beats the simulator's ideal makespan, which must be a lower bound.
 //!
 //! Cases come from a seeded generator: a failure prints the case seed, and
 //! `HETDSL_PROPERTY_SEED=<seed>` replays that one case (`HETDSL_PROPERTY_CASES` sets the count).
@@ -12,7 +13,7 @@ use hetdsl::balance::{
     LinearTwoPoint, MinMax, Next, Package, PerDevice, Setup, Sigmoid, Static,
 };
 use hetdsl::sim::{
-    simulate, CostProfile, CostTable, Loss, SimDevice, SimOptions, SimResult, SplitMix64,
+    simulate, CostProfile, CostTable, Join, Loss, SimDevice, SimOptions, SimResult, SplitMix64,
 };
 
 const CASES: u64 = 10_000;
@@ -22,6 +23,8 @@ struct Case {
     devices: Vec<SimDevice>,
     work: CostTable,
     loss: Option<Loss>,
+    /// A device whose set-up ends late (the engine starts without it).
+    join: Option<Join>,
     seed: u64,
 }
 
@@ -71,7 +74,16 @@ fn random_case(seed: u64) -> Case {
             at: g.unit() * 2.0 * total_groups as f64 / fastest,
         }
     });
-    Case { devices, work, loss, seed: g.next_u64() }
+    // Drawn apart, so that the cases drawn before late joins existed stay the same.
+    let mut late = SplitMix64::new(seed ^ 0x1a7e);
+    let join = (n > 1 && late.unit() < 0.3).then(|| {
+        let fastest = devices.iter().map(|d| d.speed).fold(0.0, f64::max);
+        Join {
+            device: late.range(0, n as u64 - 1) as usize,
+            at: late.unit() * 2.0 * total_groups as f64 / fastest,
+        }
+    });
+    Case { devices, work, loss, join, seed: g.next_u64() }
 }
 
 /// Checks that `packages` tile `0..total` exactly: each work-group once, none empty.
@@ -110,6 +122,14 @@ fn check(case: &Case, r: &SimResult) -> Result<(), String> {
             ));
         }
     }
+    if let Some(join) = case.join {
+        if let Some(p) = r.packages.iter().find(|p| p.device == join.device && p.start < join.at) {
+            return Err(format!(
+                "device {} got {p:?} before it joined at {}",
+                join.device, join.at
+            ));
+        }
+    }
     if !(r.makespan.is_finite() && r.makespan >= 0.0) {
         return Err(format!("makespan {}", r.makespan));
     }
@@ -126,8 +146,13 @@ fn check(case: &Case, r: &SimResult) -> Result<(), String> {
 fn run_case(case: &Case, balancer: &mut dyn Balancer) -> Result<SimResult, String> {
     // Half the cases with the engine's speculative back-ups: what completes must still tile
     // the range, each work-group once.
-    let options =
-        SimOptions { seed: case.seed, loss: case.loss, backups: case.seed % 2 == 1, waves: false };
+    let options = SimOptions {
+        seed: case.seed,
+        loss: case.loss,
+        backups: case.seed % 2 == 1,
+        waves: false,
+        joins: case.join.into_iter().collect(),
+    };
     simulate(&case.devices, &case.work, balancer, &options).map_err(|e| e.to_string())
 }
 
@@ -142,7 +167,7 @@ fn for_all(family: &str, make: impl Fn(&mut SplitMix64, usize) -> Box<dyn Balanc
             .collect(),
     };
     let single = seeds.len() == 1;
-    let mut backed_up = 0;
+    let (mut backed_up, mut joined) = (0, 0);
     for seed in seeds {
         let case = random_case(seed);
         let mut g = SplitMix64::new(seed ^ 0x5eed);
@@ -150,20 +175,25 @@ fn for_all(family: &str, make: impl Fn(&mut SplitMix64, usize) -> Box<dyn Balanc
         let name = balancer.name();
         let outcome = run_case(&case, balancer.as_mut()).and_then(|r| {
             backed_up += r.packages.iter().any(|p| p.backup) as usize;
+            let late = |j: Join| r.packages.iter().any(|p| p.device == j.device);
+            joined += case.join.is_some_and(late) as usize;
             check(&case, &r)
         });
         if let Err(e) = outcome {
             panic!(
                 "{family} ({name}) failed on case seed {seed} (HETDSL_PROPERTY_SEED={seed}): {e}\n\
-                 {} devices, G = {}, loss {:?}",
+                 {} devices, G = {}, loss {:?}, join {:?}",
                 case.devices.len(),
                 case.work.total_groups(),
-                case.loss
+                case.loss,
+                case.join
             );
         }
     }
     // The back-up half of the cases must have exercised back-ups at all.
     assert!(single || backed_up > 0, "{family}: no case made a speculative back-up");
+    // And some device that joined late must have run work.
+    assert!(single || joined > 0, "{family}: no device that joined late ran a package");
 }
 
 fn weights(g: &mut SplitMix64, n: usize) -> Vec<f64> {
@@ -243,7 +273,13 @@ fn linear_two_point() {
 #[allow(clippy::single_range_in_vec_init)]
 fn random_history(case: &Case, g: &mut SplitMix64) -> History {
     let total = case.work.total_groups();
-    let first = SimOptions { seed: case.seed ^ 1, loss: None, backups: false, waves: false };
+    let first = SimOptions {
+        seed: case.seed ^ 1,
+        loss: None,
+        backups: false,
+        waves: false,
+        ..SimOptions::default()
+    };
     let mut h = simulate(&case.devices, &case.work, &mut Sigmoid::guarded(), &first)
         .expect("the default balancer runs every case")
         .history(&case.devices, total);

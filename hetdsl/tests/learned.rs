@@ -46,7 +46,8 @@ fn three_blocks() -> History {
 
 fn run_learned(devices: &[SimDevice], work: &CostTable, history: History) -> SimResult {
     let mut learned = Learned::new(history);
-    let options = SimOptions { seed: 1, loss: None, backups: false, waves: false };
+    let options =
+        SimOptions { seed: 1, loss: None, backups: false, waves: false, ..SimOptions::default() };
     let r = simulate(devices, work, &mut learned, &options).expect("the run completes");
     assert_eq!(r.balancer, "learned");
     r
@@ -107,7 +108,8 @@ fn a_faster_device_takes_only_what_its_speed_requires_at_its_boundaries() {
 fn a_history_that_does_not_fit_falls_back_to_the_default_balancer() {
     let devices = exact_gpus(&[1000.0, 2000.0, 3000.0]);
     let work = CostTable::new(&CostProfile::Uniform, 50_000, 64);
-    let options = SimOptions { seed: 3, loss: None, backups: false, waves: false };
+    let options =
+        SimOptions { seed: 3, loss: None, backups: false, waves: false, ..SimOptions::default() };
     let mut sigmoid = hetdsl::balance::Sigmoid::guarded();
     let expected = simulate(&devices, &work, &mut sigmoid, &options).unwrap();
     let mut zero_speeds = three_blocks();
@@ -129,7 +131,13 @@ fn mean_efficiencies(case: &Case, launches: usize, seeds: u64) -> Vec<f64> {
     let first = "sigmoid".parse().unwrap();
     let mut sums = vec![0.0; launches];
     for seed in 1..=seeds {
-        let options = SimOptions { seed: seed * 100, loss: None, backups: false, waves: false };
+        let options = SimOptions {
+            seed: seed * 100,
+            loss: None,
+            backups: false,
+            waves: false,
+            ..SimOptions::default()
+        };
         for (i, l) in case.relaunch(&first, launches, &options).unwrap().iter().enumerate() {
             assert_eq!(l.result.balancer, if i == 0 { "sigmoid" } else { "learned" });
             sums[i] += l.result.efficiency;

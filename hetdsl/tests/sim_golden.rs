@@ -114,7 +114,10 @@ fn option_sets(case: &Case, ideal: f64) -> Vec<(String, SimOptions)> {
     for backups in [false, true] {
         for (label, loss) in &losses {
             let tag = format!("{}{label}", if backups { "backups," } else { "" });
-            sets.push((tag, SimOptions { seed: 1, loss: *loss, backups, waves: false }));
+            sets.push((
+                tag,
+                SimOptions { seed: 1, loss: *loss, backups, waves: false, ..SimOptions::default() },
+            ));
         }
     }
     sets

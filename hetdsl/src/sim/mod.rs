@@ -124,6 +124,14 @@ pub struct Loss {
     pub at: f64,
 }
 
+/// A device whose set-up ends late: it asks for work first at `at`, as the engine lets a
+/// device far slower to set up than the first ready one join the run when it is ready.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Join {
+    pub device: usize,
+    pub at: f64,
+}
+
 /// Knobs of one simulation.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SimOptions {
@@ -138,6 +146,8 @@ pub struct SimOptions {
     /// whole wave, as on a GPU whose work-groups cost alike. Off, only a package smaller than
     /// one fill pays for a whole one.
     pub waves: bool,
+    /// Devices that join the run late (the others ask for work at 0).
+    pub joins: Vec<Join>,
 }
 
 /// One package as it ran in the simulation.
@@ -206,6 +216,10 @@ enum State {
         package: Package,
         end: f64,
         index: usize,
+    },
+    /// Still setting up: asks for work first at `at`.
+    Joining {
+        at: f64,
     },
     Lost,
 }
@@ -328,6 +342,25 @@ impl Driver<'_, '_> {
         Ok(())
     }
 
+    /// The device still setting up that joins first, and when.
+    fn next_join(&self) -> Option<(usize, f64)> {
+        self.state
+            .iter()
+            .enumerate()
+            .filter_map(|(d, s)| match s {
+                State::Joining { at } => Some((d, *at)),
+                _ => None,
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+    }
+
+    /// `device`'s set-up ends: it asks for work like any free device.
+    fn join(&mut self, device: usize, at: f64) -> Result<()> {
+        self.now = self.now.max(at);
+        self.state[device] = State::Idle;
+        self.serve(device)
+    }
+
     fn next_completion(&self) -> Option<(usize, f64)> {
         self.state
             .iter()
@@ -366,11 +399,21 @@ pub fn simulate(
     };
     let mut loss = options.loss.filter(|l| l.device < n);
     for d in 0..n {
-        driver.serve(d)?;
+        match options.joins.iter().find(|j| j.device == d) {
+            Some(j) => driver.state[d] = State::Joining { at: j.at.max(0.0) },
+            None => driver.serve(d)?,
+        }
     }
-    while let Some((d, end)) = driver.next_completion() {
-        // The earliest event first: a device lost, idle devices looking for a straggler, or
-        // a package completing.
+    loop {
+        // The earliest event first: a device lost, idle devices looking for a straggler, a
+        // device joining, or a package completing. A device that would join after the work is
+        // done never does.
+        let (d, end, joins) = match (driver.next_completion(), driver.next_join()) {
+            (Some((_, end)), Some((j, at))) if at <= end => (j, at, true),
+            (Some((d, end)), _) => (d, end, false),
+            (None, Some((j, at))) if !driver.dispatch.is_over() => (j, at, true),
+            _ => break,
+        };
         let poll = driver.next_poll().filter(|&t| t < end);
         match loss {
             Some(l) if l.at <= end && poll.is_none_or(|t| l.at <= t) => {
@@ -379,6 +422,7 @@ pub fn simulate(
             }
             _ => match poll {
                 Some(t) => driver.poll(t)?,
+                None if joins => driver.join(d, end)?,
                 None => driver.complete(d)?,
             },
         }

@@ -278,7 +278,10 @@ impl Case {
     /// Simulate this case under the balancer `spec` describes.
     /// The balancer alone: no engine back-ups (the scenarios compare balancers).
     pub fn run(&self, spec: &BalancerSpec, seed: u64) -> Result<SimResult> {
-        self.run_with(spec, &SimOptions { seed, loss: None, backups: false, waves: false })
+        self.run_with(
+            spec,
+            &SimOptions { seed, loss: None, backups: false, waves: false, ..SimOptions::default() },
+        )
     }
 
     pub fn run_with(&self, spec: &BalancerSpec, options: &SimOptions) -> Result<SimResult> {
@@ -449,7 +452,8 @@ mod tests {
         // Cutting packages to whole fills (point 9) leaves the tail a little coarser: 0.9936
         // without the wave model, 0.9949 with it.
         for waves in [false, true] {
-            let options = SimOptions { seed: 1, loss: None, backups: false, waves };
+            let options =
+                SimOptions { seed: 1, loss: None, backups: false, waves, ..SimOptions::default() };
             let result = case.run_with(&"sigmoid".parse().unwrap(), &options).unwrap();
             assert!(result.balance >= 0.993, "waves {waves}: {}", result.balance);
         }

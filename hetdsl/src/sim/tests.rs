@@ -23,7 +23,7 @@ fn run(devices: &[SimDevice], groups: u64, b: &mut dyn Balancer, loss: Option<Lo
         devices,
         &uniform(groups),
         b,
-        &SimOptions { seed: 1, loss, backups: false, waves: false },
+        &SimOptions { seed: 1, loss, backups: false, waves: false, ..SimOptions::default() },
     )
     .unwrap()
 }
@@ -47,7 +47,13 @@ fn a_straggler_is_backed_up_and_its_late_copy_ignored() {
     // as it has run: once it has run BACKUP_MARGIN times the copy's 0.1 s (at 0.15 s, to
     // the next 5 ms poll), the fast one backs it up, ending near 0.25 s instead of 10 s.
     let devices = [device(10.0, 0.0, 1), device(1000.0, 0.0, 1)];
-    let options = |backups| SimOptions { seed: 1, loss: None, backups, waves: false };
+    let options = |backups| SimOptions {
+        seed: 1,
+        loss: None,
+        backups,
+        waves: false,
+        ..SimOptions::default()
+    };
     let work = uniform(200);
     let with = simulate(&devices, &work, &mut Dynamic::packages(2), &options(true)).unwrap();
     assert!(with.makespan > 0.249 && with.makespan < 0.256, "{}", with.makespan);
@@ -64,7 +70,8 @@ fn a_backed_up_package_whose_device_is_lost_is_not_run_a_third_time() {
     // As above, the slow device lost at 0.2 s while the fast one runs its copy.
     let devices = [device(10.0, 0.0, 1), device(1000.0, 0.0, 1)];
     let loss = Some(Loss { device: 0, at: 0.2 });
-    let options = SimOptions { seed: 1, loss, backups: true, waves: false };
+    let options =
+        SimOptions { seed: 1, loss, backups: true, waves: false, ..SimOptions::default() };
     let r = simulate(&devices, &uniform(200), &mut Dynamic::packages(2), &options).unwrap();
     assert!(r.packages.iter().all(|p| !p.rerun), "{:?}", r.packages);
     assert!(covered_once(&r, 200));
@@ -151,7 +158,7 @@ fn waiting_devices_are_asked_again_and_done_ones_after_a_loss() {
         &devices,
         &work,
         &mut Scripted::default(),
-        &SimOptions { seed: 1, loss, backups: false, waves: false },
+        &SimOptions { seed: 1, loss, backups: false, waves: false, ..SimOptions::default() },
     )
     .unwrap();
     let starts: Vec<(usize, u64, f64)> =
@@ -265,7 +272,7 @@ fn a_work_group_handed_out_twice_is_an_error_as_in_the_engine() {
 /// Geomean efficiency of the guarded Sigmoid over `cases`, with and without whole waves.
 fn whole_waves_geomeans(cases: &[scenario::Case], waves: bool) -> (f64, f64) {
     use crate::balance::{Sigmoid, SigmoidParams};
-    let options = SimOptions { seed: 3, loss: None, backups: true, waves };
+    let options = SimOptions { seed: 3, loss: None, backups: true, waves, ..SimOptions::default() };
     let (mut with_log, mut without_log) = (0.0, 0.0);
     for case in cases {
         let table = case.cost_table();
