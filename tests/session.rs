@@ -22,6 +22,22 @@ fn halves() -> Box<Static> {
     Box::new(Static::with_weights(vec![1.0, 1.0]))
 }
 
+/// `out = 2 x + y` over `N` elements, every buffer 1:1, not run yet.
+fn saxpy_launch<'s>(
+    s: &'s Session,
+    x: &'s Buffer<f32>,
+    y: &'s Buffer<f32>,
+    out: &'s mut Buffer<f32>,
+) -> hetdsl::SessionLaunch<'s> {
+    s.launch("saxpy")
+        .global(&[N])
+        .local(&[64])
+        .input(x, Pattern::ONE_TO_ONE)
+        .input(y, Pattern::ONE_TO_ONE)
+        .output(out, Pattern::ONE_TO_ONE)
+        .scalar(2.0f32)
+}
+
 fn saxpy(
     s: &Session,
     x: &Buffer<f32>,
@@ -29,14 +45,7 @@ fn saxpy(
     out: &mut Buffer<f32>,
     fixed: bool,
 ) -> Report {
-    let mut l = s
-        .launch("saxpy")
-        .global(&[N])
-        .local(&[64])
-        .input(x, Pattern::ONE_TO_ONE)
-        .input(y, Pattern::ONE_TO_ONE)
-        .output(out, Pattern::ONE_TO_ONE)
-        .scalar(2.0f32);
+    let mut l = saxpy_launch(s, x, y, out);
     if fixed {
         l = l.balancer(halves());
     }
@@ -406,14 +415,7 @@ fn mistakes_are_errors() {
         .unwrap_err();
     assert!(matches!(e, Error::BadArgument { index: 0, .. }), "{e}");
     // A fault that cannot happen in a session is refused rather than ignored.
-    let e = s
-        .launch("saxpy")
-        .global(&[N])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .input(&y, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ONE_TO_ONE)
-        .scalar(2.0f32)
+    let e = saxpy_launch(&s, &x, &y, &mut out)
         .inject(Fault::HangReadBack { device: 0, package: 0 })
         .run()
         .unwrap_err();
@@ -436,16 +438,7 @@ fn a_tiny_allocation_cap_runs_in_slices_until_one_group_does_not_fit() {
     close(&out.to_vec().unwrap(), &want, "saxpy four groups at a time");
     // 128 bytes hold half a group: refused, naming the limit.
     s.set_max_alloc(128);
-    let e = s
-        .launch("saxpy")
-        .global(&[N])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .input(&y, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ONE_TO_ONE)
-        .scalar(2.0f32)
-        .run()
-        .unwrap_err();
+    let e = saxpy_launch(&s, &x, &y, &mut out).run().unwrap_err();
     assert!(
         matches!(&e, Error::DeviceLimit { reason, .. } if reason.contains("largest allocation")),
         "{e}"
@@ -481,14 +474,7 @@ fn a_hung_device_is_dropped_and_its_work_done_elsewhere_from_fresh_inputs() {
     let mut out = s.buffer::<f32>(N).unwrap();
     let watchdog =
         hetdsl::WatchdogConfig { factor: 20.0, min: std::time::Duration::from_millis(200) };
-    let r = s
-        .launch("saxpy")
-        .global(&[N])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .input(&y, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ONE_TO_ONE)
-        .scalar(2.0f32)
+    let r = saxpy_launch(&s, &x, &y, &mut out)
         .balancer(Box::new(Turns::default()))
         .inject(Fault::Hang { device: 1, package: 0 })
         .watchdog(watchdog)
@@ -513,14 +499,7 @@ fn a_panicking_device_thread_leaves_the_session_and_the_launch_completes() {
     let x = s.buffer_from(&xs).unwrap();
     let y = s.buffer_from(&ys).unwrap();
     let mut out = s.buffer::<f32>(N).unwrap();
-    let r = s
-        .launch("saxpy")
-        .global(&[N])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .input(&y, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ONE_TO_ONE)
-        .scalar(2.0f32)
+    let r = saxpy_launch(&s, &x, &y, &mut out)
         .balancer(Box::new(Turns::default()))
         .inject(Fault::Panic { device: 0, package: 1 })
         .run()
