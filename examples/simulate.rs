@@ -232,16 +232,20 @@ fn record(case: &Case, spec: &BalancerSpec, r: &SimResult) -> serde_json::Value 
     })
 }
 
-/// The iterative mode: per case, each launch's efficiency and the work-groups that moved.
-fn relaunch(name: &str, cases: &[&Case], args: &Args, launches: usize) -> Result<(), String> {
-    let first = &args.balancers[0];
-    let options = SimOptions {
+/// The simulator's knobs the command line sets.
+fn sim_options(args: &Args) -> SimOptions {
+    SimOptions {
         seed: args.seed,
-        loss: None,
         backups: args.backups,
         waves: args.waves,
         ..SimOptions::default()
-    };
+    }
+}
+
+/// The iterative mode: per case, each launch's efficiency and the work-groups that moved.
+fn relaunch(name: &str, cases: &[&Case], args: &Args, launches: usize) -> Result<(), String> {
+    let first = &args.balancers[0];
+    let options = sim_options(args);
     let mut header = format!("{:<16} {:>8}", "kernel", first.to_string());
     for i in 2..=launches {
         header += &format!(" {:>9} {:>7}", format!("learned{i}"), "moved");
@@ -332,13 +336,7 @@ fn main() -> ExitCode {
                 let label = spec.to_string();
                 for case in &cases {
                     progress.set_what(format!("{name} · {machine} · {} · {label}", case.kernel));
-                    let options = SimOptions {
-                        seed: args.seed,
-                        loss: None,
-                        backups: args.backups,
-                        waves: args.waves,
-                        ..SimOptions::default()
-                    };
+                    let options = sim_options(&args);
                     let r = match case.run_with(spec, &options) {
                         Ok(r) => r,
                         Err(e) => {
