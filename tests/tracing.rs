@@ -261,22 +261,30 @@ fn a_second_call_of_a_program_reuses_its_device_buffers_and_sees_the_new_inputs(
     assert_eq!(call(&t1, &k2), [(0, 3, 0, 0), (1, 3, 0, 0)], "and on again");
 }
 
+/// expand4 over devices 0 and 1 with `balancer` and no back-ups (a device running the losing
+/// copy keeps nothing), `fault` injected; checked against the CPU.
+fn run_expand4(
+    p: &hetdsl::Program,
+    input: &[u32],
+    balancer: Box<dyn hetdsl::Balancer>,
+    fault: Option<Fault>,
+) {
+    let mut out = vec![0u32; 4 * N];
+    let mut launch = expand4(p, N, input, &mut out).on_devices(&[0, 1]);
+    launch = launch.balancer(balancer).backups(false);
+    if let Some(f) = fault {
+        launch = launch.inject(f);
+    }
+    launch.run().expect("the run");
+    assert_eq!(out, reference(input));
+}
+
 #[test]
 fn a_device_that_failed_in_a_run_keeps_nothing_from_it() {
     let p = program("engine.cl");
     let input = lcg(66, N);
     let run = |fault: Option<Fault>| {
-        let mut out = vec![0u32; 4 * N];
-        let events = events_of(|| {
-            let mut launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
-            launch = launch.balancer(round_robin(4)).backups(false);
-            if let Some(f) = fault {
-                launch = launch.inject(f);
-            }
-            launch.run().expect("the run");
-        });
-        assert_eq!(out, reference(&input));
-        buffer_counts(&events)
+        buffer_counts(&events_of(|| run_expand4(&p, &input, round_robin(4), fault)))
     };
     run(None);
     assert_eq!(run(Some(Fault::Fail { device: 1, package: 1 })), [(0, 2, 0, 0), (1, 2, 0, 0)]);
@@ -289,14 +297,7 @@ fn a_device_still_setting_up_when_its_run_ends_keeps_its_objects_for_the_next_ru
     let p = program("engine.cl");
     let input = lcg(67, N);
     let run = |fault: Option<Fault>| {
-        let mut out = vec![0u32; 4 * N];
-        let mut launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
-        launch = launch.balancer(Box::new(hetdsl::balance::Dynamic::packages(16)));
-        if let Some(f) = fault {
-            launch = launch.inject(f);
-        }
-        launch.backups(false).run().expect("the run");
-        assert_eq!(out, reference(&input));
+        run_expand4(&p, &input, Box::new(hetdsl::balance::Dynamic::packages(16)), fault)
     };
     // All three runs in one window of events: the late device's thread outlives its run, and
     // its events must not land in another test's window.
