@@ -324,3 +324,46 @@ fn buffer_counts_in_order(events: &[Event]) -> Vec<(u64, u64, u64, u64)> {
         .map(|e| (e.number("device"), e.number("reused"), e.number("allocated"), e.number("freed")))
         .collect()
 }
+
+#[test]
+fn a_device_whose_run_ended_before_its_buffers_writes_no_input_and_is_reused_cleanly() {
+    let p = program("engine.cl");
+    // lookup: a whole input (the table), read from the caller's memory at set-up.
+    let call = |table: &[u32], keys: &[u32], balancer, fault: Option<Fault>| {
+        let mut out = vec![0u32; keys.len()];
+        let mut launch = p
+            .launch("lookup")
+            .global(&[keys.len()])
+            .local(&[64])
+            .input(table, Pattern::Whole)
+            .scalar(table.len() as u32)
+            .input(keys, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .on_devices(&[0, 1])
+            .balancer(balancer)
+            .backups(false);
+        if let Some(f) = fault {
+            launch = launch.inject(f);
+        }
+        launch.run().expect("the run");
+        let want: Vec<u32> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| table[(*k as usize) % table.len()].wrapping_add(i as u32))
+            .collect();
+        assert_eq!(out, want, "the output matches the CPU on this call's inputs");
+    };
+    let (t1, t2, keys) = (lcg(71, 997), lcg(72, 997), lcg(73, N));
+    let events = events_of(|| {
+        // Device 1 reaches its buffers 3 s late, after the run (device 0 alone) has ended: it
+        // cannot read the table any more, skips it and its warm-up, and parks what it made.
+        let dynamic = Box::new(hetdsl::balance::Dynamic::packages(16));
+        call(&t1, &keys, dynamic, Some(Fault::SlowSetup { device: 1, millis: 3000 }));
+        tracing::info!(target: "hetdsl::test", "second call");
+        // Its unfilled table is written with this call's contents before it runs its share.
+        call(&t2, &keys, round_robin(4), None);
+    });
+    let second = events.iter().position(|e| e.message == "second call").expect("the marker");
+    let last = buffer_counts_in_order(&events[second..]).into_iter().rfind(|c| c.0 == 1);
+    assert_eq!(last, Some((1, 3, 0, 0)), "{:?}", buffer_counts_in_order(&events));
+}

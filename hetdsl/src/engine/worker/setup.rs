@@ -39,6 +39,7 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
         Some(queues) => queues,
         None => new_queues(job)?,
     };
+    let mut filled = true;
     let made = (|| {
         let (kernel, warmed_for) = kernel_for(job, parked.as_mut())?;
         let local_bytes = set_values(job, &kernel)?;
@@ -53,7 +54,7 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
             std::thread::sleep(std::time::Duration::from_millis(ms.into()));
         }
         let parked_before = parked.as_ref().map_or(0, |p| p.buffers.len());
-        let buffers = make_buffers(job, &kernel, &transfer, parked.as_mut())?;
+        let buffers = make_buffers(job, &kernel, &transfer, parked.as_mut(), &mut filled)?;
         let reused = parked_before - parked.as_ref().map_or(0, |p| p.buffers.len());
         let (allocated, freed) = (buffers.len() - reused, parked_before - reused);
         // A subscriber is foreign code: its panic loses the event, not the device.
@@ -76,7 +77,8 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
         Device { compute, transfer, kernel, warmed_for, kernels, buffers, profile, per_unit: None };
     // A kept kernel already warmed up with this work-group size is compiled for it: warming it
     // again would only cost time (on a CPU, a work-group of a heavy kernel can take a second).
-    if job.warmup && device.warmed_for != job.geo.local {
+    // Never on unfilled inputs: a kernel may index with what it reads.
+    if job.warmup && filled && device.warmed_for != job.geo.local {
         warm_up(job, &mut device)?;
         device.warmed_for = job.geo.local.clone();
     }
@@ -196,12 +198,14 @@ fn check_limits(job: &Job, kernel: &Kernel, local_bytes: u64) -> Result<u64> {
 }
 
 /// A device buffer per buffer argument, set as the kernel's argument, with its staging. A parked
-/// buffer of the same size and access is reused (filled as a new one would be).
+/// buffer of the same size and access is reused (filled as a new one would be). `filled` turns
+/// false if a whole input could not be written: the run is over.
 fn make_buffers(
     job: &Job,
     kernel: &Kernel,
     transfer: &CommandQueue,
     mut parked: Option<&mut Parked>,
+    filled: &mut bool,
 ) -> Result<Vec<DeviceBuffer>> {
     let context = &job.device.platform.context;
     let mut buffers = Vec::new();
@@ -249,9 +253,14 @@ fn make_buffers(
             job.shared.with_caller_memory(|| {
                 written = Some(write_blocking(transfer, &buffer, host.ptr, host.len));
             });
-            written
-                .ok_or_else(|| Error::BadArgument { index, reason: "run closed".into() })?
-                .map_err(|e| cannot(format!("cannot write its {} bytes: {e}", host.len)))?;
+            // None: the run ended before this late device got here; the buffer stays unfilled
+            // (a next run writes every whole input again) and the warm-up is skipped.
+            match written {
+                Some(w) => {
+                    w.map_err(|e| cannot(format!("cannot write its {} bytes: {e}", host.len)))?
+                }
+                None => *filled = false,
+            }
         }
         set_buffer_arg(kernel, index, &buffer)?;
         buffers.push(DeviceBuffer { host, elem, pattern, dir, buffer, staging, reduce });
