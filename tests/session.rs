@@ -420,6 +420,11 @@ fn mistakes_are_errors() {
         .run()
         .unwrap_err();
     assert!(matches!(&e, Error::BadConfig(m) if m.contains("reads nothing back")), "{e}");
+    let e = saxpy_launch(&s, &x, &y, &mut out)
+        .inject(Fault::SlowSetup { device: 0, millis: 10 })
+        .run()
+        .unwrap_err();
+    assert!(matches!(&e, Error::BadConfig(m) if m.contains("set up once")), "{e}");
     // Nothing ran: the output is still zeros.
     assert!(out.to_vec().unwrap().iter().all(|v| *v == 0.0));
 }
