@@ -427,7 +427,11 @@ fn a_run_does_not_wait_for_a_device_still_setting_up() {
     // The next run waits for that set-up to end (the device's thread is still out), then
     // uses both devices.
     let mut again = vec![0u32; 4 * N];
-    let r = expand4(&p, &input, &mut again).balancer(round_robin(4)).run().expect("the next run");
+    let r = expand4(&p, &input, &mut again)
+        .balancer(round_robin(4))
+        .backups(false)
+        .run()
+        .expect("the next run");
     assert_eq!(again, reference(&input));
     assert_eq!(r.devices[1].packages, 4, "{}", r.table());
 }

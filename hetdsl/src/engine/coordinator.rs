@@ -103,14 +103,16 @@ fn not_set_up(grace: Duration) -> String {
 }
 
 /// How long the run waits, once a device is ready (after `took`), for the others to be ready
-/// too before it starts without them: devices set up in comparable times start together (with
-/// their exact profiles), while one many times slower joins when it can.
+/// too before it starts without them: devices set up in comparable times start together, while
+/// one many times slower (a CPU warming up a heavy kernel, seconds) joins when it can.
 fn late_join_after(took: Duration) -> Duration {
-    (took / 2).max(LATE_JOIN_FLOOR)
+    took.max(LATE_JOIN_FLOOR)
 }
 
-/// The least wait for the other devices once one is ready.
-const LATE_JOIN_FLOOR: Duration = Duration::from_millis(20);
+/// The least wait for the other devices once one is ready: a host thread scheduled late on a
+/// loaded machine is not a slow device, and a device that starts late may see its packages
+/// backed up by one that has already finished its own.
+const LATE_JOIN_FLOOR: Duration = Duration::from_millis(100);
 
 /// Start the dispatcher over the devices that set up; the run's phase turns to running.
 fn start<'a>(
