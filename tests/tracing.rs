@@ -213,35 +213,51 @@ fn buffer_counts(events: &[Event]) -> Vec<(u64, u64, u64, u64)> {
     c
 }
 
+/// lookup (a whole input, the table; a sliced input and an output) over devices 0 and 1 with
+/// `balancer`, no back-ups and `fault`; its output checked against the CPU on these inputs.
+fn run_lookup(
+    p: &hetdsl::Program,
+    table: &[u32],
+    keys: &[u32],
+    balancer: Box<dyn hetdsl::Balancer>,
+    fault: Option<Fault>,
+) -> hetdsl::Report {
+    let mut out = vec![0u32; keys.len()];
+    let mut launch = p
+        .launch("lookup")
+        .global(&[keys.len()])
+        .local(&[64])
+        .input(table, Pattern::Whole)
+        .scalar(table.len() as u32)
+        .input(keys, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .on_devices(&[0, 1])
+        .balancer(balancer)
+        .backups(false);
+    if let Some(f) = fault {
+        launch = launch.inject(f);
+    }
+    let r = launch.run().expect("the run");
+    let want: Vec<u32> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| table[(*k as usize) % table.len()].wrapping_add(i as u32))
+        .collect();
+    assert_eq!(out, want, "the output matches the CPU on this call's inputs");
+    r
+}
+
 #[test]
 fn a_second_call_of_a_program_reuses_its_device_buffers_and_sees_the_new_inputs() {
     let p = program("engine.cl");
     // lookup: a whole input (the table), a sliced input and an output.
     let call = |table: &[u32], keys: &[u32]| {
-        let mut out = vec![0u32; keys.len()];
         let events = events_of(|| {
-            let r = p
-                .launch("lookup")
-                .global(&[keys.len()])
-                .local(&[64])
-                .input(table, Pattern::Whole)
-                .scalar(table.len() as u32)
-                .input(keys, Pattern::ONE_TO_ONE)
-                .output(&mut out, Pattern::ONE_TO_ONE)
-                .on_devices(&[0, 1])
-                .balancer(round_robin(4))
-                // A device running the losing copy of a back-up is left behind and keeps nothing.
-                .backups(false)
-                .run()
-                .expect("the run");
+            // A device running the losing copy of a back-up is left behind and keeps nothing:
+            // no back-ups (run_lookup).
+            let r = run_lookup(&p, table, keys, round_robin(4), None);
             common::assert_coexecuted(&r);
         });
-        let want: Vec<u32> = keys
-            .iter()
-            .enumerate()
-            .map(|(i, k)| table[(*k as usize) % table.len()].wrapping_add(i as u32))
-            .collect();
-        assert_eq!(out, want, "every call's output matches the CPU on its own inputs");
         buffer_counts(&events)
     };
     let (t1, t2) = (lcg(61, 997), lcg(62, 997));
@@ -330,28 +346,7 @@ fn a_device_whose_run_ended_before_its_buffers_writes_no_input_and_is_reused_cle
     let p = program("engine.cl");
     // lookup: a whole input (the table), read from the caller's memory at set-up.
     let call = |table: &[u32], keys: &[u32], balancer, fault: Option<Fault>| {
-        let mut out = vec![0u32; keys.len()];
-        let mut launch = p
-            .launch("lookup")
-            .global(&[keys.len()])
-            .local(&[64])
-            .input(table, Pattern::Whole)
-            .scalar(table.len() as u32)
-            .input(keys, Pattern::ONE_TO_ONE)
-            .output(&mut out, Pattern::ONE_TO_ONE)
-            .on_devices(&[0, 1])
-            .balancer(balancer)
-            .backups(false);
-        if let Some(f) = fault {
-            launch = launch.inject(f);
-        }
-        launch.run().expect("the run");
-        let want: Vec<u32> = keys
-            .iter()
-            .enumerate()
-            .map(|(i, k)| table[(*k as usize) % table.len()].wrapping_add(i as u32))
-            .collect();
-        assert_eq!(out, want, "the output matches the CPU on this call's inputs");
+        run_lookup(&p, table, keys, balancer, fault);
     };
     let (t1, t2, keys) = (lcg(71, 997), lcg(72, 997), lcg(73, N));
     let events = events_of(|| {
