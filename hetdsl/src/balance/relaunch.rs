@@ -36,7 +36,8 @@
 
 use std::ops::Range;
 
-use super::{DeviceHistory, History};
+use super::sigmoid::{package_cost, transfer_dominated};
+use super::{Completion, DeviceHistory, History};
 use crate::report::Report;
 
 /// How much the cost per work-group may vary between a device's packages for the kernel to
@@ -52,16 +53,14 @@ pub const MIN_SHARE: f64 = 0.02;
 /// starts afresh with Sigmoid.
 pub const SETTLED: f64 = 0.9;
 
-/// Transfer-bound packages are costed by their span (see [`super::sigmoid::TRANSFER_BOUND`]).
-const TRANSFER_BOUND: f64 = super::sigmoid::TRANSFER_BOUND;
-
 /// One measured package: its device, its range, and the seconds it cost that device.
 #[derive(Debug, Clone)]
 struct Measured {
     device: usize,
     range: Range<u64>,
     seconds: f64,
-    /// Costed by its span: its transfers took more than [`TRANSFER_BOUND`] times its kernel.
+    /// Costed by its span: it has no kernel time, or its transfers dominated it (as Sigmoid
+    /// judges a package, [`transfer_dominated`]).
     transfer_bound: bool,
 }
 
@@ -73,16 +72,28 @@ pub fn one_block_per_device(previous: &Report) -> Option<History> {
     if total == 0 || n == 0 || previous.devices.iter().any(|d| d.fault.is_some()) {
         return None;
     }
+    // A relaunch that ended far from balanced: the cost moved along the range (new data) or
+    // the devices' speeds depend on each other (devices sharing cores); measure afresh.
+    let relaunched = ["replay", "relaunch"].iter().any(|n| previous.balancer.starts_with(n));
+    if relaunched && previous.balance < SETTLED {
+        return None;
+    }
     let mut measured: Vec<Measured> = previous
         .trace
         .iter()
         .filter(|t| t.merged)
         .map(|t| {
-            let span = t.host_end - t.host_start;
-            let (seconds, transfer_bound) = match t.kernel_seconds.filter(|k| *k > 0.0) {
-                Some(k) if span <= TRANSFER_BOUND * k => (k, false),
-                _ => (span, true),
+            let done = Completion {
+                device: t.device,
+                package: t.package,
+                kernel_seconds: t.kernel_seconds.unwrap_or(0.0),
+                host_start: t.host_start,
+                host_end: t.host_end,
             };
+            // No fill: the looser bound for one-fill probes is for Sigmoid's live speeds.
+            let seconds = package_cost(&done, 0);
+            let k = done.kernel_seconds;
+            let transfer_bound = !(k.is_finite() && k > 0.0) || transfer_dominated(&done, 0);
             let range = t.package.offset..t.package.end();
             Measured { device: t.device, range, seconds, transfer_bound }
         })
@@ -97,16 +108,12 @@ pub fn one_block_per_device(previous: &Report) -> Option<History> {
     // Moving bytes costs the same per group wherever the group lies: a memory-bound kernel
     // is planned as a regular one (the spans of its overlapping packages make no cost map).
     let regular = regular(&names, &measured, total) || mostly_transfers(&measured);
-    // A relaunch that ended far from balanced: the cost moved along the range (new data) or
-    // the devices' speeds depend on each other (devices sharing cores); measure afresh.
-    let relaunched = ["replay", "relaunch"].iter().any(|n| previous.balancer.starts_with(n));
-    if relaunched && previous.balance < SETTLED {
-        return None;
-    }
-    let mut lines = if regular {
-        cost_lines(&names, &measured, total)
+    // An irregular kernel's lines are flat: its speeds alone, which its cost map also needs.
+    let (mut lines, speeds) = if regular {
+        (cost_lines(&names, &measured, total), Vec::new())
     } else {
-        model_speeds(&names, &measured).into_iter().map(|s| s.map(|s| (0.0, s))).collect()
+        let speeds = model_speeds(&names, &measured);
+        (speeds.iter().map(|s| s.map(|s| (0.0, s))).collect(), speeds)
     };
     for (d, line) in lines.iter_mut().enumerate() {
         let groups: u64 =
@@ -119,7 +126,7 @@ pub fn one_block_per_device(previous: &Report) -> Option<History> {
         cut(total, &lines)?
     } else {
         let taking: Vec<bool> = lines.iter().map(Option::is_some).collect();
-        cut_by_cost(&measured, total, &model_speeds(&names, &measured), &taking)?
+        cut_by_cost(&measured, total, &speeds, &taking)?
     };
     Some(History {
         total_groups: total,

@@ -375,7 +375,7 @@ pub fn package_cost(done: &Completion, fill: u64) -> f64 {
 /// or [`PROBE_TRANSFER_BOUND`] times for a package of at most one fill (`fill` work-groups) of
 /// its device, whose fixed per-package cost alone can outweigh a short kernel several times
 /// over. Never when the device gave no kernel time: then nothing tells the two apart.
-fn transfer_dominated(done: &Completion, fill: u64) -> bool {
+pub(super) fn transfer_dominated(done: &Completion, fill: u64) -> bool {
     let kernel = done.kernel_seconds;
     let bound = if done.package.len <= fill { PROBE_TRANSFER_BOUND } else { TRANSFER_BOUND };
     kernel.is_finite() && kernel > 0.0 && done.host_end - done.host_start > bound * kernel
