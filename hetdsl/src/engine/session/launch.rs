@@ -211,13 +211,10 @@ impl<'s> SessionLaunch<'s> {
             local: plan.geo.local.clone(),
             devices: positions.clone(),
         };
-        // A buffer held in windows needs packages no larger than a window: replay's one
-        // package per block could exceed one, so such launches keep the learned split.
-        let cap = session.devices.max_alloc.load(std::sync::atomic::Ordering::Relaxed);
-        let windowed = plan
-            .args
-            .iter()
-            .any(|a| matches!(a, worker::SArg::Buffer { core, .. } if core.bytes() as u64 > cap));
+        // A launch over a buffer held in windows is never queued (a queued block moves no
+        // window) and keeps the learned split, which was chosen while packages had to fit a
+        // window; they now run a window at a time, and this is not revisited yet.
+        let windowed = plan.any_windowed();
         let previous = session.devices.launches.last(&key);
         // What the previous run of this launch did, read once for every decision below.
         let history = previous.as_ref().map(balance::History::from_report);

@@ -166,10 +166,10 @@ pub(super) fn run_package(
 /// The longest front part of `p` (at least one unit) whose elements of every buffer larger
 /// than the cap fit a window; a unit that does not fit alone is refused by [`cover`].
 pub(super) fn fitting_len(plan: &Plan, p: Package) -> u64 {
-    let cap = plan.devices.max_alloc.load(std::sync::atomic::Ordering::Relaxed);
+    let cap = plan.cap();
     let fits = |len: u64| {
         plan.args.iter().all(|a| match a {
-            SArg::Buffer { core, pattern, .. } if core.bytes() as u64 > cap => {
+            SArg::Buffer { core, pattern, .. } if plan.windowed(core) => {
                 let r = plan.range(core, *pattern, Package { offset: p.offset, len });
                 (r.end - r.start) * core.elem as u64 <= cap
             }
@@ -217,11 +217,10 @@ pub(super) fn read_outputs(
     plan: &Plan,
     slice: Package,
 ) -> std::result::Result<Vec<Staged>, PackageError> {
-    let cap = plan.devices.max_alloc.load(std::sync::atomic::Ordering::Relaxed);
     let mut out = Vec::new();
     for a in &plan.args {
         let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
-        if !dir.writes() || core.bytes() as u64 <= cap {
+        if !dir.writes() || !plan.windowed(core) {
             continue;
         }
         let range = plan.range(core, *pattern, slice);

@@ -76,6 +76,21 @@ impl Plan {
         let (first, items) = self.geo.items(p);
         pattern.elements_in_rows(first, items, core.len as u64, self.row_len)
     }
+
+    /// The session's largest allocation, in bytes: a buffer over it is held in windows.
+    pub(super) fn cap(&self) -> u64 {
+        self.devices.max_alloc.load(Ordering::Relaxed)
+    }
+
+    /// Whether `core` is held in windows.
+    pub(super) fn windowed(&self, core: &BufferCore) -> bool {
+        core.bytes() as u64 > self.cap()
+    }
+
+    /// Whether any buffer argument is held in windows.
+    pub(super) fn any_windowed(&self) -> bool {
+        self.args.iter().any(|a| matches!(a, SArg::Buffer { core, .. } if self.windowed(core)))
+    }
 }
 
 /// A launch's work for one device.
@@ -312,7 +327,7 @@ pub(super) fn set_up(
             reason: format!("kernel `{}` takes {num_args} arguments, {given} given", plan.kernel),
         });
     }
-    let cap = plan.devices.max_alloc.load(Ordering::Relaxed);
+    let cap = plan.cap();
     let mut local_bytes = 0u64;
     let mut buffers = Vec::new();
     for a in &plan.args {
@@ -429,7 +444,7 @@ pub(super) fn bind_windows(
     kernel: &Kernel,
     p: Package,
 ) -> std::result::Result<(), PackageError> {
-    let cap = plan.devices.max_alloc.load(Ordering::Relaxed);
+    let cap = plan.cap();
     for a in &plan.args {
         let SArg::Buffer { index, core, pattern, .. } = a else { continue };
         let win = cover(w, core, plan.range(core, *pattern, p), cap)?;
@@ -478,12 +493,7 @@ fn work(
     let mut count = 0usize;
     // A package may move a window of a buffer larger than the cap, which keeps only what the
     // residency knows of: commit before each package then, so no output is left out.
-    let cap = t.plan.devices.max_alloc.load(Ordering::Relaxed);
-    let windowed = t
-        .plan
-        .args
-        .iter()
-        .any(|a| matches!(a, SArg::Buffer { core, .. } if core.bytes() as u64 > cap));
+    let windowed = t.plan.any_windowed();
     loop {
         let asked = if t.plan.hold {
             shared.next_package_held(me, !pending.is_empty())
