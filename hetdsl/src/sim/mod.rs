@@ -344,13 +344,18 @@ impl Driver<'_, '_> {
 
     /// The device still setting up that joins first, and when.
     fn next_join(&self) -> Option<(usize, f64)> {
+        self.earliest(|s| match s {
+            State::Joining { at } => Some(*at),
+            _ => None,
+        })
+    }
+
+    /// The device whose state `at` dates earliest (the lower index on a tie), and when.
+    fn earliest(&self, at: impl Fn(&State) -> Option<f64>) -> Option<(usize, f64)> {
         self.state
             .iter()
             .enumerate()
-            .filter_map(|(d, s)| match s {
-                State::Joining { at } => Some((d, *at)),
-                _ => None,
-            })
+            .filter_map(|(d, s)| at(s).map(|t| (d, t)))
             .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
     }
 
@@ -362,14 +367,10 @@ impl Driver<'_, '_> {
     }
 
     fn next_completion(&self) -> Option<(usize, f64)> {
-        self.state
-            .iter()
-            .enumerate()
-            .filter_map(|(d, s)| match s {
-                State::Running { end, .. } => Some((d, *end)),
-                _ => None,
-            })
-            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+        self.earliest(|s| match s {
+            State::Running { end, .. } => Some(*end),
+            _ => None,
+        })
     }
 }
 
