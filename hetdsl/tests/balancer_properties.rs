@@ -10,7 +10,7 @@
 
 use hetdsl::balance::{
     Adaptive, Balancer, Completion, DeviceHistory, DeviceKind, Dynamic, HGuided, History, Learned,
-    LinearTwoPoint, MinMax, Next, Package, PerDevice, Setup, Sigmoid, Static,
+    LinearTwoPoint, MinMax, Next, Package, PerDevice, Regions, Setup, Sigmoid, Static,
 };
 use hetdsl::sim::{
     simulate, CostProfile, CostTable, Join, Loss, SimDevice, SimOptions, SimResult, SplitMix64,
@@ -249,6 +249,11 @@ fn hguided_uniform_and_tuned() {
             Box::new(HGuided::tuned(k, m))
         }
     });
+}
+
+#[test]
+fn regions() {
+    for_all("regions", |_, _| Box::new(Regions::default()));
 }
 
 #[test]

@@ -126,7 +126,7 @@ impl<'s> SessionLaunch<'s> {
     }
 
     /// The balancer; by default the split learned from this launch's previous run in the
-    /// session, else [`balance::default_balancer`].
+    /// session, else a first launch's split ([`balance::Regions`]: one block per device, dynamic).
     pub fn balancer(mut self, balancer: Box<dyn Balancer>) -> Self {
         self.balancer = Some(balancer);
         self
@@ -241,7 +241,9 @@ impl<'s> SessionLaunch<'s> {
         session.devices.drain()?;
         let balancer = balancer.unwrap_or_else(|| match (&previous, history) {
             (Some(previous), Some(history)) => learned(previous, history, !windowed),
-            _ => balance::default_balancer(),
+            // A first launch leaves each device one block, which the next launch can replay
+            // where it lies (see `balance::Regions`).
+            _ => Box::new(balance::Regions::default()),
         });
         let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| balancer.name()))
             .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
@@ -497,7 +499,13 @@ fn settle(
     let bound = watchdog.min.min(Duration::from_secs(10));
     let back = |me: usize| shared.quiet[me].load(Ordering::Acquire);
     while !(0..positions.len()).all(back) && waited.elapsed() < bound {
-        std::thread::sleep(Duration::from_micros(100));
+        // The threads are usually back within microseconds of the coordinator: a sleep here
+        // (100 µs asked, more given) was a tenth of a millisecond-long sweep's launch.
+        if waited.elapsed() < Duration::from_millis(2) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(100));
+        }
     }
     let mut error = None;
     for (me, &slot) in positions.iter().enumerate() {

@@ -99,9 +99,9 @@ struct Queued {
     packages: Vec<Vec<Package>>,
     events: Vec<Vec<Event>>,
     transfers: Vec<BufferMoved>,
-    /// The moves' host memory, which the devices' writes read until the launch has ended:
-    /// held, never read here.
-    _staging: InFlight,
+    /// The moves' host memory, which the devices' writes read until the launch has ended,
+    /// and the chained reads' events their writes and kernels wait for: held, never read here.
+    _staging: (InFlight, Vec<Event>),
     /// How long the host waits for its kernels before it judges a device hung: the
     /// watchdog's floor plus its factor times the replayed launch's time.
     limit: Duration,
@@ -309,6 +309,8 @@ pub(crate) struct Job {
     packages: Vec<Package>,
     /// The moves into this device's memory, enqueued before its kernels.
     writes: Vec<staged::Write>,
+    /// The chained reads out of its memory, which its first kernel waits for.
+    after: staged::After,
     /// An injected failure (testing): the device cannot enqueue.
     fail: bool,
     reply: Sender<std::result::Result<Vec<Event>, String>>,
@@ -359,9 +361,11 @@ fn enqueue_packages(
         PackageError::Over => "the launch ended".to_string(),
     };
     let mut events = Vec::with_capacity(job.packages.len());
-    for &p in &job.packages {
+    for (k, &p) in job.packages.iter().enumerate() {
         bind_windows(w, plan, kernel, p).map_err(why)?;
-        events.push(enqueue_kernel(w, plan, kernel, p, &[])?);
+        // The in-order queue orders the later packages after the first.
+        let wait = if k == 0 { &job.after.0[..] } else { &[] };
+        events.push(enqueue_kernel(w, plan, kernel, p, wait)?);
     }
     w.compute.flush().map_err(|e| format!("flush failed: {e}"))?;
     Ok(events)
@@ -411,7 +415,7 @@ pub(super) fn submit(
         let pending = devices.launches.pending.lock().unwrap_or_else(|e| e.into_inner());
         staged::start(devices, &slots, needs, |slot| last_event(&pending, slot))
     };
-    let staged::Started { flight, writes, moved } = match started {
+    let staged::Started { flight, writes, after, moved, reads } = match started {
         Ok(s) => s,
         Err((from, e)) => {
             devices.drain()?;
@@ -419,7 +423,7 @@ pub(super) fn submit(
             return Err(lost.unwrap_or(e));
         }
     };
-    let (events, failed) = enqueue_everywhere(session, &plan, &blocks, writes);
+    let (events, failed) = enqueue_everywhere(session, &plan, &blocks, writes, after);
     for (core, slot, range) in arrivals {
         core.lock().res.copied(Loc::Device(slot), range);
     }
@@ -454,10 +458,10 @@ pub(super) fn submit(
         // from these bytes at any time, so they are never freed then (a bounded leak, only on
         // a device's failure) rather than freed under a transfer.
         _staging: if failed.is_empty() {
-            flight
+            (flight, reads)
         } else {
-            std::mem::forget(flight);
-            InFlight::new()
+            std::mem::forget((flight, reads));
+            (InFlight::new(), Vec::new())
         },
         limit,
         hangs: (0..slots.len())
@@ -491,15 +495,17 @@ fn enqueue_everywhere(
     plan: &Arc<Plan>,
     blocks: &[Vec<Package>],
     writes: Vec<Vec<staged::Write>>,
+    after: Vec<staged::After>,
 ) -> (Vec<Vec<Event>>, Vec<(usize, String)>) {
     let slots = &plan.slots;
     let mut replies = Vec::new();
-    for (me, ((&slot, packages), writes)) in slots.iter().zip(blocks).zip(writes).enumerate() {
+    let each = slots.iter().zip(blocks).zip(writes).zip(after);
+    for (me, (((&slot, packages), writes), after)) in each.enumerate() {
         let (reply, answer) = channel();
         let mine = |f: &&Fault| crate::engine::plan::fault_device(f) == me;
         let fail = plan.faults.iter().filter(mine).any(|f| matches!(f, Fault::Fail { .. }));
         let packages = packages.clone();
-        let job = Job { plan: plan.clone(), me, packages, writes, fail, reply };
+        let job = Job { plan: plan.clone(), me, packages, writes, after, fail, reply };
         let sent = session.workers[slot].enqueue(job);
         replies.push(if sent { Some(answer) } else { None });
     }

@@ -1,11 +1,14 @@
 //! The moves of a queued launch: the input ranges a device lacks, made fresh there before its
-//! kernels. A range fresh on another device is read into host memory once the last kernel
-//! queued there has ended (the host waits for that one kernel, then reads; OpenCL lets a
-//! command wait for another device's event instead, but PoCL was seen to deadlock inside
-//! `clWaitForEvents` on such a chain between its two CPU devices); a range fresh only on the
-//! host is copied out of the host image, so that a later host write cannot change it in
-//! flight. The receiving device writes each range on its own in-order queue before its kernels,
-//! and the host does not wait for those writes.
+//! kernels. A range fresh on another device of the same platform (one OpenCL context) is
+//! chained on the devices: the source reads it into host memory once its last queued kernel
+//! has ended, the receiving device's write waits for that read's event, and the source's next
+//! kernels wait for it too (they may overwrite the range), so the host waits for nothing and
+//! the caller can queue launch after launch. PoCL was seen to deadlock inside
+//! `clWaitForEvents` on such a cross-device chain between its two CPU devices, so there, across
+//! platforms, or with `HETDSL_HOST_MOVES=1`, the host waits for the source's last kernel and
+//! reads the range itself. A range fresh only on the host is copied out of the host image, so
+//! that a later host write cannot change it in flight. The receiving device writes each range
+//! on its own in-order queue before its kernels, and the host does not wait for those writes.
 
 use std::ops::Range;
 use std::ptr;
@@ -72,27 +75,47 @@ pub(super) fn needs(plan: &Plan, blocks: &[Vec<Package>]) -> Option<Vec<Need>> {
 }
 
 /// A write a device thread enqueues before its kernels: `len` bytes at `src` (host memory the
-/// queued launch keeps until it is drained) into elements `range` of `core` on its device.
+/// queued launch keeps until it is drained) into elements `range` of `core` on its device,
+/// once `after` (the chained read that fills `src`) has ended.
 pub(crate) struct Write {
     pub(super) core: Arc<BufferCore>,
     pub(super) range: Range<u64>,
     pub(super) src: *const u8,
     pub(super) len: usize,
+    pub(super) after: Option<cl_event>,
 }
 
 // SAFETY: `src` points into a staging vector owned by the queued launch until it is drained,
-// which waits for the write.
+// which waits for the write; `after` is kept alive by the launch's `Started::reads` as long.
 unsafe impl Send for Write {}
+
+/// Events a device's first kernel of a queued launch waits for: the chained reads out of its
+/// memory, which its kernels may overwrite.
+#[derive(Default)]
+pub(crate) struct After(pub(super) Vec<cl_event>);
+
+// SAFETY: the events are kept alive by the launch's `Started::reads` until it is drained.
+unsafe impl Send for After {}
 
 /// The moves' host memory, kept until the launch is drained (the writes read it).
 pub(super) type InFlight = Vec<Vec<u8>>;
 
-/// The moves staged: per launch position, the writes its device enqueues; the bytes per
-/// argument.
+/// The moves staged: per launch position, the writes its device enqueues and the reads its
+/// kernels wait for; the bytes per argument; the chained reads' events, kept until drained.
 pub(super) struct Started {
     pub(super) flight: InFlight,
     pub(super) writes: Vec<Vec<Write>>,
+    pub(super) after: Vec<After>,
     pub(super) moved: Vec<(usize, Moved)>,
+    pub(super) reads: Vec<Event>,
+}
+
+/// Whether a move from session device `from` to `to` is chained on the devices (see the
+/// module's documentation).
+fn chained(devices: &Devices, from: usize, to: usize) -> bool {
+    let (a, b) = (&devices.list[from].device.info, &devices.list[to].device.info);
+    let host_moves = std::env::var("HETDSL_HOST_MOVES").is_ok_and(|v| v == "1");
+    a.platform == b.platform && !a.platform.contains("Portable Computing Language") && !host_moves
 }
 
 /// Stage every range of `needs` in host memory: from the host image, or read from the device
@@ -108,7 +131,9 @@ pub(super) fn start(
     let mut s = Started {
         flight: InFlight::new(),
         writes: (0..n).map(|_| Vec::new()).collect(),
+        after: (0..n).map(|_| After::default()).collect(),
         moved: Vec::new(),
+        reads: Vec::new(),
     };
     for need in needs {
         let elem = need.core.elem;
@@ -116,6 +141,7 @@ pub(super) fn start(
         let len = bytes.len();
         let mut stage = vec![0u8; len];
         let mut moved = Moved::default();
+        let mut after = None;
         match need.from {
             Loc::Host => {
                 crate::engine::copy::copy(&mut stage, &need.core.lock().host[bytes]);
@@ -126,16 +152,26 @@ pub(super) fn start(
                     let e = crate::error::Error::Internal("a fresh range without memory".into());
                     return Err((from, e));
                 };
-                if let Some(ev) = last(from) {
-                    opencl3::event::wait_for_events(&[ev])
-                        .map_err(ClError)
-                        .call("clWaitForEvents (queued move)")
+                let at = win.at(need.range.start, elem);
+                let source = slots.iter().position(|&slot| slot == from);
+                if let (true, Some(source)) = (chained(devices, from, slots[need.pos]), source) {
+                    let queue = &devices.list[from].transfer;
+                    let ev = read_after(queue, &win.mem, at, &mut stage, last(from))
+                        .map_err(|e| (from, e))?;
+                    after = Some(ev.get());
+                    s.after[source].0.push(ev.get());
+                    s.reads.push(ev);
+                } else {
+                    if let Some(ev) = last(from) {
+                        opencl3::event::wait_for_events(&[ev])
+                            .map_err(ClError)
+                            .call("clWaitForEvents (queued move)")
+                            .map_err(|e| (from, e))?;
+                    }
+                    transfer::read(&devices.list[from].transfer, &win.mem, at, &mut stage)
+                        .call("clEnqueueReadBuffer (queued move)")
                         .map_err(|e| (from, e))?;
                 }
-                let at = win.at(need.range.start, elem);
-                transfer::read(&devices.list[from].transfer, &win.mem, at, &mut stage)
-                    .call("clEnqueueReadBuffer (queued move)")
-                    .map_err(|e| (from, e))?;
                 moved.device_to_device = len as u64;
             }
         }
@@ -144,11 +180,45 @@ pub(super) fn start(
             range: need.range,
             src: stage.as_ptr(),
             len,
+            after,
         });
         s.flight.push(stage);
         s.moved.push((need.arg, moved));
     }
     Ok(s)
+}
+
+/// Read `dst.len()` bytes of `mem` from byte `offset` on `queue` once `last` (a kernel of the
+/// same device) has ended, without waiting; the event says when the bytes are in.
+fn read_after(
+    queue: &opencl3::command_queue::CommandQueue,
+    mem: &opencl3::memory::Buffer<u8>,
+    offset: usize,
+    dst: &mut [u8],
+    last: Option<cl_event>,
+) -> Result<Event> {
+    let wait: Vec<cl_event> = last.into_iter().collect();
+    // SAFETY: `dst` is a staging vector the queued launch keeps until it is drained, which
+    // waits for this read's consumers; the caller keeps `offset + dst.len()` within the buffer
+    // and `last` alive for the call.
+    let ev = unsafe {
+        opencl3::command_queue::enqueue_read_buffer(
+            queue.get(),
+            mem.get(),
+            CL_NON_BLOCKING,
+            offset,
+            dst.len(),
+            dst.as_mut_ptr().cast(),
+            wait.len() as u32,
+            if wait.is_empty() { ptr::null() } else { wait.as_ptr() },
+        )
+    }
+    .map_err(ClError)
+    .call("clEnqueueReadBuffer (chained move)")?;
+    let ev = Event::new(ev);
+    // The receiving device waits for this read: it must reach the device now.
+    queue.flush().call("clFlush (chained move)")?;
+    Ok(ev)
 }
 
 /// Enqueue a device's writes on its queue (the thread that owns it calls this).
@@ -161,8 +231,9 @@ pub(super) fn enqueue_writes(
         let Some(win) = w.core.lock().mems[slot].clone() else {
             return Err(crate::error::Error::Internal("no device memory for a queued move".into()));
         };
-        // SAFETY: `src` holds `len` bytes kept until the launch is drained (see `Write`); the
-        // window covers the range (the launch's set-up made the whole buffer).
+        // SAFETY: `src` holds `len` bytes kept until the launch is drained (see `Write`), as is
+        // `after`; the window covers the range (the launch's set-up made the whole buffer).
+        let wait: Vec<cl_event> = w.after.into_iter().collect();
         let ev = unsafe {
             opencl3::command_queue::enqueue_write_buffer(
                 queue.get(),
@@ -171,8 +242,8 @@ pub(super) fn enqueue_writes(
                 win.at(w.range.start, w.core.elem),
                 w.len,
                 w.src.cast(),
-                0,
-                ptr::null(),
+                wait.len() as u32,
+                if wait.is_empty() { ptr::null() } else { wait.as_ptr() },
             )
         }
         .map_err(ClError)
