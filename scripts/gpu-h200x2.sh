@@ -7,14 +7,15 @@
 # then on the GPU machine, from the repository root, carrying .device:
 #   bash scripts/gpu-h200x2.sh node       # one-shot calls: kept buffers, memory-bound, suite
 #   bash scripts/gpu-h200x2.sh relaunch   # repeated calls: the last run's split against Sigmoid
-#   bash scripts/gpu-h200x2.sh sessions   # iterative benchmarks, submitted and run; MPI
+#   bash scripts/gpu-h200x2.sh sessions   # iterative benchmarks, submitted and run
+#   bash scripts/gpu-h200x2.sh mpi        # two ranks against one process (MPI_ARGS: its options)
 #   bash scripts/gpu-h200x2.sh peers      # EngineCL and StarPU beside hetdsl
 # Each step has its own limit, cut to what BUDGET (seconds for the part, default 540) leaves;
 # everything a step prints goes to $OUT/<part>/<step>.txt, its tail and exit status to
 # $OUT/log.txt, and the part's files into $OUT/<part>.tgz (the tool brings back few files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-part=${1:?part: node, relaunch, sessions or peers}
+part=${1:?part: node, relaunch, sessions, mpi or peers}
 root=${OUT:-results/h200x2}
 out=$root/$part
 mkdir -p "$out"
@@ -82,15 +83,25 @@ sessions)
     # Two H200s, then every device: submitted launches, then launches run to their end.
     step iterate-gpu-submit 150 $it all --size large --budget 8 --devices 1,2 \
         --variants single,session --submit --json "$out/iterate-gpu-submit.json"
+    # The same loops with every move between the GPUs waited for and staged by the host (the
+    # path before moves were chained on the devices), for the difference.
+    step iterate-gpu-submit-hostmoves 90 env HETDSL_HOST_MOVES=1 $it all --size large \
+        --budget 8 --devices 1,2 --variants session --submit \
+        --json "$out/iterate-gpu-submit-hostmoves.json"
     step iterate-gpu-run 100 $it all --size large --budget 8 --devices 1,2 \
         --variants session --json "$out/iterate-gpu-run.json"
-    step nbody-gpu-submit 90 $it nbody --size 1048576 --steps 12 --budget 20 --devices 1,2 \
+    # NBody large enough to fill both GPUs (2^17 bodies are 1024 work-groups: under one wave
+    # of one H200, so halving them does not halve the time).
+    step nbody-gpu-submit 120 $it nbody --size 524288 --steps 50 --budget 30 --devices 1,2 \
         --variants single,session --submit --json "$out/nbody-gpu-submit.json"
     step iterate-all-submit 100 $it all --size large --budget 8 --devices all \
         --variants session --submit --json "$out/iterate-all-submit.json"
+    ;;
+mpi)
     # Two ranks (one H200 and 16 cores each) against one process over every device.
     mkdir -p "$out/mpi"
-    step mpi-compare 150 env OUT="$out/mpi" bash scripts/mpi-run.sh compare 2
+    step mpi-compare "${BUDGET:-540}" env OUT="$out/mpi" bash scripts/mpi-run.sh compare 2 \
+        ${MPI_ARGS:-}
     ;;
 peers)
     step peers "${BUDGET:-540}" env REPS=1 PEER_TIMEOUT=75 ENGINECL_STATIC=1.0,0.97 \
@@ -99,7 +110,7 @@ peers)
         bash scripts/peers-run.sh "$out/peers"
     ;;
 *)
-    echo "unknown part '$part': node, relaunch, sessions or peers" >&2
+    echo "unknown part '$part': node, relaunch, sessions, mpi or peers" >&2
     exit 2
     ;;
 esac
