@@ -184,9 +184,24 @@ pub fn check(
     at: &dyn Fn(usize) -> String,
     structs: &[StructDef],
 ) -> Result<(), String> {
-    let what = param_phrase(&param.name, &param.text, &at(param.line));
+    // The parameter's phrase names its file and line, found by scanning the source: only for
+    // an error (every launch checks its arguments, and the scan was a third of a submit's
+    // time).
+    mismatch(param, host, at, structs).map_err(|rest| {
+        format!("{}{rest}", param_phrase(&param.name, &param.text, &at(param.line)))
+    })
+}
+
+/// What is wrong with `host` for `param`, as the end of a message that begins by naming the
+/// parameter.
+fn mismatch(
+    param: &Param,
+    host: &HostArg,
+    at: &dyn Fn(usize) -> String,
+    structs: &[StructDef],
+) -> Result<(), String> {
     if let Some(why) = &param.unsupported {
-        return Err(format!("{what}: {why}"));
+        return Err(format!(": {why}"));
     }
     let found = host.describe();
     let want = rust_spelling(&param.ty, structs);
@@ -199,44 +214,41 @@ pub fn check(
             if fits {
                 Ok(())
             } else {
-                Err(format!("{what}, so the host argument must be a scalar {want}, found {found}"))
+                Err(format!(", so the host argument must be a scalar {want}, found {found}"))
             }
         }
-        (None, _) => {
-            Err(format!("{what}, so the host argument must be a scalar {want}, found {found}"))
-        }
+        (None, _) => Err(format!(", so the host argument must be a scalar {want}, found {found}")),
         (Some(ptr), HostArg::Local { ty }) => match ptr.space {
             AddrSpace::Local => match ty {
                 Some(t) if !type_fits(&param.ty, *t, structs) => Err(format!(
-                    "{what}, so the host argument must be a `__local` buffer of {want}, found {found}"
+                    ", so the host argument must be a `__local` buffer of {want}, found {found}"
                 )),
                 _ => Ok(()),
             },
             space => Err(format!(
-                "{what}, a buffer in `{}` memory, so the host argument must be a buffer of {want}, \
+                ", a buffer in `{}` memory, so the host argument must be a buffer of {want}, \
                  found {found}",
                 space.name()
             )),
         },
         (Some(ptr), _) if ptr.space == AddrSpace::Local => Err(format!(
-            "{what}, so the host argument must be a `__local` buffer (`local_buffer::<{}>(n)`), \
+            ", so the host argument must be a `__local` buffer (`local_buffer::<{}>(n)`), \
              found {found}",
             want.trim_matches('`')
         )),
         (Some(_), HostArg::Scalar { .. }) => {
-            Err(format!("{what}, so the host argument must be a buffer of {want}, found {found}"))
+            Err(format!(", so the host argument must be a buffer of {want}, found {found}"))
         }
         (Some(ptr), HostArg::Buffer { ty, writes, .. }) => {
             if ptr.space == AddrSpace::Private {
-                return Err(format!(
-                    "{what}: a pointer without `__global`, `__constant` or `__local` cannot be a \
-                     kernel argument"
-                ));
+                return Err(": a pointer without `__global`, `__constant` or `__local` cannot be \
+                            a kernel argument"
+                    .into());
             }
             if let Some(t) = ty {
                 if !type_fits(&param.ty, *t, structs) {
                     return Err(format!(
-                        "{what}, so the host argument must be a buffer of {want}, found {found}"
+                        ", so the host argument must be a buffer of {want}, found {found}"
                     ));
                 }
             }
@@ -248,13 +260,13 @@ pub fn check(
                     "its data is `const`"
                 };
                 return Err(format!(
-                    "{what}: {why}, so the kernel cannot write it; pass it as an input, found {found}"
+                    ": {why}, so the kernel cannot write it; pass it as an input, found {found}"
                 ));
             }
             if !*writes && !read_only {
                 if let Some(line) = param.written_at {
                     return Err(format!(
-                        "{what}, and the kernel writes through it at {}, so an input buffer \
+                        ", and the kernel writes through it at {}, so an input buffer \
                          would never receive what it writes; pass it as an output or inout, \
                          found {found}",
                         at(line)

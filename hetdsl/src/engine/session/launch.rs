@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::buffer::{Buffer, BufferCore};
+use super::split::{learned, replayable};
 use super::worker::{self, Plan as WorkPlan, SArg};
 use super::{queued, staged, transfer, Session};
 use crate::balance::{self, Balancer};
@@ -224,8 +225,8 @@ impl<'s> SessionLaunch<'s> {
         if let (true, None, Some(previous), Some(history)) =
             (queue && quiet, &balancer, &previous, &history)
         {
-            if replays(previous, history) {
-                let blocks = queued::blocks(history, plan.geo.units, positions.len());
+            if let Some(history) = replayable(previous, history) {
+                let blocks = queued::blocks(&history, plan.geo.units, positions.len());
                 let needs = blocks.as_ref().and_then(|b| staged::needs(&plan, b));
                 if let (Some(blocks), Some(needs)) = (blocks, needs) {
                     // Judged hung past the watchdog's floor plus its factor times the run
@@ -378,53 +379,6 @@ fn name_error(
         None => e,
     }
 }
-
-/// The split of a repeated launch, from the previous run of the same launch. Where that run
-/// ended balanced and each device held at most two blocks (a learned split, not Sigmoid's
-/// scattered packages), it is replayed exactly: no data moves and each device runs one package
-/// per block. Otherwise, where the previous run qualifies (`balance::relaunch`: it lost nothing
-/// and was not itself a relaunch far from balance), one block per device cut so that all end
-/// together, laid in device order, so that a later re-cut moves data at block boundaries only;
-/// it has no dynamic tail, whose jitter would move boundaries at every launch. Otherwise each
-/// device first gets the groups it ran last time, in proportion to its speed (`Learned`).
-fn learned(previous: &Report, history: balance::History, may_replay: bool) -> Box<dyn Balancer> {
-    if may_replay && replays(previous, &history) {
-        return Box::new(balance::Replay::new(history));
-    }
-    let plan = if may_replay { balance::relaunch::one_block_per_device(previous) } else { None };
-    if let Some(plan) = plan {
-        return Box::new(balance::Replay::planned(plan));
-    }
-    Box::new(balance::Learned::new(history))
-}
-
-/// Whether a launch after `previous` (whose history is `history`) replays its split: it ended
-/// balanced, with each device holding at most two blocks.
-fn replays(previous: &Report, history: &balance::History) -> bool {
-    let gathered = history.devices.iter().all(|d| d.owned.len() <= 2);
-    let finished: Vec<f64> =
-        previous.devices.iter().map(|d| d.finish_seconds).filter(|t| *t > 0.0).collect();
-    let spread = finished.iter().copied().fold(0.0, f64::max)
-        - finished.iter().copied().fold(f64::INFINITY, f64::min);
-    let balanced = previous.balance >= REPLAY_BALANCE
-        || (spread <= REPLAY_SPREAD_SECONDS && previous.balance >= REPLAY_BALANCE_SHORT);
-    balanced && gathered
-}
-
-/// Finish times within 3 % of each other: a balanced split, worth replaying unchanged rather
-/// than moving data for a gain inside the jitter of the measured speeds.
-const REPLAY_BALANCE: f64 = 0.97;
-
-/// Or within a millisecond: a launch of a millisecond or two has a few percent of host jitter
-/// in its finish times, and the boundary shifts that jitter asks for moved 4-30 MiB per launch
-/// through the host on two H200s (0.4-3 ms at the 10 GB/s such moves reach), more than any
-/// imbalance of under a millisecond could win back.
-const REPLAY_SPREAD_SECONDS: f64 = 1e-3;
-
-/// But not a split that is plainly off: replaying a 74:26 split of two equal H200s (Jacobi,
-/// whose first relaunch learned from a cold first launch) kept one GPU idle most of every
-/// sweep; below this balance the learned split moves the boundary once, and replay resumes.
-const REPLAY_BALANCE_SHORT: f64 = 0.75;
 
 /// One argument checked: a buffer of this session whose length fits its pattern.
 fn check_arg(session: &Session, geo: &Geometry, index: usize, a: Given) -> Result<SArg> {

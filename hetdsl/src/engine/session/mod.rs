@@ -19,6 +19,7 @@ mod history;
 mod launch;
 mod queued;
 mod residency;
+mod split;
 mod staged;
 mod transfer;
 mod window;

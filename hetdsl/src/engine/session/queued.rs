@@ -99,9 +99,11 @@ struct Queued {
     packages: Vec<Vec<Package>>,
     events: Vec<Vec<Event>>,
     transfers: Vec<BufferMoved>,
-    /// The moves' host memory, which the devices' writes read until the launch has ended,
-    /// and the chained reads' events their writes and kernels wait for: held, never read here.
-    _staging: (InFlight, Vec<Event>),
+    /// The moves' host memory, which the devices' writes read until the launch has ended:
+    /// held, never read here.
+    _staging: InFlight,
+    /// Its chained reads, which its devices' writes and later launches' kernels wait for.
+    reads: Vec<staged::ChainedRead>,
     /// How long the host waits for its kernels before it judges a device hung: the
     /// watchdog's floor plus its factor times the replayed launch's time.
     limit: Duration,
@@ -411,11 +413,12 @@ pub(super) fn submit(
     let slots = plan.slots.clone();
     let arrivals: Vec<_> =
         needs.iter().map(|n| (n.core.clone(), slots[n.pos], n.range.clone())).collect();
-    let started = {
+    let (started, after) = {
         let pending = devices.launches.pending.lock().unwrap_or_else(|e| e.into_inner());
-        staged::start(devices, &slots, needs, |slot| last_event(&pending, slot))
+        let started = staged::start(devices, &slots, needs, |slot| last_event(&pending, slot));
+        (started, reads_before_writes(&pending, &plan))
     };
-    let staged::Started { flight, writes, after, moved, reads } = match started {
+    let staged::Started { flight, writes, moved, reads } = match started {
         Ok(s) => s,
         Err((from, e)) => {
             devices.drain()?;
@@ -458,11 +461,12 @@ pub(super) fn submit(
         // from these bytes at any time, so they are never freed then (a bounded leak, only on
         // a device's failure) rather than freed under a transfer.
         _staging: if failed.is_empty() {
-            (flight, reads)
+            flight
         } else {
-            std::mem::forget((flight, reads));
-            (InFlight::new(), Vec::new())
+            std::mem::forget(flight);
+            InFlight::new()
         },
+        reads,
         limit,
         hangs: (0..slots.len())
             .map(|me| {
@@ -524,6 +528,27 @@ fn enqueue_everywhere(
         }
     }
     (events, failed)
+}
+
+/// Per launch position, what its first kernel waits for: the chained reads of queued launches
+/// out of its device's memory, of buffers this launch writes there.
+fn reads_before_writes(pending: &VecDeque<Queued>, plan: &Plan) -> Vec<staged::After> {
+    let written: Vec<usize> = plan
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            SArg::Buffer { core, dir, .. } if dir.writes() => Some(core.index),
+            _ => None,
+        })
+        .collect();
+    plan.slots
+        .iter()
+        .map(|&slot| {
+            let reads = pending.iter().flat_map(|q| &q.reads);
+            let mine = reads.filter(|r| r.slot == slot && written.contains(&r.buffer));
+            staged::After(mine.map(|r| r.event.get()).collect())
+        })
+        .collect()
 }
 
 /// The last kernel queued on session device `slot` and not yet drained, if any.

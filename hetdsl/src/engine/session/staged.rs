@@ -1,9 +1,9 @@
 //! The moves of a queued launch: the input ranges a device lacks, made fresh there before its
 //! kernels. A range fresh on another device of the same platform (one OpenCL context) is
 //! chained on the devices: the source reads it into host memory once its last queued kernel
-//! has ended, the receiving device's write waits for that read's event, and the source's next
-//! kernels wait for it too (they may overwrite the range), so the host waits for nothing and
-//! the caller can queue launch after launch. PoCL was seen to deadlock inside
+//! has ended, the receiving device's write waits for that read's event, and a later launch
+//! that writes the buffer on the source waits for it too (this launch only reads it there), so
+//! the host waits for nothing and the caller can queue launch after launch. PoCL was seen to deadlock inside
 //! `clWaitForEvents` on such a cross-device chain between its two CPU devices, so there, across
 //! platforms, or with `HETDSL_HOST_MOVES=1`, the host waits for the source's last kernel and
 //! reads the range itself. A range fresh only on the host is copied out of the host image, so
@@ -89,25 +89,34 @@ pub(crate) struct Write {
 // which waits for the write; `after` is kept alive by the launch's `Started::reads` as long.
 unsafe impl Send for Write {}
 
-/// Events a device's first kernel of a queued launch waits for: the chained reads out of its
-/// memory, which its kernels may overwrite.
+/// Events a device's first kernel of a queued launch waits for: earlier launches' chained
+/// reads out of its memory of buffers this launch writes there.
 #[derive(Default)]
 pub(crate) struct After(pub(super) Vec<cl_event>);
 
-// SAFETY: the events are kept alive by the launch's `Started::reads` until it is drained.
+// SAFETY: the events are kept alive by their launches' `ChainedRead`s, which are drained only
+// after this launch's kernels (launches end in order).
 unsafe impl Send for After {}
+
+/// A chained read out of a device's memory, in flight until its launch is drained.
+pub(super) struct ChainedRead {
+    /// The session position of the device read from.
+    pub(super) slot: usize,
+    /// The buffer read (its index in the session).
+    pub(super) buffer: usize,
+    pub(super) event: Event,
+}
 
 /// The moves' host memory, kept until the launch is drained (the writes read it).
 pub(super) type InFlight = Vec<Vec<u8>>;
 
-/// The moves staged: per launch position, the writes its device enqueues and the reads its
-/// kernels wait for; the bytes per argument; the chained reads' events, kept until drained.
+/// The moves staged: per launch position, the writes its device enqueues; the bytes per
+/// argument; the chained reads, kept until the launch is drained.
 pub(super) struct Started {
     pub(super) flight: InFlight,
     pub(super) writes: Vec<Vec<Write>>,
-    pub(super) after: Vec<After>,
     pub(super) moved: Vec<(usize, Moved)>,
-    pub(super) reads: Vec<Event>,
+    pub(super) reads: Vec<ChainedRead>,
 }
 
 /// Whether a move from session device `from` to `to` is chained on the devices (see the
@@ -131,7 +140,6 @@ pub(super) fn start(
     let mut s = Started {
         flight: InFlight::new(),
         writes: (0..n).map(|_| Vec::new()).collect(),
-        after: (0..n).map(|_| After::default()).collect(),
         moved: Vec::new(),
         reads: Vec::new(),
     };
@@ -153,14 +161,12 @@ pub(super) fn start(
                     return Err((from, e));
                 };
                 let at = win.at(need.range.start, elem);
-                let source = slots.iter().position(|&slot| slot == from);
-                if let (true, Some(source)) = (chained(devices, from, slots[need.pos]), source) {
+                if chained(devices, from, slots[need.pos]) {
                     let queue = &devices.list[from].transfer;
-                    let ev = read_after(queue, &win.mem, at, &mut stage, last(from))
+                    let event = read_after(queue, &win.mem, at, &mut stage, last(from))
                         .map_err(|e| (from, e))?;
-                    after = Some(ev.get());
-                    s.after[source].0.push(ev.get());
-                    s.reads.push(ev);
+                    after = Some(event.get());
+                    s.reads.push(ChainedRead { slot: from, buffer: need.core.index, event });
                 } else {
                     if let Some(ev) = last(from) {
                         opencl3::event::wait_for_events(&[ev])

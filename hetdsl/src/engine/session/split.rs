@@ -1,0 +1,136 @@
+//! Which split a repeated session launch runs, from the previous run of the same launch:
+//! replayed where it lies, one block per device, or learned.
+
+use crate::balance::{self, Balancer};
+use crate::report::Report;
+
+/// The split of a repeated launch, from the previous run of the same launch. Where that run
+/// ended balanced and each device held at most two blocks (a learned split, not Sigmoid's
+/// scattered packages), it is replayed exactly: no data moves and each device runs one package
+/// per block. Otherwise, where the previous run qualifies (`balance::relaunch`: it lost nothing
+/// and was not itself a relaunch far from balance), one block per device cut so that all end
+/// together, laid in device order, so that a later re-cut moves data at block boundaries only;
+/// it has no dynamic tail, whose jitter would move boundaries at every launch. Otherwise each
+/// device first gets the groups it ran last time, in proportion to its speed (`Learned`).
+pub(super) fn learned(
+    previous: &Report,
+    history: balance::History,
+    may_replay: bool,
+) -> Box<dyn Balancer> {
+    if let Some(split) = replayable(previous, &history).filter(|_| may_replay) {
+        return Box::new(balance::Replay::new(split));
+    }
+    let plan = if may_replay { balance::relaunch::one_block_per_device(previous) } else { None };
+    if let Some(plan) = plan {
+        return Box::new(balance::Replay::planned(plan));
+    }
+    Box::new(balance::Learned::new(history))
+}
+
+/// The split a launch after `previous` (whose history is `history`) replays, if it does: one
+/// that ended balanced, with each device holding at most two blocks, and where a device held
+/// only a sliver of the range, that sliver given to the device whose block adjoins it.
+pub(super) fn replayable(
+    previous: &Report,
+    history: &balance::History,
+) -> Option<balance::History> {
+    let gathered = history.devices.iter().all(|d| d.owned.len() <= 2);
+    let finished: Vec<f64> =
+        previous.devices.iter().map(|d| d.finish_seconds).filter(|t| *t > 0.0).collect();
+    let spread = finished.iter().copied().fold(0.0, f64::max)
+        - finished.iter().copied().fold(f64::INFINITY, f64::min);
+    let balanced = previous.balance >= REPLAY_BALANCE
+        || (spread <= REPLAY_SPREAD_SECONDS && previous.balance >= REPLAY_BALANCE_SHORT);
+    if !(balanced && gathered) {
+        return None;
+    }
+    absorb_slivers(history)
+}
+
+/// `history` with each device that held under [`balance::relaunch::MIN_SHARE`] of the range (a
+/// first launch's probe on a CPU beside GPUs) left out, its blocks joined to the blocks they
+/// adjoin: such a device would hold every replayed launch to its own latency, and re-cutting
+/// the split instead moves data at every boundary. `None` where a sliver adjoins no other
+/// device's block.
+fn absorb_slivers(history: &balance::History) -> Option<balance::History> {
+    let total = history.total_groups.max(1) as f64;
+    let held = |d: &balance::DeviceHistory| d.owned.iter().map(|r| r.end - r.start).sum::<u64>();
+    let sliver: Vec<bool> = history
+        .devices
+        .iter()
+        .map(|d| held(d) > 0 && (held(d) as f64) < balance::relaunch::MIN_SHARE * total)
+        .collect();
+    let mut out = history.clone();
+    for d in (0..sliver.len()).filter(|&d| sliver[d]) {
+        for r in std::mem::take(&mut out.devices[d].owned) {
+            let touches = |o: &std::ops::Range<u64>| o.end == r.start || o.start == r.end;
+            let next = (0..sliver.len())
+                .find(|&k| !sliver[k] && out.devices[k].owned.iter().any(touches))?;
+            let owned = &mut out.devices[next].owned;
+            owned.push(r);
+            owned.sort_by_key(|o| o.start);
+            let mut merged: Vec<std::ops::Range<u64>> = Vec::with_capacity(owned.len());
+            for o in owned.drain(..) {
+                match merged.last_mut() {
+                    Some(last) if last.end == o.start => last.end = o.end,
+                    _ => merged.push(o),
+                }
+            }
+            *owned = merged;
+        }
+        out.devices[d].speed = 0.0;
+    }
+    Some(out)
+}
+
+/// Finish times within 3 % of each other: a balanced split, worth replaying unchanged rather
+/// than moving data for a gain inside the jitter of the measured speeds.
+const REPLAY_BALANCE: f64 = 0.97;
+
+/// Or within a millisecond: a launch of a millisecond or two has a few percent of host jitter
+/// in its finish times, and the boundary shifts that jitter asks for moved 4-30 MiB per launch
+/// through the host on two H200s (0.4-3 ms at the 10 GB/s such moves reach), more than any
+/// imbalance of under a millisecond could win back.
+const REPLAY_SPREAD_SECONDS: f64 = 1e-3;
+
+/// But not a split that is plainly off: replaying a 74:26 split of two equal H200s (Jacobi,
+/// whose first relaunch learned from a cold first launch) kept one GPU idle most of every
+/// sweep; below this balance the learned split moves the boundary once, and replay resumes.
+const REPLAY_BALANCE_SHORT: f64 = 0.75;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::balance::{DeviceHistory, History};
+
+    /// One block per device, `(start, end)`.
+    fn history(blocks: &[(u64, u64)]) -> History {
+        History {
+            total_groups: 1000,
+            devices: blocks
+                .iter()
+                .map(|&(s, e)| DeviceHistory { speed: 1.0, owned: std::iter::once(s..e).collect() })
+                .collect(),
+        }
+    }
+
+    fn held(h: &History, d: usize) -> Vec<(u64, u64)> {
+        h.devices[d].owned.iter().map(|r| (r.start, r.end)).collect()
+    }
+
+    #[test]
+    fn a_sliver_joins_the_block_it_adjoins() {
+        // A CPU's 10-group probe at the front, two GPUs' halves after it.
+        let out = absorb_slivers(&history(&[(0, 10), (10, 500), (500, 1000)])).unwrap();
+        assert_eq!(held(&out, 0), []);
+        assert_eq!(out.devices[0].speed, 0.0);
+        assert_eq!(held(&out, 1), [(0, 500)]);
+        assert_eq!(held(&out, 2), [(500, 1000)]);
+        // Between two blocks, it goes to the first device that adjoins it.
+        let out = absorb_slivers(&history(&[(0, 495), (495, 505), (505, 1000)])).unwrap();
+        assert_eq!(held(&out, 0), [(0, 505)]);
+        // Shares of 2 % and more stay where they are.
+        let h = history(&[(0, 20), (20, 500), (500, 1000)]);
+        assert_eq!(absorb_slivers(&h).unwrap(), h);
+    }
+}
