@@ -583,8 +583,11 @@ fn a_relaunch_learns_the_split_and_moves_exactly_what_each_device_lacks() {
         assert_eq!(r.moved_arg(1), want, "y");
         moved.push(expected);
         if r.balancer == "replay" {
-            // A replayed split runs every device on the groups it ran last time.
-            assert_eq!(r.moved().total(), 0, "a replay moved data");
+            // A replayed split runs every device on the groups it ran last time, but for a
+            // sliver (under 2 % of the range) given to the device next to it: of `x` and `y`
+            // together, under 4 % of one.
+            let sliver = (N * 4) as u64 * 4 / 100;
+            assert!(r.moved().total() < sliver, "a replay moved {}", r.moved().total());
         }
     }
     let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 2.0 * x + y).collect();
