@@ -76,6 +76,7 @@ mod history;
 mod layout;
 
 pub use history::{DeviceHistory, History, Ran};
+pub(crate) use layout::merged;
 
 /// Fraction of a device's block run as its bulk when it held the whole block last launch.
 const BULK: f64 = 0.9;

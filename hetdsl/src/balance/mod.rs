@@ -54,6 +54,8 @@ pub(crate) mod dispatch;
 pub use adaptive::{Adaptive, AdaptiveRule};
 pub use dynamic::Dynamic;
 pub use hguided::{HGuided, PerDevice};
+/// Ranges sorted, merged and clipped to `0..total`, as a history holds them.
+pub(crate) use learned::merged as merged_ranges;
 pub use learned::{DeviceHistory, History, Learned, Ran};
 pub use linear::{LinearTwoPoint, TwoPointRule};
 pub use minmax::{MinMax, MinMaxRule};

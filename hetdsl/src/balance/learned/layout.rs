@@ -181,7 +181,7 @@ pub(super) fn plan(shares: &[u64], held: &Held) -> Vec<Planned> {
 }
 
 /// Sorted, merged, clipped to `0..total`; empty ranges dropped.
-pub(super) fn merged(mut ranges: Vec<Range<u64>>, total: u64) -> Vec<Range<u64>> {
+pub(crate) fn merged(mut ranges: Vec<Range<u64>>, total: u64) -> Vec<Range<u64>> {
     ranges.iter_mut().for_each(|r| *r = r.start.min(total)..r.end.min(total));
     ranges.retain(|r| r.start < r.end);
     ranges.sort_by_key(|r| r.start);

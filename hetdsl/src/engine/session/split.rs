@@ -93,15 +93,7 @@ fn absorb_slivers(history: &balance::History) -> Option<balance::History> {
                 .find(|&k| !sliver[k] && out.devices[k].owned.iter().any(touches))?;
             let owned = &mut out.devices[next].owned;
             owned.push(r);
-            owned.sort_by_key(|o| o.start);
-            let mut merged: Vec<std::ops::Range<u64>> = Vec::with_capacity(owned.len());
-            for o in owned.drain(..) {
-                match merged.last_mut() {
-                    Some(last) if last.end == o.start => last.end = o.end,
-                    _ => merged.push(o),
-                }
-            }
-            *owned = merged;
+            *owned = balance::merged_ranges(std::mem::take(owned), history.total_groups);
         }
         out.devices[d].speed = 0.0;
     }

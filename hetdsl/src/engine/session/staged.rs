@@ -129,8 +129,11 @@ pub(super) struct Started {
 /// 10 of 10 with the host's moves); until that is understood the host moves by default, and
 /// the variable is there to reproduce it.
 fn chained(devices: &Devices, from: usize, to: usize) -> bool {
+    // Read once: every move of every submit asks.
+    static ASKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let asked =
+        *ASKED.get_or_init(|| std::env::var("HETDSL_CHAINED_MOVES").is_ok_and(|v| v == "1"));
     let (a, b) = (&devices.list[from].device.info, &devices.list[to].device.info);
-    let asked = std::env::var("HETDSL_CHAINED_MOVES").is_ok_and(|v| v == "1");
     asked && a.platform == b.platform && !a.platform.contains("Portable Computing Language")
 }
 
