@@ -424,8 +424,8 @@ fn a_run_does_not_wait_for_a_device_still_setting_up() {
     assert_eq!(r.devices[1].packages, 0, "{}", r.table());
     assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
     assert!(took < Duration::from_secs(4), "the caller waited {took:?}");
-    // The next run waits for that set-up to end (the device's thread is still out), then
-    // uses both devices.
+    // The next run starts without device 1, whose new thread waits for the one still setting
+    // up; the device then joins, and runs the packages the balancer keeps for it.
     let mut again = vec![0u32; 4 * N];
     let r = expand4(&p, &input, &mut again)
         .balancer(round_robin(4))

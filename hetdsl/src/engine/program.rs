@@ -33,6 +33,20 @@ pub(crate) struct ProgramDevice {
     pub(crate) build_log: String,
     /// Registers and shared memory per kernel, parsed from an NVIDIA build log.
     pub(crate) nv_usage: Arc<HashMap<String, NvKernelUsage>>,
+    /// The local memory per work-group each kernel's last set-up found: the profile of a device
+    /// that must post one before it can make its kernel (see `worker::setup`).
+    local_bytes: Arc<std::sync::Mutex<HashMap<String, u64>>>,
+}
+
+impl ProgramDevice {
+    pub(crate) fn remember_local_bytes(&self, kernel: &str, bytes: u64) {
+        let mut seen = self.local_bytes.lock().unwrap_or_else(|e| e.into_inner());
+        seen.insert(kernel.to_string(), bytes);
+    }
+
+    pub(crate) fn local_bytes_seen(&self, kernel: &str) -> Option<u64> {
+        self.local_bytes.lock().unwrap_or_else(|e| e.into_inner()).get(kernel).copied()
+    }
 }
 
 /// A kernel source compiled for every selected device.
@@ -125,6 +139,7 @@ impl Program {
                     device: f.device,
                     platform: platform.clone(),
                     nv_usage: Arc::new(parse_nv_verbose(&log)),
+                    local_bytes: Default::default(),
                     build_log: log,
                 });
             }

@@ -15,8 +15,8 @@ use std::time::Instant;
 
 use super::coordinator;
 use super::plan::Plan;
-use super::quarantine;
 pub use super::quarantine::quarantined_devices;
+use super::quarantine::{self, Settled};
 use super::repeat::LaunchKey;
 use super::shared::{EndOfRun, SetupError, Shared};
 use super::worker;
@@ -40,7 +40,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     // (outside it) still tell whose they are.
     let span = tracing::info_span!("launch", kernel = %plan.kernel, devices = n);
     let _in_launch = span.enter();
-    let quarantined = quarantine::settle_left_behind(&plan.devices);
+    let settled = quarantine::settle_left_behind(&plan.devices);
     let balancer_name = catch_unwind(AssertUnwindSafe(|| balancer.name()))
         .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
 
@@ -50,7 +50,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     // From here on, however `execute` is left, the gate shuts before the caller's slices can go.
     let end_of_run = EndOfRun(&shared);
 
-    let mut handles = spawn_workers(&plan, &shared, &quarantined);
+    let mut handles = spawn_workers(&plan, &shared, settled);
     let outcome = coordinator::coordinate(&shared, n, plan.units(), plan.watchdog);
     let machine: Vec<usize> = plan.devices.iter().map(|d| d.info.index).collect();
     let joined = coordinator::end_run(&shared, &mut handles, &machine, plan.watchdog);
@@ -96,21 +96,26 @@ pub(super) fn report_of(
 }
 
 /// One host thread per device of the plan, but none for a quarantined device or one whose
-/// thread cannot start: such a device has already reported a failed set-up, and is quiet.
+/// thread cannot start: such a device has already reported a failed set-up, and is quiet. A
+/// device with a thread of an earlier run still out gets a thread that waits for it first.
 fn spawn_workers(
     plan: &Plan,
     shared: &Arc<Shared>,
-    quarantined: &[Option<String>],
+    settled: Vec<Settled>,
 ) -> Vec<Option<JoinHandle<()>>> {
     let mut handles = Vec::with_capacity(plan.devices.len());
-    for (me, quarantine) in quarantined.iter().enumerate() {
-        if let Some(reason) = quarantine {
-            shared.quiet[me].store(true, Ordering::Release);
-            shared.lock().setup[me] = Some(Err(SetupError::Device(reason.clone())));
-            handles.push(None);
-            continue;
-        }
-        let job = worker::Job::new(me, plan, shared.clone());
+    for (me, settled) in settled.into_iter().enumerate() {
+        let predecessors = match settled {
+            Settled::Quarantined(reason) => {
+                shared.quiet[me].store(true, Ordering::Release);
+                shared.lock().setup[me] = Some(Err(SetupError::Device(reason)));
+                handles.push(None);
+                continue;
+            }
+            Settled::Out(threads) => threads,
+            Settled::Free => Vec::new(),
+        };
+        let job = worker::Job::new(me, plan, shared.clone(), predecessors);
         let spawned = std::thread::Builder::new()
             .name(format!("hetdsl-dev{me}"))
             .spawn(move || worker::run(job));

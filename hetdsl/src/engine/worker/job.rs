@@ -12,6 +12,7 @@ use super::parked::{KeptKernel, Parked};
 use crate::engine::geometry::Geometry;
 use crate::engine::plan::{ArgPlan, Plan};
 use crate::engine::program::ProgramDevice;
+use crate::engine::quarantine::Predecessor;
 use crate::engine::shared::Shared;
 use crate::engine::{Fault, WaitMode};
 use crate::work::{DeviceProfile, Package};
@@ -31,11 +32,18 @@ pub(crate) struct Job {
     pub(crate) first_unit: u64,
     pub(crate) units: u64,
     pub(crate) shared: Arc<Shared>,
+    /// This device's host threads of earlier runs still out: waited for before the set-up.
+    pub(crate) predecessors: Vec<Predecessor>,
 }
 
 impl Job {
     /// The job of the device at position `me` in `plan`: its own copies of what it needs.
-    pub(crate) fn new(me: usize, plan: &Plan, shared: Arc<Shared>) -> Job {
+    pub(crate) fn new(
+        me: usize,
+        plan: &Plan,
+        shared: Arc<Shared>,
+        predecessors: Vec<Predecessor>,
+    ) -> Job {
         Job {
             me,
             device: plan.devices[me].clone(),
@@ -48,6 +56,7 @@ impl Job {
             first_unit: plan.span.start,
             units: plan.units(),
             shared,
+            predecessors,
         }
     }
 

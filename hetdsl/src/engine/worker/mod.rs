@@ -106,6 +106,9 @@ fn body(job: &Job) -> (Option<Device>, bool, bool) {
         shared.setup_done(me, Err(Error::Cl { call: "injected set-up hang", code: ClError(-5) }));
         return (None, false, true);
     }
+    if !job.predecessors.is_empty() && !await_predecessors(job) {
+        return (None, false, true);
+    }
     let mut device = match setup::set_up(job) {
         Ok(d) => d,
         Err(e) => {
@@ -126,6 +129,27 @@ fn body(job: &Job) -> (Option<Device>, bool, bool) {
     // assertion). A device truly hung in its driver never gets past here, and is never joined.
     let finished = device.compute.finish().is_ok() & device.transfer.finish().is_ok();
     (Some(device), clean && finished && shared.alive(me), joined)
+}
+
+/// Waits for this device's threads of earlier runs to come back, having posted a provisional
+/// profile so that the run starts without this device and it joins late. Returns whether to
+/// set up: not if the run ended or dropped the device meanwhile, nor if a thread stayed out
+/// past its watchdog limit (the device is then quarantined, and leaves the run).
+fn await_predecessors(job: &Job) -> bool {
+    let (me, shared) = (job.me, &job.shared);
+    shared.profile_known(me, setup::provisional_profile(job));
+    let give_up = || !shared.alive(me) || shared.run_over();
+    for p in &job.predecessors {
+        if let Err(reason) = p.wait(give_up) {
+            shared.setup_failed(me, reason);
+            return false;
+        }
+    }
+    if give_up() {
+        shared.setup_failed(me, "its thread of an earlier run was still out".into());
+        return false;
+    }
+    true
 }
 
 /// The package loop. `Err` carries the reason this device must leave the run.

@@ -44,6 +44,7 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
         let (kernel, warmed_for) = kernel_for(job, parked.as_mut())?;
         let local_bytes = set_values(job, &kernel)?;
         let local_total = check_limits(job, &kernel, local_bytes)?;
+        job.device.remember_local_bytes(&job.kernel, local_total);
         // From here on the set-up may take long (allocation, the warm-up): the run may start
         // without this device, which then joins it late with this profile.
         job.shared.profile_known(job.me, profile(job, local_total));
@@ -339,6 +340,13 @@ fn warm_up(job: &Job, device: &mut Device) -> Result<()> {
 /// NVIDIA's build log gives them and its real local memory use).
 fn profile(job: &Job, local_bytes: u64) -> DeviceProfile {
     device_profile(&job.device, &job.geo, &job.kernel, local_bytes)
+}
+
+/// The profile a device waiting for its thread of an earlier run posts before it has a kernel:
+/// the local memory its last set-up of this kernel found (none if it never set it up).
+pub(super) fn provisional_profile(job: &Job) -> DeviceProfile {
+    let local_bytes = job.device.local_bytes_seen(&job.kernel).unwrap_or(0);
+    profile(job, local_bytes)
 }
 
 /// [`profile`]'s figures for `kernel` on `device` over `geo` (sessions use it too).
