@@ -565,8 +565,9 @@ fn a_relaunch_learns_the_split_and_moves_exactly_what_each_device_lacks() {
     for _ in 0..4 {
         let r = saxpy(&s, &x, &y, &mut out, false);
         // The learned split, or once it ended balanced, that split replayed as it was.
-        let relaunched =
-            r.balancer.starts_with("learned") || r.balancer == "replay" || r.balancer == "relaunch";
+        let relaunched = r.balancer.starts_with("learned")
+            || r.balancer == "replay"
+            || r.balancer.starts_with("relaunch");
         assert!(relaunched, "{}", r.balancer);
         // Exactly the groups a device ran and did not hold came to it, from the host.
         let mut expected = 0;

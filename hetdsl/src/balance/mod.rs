@@ -61,7 +61,7 @@ pub use linear::{LinearTwoPoint, TwoPointRule};
 pub use minmax::{MinMax, MinMaxRule};
 pub use random_split::RandomSplit;
 pub use regions::Regions;
-pub use replay::Replay;
+pub use replay::{Replay, PIECES};
 pub use sigmoid::{Sigmoid, SigmoidParams, SLOW_CLASS};
 pub use spec::{BalancerSpec, NAMES};
 pub use static_split::Static;

@@ -47,6 +47,20 @@ struct Remembered {
     /// speed depends on the others', a cost that moves with the data), so it keeps the default
     /// balancer, rather than alternating between a bad plan and the default run it learns from.
     struck: bool,
+    /// The ROI of its last relaunch run whole (one package per device) and in pieces: a
+    /// relaunch tries each form once, then keeps the faster (see `balance::Replay::in_pieces`).
+    roi: [Option<f64>; 2],
+}
+
+impl Remembered {
+    /// Whether the next relaunch runs in pieces: the form not tried yet, else the faster.
+    fn in_pieces(&self) -> bool {
+        match self.roi {
+            [None, _] => false,
+            [Some(_), None] => true,
+            [Some(whole), Some(pieces)] => pieces < whole,
+        }
+    }
 }
 
 /// The last clean report of each launch of a program.
@@ -58,14 +72,16 @@ impl LastRuns {
     /// the default.
     pub(crate) fn balancer_for(&self, key: &LaunchKey) -> Box<dyn Balancer> {
         let runs = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let history = runs
-            .iter()
-            .find(|r| r.key == *key && !r.struck)
+        let remembered = runs.iter().find(|r| r.key == *key && !r.struck);
+        let history = remembered
             .and_then(|r| r.last.as_ref())
             .and_then(balance::relaunch::one_block_per_device);
-        match history {
-            Some(h) => Box::new(balance::Replay::planned(h)),
-            None => balance::default_balancer(),
+        match (history, remembered) {
+            (Some(h), Some(r)) if r.in_pieces() => {
+                Box::new(balance::Replay::planned(h).in_pieces())
+            }
+            (Some(h), _) => Box::new(balance::Replay::planned(h)),
+            (None, _) => balance::default_balancer(),
         }
     }
 
@@ -76,11 +92,14 @@ impl LastRuns {
         let at = runs.iter().position(|r| r.key == key);
         let mut entry = match at {
             Some(i) => runs.remove(i),
-            None => Remembered { key, last: None, struck: false },
+            None => Remembered { key, last: None, struck: false, roi: [None; 2] },
         };
-        entry.struck |=
-            report.balancer == "relaunch" && report.balance < balance::relaunch::SETTLED;
+        let relaunch = report.balancer.starts_with("relaunch");
+        entry.struck |= relaunch && report.balance < balance::relaunch::SETTLED;
         let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
+        if relaunch && clean {
+            entry.roi[usize::from(report.balancer == "relaunch-pieces")] = Some(report.roi_seconds);
+        }
         entry.last = clean.then(|| report.clone());
         runs.push(entry);
         if runs.len() > REMEMBERED {
@@ -155,6 +174,21 @@ mod tests {
         runs.clear();
         runs.record(key(), &report("sigmoid", [1.0, 1.0]));
         assert_eq!(runs.balancer_for(&key()).name(), "relaunch", "forgotten");
+    }
+
+    #[test]
+    fn a_relaunch_tries_whole_then_pieces_then_keeps_the_faster() {
+        let runs = LastRuns::default();
+        runs.record(key(), &report("sigmoid", [1.0, 1.0]));
+        assert_eq!(runs.balancer_for(&key()).name(), "relaunch");
+        let timed = |name: &str, roi: f64| Report { roi_seconds: roi, ..report(name, [1.0, 1.0]) };
+        runs.record(key(), &timed("relaunch", 1.0));
+        assert_eq!(runs.balancer_for(&key()).name(), "relaunch-pieces");
+        runs.record(key(), &timed("relaunch-pieces", 0.9));
+        assert_eq!(runs.balancer_for(&key()).name(), "relaunch-pieces");
+        // Pieces got slower than the whole form's last run: back to whole.
+        runs.record(key(), &timed("relaunch-pieces", 1.1));
+        assert_eq!(runs.balancer_for(&key()).name(), "relaunch");
     }
 
     #[test]
