@@ -74,6 +74,13 @@ fn repeated_runs_start_from_the_last_split_and_stay_correct() {
                 }
                 assert_eq!(r.devices.iter().map(|d| d.groups).sum::<u64>(), (N / 64) as u64);
             }
+            // One device ran most of the last run (on these shared cores, one thread can starve
+            // the other): it is tried alone, and the other sits out.
+            name if name.starts_with("relaunch-alone") => {
+                let ran: Vec<_> = r.devices.iter().filter(|d| d.packages > 0).collect();
+                assert_eq!(ran.len(), 1, "{}", r.table());
+                assert_eq!(ran[0].groups, (N / 64) as u64);
+            }
             // The last run did not qualify (its packages' costs varied on the busy cores).
             "sigmoid" => {}
             other => panic!("unexpected balancer {other}"),
@@ -107,4 +114,41 @@ fn a_different_range_is_a_different_launch() {
         .unwrap();
     assert_eq!(r.balancer, "sigmoid", "no run of this range before");
     assert_eq!(out, reference(&input[..N / 2]));
+}
+
+#[test]
+fn a_device_that_adds_little_sits_out_the_repeated_runs() {
+    let rt = Runtime::new().unwrap();
+    let p = rt.program(&KernelSource::from_text("spin.cl", SRC)).unwrap();
+    let input = lcg(73, N);
+    let slow = |p: &hetdsl::Program| {
+        let mut out = vec![0u32; N];
+        let report = p
+            .launch("spin")
+            .global(&[N])
+            .local(&[64])
+            .input(&input, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .scalar(ROUNDS)
+            .on_devices(&[0, 1])
+            .inject(hetdsl::Fault::Slow { device: 0, factor: 400 })
+            .run()
+            .expect("the run");
+        assert_eq!(out, reference(&input), "balancer {}", report.balancer);
+        report
+    };
+    // Device 0 runs 400 times slower: the first run gives it a probe and little more.
+    let first = slow(&p);
+    assert_eq!(first.balancer, "sigmoid");
+    let share = first.devices[0].groups as f64 / first.total_groups as f64;
+    assert!(share < hetdsl::balance::relaunch::MIN_SHARE, "{}", first.table());
+    for _ in 0..3 {
+        let r = slow(&p);
+        assert!(r.balancer.starts_with("relaunch"), "{}", r.table());
+        // It sat out: listed, with nothing run, and every package was device 1's.
+        assert_eq!(r.devices.len(), 2);
+        assert_eq!((r.devices[0].packages, r.devices[0].groups), (0, 0), "{}", r.table());
+        assert_eq!(r.devices[1].groups, r.total_groups);
+        assert!(r.trace.iter().all(|t| t.device == 1), "{}", r.table());
+    }
 }

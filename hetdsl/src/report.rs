@@ -336,6 +336,47 @@ impl Report {
         }
     }
 
+    /// This report of a run on the devices at positions `taking` of a launch over `all`
+    /// (name and kind of each), as a report of the launch: the devices that sat out are listed
+    /// with nothing run, and every device position is the launch's.
+    pub(crate) fn widened(mut self, taking: &[usize], all: &[(String, DeviceKind)]) -> Report {
+        let at = |d: usize| taking.get(d).copied().unwrap_or(d);
+        let mut ran: Vec<Option<DeviceReport>> = vec![None; all.len()];
+        for d in std::mem::take(&mut self.devices) {
+            let i = at(d.index);
+            if let Some(slot) = ran.get_mut(i) {
+                *slot = Some(DeviceReport { index: i, ..d });
+            }
+        }
+        self.devices = ran
+            .into_iter()
+            .zip(all)
+            .enumerate()
+            .map(|(index, (r, (name, kind)))| {
+                r.unwrap_or_else(|| DeviceReport {
+                    index,
+                    name: name.clone(),
+                    kind: *kind,
+                    packages: 0,
+                    groups: 0,
+                    busy_seconds: 0.0,
+                    finish_seconds: 0.0,
+                    fault: None,
+                })
+            })
+            .collect();
+        for t in &mut self.trace {
+            t.device = at(t.device);
+        }
+        for f in &mut self.faults {
+            f.0 = at(f.0);
+        }
+        for b in &mut self.backups {
+            (b.0, b.1) = (at(b.0), at(b.1));
+        }
+        self
+    }
+
     /// A session launch's bytes moved, in total (the mirror's sync included).
     pub fn moved(&self) -> Moved {
         let mut m = Moved::default();

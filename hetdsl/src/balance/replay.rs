@@ -34,6 +34,8 @@ pub struct Replay {
     planned: bool,
     /// Each range runs as up to this many packages, in order (see [`Replay::in_pieces`]).
     pieces: u64,
+    /// The plan is the fastest device's alone (see [`Replay::alone`]); only its name says so.
+    alone: bool,
 }
 
 /// How many packages [`Replay::in_pieces`] cuts a range into: with two in flight, a device reads
@@ -51,6 +53,7 @@ impl Replay {
             alive: Vec::new(),
             planned: false,
             pieces: 1,
+            alone: false,
         }
     }
 
@@ -68,6 +71,14 @@ impl Replay {
     /// per range; named `relaunch`, since its ranges may differ from the last launch's.
     pub fn planned(history: History) -> Replay {
         Replay { planned: true, ..Replay::new(history) }
+    }
+
+    /// Names a planned split that gives the whole range to one device, tried on repeated calls
+    /// beside the co-executed plan: where the other devices add little, their share can cost
+    /// more than it brings (the host's memory and cores they use slow the fast device's
+    /// transfers), and only running both forms tells.
+    pub fn alone(self) -> Replay {
+        Replay { alone: true, ..self }
     }
 
     /// Whether the history's ranges cover `0..total_groups` of `setup` exactly once.
@@ -96,10 +107,15 @@ pub(crate) fn tiles(history: &History, total_groups: u64, devices: usize) -> boo
 
 impl Balancer for Replay {
     fn name(&self) -> String {
+        let form = match (self.alone, self.pieces > 1) {
+            (false, false) => "relaunch",
+            (false, true) => "relaunch-pieces",
+            (true, false) => "relaunch-alone",
+            (true, true) => "relaunch-alone-pieces",
+        };
         match (self.fallback.is_some(), self.planned) {
             (true, _) => "replay(learned)".into(),
-            (false, true) if self.pieces > 1 => "relaunch-pieces".into(),
-            (false, true) => "relaunch".into(),
+            (false, true) => form.into(),
             (false, false) => "replay".into(),
         }
     }

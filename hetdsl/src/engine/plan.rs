@@ -156,6 +156,19 @@ impl Plan {
         self.span.end - self.span.start
     }
 
+    /// Only the devices at positions `taking` (ascending) run: the others sit the launch out,
+    /// and so do the faults aimed at them; the rest are aimed at their device's new position.
+    pub(super) fn narrow(&mut self, taking: &[usize]) {
+        self.devices = taking.iter().map(|&d| self.devices[d].clone()).collect();
+        self.faults = std::mem::take(&mut self.faults)
+            .into_iter()
+            .filter_map(|f| {
+                let at = taking.iter().position(|&d| d == fault_device(&f))?;
+                Some(aimed_at(f, at))
+            })
+            .collect();
+    }
+
     /// The injected faults aimed at the device at position `me`.
     pub(super) fn faults_of(&self, me: usize) -> Vec<Fault> {
         self.faults.iter().copied().filter(|f| fault_device(f) == me).collect()
@@ -302,6 +315,19 @@ pub(super) fn validate(
         }
     }
     Ok(())
+}
+
+/// `f` aimed at the device now at position `device`.
+fn aimed_at(f: Fault, device: usize) -> Fault {
+    match f {
+        Fault::Fail { package, .. } => Fault::Fail { device, package },
+        Fault::Hang { package, .. } => Fault::Hang { device, package },
+        Fault::Slow { factor, .. } => Fault::Slow { device, factor },
+        Fault::Panic { package, .. } => Fault::Panic { device, package },
+        Fault::HangSetup { .. } => Fault::HangSetup { device },
+        Fault::SlowSetup { millis, .. } => Fault::SlowSetup { device, millis },
+        Fault::HangReadBack { package, .. } => Fault::HangReadBack { device, package },
+    }
 }
 
 pub(super) fn fault_device(f: &Fault) -> usize {

@@ -3,17 +3,30 @@
 //! run again over the same range starts from what the last one measured rather than from
 //! nominal figures (`balance::relaunch`: one block per device for a regular kernel). A launch
 //! with a balancer of its own uses that balancer; an irregular kernel keeps the default.
+//!
+//! A repeated launch can take several [`Form`]s: the planned split whole or in pieces, or the
+//! fastest device alone where the others would add little. Each is tried once, then the one
+//! with the shortest region of interest is kept (and tried again only if its own time grows
+//! past another's). A device the chosen form gives nothing sits the launch out: it is not set
+//! up at all, so it neither costs the caller its set-up nor shares the host with the others.
 
 use std::ops::Range;
 use std::sync::Mutex;
 
 use super::plan::Plan;
-use crate::balance::{self, Balancer};
+use crate::balance::{self, Balancer, DeviceHistory, History};
 use crate::report::Report;
 
 /// Launches remembered per program: a program rarely runs more kernels at more sizes than this,
 /// and the oldest is forgotten first.
 const REMEMBERED: usize = 32;
+
+/// The alone form is tried where the device that ran the most work-groups ran at least this
+/// share of them: co-executing then gains at most a third over that device alone, which the
+/// others' transfers and host load can eat (on an H200 + 16-core CPU a matrix-vector product
+/// co-executed took 1.12 times the H200 alone); where the gain is larger the trial is not worth
+/// one slow call.
+pub(crate) const ALONE_SHARE: f64 = 0.75;
 
 /// A launch, as far as its split is concerned.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,30 +50,144 @@ impl LaunchKey {
     }
 }
 
+/// How a launch given no balancer runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// The default balancer (Sigmoid), learning the devices afresh.
+    Default,
+    /// The planned split, one package per device.
+    Whole,
+    /// The planned split, each block in up to `balance::PIECES` packages.
+    Pieces,
+    /// The device that ran the most work alone.
+    Alone,
+}
+
+impl Form {
+    /// The form of a run under a balancer the caller chose: its default balancer is the
+    /// default form (its time counts as that form's), any other none.
+    pub(crate) fn given(balancer: &dyn Balancer) -> Option<Form> {
+        (balancer.name() == balance::default_balancer().name()).then_some(Form::Default)
+    }
+}
+
+/// The balancer a launch runs with, and the positions of the devices that take part (`None`:
+/// all of them; the others sit out, and the balancer sees only those taking part, in order).
+pub(crate) struct Choice {
+    pub(crate) balancer: Box<dyn Balancer>,
+    pub(crate) taking: Option<Vec<usize>>,
+    pub(crate) form: Option<Form>,
+}
+
+impl Choice {
+    fn default_form() -> Choice {
+        Choice { balancer: balance::default_balancer(), taking: None, form: Some(Form::Default) }
+    }
+
+    /// `plan` replayed, in pieces or not, by the devices it gives work to.
+    fn planned(plan: History, pieces: bool, form: Form) -> Choice {
+        let taking: Vec<usize> =
+            (0..plan.devices.len()).filter(|&d| !plan.devices[d].owned.is_empty()).collect();
+        let (plan, taking) = if taking.len() < plan.devices.len() {
+            let devices = taking.iter().map(|&d| plan.devices[d].clone()).collect();
+            (History { devices, ..plan }, Some(taking))
+        } else {
+            (plan, None)
+        };
+        let mut replay = balance::Replay::planned(plan);
+        if pieces {
+            replay = replay.in_pieces();
+        }
+        if form == Form::Alone {
+            replay = replay.alone();
+        }
+        Choice { balancer: Box::new(replay), taking, form: Some(form) }
+    }
+}
+
 /// What a program remembers of one launch.
 #[derive(Debug)]
 struct Remembered {
     key: LaunchKey,
-    /// Its last clean report, if any.
+    /// Its last clean report that planning can start from (a run in the alone form is not).
     last: Option<Report>,
     /// A relaunch of it ended far from balance: its plans misjudge this launch (a device whose
     /// speed depends on the others', a cost that moves with the data), so it keeps the default
     /// balancer, rather than alternating between a bad plan and the default run it learns from.
     struck: bool,
-    /// The ROI of its last relaunch run whole (one package per device) and in pieces: a
-    /// relaunch tries each form once, then keeps the faster (see `balance::Replay::in_pieces`).
-    roi: [Option<f64>; 2],
+    /// The ROI of its last clean run in each form (indexed by `Form as usize`).
+    roi: [Option<f64>; 4],
 }
 
 impl Remembered {
-    /// Whether the next relaunch runs in pieces: the form not tried yet, else the faster.
-    fn in_pieces(&self) -> bool {
-        match self.roi {
-            [None, _] => false,
-            [Some(_), None] => true,
-            [Some(whole), Some(pieces)] => pieces < whole,
+    /// The form of the next run among `forms`: the first not tried yet, else the fastest.
+    fn pick(&self, forms: &[Form]) -> Form {
+        let roi = |f: Form| self.roi[f as usize];
+        forms.iter().copied().find(|&f| roi(f).is_none()).unwrap_or_else(|| {
+            let mut best = forms[0];
+            for &f in forms {
+                if roi(f) < roi(best) {
+                    best = f;
+                }
+            }
+            best
+        })
+    }
+
+    /// The next run's choice (see the module's documentation).
+    fn choose(&self) -> Choice {
+        let Some(last) = &self.last else { return Choice::default_form() };
+        let plan = match self.struck {
+            true => None,
+            false => balance::relaunch::one_block_per_device(last),
+        };
+        let takers =
+            plan.as_ref().map(|p| p.devices.iter().filter(|d| !d.owned.is_empty()).count());
+        // A plan that already leaves one device alone makes the alone form the same run.
+        let alone = alone_candidate(last).filter(|_| takers != Some(1));
+        let mut forms = match plan {
+            Some(_) => vec![Form::Whole, Form::Pieces],
+            None => vec![Form::Default],
+        };
+        forms.extend(alone.map(|_| Form::Alone));
+        let form = self.pick(&forms);
+        let planned = |plan: History, pieces: bool| Choice::planned(plan, pieces, form);
+        match (form, plan, alone) {
+            (Form::Whole, Some(p), _) => planned(p, false),
+            (Form::Pieces, Some(p), _) => planned(p, true),
+            (Form::Alone, _, Some(d)) => {
+                // Alone in pieces unless whole blocks were measured faster (as for NBody,
+                // whose packages each pay a fixed cost).
+                let whole_faster = matches!(
+                    (self.roi[Form::Whole as usize], self.roi[Form::Pieces as usize]),
+                    (Some(w), Some(p)) if w < p
+                );
+                planned(alone_plan(last, d), !whole_faster)
+            }
+            _ => Choice::default_form(),
         }
     }
+}
+
+/// The device that ran the most work-groups in `last`, where it ran at least [`ALONE_SHARE`]
+/// of them and there is another device to leave out.
+fn alone_candidate(last: &Report) -> Option<usize> {
+    if last.devices.len() < 2 || last.total_groups == 0 {
+        return None;
+    }
+    let top = last.devices.iter().max_by_key(|d| d.groups)?;
+    (top.groups as f64 >= ALONE_SHARE * last.total_groups as f64).then_some(top.index)
+}
+
+/// The whole range on device `d` of `last`'s devices.
+fn alone_plan(last: &Report, d: usize) -> History {
+    let devices = (0..last.devices.len())
+        .map(|i| DeviceHistory {
+            speed: if i == d { 1.0 } else { 0.0 },
+            owned: (i == d).then_some(0..last.total_groups).into_iter().collect(),
+        })
+        .collect();
+    History { total_groups: last.total_groups, devices }
 }
 
 /// The last clean report of each launch of a program.
@@ -68,39 +195,34 @@ impl Remembered {
 pub(crate) struct LastRuns(Mutex<Vec<Remembered>>);
 
 impl LastRuns {
-    /// The balancer for a launch given none: the previous run's split where it qualifies, else
-    /// the default.
-    pub(crate) fn balancer_for(&self, key: &LaunchKey) -> Box<dyn Balancer> {
+    /// How a launch given no balancer runs: from what its last runs measured where they
+    /// qualify, else with the default balancer.
+    pub(crate) fn choose(&self, key: &LaunchKey) -> Choice {
         let runs = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let remembered = runs.iter().find(|r| r.key == *key && !r.struck);
-        let history = remembered
-            .and_then(|r| r.last.as_ref())
-            .and_then(balance::relaunch::one_block_per_device);
-        match (history, remembered) {
-            (Some(h), Some(r)) if r.in_pieces() => {
-                Box::new(balance::Replay::planned(h).in_pieces())
-            }
-            (Some(h), _) => Box::new(balance::Replay::planned(h)),
-            (None, _) => balance::default_balancer(),
+        match runs.iter().find(|r| r.key == *key) {
+            Some(r) => r.choose(),
+            None => Choice::default_form(),
         }
     }
 
-    /// Remember `report` for `key` if every device kept its work (no fault); a run with a fault
-    /// makes the next one start afresh.
-    pub(crate) fn record(&self, key: LaunchKey, report: &Report) {
+    /// Remember `report` (a run in `form`, if any) for `key`. A run with a fault makes the
+    /// next one start afresh; a run in the alone form only adds its time.
+    pub(crate) fn record(&self, key: LaunchKey, report: &Report, form: Option<Form>) {
         let mut runs = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let at = runs.iter().position(|r| r.key == key);
         let mut entry = match at {
             Some(i) => runs.remove(i),
-            None => Remembered { key, last: None, struck: false, roi: [None; 2] },
+            None => Remembered { key, last: None, struck: false, roi: [None; 4] },
         };
-        let relaunch = report.balancer.starts_with("relaunch");
-        entry.struck |= relaunch && report.balance < balance::relaunch::SETTLED;
+        let planned = matches!(form, Some(Form::Whole | Form::Pieces));
+        entry.struck |= planned && report.balance < balance::relaunch::SETTLED;
         let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
-        if relaunch && clean {
-            entry.roi[usize::from(report.balancer == "relaunch-pieces")] = Some(report.roi_seconds);
+        if let (Some(f), true) = (form, clean) {
+            entry.roi[f as usize] = Some(report.roi_seconds);
         }
-        entry.last = clean.then(|| report.clone());
+        if form != Some(Form::Alone) {
+            entry.last = clean.then(|| report.clone());
+        }
         runs.push(entry);
         if runs.len() > REMEMBERED {
             runs.remove(0);
@@ -119,25 +241,29 @@ mod tests {
     use crate::report::{DeviceReport, PackageTrace, Transfer};
     use crate::work::{DeviceKind, Package};
 
+    const TOTAL: u64 = 2048;
+
     fn key() -> LaunchKey {
         LaunchKey {
             kernel: "k".into(),
-            global: vec![2048],
+            global: vec![TOTAL as usize],
             local: vec![1],
             devices: vec![0, 1],
-            span: 0..2048,
+            span: 0..TOTAL,
         }
     }
 
-    /// Two identical devices, each ran one package of 1024 groups in `seconds`.
-    fn report(balancer: &str, seconds: [f64; 2]) -> Report {
+    /// Two devices, device 0 ran one package of `groups0` groups and device 1 the rest, in
+    /// `seconds` each.
+    fn split(balancer: &str, groups0: u64, seconds: [f64; 2]) -> Report {
+        let groups = [groups0, TOTAL - groups0];
         let devices = (0..2)
             .map(|index| DeviceReport {
                 index,
                 name: "G".into(),
                 kind: DeviceKind::Gpu,
                 packages: 1,
-                groups: 1024,
+                groups: groups[index],
                 busy_seconds: seconds[index],
                 finish_seconds: seconds[index],
                 fault: None,
@@ -146,7 +272,7 @@ mod tests {
         let trace = (0..2)
             .map(|d| PackageTrace {
                 device: d,
-                package: Package { offset: 1024 * d as u64, len: 1024 },
+                package: Package { offset: [0, groups0][d], len: groups[d] },
                 host_start: 0.0,
                 host_end: seconds[d],
                 kernel_seconds: Some(seconds[d]),
@@ -156,39 +282,127 @@ mod tests {
             })
             .collect();
         let balance = seconds[0].min(seconds[1]) / seconds[0].max(seconds[1]);
-        Report { balancer: balancer.into(), balance, ..Report::fixture(2048, devices, trace) }
+        Report { balancer: balancer.into(), balance, ..Report::fixture(TOTAL, devices, trace) }
+    }
+
+    /// Two identical devices, each ran one package of half the range in `seconds`.
+    fn report(balancer: &str, seconds: [f64; 2]) -> Report {
+        split(balancer, TOTAL / 2, seconds)
+    }
+
+    fn timed(r: Report, roi: f64) -> Report {
+        Report { roi_seconds: roi, ..r }
+    }
+
+    /// The form a balancer of that name runs.
+    fn form_of(name: &str) -> Option<Form> {
+        match name {
+            "sigmoid" => Some(Form::Default),
+            "relaunch" => Some(Form::Whole),
+            "relaunch-pieces" => Some(Form::Pieces),
+            n if n.starts_with("relaunch-alone") => Some(Form::Alone),
+            _ => None,
+        }
+    }
+
+    fn record(runs: &LastRuns, r: Report) {
+        let form = form_of(&r.balancer);
+        runs.record(key(), &r, form);
+    }
+
+    /// The next run's balancer and the devices taking part.
+    fn next(runs: &LastRuns) -> (String, Option<Vec<usize>>) {
+        let c = runs.choose(&key());
+        assert_eq!(c.form, form_of(&c.balancer.name()));
+        (c.balancer.name(), c.taking)
+    }
+
+    fn name(runs: &LastRuns) -> String {
+        next(runs).0
     }
 
     #[test]
     fn a_relaunch_far_from_balance_makes_the_launch_keep_the_default() {
         let runs = LastRuns::default();
-        assert_eq!(runs.balancer_for(&key()).name(), "sigmoid", "nothing remembered");
-        runs.record(key(), &report("sigmoid", [1.0, 1.0]));
-        assert_eq!(runs.balancer_for(&key()).name(), "relaunch");
+        assert_eq!(name(&runs), "sigmoid", "nothing remembered");
+        record(&runs, report("sigmoid", [1.0, 1.0]));
+        assert_eq!(name(&runs), "relaunch");
         // The plan ran 1 : 2; the next run is a default one, and so is every one after it,
         // even from a balanced default run.
-        runs.record(key(), &report("relaunch", [1.0, 2.0]));
-        assert_eq!(runs.balancer_for(&key()).name(), "sigmoid");
-        runs.record(key(), &report("sigmoid", [1.0, 1.0]));
-        assert_eq!(runs.balancer_for(&key()).name(), "sigmoid");
+        record(&runs, report("relaunch", [1.0, 2.0]));
+        assert_eq!(name(&runs), "sigmoid");
+        record(&runs, report("sigmoid", [1.0, 1.0]));
+        assert_eq!(name(&runs), "sigmoid");
         runs.clear();
-        runs.record(key(), &report("sigmoid", [1.0, 1.0]));
-        assert_eq!(runs.balancer_for(&key()).name(), "relaunch", "forgotten");
+        record(&runs, report("sigmoid", [1.0, 1.0]));
+        assert_eq!(name(&runs), "relaunch", "forgotten");
     }
 
     #[test]
     fn a_relaunch_tries_whole_then_pieces_then_keeps_the_faster() {
         let runs = LastRuns::default();
-        runs.record(key(), &report("sigmoid", [1.0, 1.0]));
-        assert_eq!(runs.balancer_for(&key()).name(), "relaunch");
-        let timed = |name: &str, roi: f64| Report { roi_seconds: roi, ..report(name, [1.0, 1.0]) };
-        runs.record(key(), &timed("relaunch", 1.0));
-        assert_eq!(runs.balancer_for(&key()).name(), "relaunch-pieces");
-        runs.record(key(), &timed("relaunch-pieces", 0.9));
-        assert_eq!(runs.balancer_for(&key()).name(), "relaunch-pieces");
+        record(&runs, report("sigmoid", [1.0, 1.0]));
+        assert_eq!(next(&runs), ("relaunch".into(), None));
+        record(&runs, timed(report("relaunch", [1.0, 1.0]), 1.0));
+        assert_eq!(name(&runs), "relaunch-pieces");
+        record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 0.9));
+        assert_eq!(name(&runs), "relaunch-pieces");
         // Pieces got slower than the whole form's last run: back to whole.
-        runs.record(key(), &timed("relaunch-pieces", 1.1));
-        assert_eq!(runs.balancer_for(&key()).name(), "relaunch");
+        record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.1));
+        assert_eq!(name(&runs), "relaunch");
+    }
+
+    #[test]
+    fn a_device_the_plan_gives_nothing_sits_the_launch_out() {
+        let runs = LastRuns::default();
+        // Device 0 merged 1 % of the range, under the share a plan keeps.
+        record(&runs, split("sigmoid", 20, [1.0, 1.0]));
+        assert_eq!(next(&runs), ("relaunch".into(), Some(vec![1])));
+    }
+
+    #[test]
+    fn where_one_device_ran_most_of_the_work_it_is_tried_alone_and_kept_if_faster() {
+        let runs = LastRuns::default();
+        // Device 1 ran 90 %: the plan keeps device 0 (10 %), and the alone form is a third.
+        record(&runs, split("sigmoid", 205, [1.0, 1.0]));
+        assert_eq!(next(&runs), ("relaunch".into(), None));
+        record(&runs, timed(split("relaunch", 205, [1.0, 1.0]), 1.0));
+        assert_eq!(next(&runs), ("relaunch-pieces".into(), None));
+        record(&runs, timed(split("relaunch-pieces", 205, [1.0, 1.0]), 1.1));
+        // Whole beat pieces: alone runs whole too.
+        assert_eq!(next(&runs), ("relaunch-alone".into(), Some(vec![1])));
+        let alone = timed(split("relaunch-alone", 0, [0.0, 0.95]), 0.95);
+        record(&runs, alone.clone());
+        assert_eq!(next(&runs), ("relaunch-alone".into(), Some(vec![1])));
+        // Its own time grew past the plan's: back to the plan, which the alone runs left as
+        // it was (they are not planned from).
+        record(&runs, timed(alone, 1.05));
+        assert_eq!(next(&runs), ("relaunch".into(), None));
+    }
+
+    #[test]
+    fn a_launch_whose_plans_misjudge_it_tries_the_default_and_the_fastest_device_alone() {
+        let runs = LastRuns::default();
+        record(&runs, timed(split("sigmoid", 100, [1.0, 1.0]), 1.2));
+        assert_eq!(name(&runs), "relaunch");
+        // The plan ended far from balance (struck); the default ran 1.2 s.
+        record(&runs, timed(split("relaunch", 100, [0.3, 1.0]), 1.0));
+        // Alone, in pieces (whole and pieces were never compared).
+        assert_eq!(next(&runs), ("relaunch-alone-pieces".into(), Some(vec![1])));
+        record(&runs, timed(split("relaunch-alone-pieces", 0, [0.0, 1.0]), 1.0));
+        assert_eq!(name(&runs), "relaunch-alone-pieces");
+        record(&runs, timed(split("relaunch-alone-pieces", 0, [0.0, 1.0]), 1.3));
+        assert_eq!(name(&runs), "sigmoid");
+    }
+
+    #[test]
+    fn two_devices_sharing_the_work_are_never_tried_alone() {
+        let runs = LastRuns::default();
+        record(&runs, split("sigmoid", 600, [1.0, 1.0]));
+        for (name, roi) in [("relaunch", 1.0), ("relaunch-pieces", 1.1), ("relaunch", 1.0)] {
+            assert_eq!(next(&runs), (name.into(), None));
+            record(&runs, timed(split(name, 600, [1.0, 1.0]), roi));
+        }
     }
 
     #[test]
@@ -196,7 +410,7 @@ mod tests {
         let runs = LastRuns::default();
         let mut r = report("sigmoid", [1.0, 1.0]);
         r.devices[1].fault = Some("lost".into());
-        runs.record(key(), &r);
-        assert_eq!(runs.balancer_for(&key()).name(), "sigmoid");
+        record(&runs, r);
+        assert_eq!(name(&runs), "sigmoid");
     }
 }

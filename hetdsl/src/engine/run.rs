@@ -17,7 +17,7 @@ use super::coordinator;
 use super::plan::Plan;
 pub use super::quarantine::quarantined_devices;
 use super::quarantine::{self, Settled};
-use super::repeat::LaunchKey;
+use super::repeat::{Choice, Form, LaunchKey};
 use super::shared::{EndOfRun, SetupError, Shared};
 use super::worker;
 use super::Launch;
@@ -32,13 +32,24 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     let _one_at_a_time = super::opencl_lock();
     let t_binary = Instant::now();
     let program = launch.program;
-    let plan = Plan::new(launch)?;
+    let mut plan = Plan::new(launch)?;
     let key = LaunchKey::of(&plan);
-    let balancer = balancer.unwrap_or_else(|| program.last_runs.balancer_for(&key));
+    let choice = match balancer {
+        Some(b) => Choice { form: Form::given(b.as_ref()), balancer: b, taking: None },
+        None => program.last_runs.choose(&key),
+    };
+    let Choice { balancer, taking, form } = choice;
+    // Devices the chosen form gives nothing sit out: no thread, no set-up. The report still
+    // lists every device of the launch, the others with nothing run.
+    let everyone: Vec<DeviceInfo> = plan.devices.iter().map(|d| d.info.clone()).collect();
+    if let Some(taking) = &taking {
+        plan.narrow(taking);
+    }
     let n = plan.devices.len();
     // The run's span; the dispatcher's events carry their device, so those of device threads
-    // (outside it) still tell whose they are.
-    let span = tracing::info_span!("launch", kernel = %plan.kernel, devices = n);
+    // (outside it) still tell whose they are. Where devices sit out, events number the devices
+    // taking part; `taking` gives their positions in the launch.
+    let span = tracing::info_span!("launch", kernel = %plan.kernel, devices = n, taking = ?taking);
     let _in_launch = span.enter();
     let settled = quarantine::settle_left_behind(&plan.devices);
     let balancer_name = catch_unwind(AssertUnwindSafe(|| balancer.name()))
@@ -61,8 +72,13 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     }
     outcome?;
     let infos: Vec<&DeviceInfo> = plan.devices.iter().map(|d| &d.info).collect();
-    let report = report_of(&shared, &plan.kernel, plan.span.clone(), infos, t_binary)?;
-    program.last_runs.record(key, &report);
+    let mut report = report_of(&shared, &plan.kernel, plan.span.clone(), infos, t_binary)?;
+    if let Some(taking) = &taking {
+        let all: Vec<(String, crate::work::DeviceKind)> =
+            everyone.iter().map(|d| (d.name.clone(), d.kind)).collect();
+        report = report.widened(taking, &all);
+    }
+    program.last_runs.record(key, &report, form);
     Ok(report)
 }
 
