@@ -90,6 +90,11 @@ struct Cli {
     /// Wrap every timed run in an energy sampler (NVML, RAPL).
     #[arg(long, default_value = "on", value_name = "on|off")]
     energy: OnOff,
+    /// Untimed calls of the default balancer on each set before its timed ones: a repeated
+    /// launch tries its forms (plan whole, in pieces, the fastest device alone) on its first
+    /// calls, and these let the timed calls measure the form it settled on. Each is printed.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    settle: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
@@ -126,6 +131,8 @@ struct Options {
     sampled_alone: bool,
     /// Wrap every timed run in an energy sampler.
     energy: bool,
+    /// Untimed default calls before the timed ones.
+    settle: usize,
 }
 
 /// A device nominally this many times slower than the fastest one chosen is timed alone on a
@@ -156,6 +163,7 @@ fn options(cli: Cli) -> Result<Options, String> {
         trace: cli.trace,
         sampled_alone: cli.alone == AloneMode::Auto,
         energy: cli.energy == OnOff::On,
+        settle: cli.settle,
     })
 }
 
@@ -263,6 +271,8 @@ struct Suite {
     wall: serde_json::Map<String, Value>,
     /// Runs that could not be made, with why; they make the exit status non-zero.
     skipped: Vec<Value>,
+    /// The `--settle` calls of each kernel and set.
+    settled: Vec<Value>,
     /// The last kernel's devices and sets, for the JSON document.
     device_list: Value,
     set_list: Value,
@@ -305,6 +315,7 @@ impl Suite {
             all_correct: true,
             wall: serde_json::Map::new(),
             skipped: Vec::new(),
+            settled: Vec::new(),
             device_list: Value::Null,
             set_list: Value::Null,
             progress,
@@ -524,6 +535,9 @@ impl Suite {
             let balancer = || balancers::parse(name);
             let (reps, energy) = (self.opts.reps, self.opts.energy);
             self.progress.set_what(format!("{kernel} · set {set_label} · {name}"));
+            if name == "default" && self.opts.settle > 0 {
+                self.settle(sample, kernel, set_label, set);
+            }
             let before = self.progress.done();
             let result = repeat(sample, set, None, reps, &balancer, true, energy, &self.progress);
             self.progress.reach(before + reps as u64);
@@ -542,6 +556,37 @@ impl Suite {
             self.record(&run, t, all, &baseline)?;
         }
         Ok(())
+    }
+
+    /// `--settle` untimed calls of the default balancer on `set`, each printed (its balancer,
+    /// ROI and run()) and kept in the JSON (`settle`); a failed one is printed and ends them.
+    fn settle(&mut self, sample: &mut dyn Sample, kernel: &str, set_label: &str, set: &[usize]) {
+        let mut calls = Vec::new();
+        for _ in 0..self.opts.settle {
+            match sample.run(Some(set), None, None) {
+                Ok(r) => calls.push(json!({"balancer": r.balancer, "roi_seconds": r.roi_seconds,
+                    "run_seconds": r.binary_seconds})),
+                Err(e) => {
+                    self.progress.suspend(|| eprintln!("{kernel}: a settling call failed: {e}"));
+                    break;
+                }
+            }
+        }
+        let shown: Vec<String> = calls
+            .iter()
+            .map(|c| {
+                let ms = |k: &str| c[k].as_f64().unwrap_or(f64::NAN) * 1e3;
+                let name = c["balancer"].as_str().unwrap_or("?");
+                format!("{name} {:.2}/{:.2}", ms("roi_seconds"), ms("run_seconds"))
+            })
+            .collect();
+        self.progress.suspend(|| {
+            println!(
+                "{kernel} on set {set_label}: settling calls (ROI/run() ms): {}",
+                shown.join(", ")
+            )
+        });
+        self.settled.push(json!({"kernel": kernel, "set": set_label, "calls": calls}));
     }
 
     /// One co-executed run: its table row, its plot and its JSON row.
@@ -616,7 +661,8 @@ impl Suite {
         let Some(path) = &self.opts.json else { return Ok(()) };
         let doc = json!({"size": self.opts.size, "reps": self.opts.reps,
             "devices": self.device_list, "sets": self.set_list, "energy": self.opts.energy,
-            "wall": self.wall, "skipped": self.skipped, "runs": self.rows});
+            "wall": self.wall, "skipped": self.skipped, "settled": self.settled,
+            "runs": self.rows});
         write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)
     }
 }

@@ -217,7 +217,11 @@ impl LastRuns {
         let planned = matches!(form, Some(Form::Whole | Form::Pieces));
         entry.struck |= planned && report.balance < balance::relaunch::SETTLED;
         let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
-        if let (Some(f), true) = (form, clean) {
+        // A launch's first run pays its devices' first use (kernels compiled for the sizes,
+        // buffers touched first) inside its ROI: its time would keep the default from ever
+        // being chosen again, so it is not compared.
+        let first = entry.last.is_none() && entry.roi == [None; 4];
+        if let (Some(f), true, false) = (form, clean, first) {
             entry.roi[f as usize] = Some(report.roi_seconds);
         }
         if form != Some(Form::Alone) {
@@ -383,10 +387,13 @@ mod tests {
     #[test]
     fn a_launch_whose_plans_misjudge_it_tries_the_default_and_the_fastest_device_alone() {
         let runs = LastRuns::default();
-        record(&runs, timed(split("sigmoid", 100, [1.0, 1.0]), 1.2));
+        // The first run's time is not compared (it pays the devices' first use).
+        record(&runs, timed(split("sigmoid", 100, [1.0, 1.0]), 5.0));
         assert_eq!(name(&runs), "relaunch");
-        // The plan ended far from balance (struck); the default ran 1.2 s.
+        // The plan ended far from balance (struck): the default runs again, then alone.
         record(&runs, timed(split("relaunch", 100, [0.3, 1.0]), 1.0));
+        assert_eq!(name(&runs), "sigmoid");
+        record(&runs, timed(split("sigmoid", 100, [1.0, 1.0]), 1.2));
         // Alone, in pieces (whole and pieces were never compared).
         assert_eq!(next(&runs), ("relaunch-alone-pieces".into(), Some(vec![1])));
         record(&runs, timed(split("relaunch-alone-pieces", 0, [0.0, 1.0]), 1.0));
