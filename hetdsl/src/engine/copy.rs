@@ -42,8 +42,18 @@ fn threads_for(len: usize) -> usize {
     if len < PARALLEL_FROM {
         return 1;
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (len / MIN_SHARE).clamp(1, MAX_THREADS.min(cores))
+    (len / MIN_SHARE).clamp(1, most_threads())
+}
+
+/// The most threads one copy uses: [`MAX_THREADS`], or `HETDSL_COPY_THREADS` where set (to
+/// measure another count on a given machine), never more than its cores. Read once.
+fn most_threads() -> usize {
+    static MOST: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MOST.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let asked = std::env::var("HETDSL_COPY_THREADS").ok().and_then(|v| v.parse().ok());
+        asked.unwrap_or(MAX_THREADS).clamp(1, cores)
+    })
 }
 
 #[cfg(test)]
@@ -65,6 +75,9 @@ mod tests {
     fn large_copies_use_several_threads_small_ones_one() {
         assert_eq!(threads_for(PARALLEL_FROM - 1), 1);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        assert_eq!(threads_for(1 << 30), MAX_THREADS.min(cores));
+        assert_eq!(threads_for(1 << 30), most_threads());
+        if std::env::var_os("HETDSL_COPY_THREADS").is_none() {
+            assert_eq!(most_threads(), MAX_THREADS.min(cores));
+        }
     }
 }
