@@ -102,6 +102,11 @@ impl SpeedBook {
             .fold(1.0, f64::max)
     }
 
+    /// The slowest this device has run in this run, if it has run.
+    pub(crate) fn slowest(&self, device: usize) -> Option<f64> {
+        self.extremes.get(device).map(|e| e.1).filter(|s| s.is_finite() && *s > 0.0)
+    }
+
     /// The fastest this device has run in this run, if it has run.
     pub(crate) fn fastest(&self, device: usize) -> Option<f64> {
         self.extremes.get(device).map(|e| e.0).filter(|f| *f > 0.0)

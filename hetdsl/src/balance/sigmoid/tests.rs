@@ -240,3 +240,38 @@ fn a_lost_device_leaves_the_share_to_the_others() {
     }
     assert_eq!(handed, 100);
 }
+
+/// Aho on an H200 (device 1) beside a 16-core PoCL CPU (device 0), as measured: the CPU's probe
+/// ran at 190 work-groups per second on costly text, its next packages at up to 670 000 on
+/// cheap text. Its next package must not outlast the run at the slowest speed it has shown
+/// (the GPU ends the whole range in about 1.2 s); from its recent speeds it took 18 176.
+#[test]
+fn a_slow_device_that_ran_cheap_work_plans_with_its_slowest_speed() {
+    let mut b = Sigmoid::guarded();
+    b.start(&setup(8_388_608, &[(2150.0, 16), (66_908.0, 4224)])).unwrap();
+    let gpu_probe = run(&mut b, 1, 0.0);
+    let cpu_probe = run(&mut b, 0, 0.0);
+    assert_eq!((gpu_probe.len, cpu_probe.len), (4224, 16));
+    finish(&mut b, 1, gpu_probe, 4224.0 / 0.0034, 0.0034);
+    let gpu_big = run(&mut b, 1, 0.0035);
+    assert!(gpu_big.len > 1_000_000, "{gpu_big:?}");
+    finish(&mut b, 0, cpu_probe, 16.0 / 0.084, 0.084);
+    let mut now = 0.084;
+    // Cheap text: each package ran in tens of microseconds.
+    for kernel in [45e-6, 41e-6, 48e-6] {
+        let p = run(&mut b, 0, now);
+        now += kernel;
+        finish(&mut b, 0, p, p.len as f64 / kernel, now);
+    }
+    let next = match b.next(0, now) {
+        Next::Run(p) => p.len,
+        Next::Wait => 0,
+        other => panic!("{other:?}"),
+    };
+    let slowest = 16.0 / 0.084;
+    assert!(
+        (next as f64) / slowest < 1.2 - now,
+        "{next} work-groups: {} s at its slowest",
+        next as f64 / slowest
+    );
+}
