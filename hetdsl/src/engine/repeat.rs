@@ -6,8 +6,8 @@
 //!
 //! A repeated launch can take several [`Form`]s: the planned split whole or in pieces, or the
 //! fastest device alone where the others would add little. Each is tried once, then the one
-//! with the shortest region of interest is kept (and tried again only if its own time grows
-//! past another's). A device the chosen form gives nothing sits the launch out: it is not set
+//! with the shortest region of interest (the median of its last three) is kept, until its own
+//! time grows past another's. A device the chosen form gives nothing sits the launch out: it is not set
 //! up at all, so it neither costs the caller its set-up nor shares the host with the others.
 
 use std::ops::Range;
@@ -115,14 +115,39 @@ struct Remembered {
     /// speed depends on the others', a cost that moves with the data), so it keeps the default
     /// balancer, rather than alternating between a bad plan and the default run it learns from.
     struck: bool,
-    /// The ROI of its last clean run in each form (indexed by `Form as usize`).
-    roi: [Option<f64>; 4],
+    /// The ROIs of its last [`TIMES_KEPT`] clean runs in each form (indexed by `Form as usize`).
+    times: [Times; 4],
+}
+
+/// How many of a form's last times are kept: their median is the form's time, so that one
+/// noisy call does not switch forms (memory-bound calls of 10–50 ms on an H200 vary by 10–15 %
+/// from call to call).
+const TIMES_KEPT: usize = 3;
+
+/// A form's last times, oldest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Times(Vec<f64>);
+
+impl Times {
+    fn push(&mut self, seconds: f64) {
+        if self.0.len() == TIMES_KEPT {
+            self.0.remove(0);
+        }
+        self.0.push(seconds);
+    }
+
+    /// The median of the kept times (the lower middle of an even count); `None` if none.
+    fn median(&self) -> Option<f64> {
+        let mut t = self.0.clone();
+        t.sort_by(f64::total_cmp);
+        t.get(t.len().saturating_sub(1) / 2).copied()
+    }
 }
 
 impl Remembered {
     /// The form of the next run among `forms`: the first not tried yet, else the fastest.
     fn pick(&self, forms: &[Form]) -> Form {
-        let roi = |f: Form| self.roi[f as usize];
+        let roi = |f: Form| self.times[f as usize].median();
         forms.iter().copied().find(|&f| roi(f).is_none()).unwrap_or_else(|| {
             let mut best = forms[0];
             for &f in forms {
@@ -159,7 +184,7 @@ impl Remembered {
                 // Alone in pieces unless whole blocks were measured faster (as for NBody,
                 // whose packages each pay a fixed cost).
                 let whole_faster = matches!(
-                    (self.roi[Form::Whole as usize], self.roi[Form::Pieces as usize]),
+                    (self.times[Form::Whole as usize].median(), self.times[Form::Pieces as usize].median()),
                     (Some(w), Some(p)) if w < p
                 );
                 planned(alone_plan(last, d), !whole_faster)
@@ -212,7 +237,7 @@ impl LastRuns {
         let at = runs.iter().position(|r| r.key == key);
         let mut entry = match at {
             Some(i) => runs.remove(i),
-            None => Remembered { key, last: None, struck: false, roi: [None; 4] },
+            None => Remembered { key, last: None, struck: false, times: Default::default() },
         };
         let planned = matches!(form, Some(Form::Whole | Form::Pieces));
         entry.struck |= planned && report.balance < balance::relaunch::SETTLED;
@@ -220,9 +245,9 @@ impl LastRuns {
         // A launch's first run pays its devices' first use (kernels compiled for the sizes,
         // buffers touched first) inside its ROI: its time would keep the default from ever
         // being chosen again, so it is not compared.
-        let first = entry.last.is_none() && entry.roi == [None; 4];
+        let first = entry.last.is_none() && entry.times.iter().all(|t| t.0.is_empty());
         if let (Some(f), true, false) = (form, clean, first) {
-            entry.roi[f as usize] = Some(report.roi_seconds);
+            entry.times[f as usize].push(report.roi_seconds);
         }
         if form != Some(Form::Alone) {
             entry.last = clean.then(|| report.clone());
@@ -351,7 +376,9 @@ mod tests {
         assert_eq!(name(&runs), "relaunch-pieces");
         record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 0.9));
         assert_eq!(name(&runs), "relaunch-pieces");
-        // Pieces got slower than the whole form's last run: back to whole.
+        // One slow call (the median of 0.9 and 1.1 is 0.9) does not switch; a second does.
+        record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.1));
+        assert_eq!(name(&runs), "relaunch-pieces");
         record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.1));
         assert_eq!(name(&runs), "relaunch");
     }
@@ -378,8 +405,10 @@ mod tests {
         let alone = timed(split("relaunch-alone", 0, [0.0, 0.95]), 0.95);
         record(&runs, alone.clone());
         assert_eq!(next(&runs), ("relaunch-alone".into(), Some(vec![1])));
-        // Its own time grew past the plan's: back to the plan, which the alone runs left as
-        // it was (they are not planned from).
+        // Its own time grew past the plan's (twice: the median moves): back to the plan, which
+        // the alone runs left as it was (they are not planned from).
+        record(&runs, timed(alone.clone(), 1.05));
+        assert_eq!(next(&runs), ("relaunch-alone".into(), Some(vec![1])));
         record(&runs, timed(alone, 1.05));
         assert_eq!(next(&runs), ("relaunch".into(), None));
     }
@@ -398,8 +427,10 @@ mod tests {
         assert_eq!(next(&runs), ("relaunch-alone-pieces".into(), Some(vec![1])));
         record(&runs, timed(split("relaunch-alone-pieces", 0, [0.0, 1.0]), 1.0));
         assert_eq!(name(&runs), "relaunch-alone-pieces");
-        record(&runs, timed(split("relaunch-alone-pieces", 0, [0.0, 1.0]), 1.3));
-        assert_eq!(name(&runs), "sigmoid");
+        for expected in ["relaunch-alone-pieces", "sigmoid"] {
+            record(&runs, timed(split("relaunch-alone-pieces", 0, [0.0, 1.0]), 1.3));
+            assert_eq!(name(&runs), expected);
+        }
     }
 
     #[test]
@@ -410,6 +441,17 @@ mod tests {
             assert_eq!(next(&runs), (name.into(), None));
             record(&runs, timed(split(name, 600, [1.0, 1.0]), roi));
         }
+    }
+
+    #[test]
+    fn a_form_s_time_is_the_median_of_its_last_three() {
+        let mut t = Times::default();
+        assert_eq!(t.median(), None);
+        for (seconds, median) in [(3.0, 3.0), (1.0, 1.0), (2.0, 2.0), (5.0, 2.0), (6.0, 5.0)] {
+            t.push(seconds);
+            assert_eq!(t.median(), Some(median));
+        }
+        assert_eq!(t.0, [2.0, 5.0, 6.0]);
     }
 
     #[test]
