@@ -142,6 +142,7 @@ fn back_ups_are_marked_and_a_device_track_never_overlaps() {
         faults: vec![],
         backups: vec![(0, 1, Package { offset: 5, len: 5 })],
         transfers: Vec::new(),
+        sat_out: Vec::new(),
     };
     let trace = check(&report);
     let backups = slices(&trace, 1, "backup");

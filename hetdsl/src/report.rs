@@ -88,6 +88,10 @@ pub struct Report {
     /// launch ended with one); empty for one-shot launches, which move everything every time.
     #[serde(default)]
     pub transfers: Vec<BufferMoved>,
+    /// Devices of the launch that sat it out because they cannot hold its buffers (position,
+    /// why): the others ran it. A launch no device can hold is an error instead.
+    #[serde(default)]
+    pub sat_out: Vec<(usize, String)>,
 }
 
 /// Bytes a session moved, by direction. Device-to-device moves go through host staging and
@@ -193,6 +197,9 @@ impl Report {
                 d.fault.as_deref().unwrap_or("-")
             );
         }
+        for (d, why) in &self.sat_out {
+            out += &format!("device {d} sat out: {why}\n");
+        }
         out += &format!(
             "ROI {:.3} ms | binary {:.3} ms | balance {:.3}",
             self.roi_seconds * 1e3,
@@ -290,6 +297,7 @@ impl Report {
             faults: Vec::new(),
             backups: Vec::new(),
             transfers: Vec::new(),
+            sat_out: Vec::new(),
         }
     }
 }
@@ -333,6 +341,7 @@ impl Report {
             faults: r.faults,
             backups: r.backups,
             transfers: Vec::new(),
+            sat_out: Vec::new(),
         }
     }
 

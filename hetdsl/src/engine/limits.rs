@@ -45,7 +45,19 @@ pub(crate) fn check(info: &DeviceInfo, needs: &Needs) -> Result<(), String> {
             needs.local_bytes, info.local_mem_bytes
         ));
     }
-    for &(index, bytes) in &needs.buffers {
+    holds(info, &needs.buffers, needs.total_items)
+}
+
+/// The limits a launch's buffers and range alone decide, before any kernel is built: each
+/// buffer within the device's largest allocation, all of them within its memory, and NVIDIA's
+/// range limit. `Err` names the first exceeded. A device of a co-executed launch that fails
+/// this sits the launch out.
+pub(crate) fn holds(
+    info: &DeviceInfo,
+    buffers: &[(usize, u64)],
+    total_items: u64,
+) -> Result<(), String> {
+    for &(index, bytes) in buffers {
         if bytes > info.max_alloc_bytes {
             return Err(format!(
                 "argument {index}: a buffer of {bytes} bytes exceeds the device's maximum allocation of {} bytes",
@@ -53,14 +65,13 @@ pub(crate) fn check(info: &DeviceInfo, needs: &Needs) -> Result<(), String> {
             ));
         }
     }
-    if info.nvidia.is_some() && needs.total_items >= NVIDIA_MAX_GLOBAL_ITEMS {
+    if info.nvidia.is_some() && total_items >= NVIDIA_MAX_GLOBAL_ITEMS {
         return Err(format!(
-            "the NDRange has {} work-items; NVIDIA's OpenCL fails on global ids of 2^31 and \
-             above: give each work-item more work or split the problem",
-            needs.total_items
+            "the NDRange has {total_items} work-items; NVIDIA's OpenCL fails on global ids of \
+             2^31 and above: give each work-item more work or split the problem"
         ));
     }
-    let total: u64 = needs.buffers.iter().map(|b| b.1).sum();
+    let total: u64 = buffers.iter().map(|b| b.1).sum();
     if total > info.global_mem_bytes {
         return Err(format!(
             "the buffers need {total} bytes together; the device has {} bytes of global memory",

@@ -156,6 +156,20 @@ impl Plan {
         self.span.end - self.span.start
     }
 
+    /// Why each device that cannot hold this launch's buffers cannot (`limits::holds`), by
+    /// position: such a device sits a co-executed launch out.
+    pub(super) fn unfit(&self) -> Vec<(usize, Error)> {
+        let buffers = buffer_sizes(&self.args);
+        let items = self.geo.total_items();
+        let why = |d: &ProgramDevice| super::limits::holds(&d.info, &buffers, items).err();
+        let unfit = self.devices.iter().enumerate().filter_map(|(at, d)| Some((at, d, why(d)?)));
+        unfit
+            .map(|(at, d, reason)| {
+                (at, Error::DeviceLimit { device: at, name: d.info.name.clone(), reason })
+            })
+            .collect()
+    }
+
     /// Only the devices at positions `taking` (ascending) run: the others sit the launch out,
     /// and so do the faults aimed at them; the rest are aimed at their device's new position.
     pub(super) fn narrow(&mut self, taking: &[usize]) {
@@ -315,6 +329,18 @@ pub(super) fn validate(
         }
     }
     Ok(())
+}
+
+/// (argument index, bytes) of every buffer a device must hold for `args`.
+pub(crate) fn buffer_sizes(args: &[ArgPlan]) -> Vec<(usize, u64)> {
+    args.iter()
+        .filter_map(|a| match a {
+            ArgPlan::Buffer { index, host, .. } | ArgPlan::Reduce { index, host, .. } => {
+                Some((*index, host.len as u64))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// `f` aimed at the device now at position `device`.

@@ -38,7 +38,8 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
         Some(b) => Choice { form: Form::given(b.as_ref()), balancer: b, taking: None },
         None => program.last_runs.choose(&key),
     };
-    let Choice { balancer, taking, form } = choice;
+    let (Choice { balancer, taking, form }, sat_out) =
+        leave_out_unfit(plan.devices.len(), plan.unfit(), choice)?;
     // Devices the chosen form gives nothing sit out: no thread, no set-up. The report still
     // lists every device of the launch, the others with nothing run.
     let everyone: Vec<DeviceInfo> = plan.devices.iter().map(|d| d.info.clone()).collect();
@@ -78,8 +79,40 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
             everyone.iter().map(|d| (d.name.clone(), d.kind)).collect();
         report = report.widened(taking, &all);
     }
+    report.sat_out = sat_out;
     program.last_runs.record(key, &report, form);
     Ok(report)
+}
+
+/// `choice` with the devices that cannot hold the launch's buffers left out, and those
+/// devices with why. Where a device the choice gives work cannot take part, the launch runs
+/// under the default balancer on the devices that can (a balancer of the caller's own keeps
+/// running, on those devices). `Err` when no device can: the first device's reason.
+fn leave_out_unfit(
+    devices: usize,
+    unfit: Vec<(usize, Error)>,
+    choice: Choice,
+) -> Result<(Choice, Vec<(usize, String)>)> {
+    if unfit.is_empty() {
+        return Ok((choice, Vec::new()));
+    }
+    let fit: Vec<usize> = (0..devices).filter(|d| !unfit.iter().any(|u| u.0 == *d)).collect();
+    if fit.is_empty() {
+        return Err(unfit.into_iter().next().map(|u| u.1).expect("a device"));
+    }
+    let within = choice.taking.as_ref().is_some_and(|t| t.iter().all(|d| fit.contains(d)));
+    let choice = match (within, choice.form) {
+        (true, _) => choice,
+        // A plan, or the fastest device alone, made for devices that cannot all take part.
+        (false, Some(Form::Whole | Form::Pieces | Form::Alone)) => Choice {
+            balancer: crate::balance::default_balancer(),
+            taking: Some(fit),
+            form: Some(Form::Default),
+        },
+        (false, _) => Choice { taking: Some(fit), ..choice },
+    };
+    let why = unfit.into_iter().map(|(d, e)| (d, e.to_string())).collect();
+    Ok((choice, why))
 }
 
 /// The report of a run that ended well: the dispatcher's statistics per device, the trace.
@@ -146,4 +179,58 @@ fn spawn_workers(
         }
     }
     handles
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::balance::{self, DeviceHistory, History};
+
+    fn limit(device: usize) -> (usize, Error) {
+        let reason = "argument 5: a buffer of 2147483648 bytes exceeds ...".to_string();
+        (device, Error::DeviceLimit { device, name: "cpu".into(), reason })
+    }
+
+    fn whole_plan() -> Choice {
+        let owned = |r: std::ops::Range<u64>| DeviceHistory { speed: 1.0, owned: vec![r] };
+        let plan = History { total_groups: 10, devices: vec![owned(0..2), owned(2..10)] };
+        Choice {
+            balancer: Box::new(balance::Replay::planned(plan)),
+            taking: None,
+            form: Some(Form::Whole),
+        }
+    }
+
+    #[test]
+    fn a_device_that_cannot_hold_the_buffers_sits_out_and_says_why() {
+        // Nothing unfit: the choice stands.
+        let (c, why) = leave_out_unfit(2, vec![], whole_plan()).unwrap();
+        assert_eq!((c.balancer.name(), c.taking, why.len()), ("relaunch".into(), None, 0));
+        // A plan that gives device 0 work: the default balancer runs on device 1.
+        let (c, why) = leave_out_unfit(2, vec![limit(0)], whole_plan()).unwrap();
+        assert_eq!(
+            (c.balancer.name(), c.taking, c.form),
+            ("sigmoid".into(), Some(vec![1]), Some(Form::Default))
+        );
+        assert_eq!(why.len(), 1);
+        assert!(why[0].1.contains("argument 5"), "{why:?}");
+        // A choice already without device 0 stands.
+        let alone = Choice { taking: Some(vec![1]), ..whole_plan() };
+        let (c, _) = leave_out_unfit(2, vec![limit(0)], alone).unwrap();
+        assert_eq!((c.balancer.name(), c.taking), ("relaunch".into(), Some(vec![1])));
+        // The caller's own balancer keeps running, on the devices that can.
+        let own =
+            Choice { balancer: Box::new(balance::Dynamic::packages(4)), taking: None, form: None };
+        let (c, _) = leave_out_unfit(2, vec![limit(0)], own).unwrap();
+        assert_eq!(
+            (c.balancer.name(), c.taking),
+            (balance::Dynamic::packages(4).name(), Some(vec![1]))
+        );
+    }
+
+    #[test]
+    fn a_launch_no_device_can_hold_is_the_first_device_s_error() {
+        let e = leave_out_unfit(2, vec![limit(0), limit(1)], whole_plan()).err().unwrap();
+        assert!(matches!(e, Error::DeviceLimit { device: 0, .. }), "{e}");
+    }
 }

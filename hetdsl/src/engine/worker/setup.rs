@@ -183,16 +183,7 @@ fn check_limits(job: &Job, kernel: &Kernel, local_bytes: u64) -> Result<u64> {
         local: &job.geo.local,
         kernel_max_work_group: kernel.get_work_group_size(id).unwrap_or(info.max_work_group_size),
         local_bytes: local_total,
-        buffers: job
-            .args
-            .iter()
-            .filter_map(|a| match a {
-                ArgPlan::Buffer { index, host, .. } | ArgPlan::Reduce { index, host, .. } => {
-                    Some((*index, host.len as u64))
-                }
-                _ => None,
-            })
-            .collect(),
+        buffers: crate::engine::plan::buffer_sizes(&job.args),
     };
     limits::check(info, &needs).map_err(|r| limit(job, r))?;
     Ok(local_total)
