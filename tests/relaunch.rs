@@ -30,6 +30,16 @@ fn reference(input: &[u32]) -> Vec<u32> {
 }
 
 fn run(p: &hetdsl::Program, input: &[u32], balancer: Option<Box<dyn Balancer>>) -> Report {
+    run_with(p, input, balancer, None)
+}
+
+/// `spin` over `input` on devices 0 and 1, checked against the CPU.
+fn run_with(
+    p: &hetdsl::Program,
+    input: &[u32],
+    balancer: Option<Box<dyn Balancer>>,
+    fault: Option<hetdsl::Fault>,
+) -> Report {
     let mut out = vec![0u32; N];
     let mut launch = p
         .launch("spin")
@@ -41,6 +51,9 @@ fn run(p: &hetdsl::Program, input: &[u32], balancer: Option<Box<dyn Balancer>>) 
         .on_devices(&[0, 1]);
     if let Some(b) = balancer {
         launch = launch.balancer(b);
+    }
+    if let Some(f) = fault {
+        launch = launch.inject(f);
     }
     let report = launch.run().expect("the run");
     assert_eq!(out, reference(input), "balancer {}", report.balancer);
@@ -122,20 +135,7 @@ fn a_device_that_adds_little_sits_out_the_repeated_runs() {
     let p = rt.program(&KernelSource::from_text("spin.cl", SRC)).unwrap();
     let input = lcg(73, N);
     let slow = |p: &hetdsl::Program| {
-        let mut out = vec![0u32; N];
-        let report = p
-            .launch("spin")
-            .global(&[N])
-            .local(&[64])
-            .input(&input, Pattern::ONE_TO_ONE)
-            .output(&mut out, Pattern::ONE_TO_ONE)
-            .scalar(ROUNDS)
-            .on_devices(&[0, 1])
-            .inject(hetdsl::Fault::Slow { device: 0, factor: 400 })
-            .run()
-            .expect("the run");
-        assert_eq!(out, reference(&input), "balancer {}", report.balancer);
-        report
+        run_with(p, &input, None, Some(hetdsl::Fault::Slow { device: 0, factor: 400 }))
     };
     // Device 0 runs 400 times slower: the first run gives it a probe and little more.
     let first = slow(&p);
