@@ -378,12 +378,12 @@ fn a_device_whose_run_ended_before_its_buffers_writes_no_input_and_is_reused_cle
 fn a_device_a_repeated_launch_leaves_out_is_not_set_up() {
     let p = program("engine.cl");
     let input = lcg(68, N);
-    // No balancer: the program's repeated launches plan from the last. Device 1 runs 400
+    // No balancer: the program's repeated launches plan from the last. Device 0 runs 400
     // times slower, so the first run gives it a probe and little more.
     let run = || {
         let mut out = vec![0u32; 4 * N];
         let launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
-        let report = launch.inject(Fault::Slow { device: 1, factor: 400 }).run().expect("the run");
+        let report = launch.inject(Fault::Slow { device: 0, factor: 400 }).run().expect("the run");
         assert_eq!(out, reference(&input));
         report
     };
@@ -396,7 +396,10 @@ fn a_device_a_repeated_launch_leaves_out_is_not_set_up() {
     let events = events_of(|| second = Some(run()));
     let second = second.expect("the second run");
     assert!(second.balancer.starts_with("relaunch"), "{}", second.table());
-    assert_eq!(second.devices[1].packages, 0, "{}", second.table());
-    // One set-up only: device 0's, the only device of the run (position 0 of it).
-    assert_eq!(buffer_counts(&events), [(0, 2, 0, 0)], "{}", second.table());
+    assert_eq!(second.devices[0].packages, 0, "{}", second.table());
+    // One set-up only: device 1's, numbered as in the launch (it ran at position 0 of the
+    // run), as are the packages' events.
+    assert_eq!(buffer_counts(&events), [(1, 2, 0, 0)], "{}", second.table());
+    let handed = packages(&events, "package handed out");
+    assert!(!handed.is_empty() && handed.iter().all(|p| p.2 == 1), "{handed:?}");
 }

@@ -152,7 +152,10 @@ fn start<'a>(
     };
     let config = Config { backups: s.backups_enabled };
     match Dispatcher::start(balancer, setup, shared.names.clone(), config) {
-        Ok(d) => s.dispatch = Some(d),
+        Ok(mut d) => {
+            d.label_devices(shared.labels.clone());
+            s.dispatch = Some(d);
+        }
         Err(e) => {
             s.phase = Phase::Over;
             shared.wake.notify_all();

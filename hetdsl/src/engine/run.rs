@@ -47,9 +47,9 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
         plan.narrow(taking);
     }
     let n = plan.devices.len();
-    // The run's span; the dispatcher's events carry their device, so those of device threads
-    // (outside it) still tell whose they are. Where devices sit out, events number the devices
-    // taking part; `taking` gives their positions in the launch.
+    // The run's span; the dispatcher's events carry their device (its position in the launch,
+    // also where others sit out), so those of device threads (outside it) still tell whose
+    // they are.
     let span = tracing::info_span!("launch", kernel = %plan.kernel, devices = n, taking = ?taking);
     let _in_launch = span.enter();
     let settled = quarantine::settle_left_behind(&plan.devices);
@@ -57,8 +57,11 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
         .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
 
     let names: Vec<String> = plan.devices.iter().map(|d| d.info.name.clone()).collect();
-    let shared =
-        Arc::new(Shared::new(names, balancer, balancer_name, plan.backups, plan.reduces()));
+    let mut shared = Shared::new(names, balancer, balancer_name, plan.backups, plan.reduces());
+    if let Some(taking) = &taking {
+        shared.labels = taking.clone();
+    }
+    let shared = Arc::new(shared);
     // From here on, however `execute` is left, the gate shuts before the caller's slices can go.
     let end_of_run = EndOfRun(&shared);
 

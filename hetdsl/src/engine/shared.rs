@@ -133,6 +133,9 @@ pub(crate) struct Shared {
     /// or it never started): all it may still do is release objects.
     pub(super) quiet: Vec<AtomicBool>,
     pub(super) names: Vec<String>,
+    /// The number each device goes by in events: its position in the launch, which differs
+    /// from its position here when devices sit out.
+    pub(super) labels: Vec<usize>,
 }
 
 /// Closes the run on every way out of `execute`, a panic included: the gate shuts (no device
@@ -191,6 +194,7 @@ impl Shared {
             fold: fold.then(|| Mutex::new(())),
             quiet: (0..n).map(|_| AtomicBool::new(false)).collect(),
             names,
+            labels: (0..n).collect(),
         }
     }
 

@@ -159,6 +159,9 @@ pub struct Dispatcher<B> {
     faults: Vec<(usize, Package, String)>,
     /// Set once the run cannot go on; every later call returns it.
     fatal: Option<Fatal>,
+    /// The number each device goes by in the events (its position; see
+    /// [`Dispatcher::label_devices`]).
+    labels: Vec<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -184,6 +187,20 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
+    /// Number the devices `labels` in the events, rather than by their positions here: a
+    /// launch some of whose devices sit out runs the others at other positions, and its events
+    /// keep the launch's numbers.
+    pub fn label_devices(&mut self, labels: Vec<usize>) {
+        if labels.len() == self.labels.len() {
+            self.labels = labels;
+        }
+    }
+
+    /// The number `device` goes by in the events.
+    fn label(&self, device: usize) -> usize {
+        self.labels.get(device).copied().unwrap_or(device)
+    }
+
     /// Start the balancer on `setup`; `names` (one per device) label faults.
     pub fn start(
         mut balancer: B,
@@ -210,6 +227,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
             balancer,
             name,
             names: (0..n).map(|d| names.get(d).cloned().unwrap_or_default()).collect(),
+            labels: (0..n).collect(),
             nominal,
             config,
             devices: (0..n).map(|_| Dev::default()).collect(),
@@ -308,7 +326,11 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         let d = &mut self.devices[device];
         d.waiting = None;
         d.running = Some(Copy { package, since: at, twin, abandoned: false });
-        events::handed_out(device, at, package, origin);
+        let shown = match origin {
+            Origin::Backup { of } => Origin::Backup { of: self.label(of) },
+            other => other,
+        };
+        events::handed_out(self.label(device), at, package, shown);
         Decision::Run(Assignment { package, origin })
     }
 
@@ -367,7 +389,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         d.ran += 1;
         d.ran_groups += package.len;
         d.ran_busy += kernel_seconds;
-        events::completed(device, at, package, kernel_seconds, !copy.abandoned);
+        events::completed(self.label(device), at, package, kernel_seconds, !copy.abandoned);
         if copy.abandoned {
             return Ok(Verdict::Discard);
         }
@@ -405,7 +427,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         d.kept.remove(i);
         d.stats.finish = at;
         self.unmerged -= package.len;
-        events::merged(device, at, package);
+        events::merged(self.label(device), at, package);
         Ok(())
     }
 
@@ -418,7 +440,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         if let Some(f) = &self.fatal {
             return Err(f.error());
         }
-        events::lost(device, at, &reason);
+        events::lost(self.label(device), at, &reason);
         let Some(d) = self.devices.get_mut(device) else {
             return Err(self.misuse(format!("no device {device} to fail")));
         };

@@ -63,7 +63,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
                 let limit = self.watchdog_limit(i, package, rule);
                 let hung = elapsed > limit;
                 if hung {
-                    super::events::hung(i, package, elapsed, limit);
+                    super::events::hung(self.label(i), package, elapsed, limit);
                 }
                 hung.then_some(Hung { device: i, what, package, elapsed, limit })
             })

@@ -60,7 +60,13 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
         let (allocated, freed) = (buffers.len() - reused, parked_before - reused);
         // A subscriber is foreign code: its panic loses the event, not the device.
         let _ = std::panic::catch_unwind(|| {
-            tracing::debug!(device = job.me, reused, allocated, freed, "device buffers")
+            tracing::debug!(
+                device = job.shared.labels[job.me],
+                reused,
+                allocated,
+                freed,
+                "device buffers"
+            )
         });
         Ok((kernel, warmed_for, buffers, local_total))
     })();
