@@ -171,7 +171,9 @@ fn options(cli: Cli) -> Result<Options, String> {
 /// [`SAMPLE_SLICES`] slices evenly spread over the range (so an irregular kernel's costly and
 /// cheap regions are both sampled), together 1/[`SAMPLE_DIVISOR`] of it: the slices' summed
 /// ROI times, scaled by the whole over the sampled units. Returns (seconds, sampled fraction).
-fn sampled_alone(sample: &mut dyn Sample, device: usize, units: u64) -> Result<(f64, f64), String> {
+/// `Err(Cannot::Hold)` where the device cannot hold the problem's buffers at all: it adds
+/// nothing to a set, whose co-executed runs leave it out.
+fn sampled_alone(sample: &mut dyn Sample, device: usize, units: u64) -> Result<(f64, f64), Cannot> {
     let slice = (units / (SAMPLE_SLICES * SAMPLE_DIVISOR)).max(1);
     let (mut seconds, mut sampled) = (0.0, 0);
     for i in 0..SAMPLE_SLICES {
@@ -179,11 +181,22 @@ fn sampled_alone(sample: &mut dyn Sample, device: usize, units: u64) -> Result<(
         let end = (start + slice).min(units);
         let report = sample
             .run(Some(&[device]), Some(Box::new(Static::nominal())), Some(start..end))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| match e {
+                hetdsl::Error::DeviceLimit { .. } => Cannot::Hold(e.to_string()),
+                e => Cannot::Run(e.to_string()),
+            })?;
         seconds += report.roi_seconds;
         sampled += end - start;
     }
     Ok((seconds * units as f64 / sampled as f64, sampled as f64 / units as f64))
+}
+
+/// Why a device could not be timed alone.
+enum Cannot {
+    /// It cannot hold the problem (a device limit): it counts as adding nothing.
+    Hold(String),
+    /// Anything else: its sets are skipped.
+    Run(String),
 }
 
 /// `text` with everything but ASCII letters, digits and `-` replaced by `_` (for file names).
@@ -463,7 +476,21 @@ impl Suite {
         units: &mut Option<u64>,
     ) -> Result<(Alone, String, String), String> {
         if let (true, Some(g)) = (slower, *units) {
-            let (seconds, fraction) = sampled_alone(sample, d, g)?;
+            let (seconds, fraction) = match sampled_alone(sample, d, g) {
+                Ok(timed) => timed,
+                Err(Cannot::Run(e)) => return Err(e),
+                Err(Cannot::Hold(e)) => {
+                    // Co-executed, it sits out (the report says why): alone, it would never
+                    // end, which is what its place in the ideal speed-up is.
+                    let note = format!("{e}; it counts as adding nothing");
+                    self.progress
+                        .suspend(|| eprintln!("{}: alone on device {d}: {note}", sample.name()));
+                    let row = json!({"device": d, "name": all[d].name, "roi_seconds": null,
+                        "cannot_hold": e, "correct": null, "energy": null});
+                    let timed = Alone { seconds: f64::INFINITY, whole: false, energy: None, row };
+                    return Ok((timed, format!("alone~ dev {d}"), "cannot".to_string()));
+                }
+            };
             let row = json!({"device": d, "name": all[d].name, "roi_seconds": seconds,
                 "estimated_from_fraction": fraction, "correct": null, "energy": null});
             let timed = Alone { seconds, whole: false, energy: None, row };
