@@ -446,6 +446,35 @@ fn a_balancer_that_panics_is_an_error_not_a_hang() {
     }
 }
 
+/// A user balancer whose `name` panics; it splits the work as `Dynamic` does.
+struct Nameless(Dynamic);
+impl Balancer for Nameless {
+    fn name(&self) -> String {
+        panic!("a bug in a user balancer's name")
+    }
+    fn start(&mut self, setup: &Setup) -> hetdsl::Result<()> {
+        self.0.start(setup)
+    }
+    fn next(&mut self, device: usize, now: f64) -> Next {
+        self.0.next(device, now)
+    }
+    fn completed(&mut self, done: &Completion) {
+        self.0.completed(done)
+    }
+    fn device_lost(&mut self, device: usize) {
+        self.0.device_lost(device)
+    }
+}
+
+#[test]
+fn a_balancer_whose_name_panics_still_runs_and_is_named_so() {
+    let r =
+        within(Duration::from_secs(30), || expand4_with(Box::new(Nameless(Dynamic::packages(8)))));
+    let report = r.expect("the run");
+    assert_eq!(report.balancer, "(a user balancer whose name() panicked)");
+    assert_eq!(report.devices.iter().map(|d| d.groups).sum::<u64>(), report.total_groups);
+}
+
 #[test]
 fn a_device_thread_that_panics_does_not_hang_the_run() {
     // Device 1's host thread panics at its second package: its work is re-run on device 0.

@@ -69,7 +69,9 @@ impl Form {
     /// The form of a run under a balancer the caller chose: its default balancer is the
     /// default form (its time counts as that form's), any other none.
     pub(crate) fn given(balancer: &dyn Balancer) -> Option<Form> {
-        (balancer.name() == balance::default_balancer().name()).then_some(Form::Default)
+        // A caller's balancer is foreign code: a panicking name() names no form.
+        let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| balancer.name()));
+        (name.ok()? == balance::default_balancer().name()).then_some(Form::Default)
     }
 }
 
