@@ -38,13 +38,30 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
         Some(b) => Choice { form: Form::given(b.as_ref()), balancer: b, taking: None },
         None => program.last_runs.choose(&key),
     };
-    let (Choice { balancer, taking, form }, sat_out) =
+    let (Choice { mut balancer, mut taking, mut form }, sat_out) =
         leave_out_unfit(plan.devices.len(), plan.unfit(), choice)?;
     // Devices the chosen form gives nothing sit out: no thread, no set-up. The report still
     // lists every device of the launch, the others with nothing run.
     let everyone: Vec<DeviceInfo> = plan.devices.iter().map(|d| d.info.clone()).collect();
+    let whole_launch = (plan.devices.clone(), plan.faults.clone());
     if let Some(taking) = &taking {
         plan.narrow(taking);
+    }
+    let mut settled = quarantine::settle_left_behind(&plan.devices);
+    // A form learned from earlier runs that chose only quarantined devices: the launch runs
+    // under the default balancer on every device that can hold it, as it would have before
+    // devices sat out (a caller's own balancer and a plain launch are not second-guessed).
+    let learned = matches!(form, Some(Form::Whole | Form::Pieces | Form::Alone));
+    if learned && settled.iter().all(|s| matches!(s, Settled::Quarantined(_))) {
+        (plan.devices, plan.faults) = whole_launch;
+        let fit: Vec<usize> =
+            (0..plan.devices.len()).filter(|d| !sat_out.iter().any(|s| s.0 == *d)).collect();
+        taking = (fit.len() < plan.devices.len()).then_some(fit);
+        if let Some(taking) = &taking {
+            plan.narrow(taking);
+        }
+        (balancer, form) = (crate::balance::default_balancer(), Some(Form::Default));
+        settled = quarantine::settle_left_behind(&plan.devices);
     }
     let n = plan.devices.len();
     // The run's span; the dispatcher's events carry their device (its position in the launch,
@@ -52,7 +69,6 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     // they are.
     let span = tracing::info_span!("launch", kernel = %plan.kernel, devices = n, taking = ?taking);
     let _in_launch = span.enter();
-    let settled = quarantine::settle_left_behind(&plan.devices);
     let balancer_name = catch_unwind(AssertUnwindSafe(|| balancer.name()))
         .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
 

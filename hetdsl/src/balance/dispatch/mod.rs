@@ -187,9 +187,9 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
-    /// Number the devices `labels` in the events, rather than by their positions here: a
-    /// launch some of whose devices sit out runs the others at other positions, and its events
-    /// keep the launch's numbers.
+    /// Number the devices `labels` in the events and in the errors naming them, rather than by
+    /// their positions here: a launch some of whose devices sit out runs the others at other
+    /// positions, and what it reports keeps the launch's numbers.
     pub fn label_devices(&mut self, labels: Vec<usize>) {
         if labels.len() == self.labels.len() {
             self.labels = labels;
@@ -501,7 +501,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
             .enumerate()
             .filter_map(|(i, d)| {
                 d.stats.fault.as_ref().map(|r| DeviceFault {
-                    device: i,
+                    device: self.label(i),
                     name: self.names[i].clone(),
                     reason: r.clone(),
                 })

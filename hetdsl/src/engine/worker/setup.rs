@@ -94,7 +94,11 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
 
 /// A device's own limit exceeded (memory, work-group size): the user's error, naming it.
 fn limit(job: &Job, reason: String) -> Error {
-    Error::DeviceLimit { device: job.me, name: job.device.info.name.clone(), reason }
+    Error::DeviceLimit {
+        device: job.shared.labels[job.me],
+        name: job.device.info.name.clone(),
+        reason,
+    }
 }
 
 /// Two profiling queues: compute, and transfer for read-backs.
