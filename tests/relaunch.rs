@@ -85,7 +85,17 @@ fn repeated_runs_start_from_the_last_split_and_stay_correct() {
                     let copies = r.backups.iter().filter(|b| b.1 == d).count();
                     assert!(ran - copies.min(ran) <= most, "device {d}: {}", r.table());
                 }
-                assert_eq!(r.devices.iter().map(|d| d.groups).sum::<u64>(), (N / 64) as u64);
+                // The merged copies tile the range once (a back-up's groups count on both
+                // devices in `groups`).
+                let mut merged: Vec<_> =
+                    r.trace.iter().filter(|t| t.merged).map(|t| t.package).collect();
+                merged.sort_by_key(|p| p.offset);
+                let mut next = 0;
+                for p in &merged {
+                    assert_eq!(p.offset, next, "{}", r.table());
+                    next = p.offset + p.len;
+                }
+                assert_eq!(next, (N / 64) as u64, "{}", r.table());
             }
             // One device ran most of the last run (on these shared cores, one thread can starve
             // the other): it is tried alone, and the other sits out.
