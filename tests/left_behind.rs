@@ -65,13 +65,7 @@ fn a_device_left_behind_delays_no_run_and_comes_back() {
     let input = lcg(77, N);
     // Stall device 0's package for a few seconds: its kernel time, measured, times a factor.
     let calm = one_each(&p, &input, None, WatchdogConfig::default());
-    let kernel = calm
-        .trace
-        .iter()
-        .filter(|t| t.device == 0)
-        .find_map(|t| t.kernel_seconds)
-        .expect("device 0's kernel time");
-    let factor = (3.0 / kernel.max(1e-6)).ceil().min(f64::from(u32::MAX)) as u32;
+    let factor = common::stall_factor(&calm, 0, 3.0);
 
     // A generous watchdog: device 1 backs the stalled package up and the run ends while
     // device 0's thread is still out, well within its limit.

@@ -58,16 +58,10 @@ fn a_learned_form_on_quarantined_devices_runs_on_the_others() {
     // Timed on its second run: the first pays the kernel's first use.
     run(&other, &input, Some(Box::new(Static::nominal())), None, calm);
     let timed = run(&other, &input, Some(Box::new(Static::nominal())), None, calm);
-    let kernel = timed
-        .trace
-        .iter()
-        .filter(|t| t.device == 1)
-        .find_map(|t| t.kernel_seconds)
-        .expect("device 1's kernel time");
     // Long enough (20 s at the measured kernel time) that the thread is still out when the
     // learner runs, even where the stalled run's kernel is many times quicker than this one's
     // on busy cores; nothing waits for it.
-    let factor = (20.0 / kernel.max(1e-6)).ceil().min(f64::from(u32::MAX)) as u32;
+    let factor = common::stall_factor(&timed, 1, 20.0);
     let short = WatchdogConfig { factor: 1.0, min: Duration::from_millis(200) };
     let stalled = Some(Fault::Slow { device: 1, factor });
     run(&other, &input, Some(Box::new(Static::nominal())), stalled, short);

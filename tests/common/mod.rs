@@ -163,3 +163,15 @@ pub fn jacobi_launch<'s>(
         .scalar(w as u32)
         .scalar(h as u32)
 }
+
+/// The `Fault::Slow` factor that stalls `device`'s next package for about `seconds`, from the
+/// kernel time of its first package in `r`.
+pub fn stall_factor(r: &Report, device: usize, seconds: f64) -> u32 {
+    let kernel = r
+        .trace
+        .iter()
+        .filter(|t| t.device == device)
+        .find_map(|t| t.kernel_seconds)
+        .unwrap_or_else(|| panic!("device {device}'s kernel time:\n{}", r.table()));
+    (seconds / kernel.max(1e-6)).ceil().min(f64::from(u32::MAX)) as u32
+}
