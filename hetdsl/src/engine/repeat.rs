@@ -66,6 +66,11 @@ pub(crate) enum Form {
 }
 
 impl Form {
+    /// Learned from earlier runs of the launch (a plan, or the fastest device alone).
+    pub(crate) fn is_learned(self) -> bool {
+        matches!(self, Form::Whole | Form::Pieces | Form::Alone)
+    }
+
     /// The form of a run under a balancer the caller chose: its default balancer is the
     /// default form (its time counts as that form's), any other none.
     pub(crate) fn given(balancer: &dyn Balancer) -> Option<Form> {
@@ -85,7 +90,12 @@ pub(crate) struct Choice {
 
 impl Choice {
     fn default_form() -> Choice {
-        Choice { balancer: balance::default_balancer(), taking: None, form: Some(Form::Default) }
+        Choice::default_on(None)
+    }
+
+    /// The default balancer on the devices at positions `taking` (all if `None`).
+    pub(crate) fn default_on(taking: Option<Vec<usize>>) -> Choice {
+        Choice { balancer: balance::default_balancer(), taking, form: Some(Form::Default) }
     }
 
     /// `plan` replayed, in pieces or not, by the devices it gives work to.

@@ -43,7 +43,8 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     // Devices the chosen form gives nothing sit out: no thread, no set-up. The report still
     // lists every device of the launch, the others with nothing run.
     let everyone: Vec<DeviceInfo> = plan.devices.iter().map(|d| d.info.clone()).collect();
-    let whole_launch = (plan.devices.clone(), plan.faults.clone());
+    // Kept only where the plan narrows, for the quarantine fallback below.
+    let whole_launch = taking.is_some().then(|| (plan.devices.clone(), plan.faults.clone()));
     if let Some(taking) = &taking {
         plan.narrow(taking);
     }
@@ -51,16 +52,17 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     // A form learned from earlier runs that chose only quarantined devices: the launch runs
     // under the default balancer on every device that can hold it, as it would have before
     // devices sat out (a caller's own balancer and a plain launch are not second-guessed).
-    let learned = matches!(form, Some(Form::Whole | Form::Pieces | Form::Alone));
+    let learned = form.is_some_and(Form::is_learned);
     if learned && settled.iter().all(|s| matches!(s, Settled::Quarantined(_))) {
-        (plan.devices, plan.faults) = whole_launch;
-        let fit: Vec<usize> =
-            (0..plan.devices.len()).filter(|d| !sat_out.iter().any(|s| s.0 == *d)).collect();
-        taking = (fit.len() < plan.devices.len()).then_some(fit);
+        if let Some(whole) = whole_launch {
+            (plan.devices, plan.faults) = whole;
+        }
+        let fit = fit_devices(plan.devices.len(), &sat_out);
+        let fit = (fit.len() < plan.devices.len()).then_some(fit);
+        Choice { balancer, taking, form } = Choice::default_on(fit);
         if let Some(taking) = &taking {
             plan.narrow(taking);
         }
-        (balancer, form) = (crate::balance::default_balancer(), Some(Form::Default));
         settled = quarantine::settle_left_behind(&plan.devices);
     }
     let n = plan.devices.len();
@@ -115,23 +117,24 @@ fn leave_out_unfit(
     if unfit.is_empty() {
         return Ok((choice, Vec::new()));
     }
-    let fit: Vec<usize> = (0..devices).filter(|d| !unfit.iter().any(|u| u.0 == *d)).collect();
-    if fit.is_empty() {
+    if unfit.len() == devices {
         return Err(unfit.into_iter().next().map(|u| u.1).expect("a device"));
     }
+    let why: Vec<(usize, String)> = unfit.into_iter().map(|(d, e)| (d, e.to_string())).collect();
+    let fit = fit_devices(devices, &why);
     let within = choice.taking.as_ref().is_some_and(|t| t.iter().all(|d| fit.contains(d)));
     let choice = match (within, choice.form) {
         (true, _) => choice,
         // A plan, or the fastest device alone, made for devices that cannot all take part.
-        (false, Some(Form::Whole | Form::Pieces | Form::Alone)) => Choice {
-            balancer: crate::balance::default_balancer(),
-            taking: Some(fit),
-            form: Some(Form::Default),
-        },
+        (false, Some(f)) if f.is_learned() => Choice::default_on(Some(fit)),
         (false, _) => Choice { taking: Some(fit), ..choice },
     };
-    let why = unfit.into_iter().map(|(d, e)| (d, e.to_string())).collect();
     Ok((choice, why))
+}
+
+/// The positions of `devices` not in `sat_out`.
+fn fit_devices(devices: usize, sat_out: &[(usize, String)]) -> Vec<usize> {
+    (0..devices).filter(|d| !sat_out.iter().any(|s| s.0 == *d)).collect()
 }
 
 /// The report of a run that ended well: the dispatcher's statistics per device, the trace.
