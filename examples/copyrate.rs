@@ -1,0 +1,161 @@
+//! What bounds a launch's transfers on this machine: host copies between pageable memory and
+//! pinned staging at 1 to 16 threads, and the DMA rate of the first GPU from and to pinned
+//! memory. Every one-shot launch moves its inputs and outputs through those two steps, so their
+//! rates, measured apart, say which one an end-to-end GB/s figure is bound by.
+//!
+//! `cargo run --release --example copyrate -- [MIB] [--reps R]`: MIB (default 1024) mebibytes per
+//! copy; each figure is the median of R (default 5) copies, the first (page-touching) not kept.
+
+use std::ptr;
+use std::time::Instant;
+
+use clap::Parser;
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::context::Context;
+use opencl3::device::{Device, CL_DEVICE_TYPE_GPU};
+use opencl3::memory::{
+    Buffer, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE,
+};
+use opencl3::platform::get_platforms;
+use opencl3::types::CL_BLOCKING;
+
+#[derive(Debug, Parser)]
+#[command(name = "copyrate")]
+struct Cli {
+    /// Mebibytes per copy.
+    #[arg(default_value_t = 1024)]
+    mib: usize,
+    /// Timed copies per figure (median kept).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let len = cli.mib << 20;
+    let reps = cli.reps.max(1);
+    let src: Vec<u8> = (0..len).map(|i| (i * 31 + i / 4093) as u8).collect();
+    let mut dst = vec![0u8; len];
+    println!("{} MiB per copy, median of {reps} after one untimed", cli.mib);
+    row("pageable -> pageable", len, reps, |t| split_copy(&mut dst, &src, t));
+
+    let Some(gpu) = first_gpu() else {
+        println!("SKIPPED: no GPU device, so no pinned memory or DMA rate to measure");
+        return;
+    };
+    match pinned_rates(&gpu, &src, &mut dst, reps) {
+        Ok(()) => {}
+        Err(e) => println!("SKIPPED pinned rates: {e}"),
+    }
+}
+
+/// Copies `src` into `dst` on `threads` threads, in equal contiguous shares.
+fn split_copy(dst: &mut [u8], src: &[u8], threads: usize) {
+    let share = src.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        for (d, c) in dst.chunks_mut(share).zip(src.chunks(share)) {
+            s.spawn(move || d.copy_from_slice(c));
+        }
+    });
+}
+
+/// Prints the rate of `copy` at 1, 2, 4, 8 and 16 threads (never more than the cores).
+fn row(what: &str, len: usize, reps: usize, mut copy: impl FnMut(usize)) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut line = format!("{what:<28}");
+    for threads in [1, 2, 4, 8, 16].into_iter().filter(|t| *t <= cores) {
+        let secs = median(reps, || {
+            let t = Instant::now();
+            copy(threads);
+            t.elapsed().as_secs_f64()
+        });
+        line += &format!("  {threads:>2} thr {:>6.1} GB/s", len as f64 / secs / 1e9);
+    }
+    println!("{line}");
+}
+
+/// Median of `reps` timings after one untimed call.
+fn median(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
+    f();
+    let mut t: Vec<f64> = (0..reps).map(|_| f()).collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+fn first_gpu() -> Option<Device> {
+    get_platforms().ok()?.iter().find_map(|p| {
+        let ids = p.get_devices(CL_DEVICE_TYPE_GPU).ok()?;
+        ids.first().map(|id| Device::new(*id))
+    })
+}
+
+fn cl(call: &'static str) -> impl Fn(opencl3::error_codes::ClError) -> String {
+    move |e| format!("{call}: {e}")
+}
+
+fn pinned_rates(gpu: &Device, src: &[u8], dst: &mut [u8], reps: usize) -> Result<(), String> {
+    let len = src.len();
+    println!("GPU: {}", gpu.name().unwrap_or_default());
+    let context = Context::from_device(gpu).map_err(cl("clCreateContext"))?;
+    #[allow(deprecated)]
+    let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
+        .map_err(cl("clCreateCommandQueue"))?;
+    // SAFETY: fresh buffers with no host pointer, released before `context`.
+    let (host, mut device) = unsafe {
+        let host = Buffer::<u8>::create(
+            &context,
+            CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
+            len,
+            ptr::null_mut(),
+        );
+        let device = Buffer::<u8>::create(&context, CL_MEM_READ_WRITE, len, ptr::null_mut());
+        (host.map_err(cl("clCreateBuffer"))?, device.map_err(cl("clCreateBuffer"))?)
+    };
+    let mut mapped = ptr::null_mut();
+    // SAFETY: a blocking map of the whole buffer just made into a valid out-pointer.
+    unsafe {
+        queue.enqueue_map_buffer(
+            &host,
+            CL_BLOCKING,
+            CL_MAP_READ | CL_MAP_WRITE,
+            0,
+            len,
+            &mut mapped,
+            &[],
+        )
+    }
+    .map_err(cl("clEnqueueMapBuffer"))?;
+    // SAFETY: the mapping covers `len` bytes and stays valid until the process ends (never
+    // unmapped: the probe exits after its last use).
+    let pinned = unsafe { std::slice::from_raw_parts_mut(mapped as *mut u8, len) };
+    row("pageable -> pinned", len, reps, |t| split_copy(pinned, src, t));
+    row("pinned -> pageable", len, reps, |t| split_copy(dst, pinned, t));
+
+    let mut dma = |write: bool| -> Result<f64, String> {
+        // SAFETY: `pinned` covers `len` bytes and outlives the blocking transfer.
+        let ev = unsafe {
+            if write {
+                queue.enqueue_write_buffer(&mut device, CL_BLOCKING, 0, pinned, &[])
+            } else {
+                let p: &mut [u8] = pinned;
+                queue.enqueue_read_buffer(&device, CL_BLOCKING, 0, p, &[])
+            }
+        }
+        .map_err(cl("clEnqueue{Write,Read}Buffer"))?;
+        let (a, b) = (ev.profiling_command_start(), ev.profiling_command_end());
+        Ok(match (a, b) {
+            (Ok(a), Ok(b)) if b > a => (b - a) as f64 * 1e-9,
+            _ => f64::NAN,
+        })
+    };
+    for (what, write) in [("DMA pinned -> GPU", true), ("DMA GPU -> pinned", false)] {
+        let mut t = Vec::new();
+        for _ in 0..=reps {
+            t.push(dma(write)?);
+        }
+        t.remove(0);
+        t.sort_by(f64::total_cmp);
+        println!("{what:<28}  {:>6.1} GB/s of device time", len as f64 / t[t.len() / 2] / 1e9);
+    }
+    Ok(())
+}
