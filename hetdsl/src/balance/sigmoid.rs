@@ -98,6 +98,12 @@
 //!     after. An overrun by a device that adds little idles or delays everyone else, and its
 //!     shortfall costs little.
 //!
+//! 12. **Slow growth for a slow device.** Until its speed is averaged over a full history
+//!     (3 packages), a device of a slower class takes at most [`SLOW_GROWTH`] times the
+//!     largest package it has completed. One package's speed is no evidence on an irregular
+//!     kernel (point 11 needs two packages far apart to act), and what a slow device risks by
+//!     overrating itself is bounded by the size of what it takes.
+//!
 //! [`Sigmoid::faithful`] keeps the paper's algorithm exactly, without the guard.
 
 use super::horizon::{DeviceView, Outlook};
@@ -169,6 +175,10 @@ pub struct Sigmoid {
     slow_class: Vec<bool>,
     /// Per device, how many packages in a row cost mostly transfers (guard point 10).
     transfer_bound: Vec<u32>,
+    /// Per device, the most work-groups one of its packages has completed, and how many it has
+    /// completed (guard point 12).
+    largest_done: Vec<u64>,
+    completed: Vec<usize>,
 }
 
 /// A device whose nominal speed is more than this many times below the fastest device's is of
@@ -212,6 +222,8 @@ impl Sigmoid {
             handed_first: Vec::new(),
             slow_class: Vec::new(),
             transfer_bound: Vec::new(),
+            largest_done: Vec::new(),
+            completed: Vec::new(),
         }
     }
 
@@ -264,7 +276,21 @@ impl Sigmoid {
         } else {
             self.whole_fills(device, self.bounded_size(device, now).min(cap).floor())
         };
+        let size = self.grown_at_most(device, size);
         Some(if outlook.takes_all(device, size) { outlook.left } else { size })
+    }
+
+    /// `size`, or for a device of a slower class that has completed fewer packages than its
+    /// speed is averaged over, at most [`SLOW_GROWTH`] times its largest (guard point 12),
+    /// while a device of the faster class is still in the run (alone, a slow device keeps no
+    /// one waiting).
+    fn grown_at_most(&self, device: usize, size: f64) -> f64 {
+        let fast_alive = self.live().any(|d| !self.slow_class[d]);
+        let ramping = (1..self.params.history).contains(&self.completed[device]);
+        match self.slow_class[device] && fast_alive && ramping {
+            true => size.min(SLOW_GROWTH * self.largest_done[device] as f64),
+            false => size,
+        }
     }
 
     /// Guard point 1's probe: one fill, or the device's share of the whole range (rounded up, so
@@ -353,6 +379,12 @@ impl Sigmoid {
 /// apart; at 4, the simulated batel machine's CPU (BM3D, seed 7) was starved and its
 /// efficiency fell from 0.959 to 0.914, at 16 no simulated scenario moves.
 pub const SLOW_SPREAD: f64 = 16.0;
+
+/// Guard point 12: how many times its largest completed package a slower-class device's next
+/// package may be. After a 16-work-group probe on cheap Aho text, a PoCL CPU beside an H100
+/// was handed 21 744 work-groups: 26 s at its mean speed on Aho, in a run the H100 ends in
+/// 1.2 s.
+pub const SLOW_GROWTH: f64 = 8.0;
 
 /// Seconds `running` is expected to need still, at `speed` work-groups per second. A package
 /// already overdue has run into costlier work than the speed says; expect it to overrun by as
@@ -449,6 +481,8 @@ impl Balancer for Sigmoid {
         self.running = vec![None; n];
         self.handed_first = vec![false; n];
         self.transfer_bound = vec![0; n];
+        self.largest_done = vec![0; n];
+        self.completed = vec![0; n];
         let fastest = nominal.iter().copied().fold(0.0, f64::max);
         self.slow_class = nominal.iter().map(|&g| g * SLOW_CLASS < fastest).collect();
         Ok(())
@@ -488,6 +522,10 @@ impl Balancer for Sigmoid {
             false if done.kernel_seconds > 0.0 => done.kernel_seconds,
             false => done.host_end - done.host_start,
         };
+        if let Some(l) = self.largest_done.get_mut(done.device) {
+            *l = (*l).max(done.package.len);
+            self.completed[done.device] += 1;
+        }
         if let Some(t) = self.transfer_bound.get_mut(done.device) {
             *t = if transfer_dominated(done, fill) { *t + 1 } else { 0 };
         }

@@ -275,3 +275,33 @@ fn a_slow_device_that_ran_cheap_work_plans_with_its_slowest_speed() {
         next as f64 / slowest
     );
 }
+
+/// Guard point 12, replaying the H100 + PoCL CPU run of Aho: the H100's one-fill probe, its
+/// large package, then the CPU's 16-work-group probe on cheap text in 70 µs. The CPU was then
+/// handed 21 744 work-groups (26 s at its mean speed on Aho); now at most 8 times its largest
+/// completed package until its speed is averaged over three.
+#[test]
+fn a_slow_device_grows_its_packages_from_its_largest_completed() {
+    let mut b = Sigmoid::guarded();
+    b.start(&setup(8_388_608, &[(2150.0, 16), (66_908.0, 4224)])).unwrap();
+    let gpu_probe = run(&mut b, 1, 0.0);
+    finish(&mut b, 1, gpu_probe, 4224.0 / 0.00366, 0.0038);
+    let gpu_big = run(&mut b, 1, 0.0039);
+    assert!(gpu_big.len > 1_000_000, "{gpu_big:?}");
+    let cpu_probe = run(&mut b, 0, 0.2936);
+    assert_eq!(cpu_probe.len, 16);
+    finish(&mut b, 0, cpu_probe, 16.0 / 70e-6, 0.2938);
+    let mut largest = 16;
+    let mut now = 0.2938;
+    for _ in 0..2 {
+        let p = match b.next(0, now) {
+            Next::Run(p) => p,
+            other => panic!("{other:?}"),
+        };
+        assert!(p.len <= 8 * largest, "{} work-groups after {largest}", p.len);
+        // Still cheap text: the package grows by at most the same factor each time.
+        now += p.len as f64 * 70e-6 / 16.0;
+        finish(&mut b, 0, p, 16.0 / 70e-6, now);
+        largest = largest.max(p.len);
+    }
+}
