@@ -45,6 +45,7 @@ use hetdsl_samples::harness::cli::{select_devices, KernelList};
 use hetdsl_samples::harness::energy::EnergyReading;
 use hetdsl_samples::harness::energy_ratio;
 use hetdsl_samples::harness::measure::{repeat, Timed};
+use hetdsl_samples::harness::paired;
 use hetdsl_samples::harness::plot::RunPlot;
 use hetdsl_samples::harness::progress::Progress;
 use hetdsl_samples::samples::{self, Sample, Size};
@@ -95,6 +96,11 @@ struct Cli {
     /// calls, and these let the timed calls measure the form it settled on. Each is printed.
     #[arg(long, default_value_t = 0, value_name = "N")]
     settle: usize,
+    /// Before the default balancer's timed calls on each set, N rounds that alternate the
+    /// set's fastest device alone (one package, then the default balancer) with the default on
+    /// the set, each printed with its medians: all three see the same stretch of the machine.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    paired: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
@@ -133,6 +139,8 @@ struct Options {
     energy: bool,
     /// Untimed default calls before the timed ones.
     settle: usize,
+    /// Rounds of alternated calls against the fastest device alone.
+    paired: usize,
 }
 
 /// A device nominally this many times slower than the fastest one chosen is timed alone on a
@@ -164,6 +172,7 @@ fn options(cli: Cli) -> Result<Options, String> {
         sampled_alone: cli.alone == AloneMode::Auto,
         energy: cli.energy == OnOff::On,
         settle: cli.settle,
+        paired: cli.paired,
     })
 }
 
@@ -286,6 +295,8 @@ struct Suite {
     skipped: Vec<Value>,
     /// The `--settle` calls of each kernel and set.
     settled: Vec<Value>,
+    /// The `--paired` rounds of each kernel and set.
+    paired: Vec<Value>,
     /// The last kernel's devices and sets, for the JSON document.
     device_list: Value,
     set_list: Value,
@@ -329,6 +340,7 @@ impl Suite {
             wall: serde_json::Map::new(),
             skipped: Vec::new(),
             settled: Vec::new(),
+            paired: Vec::new(),
             device_list: Value::Null,
             set_list: Value::Null,
             progress,
@@ -565,6 +577,11 @@ impl Suite {
             if name == "default" && self.opts.settle > 0 {
                 self.settle(sample, kernel, set_label, set);
             }
+            if let (true, true, Some(best)) =
+                (name == "default", self.opts.paired > 0, baseline.best_device)
+            {
+                self.paired(sample, kernel, set_label, set, best);
+            }
             let before = self.progress.done();
             let result = repeat(sample, set, None, reps, &balancer, true, energy, &self.progress);
             self.progress.reach(before + reps as u64);
@@ -614,6 +631,70 @@ impl Suite {
             )
         });
         self.settled.push(json!({"kernel": kernel, "set": set_label, "calls": calls}));
+    }
+
+    /// `--paired` rounds: device `best` alone in one package, then under the default
+    /// balancer, then the default on `set`, in turn; printed with each variant's medians and
+    /// the set's ratio to the better alone variant, and kept in the JSON (`paired`).
+    fn paired(
+        &mut self,
+        sample: &mut dyn Sample,
+        kernel: &str,
+        set_label: &str,
+        set: &[usize],
+        best: usize,
+    ) {
+        let one = || -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
+            Ok(Some(Box::new(Static::nominal())))
+        };
+        let sigmoid = || -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
+            Ok(Some(Box::new(Sigmoid::default())))
+        };
+        let default = || balancers::parse(balancers::DEFAULT);
+        let alone = [best];
+        let variants = [
+            paired::Variant { devices: &alone, balancer: &one },
+            paired::Variant { devices: &alone, balancer: &sigmoid },
+            paired::Variant { devices: set, balancer: &default },
+        ];
+        let calls = match paired::alternate(sample, &variants, self.opts.paired) {
+            Ok(c) => c,
+            Err(e) => {
+                self.progress.suspend(|| eprintln!("{kernel}: the paired rounds failed: {e}"));
+                self.skipped.push(json!({"kernel": kernel, "set": set_label,
+                    "paired": true, "reason": e}));
+                return;
+            }
+        };
+        let ms = |c: &paired::Calls| (c.median_roi() * 1e3, c.median_run() * 1e3);
+        let (one_ms, sig_ms, set_ms) = (ms(&calls[0]), ms(&calls[1]), ms(&calls[2]));
+        let alone_roi = one_ms.0.min(sig_ms.0);
+        let alone_run = if one_ms.0 <= sig_ms.0 { one_ms.1 } else { sig_ms.1 };
+        self.progress.suspend(|| {
+            println!(
+                "{kernel} on set {set_label}, {} rounds alternated with device {best} alone \
+                 (median ROI/run() ms): one package {:.2}/{:.2}, default alone {:.2}/{:.2}, \
+                 default on the set {:.2}/{:.2} (forms {}): ratio {:.3} (ROI), {:.3} (run())",
+                self.opts.paired,
+                one_ms.0,
+                one_ms.1,
+                sig_ms.0,
+                sig_ms.1,
+                set_ms.0,
+                set_ms.1,
+                calls[2].balancers.join(","),
+                set_ms.0 / alone_roi,
+                set_ms.1 / alone_run,
+            )
+        });
+        let each = |c: &paired::Calls| {
+            json!({"roi_seconds": c.roi, "run_seconds": c.run,
+            "balancers": c.balancers})
+        };
+        self.paired.push(json!({"kernel": kernel, "set": set_label, "alone_device": best,
+            "one_package": each(&calls[0]), "default_alone": each(&calls[1]),
+            "default_set": each(&calls[2]), "ratio_roi": set_ms.0 / alone_roi,
+            "ratio_run": set_ms.1 / alone_run}));
     }
 
     /// One co-executed run: its table row, its plot and its JSON row.
@@ -689,6 +770,7 @@ impl Suite {
         let doc = json!({"size": self.opts.size, "reps": self.opts.reps,
             "devices": self.device_list, "sets": self.set_list, "energy": self.opts.energy,
             "wall": self.wall, "skipped": self.skipped, "settled": self.settled,
+            "paired": self.paired,
             "runs": self.rows});
         write(path, &serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)
     }

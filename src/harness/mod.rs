@@ -2,6 +2,7 @@
 //! nothing the samples themselves need.
 //!
 //! - [`measure`]: repeated runs of a sample, the median by ROI time, every run checked;
+//! - [`paired`]: calls that alternate between variants, round by round, every call checked;
 //! - [`energy`]: energy sampling around a run (NVML for NVIDIA GPUs, RAPL for CPU packages);
 //! - [`energy_ratio`]: a co-executed run's energy and energy-delay product over the fastest
 //!   device's alone;
@@ -16,6 +17,7 @@ pub mod energy;
 pub mod energy_ratio;
 pub mod example;
 pub mod measure;
+pub mod paired;
 pub mod plot;
 pub mod png;
 pub mod progress;
