@@ -348,22 +348,6 @@ impl Shared {
         true
     }
 
-    /// Copy one part of a finished package's output into the caller's memory with `copy`,
-    /// ahead of the package's [`Shared::merge`], so that the copy overlaps the read-back of the
-    /// next part. `false`, with nothing copied, where `merge` would copy nothing: the run is
-    /// over, `me` was dropped from it, or the dispatcher kept another copy of the package. A
-    /// device lost after some parts leaves them in place; the package is then run again, and
-    /// its new copy overwrites every part.
-    pub(super) fn merge_part(&self, me: usize, p: Package, copy: impl FnOnce()) -> bool {
-        let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
-        let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
-        if *closed || !self.alive(me) || self.lock().discarded.contains(&(me, p)) {
-            return false;
-        }
-        copy();
-        true
-    }
-
     /// Copy a finished package's output into the caller's memory with `merge`, unless the run
     /// is over, `me` was dropped from it, or the dispatcher kept another copy of the package.
     pub(super) fn merge(

@@ -8,7 +8,6 @@
 //! [`Shared::with_caller_memory`]: crate::engine::shared::Shared::with_caller_memory
 //! [`Shared::merge`]: crate::engine::shared::Shared::merge
 
-use std::ops::Range;
 use std::ptr;
 use std::time::{Duration, Instant};
 
@@ -22,23 +21,16 @@ use crate::pattern::Pattern;
 use crate::report::Transfer;
 use crate::work::Package;
 
-/// Bytes of a buffer staged and moved per step, both ways: large enough that a transfer's
-/// fixed cost is small, small enough that the host copy of one chunk overlaps most of the
-/// device transfer of the next (writes) or of the last (read-backs).
-const CHUNK: usize = 32 << 20;
+/// Bytes of an input staged and written per step: large enough that a write's fixed cost
+/// is small, small enough that copying the next chunk overlaps most of a package's transfer.
+const WRITE_CHUNK: usize = 32 << 20;
 
 /// A package in flight on this device.
 pub(super) struct InFlight {
     pub(super) package: Package,
     /// Its place among this device's packages (for injected faults).
     pub(super) index: usize,
-    /// Every read of the package, for the transfer figure: the reduced outputs' first.
     pub(super) reads: Vec<Event>,
-    /// How many of `reads` are the reduced outputs' (whole, merged with the package).
-    pub(super) reduce_reads: usize,
-    /// The sliced outputs' reads, one per chunk in queue order: the buffer, its byte range,
-    /// and its read in `reads`.
-    pub(super) chunks: Vec<(usize, Range<usize>, usize)>,
     pub(super) read_bytes: u64,
 }
 
@@ -76,7 +68,7 @@ pub(super) fn launch(
         // next overlaps the transfer of the last.
         let mut at = range.start;
         while at < range.end {
-            let chunk = at..(at + CHUNK).min(range.end);
+            let chunk = at..(at + WRITE_CHUNK).min(range.end);
             let dst = &mut staged[chunk.clone()];
             let copied = job.shared.with_caller_memory(|| {
                 // SAFETY: inside the gate; `chunk` lies within the caller's slice (checked by
@@ -184,44 +176,33 @@ pub(super) fn read_back(
         drop(Event::new(reset));
     }
     d.compute.flush()?;
-    let reduce_reads = reads.len();
-    let mut chunks = Vec::new();
-    for (i, b) in d.buffers.iter_mut().enumerate() {
-        if !b.dir.writes() || b.reduce.is_some() {
+    for b in d.buffers.iter_mut().filter(|b| b.dir.writes() && b.reduce.is_none()) {
+        let range = b.bytes(&job.geo, p);
+        if range.is_empty() {
             continue;
         }
-        let range = b.bytes(&job.geo, p);
         let Some(staging) = b.staging.as_mut() else { continue };
-        let staged = staging.bytes();
-        // In chunks, so that the merge of one into the caller's memory overlaps the transfer
-        // of the next.
-        let mut at = range.start;
-        while at < range.end {
-            let chunk = at..(at + CHUNK).min(range.end);
-            let dst = &mut staged[chunk.clone()];
-            // SAFETY: `dst` is this package's chunk of the buffer's staging, owned by the device
-            // and read only after the read's event completes (`finish`); `chunk` lies within
-            // both; `wait` holds a live event.
-            let ev = unsafe {
-                opencl3::command_queue::enqueue_read_buffer(
-                    d.transfer.get(),
-                    b.buffer.get(),
-                    CL_NON_BLOCKING,
-                    chunk.start,
-                    chunk.len(),
-                    dst.as_mut_ptr().cast(),
-                    1,
-                    wait.as_ptr(),
-                )
-            }?;
-            chunks.push((i, chunk.clone(), reads.len()));
-            reads.push(Event::new(ev));
-            read_bytes += chunk.len() as u64;
-            at = chunk.end;
-        }
+        let dst = &mut staging.bytes()[range.clone()];
+        // SAFETY: `dst` is this package's range of the buffer's staging, owned by the device and
+        // read only after the read's event completes (`finish`); `range` lies within both;
+        // `wait` holds a live event.
+        let ev = unsafe {
+            opencl3::command_queue::enqueue_read_buffer(
+                d.transfer.get(),
+                b.buffer.get(),
+                CL_NON_BLOCKING,
+                range.start,
+                range.len(),
+                dst.as_mut_ptr().cast(),
+                1,
+                wait.as_ptr(),
+            )
+        }?;
+        reads.push(Event::new(ev));
+        read_bytes += range.len() as u64;
     }
     d.transfer.flush()?;
-    Ok(InFlight { package, index, reads, reduce_reads, chunks, read_bytes })
+    Ok(InFlight { package, index, reads, read_bytes })
 }
 
 /// Wait for a package's read-back and merge it into the caller's memory.
@@ -235,41 +216,33 @@ pub(super) fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Res
         }
         return Err(format!("read-back of package {:?} never completed (injected)", f.package));
     }
+    for r in &f.reads {
+        r.wait().map_err(|e| format!("read-back of package {:?} failed: {e}", f.package))?;
+    }
     let p = f.package;
-    let failed = |e| format!("read-back of package {p:?} failed: {e}");
-    let (me, shared) = (job.me, &job.shared);
-    // Each chunk of the sliced outputs is merged as soon as it is back, while the next one
-    // still moves. A chunk's wait is outside the run's gate (a transfer that never ends must
-    // not hold the caller), its copy inside it.
-    for (b, range, read) in &f.chunks {
-        f.reads[*read].wait().map_err(failed)?;
-        let b = &mut d.buffers[*b];
-        let (host, Some(staging)) = (b.host, b.staging.as_mut()) else { continue };
-        let src = &staging.bytes()[range.clone()];
-        let copied = shared.merge_part(me, p, || {
-            // SAFETY: under the gate and this device's commit lock; packages are disjoint, and
-            // `range` lies within the caller's buffer (checked by the plan).
-            let dst =
-                unsafe { std::slice::from_raw_parts_mut(host.ptr.add(range.start), range.len()) };
-            crate::engine::copy::copy(dst, src);
-        });
-        if !copied {
-            // Not this copy's to merge, or the run is over: `merge` below says which.
-            break;
-        }
-    }
-    for r in &f.reads[..f.reduce_reads] {
-        r.wait().map_err(failed)?;
-    }
+    let abs = job.absolute(p);
+    let geo = &job.geo;
     let buffers = &mut d.buffers;
-    shared.merge(me, p, transfer(&f.reads, f.read_bytes), || {
-        for b in buffers.iter_mut() {
-            let (Some(red), Some(staging)) = (&b.reduce, b.staging.as_mut()) else { continue };
+    job.shared.merge(job.me, p, transfer(&f.reads, f.read_bytes), || {
+        for b in buffers.iter_mut().filter(|b| b.dir.writes()) {
+            if let (Some(red), Some(staging)) = (&b.reduce, b.staging.as_mut()) {
+                let host = b.host;
+                // SAFETY: under the gate and this device's commit lock, and under the run's
+                // fold lock, so no other device folds into this buffer at the same time.
+                let dst = unsafe { std::slice::from_raw_parts_mut(host.ptr, host.len) };
+                (red.ops.combine)(red.merge, dst, staging.bytes());
+                continue;
+            }
+            let range = b.bytes(geo, abs);
             let host = b.host;
-            // SAFETY: under the gate and this device's commit lock, and under the run's
-            // fold lock, so no other device folds into this buffer at the same time.
-            let dst = unsafe { std::slice::from_raw_parts_mut(host.ptr, host.len) };
-            (red.ops.combine)(red.merge, dst, staging.bytes());
+            if let Some(staging) = b.staging.as_mut() {
+                let src = &staging.bytes()[range.clone()];
+                // SAFETY: under the gate and this device's commit lock; packages are disjoint.
+                let dst = unsafe {
+                    std::slice::from_raw_parts_mut(host.ptr.add(range.start), range.len())
+                };
+                crate::engine::copy::copy(dst, src);
+            }
         }
     });
     Ok(())
