@@ -67,6 +67,13 @@ impl Staging {
         pinned.unwrap_or_else(|_| Staging::Heap(vec![0; len]))
     }
 
+    pub(in crate::engine) fn len(&self) -> usize {
+        match self {
+            Staging::Pinned { len, .. } => *len,
+            Staging::Heap(v) => v.len(),
+        }
+    }
+
     pub(in crate::engine) fn bytes(&mut self) -> &mut [u8] {
         match self {
             // SAFETY: the mapping stays valid until `unmap` and covers `len` bytes.
@@ -95,8 +102,8 @@ pub(super) struct DeviceBuffer {
     pub(super) pattern: Pattern,
     pub(super) dir: Direction,
     pub(super) buffer: Buffer<u8>,
-    /// Staging for sliced buffers and reduced outputs; whole inputs are copied at creation
-    /// and need none.
+    /// Staging for sliced buffers and reduced outputs (the buffer's length), and for a large
+    /// whole input the two chunks it is filled through at creation; a small whole input has none.
     pub(super) staging: Option<Staging>,
     /// For a reduced output: how it merges, and its identity image, which the device's copy is
     /// reset to after each package's contribution is read back.

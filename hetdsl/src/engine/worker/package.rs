@@ -23,7 +23,7 @@ use crate::work::Package;
 
 /// Bytes of an input staged and written per step: large enough that a write's fixed cost
 /// is small, small enough that copying the next chunk overlaps most of a package's transfer.
-const WRITE_CHUNK: usize = 32 << 20;
+pub(super) const CHUNK: usize = 32 << 20;
 
 /// A package in flight on this device.
 pub(super) struct InFlight {
@@ -68,7 +68,7 @@ pub(super) fn launch(
         // next overlaps the transfer of the last.
         let mut at = range.start;
         while at < range.end {
-            let chunk = at..(at + WRITE_CHUNK).min(range.end);
+            let chunk = at..(at + CHUNK).min(range.end);
             let dst = &mut staged[chunk.clone()];
             let copied = job.shared.with_caller_memory(|| {
                 // SAFETY: inside the gate; `chunk` lies within the caller's slice (checked by
