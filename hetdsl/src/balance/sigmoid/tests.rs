@@ -278,7 +278,7 @@ fn a_slow_device_that_ran_cheap_work_plans_with_its_slowest_speed() {
 
 /// Guard point 12, replaying the H100 + PoCL CPU run of Aho: the H100's one-fill probe, its
 /// large package, then the CPU's 16-work-group probe on cheap text in 70 µs. The CPU was then
-/// handed 21 744 work-groups (26 s at its mean speed on Aho); now at most 8 times its largest
+/// handed 21 744 work-groups (26 s at its mean speed on Aho); now at most 32 times its largest
 /// completed package until its speed is averaged over three.
 #[test]
 fn a_slow_device_grows_its_packages_from_its_largest_completed() {
@@ -298,7 +298,7 @@ fn a_slow_device_grows_its_packages_from_its_largest_completed() {
             Next::Run(p) => p,
             other => panic!("{other:?}"),
         };
-        assert!(p.len <= 8 * largest, "{} work-groups after {largest}", p.len);
+        assert!(p.len <= 32 * largest, "{} work-groups after {largest}", p.len);
         // Still cheap text: the package grows by at most the same factor each time.
         now += p.len as f64 * 70e-6 / 16.0;
         finish(&mut b, 0, p, 16.0 / 70e-6, now);
