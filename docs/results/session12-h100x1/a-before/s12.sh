@@ -1,0 +1,13 @@
+set -uo pipefail
+echo /usr/lib/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+export POCL_DEVICES=pthread HETDSL_KERNELS=$PWD/.device/kernels
+b=.device/bin; o=$OUT
+{ date -u; nvidia-smi -L; nproc; lscpu | grep -E "Model name|NUMA|Socket"; } > $o/machine.txt
+$b/devices > $o/devices.txt 2>&1
+timeout 40 $b/copyrate 1024 --reps 3 > $o/copyrate.txt 2>&1
+timeout 40 env HETDSL_DEVICES=1 $b/saxpy 268435456 --calls 5 --json $o/saxpy-gpu.json > $o/saxpy-gpu.txt 2>&1
+timeout 460 env RUST_LOG=hetdsl=debug $b/suite --size paper --balancers default,sigmoid --devices all --reps 3 --settle 3 --energy off --kernels aho,binomial,gaussian,mandelbrot,nbody,taylor,bm3d,rap,ray1,ray2,reduction,matvec,stencil3d,saxpy,elementwise --json $o/suite.json > $o/suite.txt 2> $o/suite.err
+echo rc $?
+gzip $o/suite.err
+cat $o/copyrate.txt; tail -4 $o/saxpy-gpu.txt
+grep -v "^-" $o/suite.txt | head -150
