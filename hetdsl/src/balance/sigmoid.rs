@@ -175,10 +175,6 @@ pub struct Sigmoid {
     slow_class: Vec<bool>,
     /// Per device, how many packages in a row cost mostly transfers (guard point 10).
     transfer_bound: Vec<u32>,
-    /// Per device, the most work-groups one of its packages has completed, and how many it has
-    /// completed (guard point 12).
-    largest_done: Vec<u64>,
-    completed: Vec<usize>,
 }
 
 /// A device whose nominal speed is more than this many times below the fastest device's is of
@@ -222,8 +218,6 @@ impl Sigmoid {
             handed_first: Vec::new(),
             slow_class: Vec::new(),
             transfer_bound: Vec::new(),
-            largest_done: Vec::new(),
-            completed: Vec::new(),
         }
     }
 
@@ -280,15 +274,16 @@ impl Sigmoid {
         Some(if outlook.takes_all(device, size) { outlook.left } else { size })
     }
 
-    /// `size`, or for a device of a slower class that has completed fewer packages than its
-    /// speed is averaged over, at most [`SLOW_GROWTH`] times its largest (guard point 12),
+    /// `size`, or for a device of a slower class whose speed is averaged over fewer packages
+    /// than a full history, at most [`SLOW_GROWTH`] times the largest of them (guard point 12),
     /// while a device of the faster class is still in the run (alone, a slow device keeps no
     /// one waiting).
     fn grown_at_most(&self, device: usize, size: f64) -> f64 {
         let fast_alive = self.live().any(|d| !self.slow_class[d]);
-        let ramping = (1..self.params.history).contains(&self.completed[device]);
+        let (packages, largest) = self.speeds.recent(device);
+        let ramping = (1..self.params.history).contains(&packages);
         match self.slow_class[device] && fast_alive && ramping {
-            true => size.min(SLOW_GROWTH * self.largest_done[device] as f64),
+            true => size.min(SLOW_GROWTH * largest),
             false => size,
         }
     }
@@ -483,8 +478,6 @@ impl Balancer for Sigmoid {
         self.running = vec![None; n];
         self.handed_first = vec![false; n];
         self.transfer_bound = vec![0; n];
-        self.largest_done = vec![0; n];
-        self.completed = vec![0; n];
         let fastest = nominal.iter().copied().fold(0.0, f64::max);
         self.slow_class = nominal.iter().map(|&g| g * SLOW_CLASS < fastest).collect();
         Ok(())
@@ -524,10 +517,6 @@ impl Balancer for Sigmoid {
             false if done.kernel_seconds > 0.0 => done.kernel_seconds,
             false => done.host_end - done.host_start,
         };
-        if let Some(l) = self.largest_done.get_mut(done.device) {
-            *l = (*l).max(done.package.len);
-            self.completed[done.device] += 1;
-        }
         if let Some(t) = self.transfer_bound.get_mut(done.device) {
             *t = if transfer_dominated(done, fill) { *t + 1 } else { 0 };
         }

@@ -71,6 +71,14 @@ impl SpeedBook {
         *slowest = slowest.min(speed);
     }
 
+    /// How many packages the device's speed is averaged over now (at most the window), and the
+    /// most work-groups one of them ran.
+    pub(crate) fn recent(&self, device: usize) -> (usize, f64) {
+        self.history
+            .get(device)
+            .map_or((0, 0.0), |h| (h.len(), h.iter().map(|(g, _)| *g).fold(0.0, f64::max)))
+    }
+
     /// Mean and population standard deviation of the device's recent speeds, if it has any.
     pub(crate) fn measured(&self, device: usize) -> Option<(f64, f64)> {
         let h = self.history.get(device).filter(|h| !h.is_empty())?;
