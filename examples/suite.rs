@@ -143,6 +143,16 @@ struct Options {
     paired: usize,
 }
 
+/// A device alone in one package: the first of the two alone baselines.
+fn one_package() -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
+    Ok(Some(Box::new(Static::nominal())))
+}
+
+/// A device alone under Sigmoid (the default balancer of a first call): the second baseline.
+fn sigmoid() -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
+    Ok(Some(Box::new(Sigmoid::default())))
+}
+
 /// A device nominally this many times slower than the fastest one chosen is timed alone on a
 /// sample (`--alone auto`): at paper size a CPU alone would take hundreds of times a GPU's
 /// 1–2 s per kernel. Same threshold as Sigmoid's slower class.
@@ -508,18 +518,12 @@ impl Suite {
             let timed = Alone { seconds, whole: false, energy: None, row };
             return Ok((timed, format!("alone~ dev {d}"), "est.".to_string()));
         }
-        let static_one = || -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
-            Ok(Some(Box::new(Static::nominal())))
-        };
         let (reps, energy) = (self.opts.reps, self.opts.energy);
-        let one = repeat(sample, &[d], None, reps, &static_one, true, energy, &self.progress)?;
+        let one = repeat(sample, &[d], None, reps, &one_package, true, energy, &self.progress)?;
         *units = Some(one.report.total_groups);
         // The same device alone under the default balancer: on a memory-bound kernel several
         // packages overlap one's read-back with the next one's writes, and beat one package.
-        let default = || -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
-            Ok(Some(Box::new(Sigmoid::default())))
-        };
-        let def = repeat(sample, &[d], None, reps, &default, true, energy, &self.progress)?;
+        let def = repeat(sample, &[d], None, reps, &sigmoid, true, energy, &self.progress)?;
         let checked = |t: &Timed| t.verdict.as_ref().is_some_and(|v| v.correct);
         let correct = checked(&one) && checked(&def);
         self.all_correct &= correct;
@@ -644,16 +648,10 @@ impl Suite {
         set: &[usize],
         best: usize,
     ) {
-        let one = || -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
-            Ok(Some(Box::new(Static::nominal())))
-        };
-        let sigmoid = || -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
-            Ok(Some(Box::new(Sigmoid::default())))
-        };
         let default = || balancers::parse(balancers::DEFAULT);
         let alone = [best];
         let variants = [
-            paired::Variant { devices: &alone, balancer: &one },
+            paired::Variant { devices: &alone, balancer: &one_package },
             paired::Variant { devices: &alone, balancer: &sigmoid },
             paired::Variant { devices: set, balancer: &default },
         ];
