@@ -140,6 +140,16 @@ fn print_report(report: &hetdsl::Report) {
             hetdsl::WaitMode::from_env()
         );
     }
+    let mut idle = report.device_idle_gaps();
+    if !idle.is_empty() {
+        idle.sort_by(f64::total_cmp);
+        println!(
+            "device idle between kernels: median {:.1} µs, 90th percentile {:.1} µs over {} packages",
+            idle[idle.len() / 2] * 1e6,
+            idle[idle.len() * 9 / 10] * 1e6,
+            idle.len()
+        );
+    }
 }
 
 /// Elements of `y` that differ from a·x + y0 computed here. The reference computes the same

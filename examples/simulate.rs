@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example simulate -- [--scenario batel|hydra|desktop|h200|all]
 //!     [--replay SUITE.json]... [--balancer SPEC]... [--seed N] [--json FILE] [--trace]
-//!     [--backups] [--waves] [--machine TEXT] [--relaunch N]
+//!     [--backups] [--waves] [--pipeline] [--machine TEXT] [--relaunch N]
 //!     [--traffic IN,OUT] [--gpu-link GBPS[,US]] [--cpu-link GBPS[,US]]
 //! ```
 //!
@@ -21,7 +21,9 @@
 //! work-groups that changed device from the launch before.
 //!
 //! `--backups` adds the engine's speculative back-ups of stragglers (on by default in the
-//! engine); without it the balancers are compared alone.
+//! engine); without it the balancers are compared alone. `--pipeline` queues a package behind
+//! the running one where the balancer offers it, as the engine does by default, so that its
+//! per-package overhead is paid while the one before computes.
 //!
 //! `--replay` adds the cases of a real run (`examples/suite.rs --json`): each kernel with the
 //! cost map and device speeds measured there (`hetdsl::sim::replay`); given alone, only those
@@ -80,6 +82,9 @@ struct Args {
     /// Charge a package's partial last wave of work-groups as a whole wave, as on a GPU.
     #[arg(long)]
     waves: bool,
+    /// Queue packages ahead where the balancer offers them, as the engine does.
+    #[arg(long)]
+    pipeline: bool,
     /// Only the machines whose name contains this [default: every machine]
     #[arg(long, value_name = "TEXT")]
     machine: Option<String>,
@@ -238,6 +243,7 @@ fn sim_options(args: &Args) -> SimOptions {
         seed: args.seed,
         backups: args.backups,
         waves: args.waves,
+        pipeline: args.pipeline,
         ..SimOptions::default()
     }
 }

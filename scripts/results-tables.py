@@ -73,6 +73,19 @@ def overheads(rows):
     return gaps
 
 
+def idle_gaps(rows):
+    """Each GPU package's device idle time before its kernel (reports that record it)."""
+    gaps = []
+    for r in rows:
+        rep = r["report"]
+        if not rep:
+            continue
+        gpus = {d["index"] for d in rep["devices"] if d["kind"] == "Gpu"}
+        gaps += [t["idle_before"] for t in rep["trace"]
+                 if t["device"] in gpus and t.get("idle_before") is not None]
+    return gaps
+
+
 def set_tables(machine, label, source, rows):
     energy = any("energy" in r for r in rows)
     print(f"\n#### {machine}, devices `{label}` (from `docs/results/{machine}/{source}`)\n")
@@ -110,6 +123,11 @@ def set_tables(machine, label, source, rows):
         print(f"\nHost overhead per GPU package over {len(gaps)} packages: median "
               f"{statistics.median(gaps) * 1e6:.0f} µs, 90th percentile "
               f"{sorted(gaps)[int(0.9 * (len(gaps) - 1))] * 1e6:.0f} µs.")
+    idle = idle_gaps(rows)
+    if idle:
+        print(f"\nGPU idle between kernels over {len(idle)} packages: median "
+              f"{statistics.median(idle) * 1e6:.0f} µs, 90th percentile "
+              f"{sorted(idle)[int(0.9 * (len(idle) - 1))] * 1e6:.0f} µs.")
 
 
 def scaling_summary(machine, sets, rows):

@@ -113,6 +113,7 @@ fn package(device: usize, offset: u64, start: f64, end: f64, merged: bool) -> Pa
         written: Transfer { bytes: 64, seconds: Some(0.001) },
         read: Transfer { bytes: 256, seconds: Some(0.002) },
         merged,
+        idle_before: None,
     }
 }
 

@@ -32,6 +32,11 @@ pub struct PackageTrace {
     /// Reports written before back-ups existed lack it: every package of theirs was merged.
     #[serde(default = "merged_by_default")]
     pub merged: bool,
+    /// Seconds the device sat idle between its previous kernel's end and this one's start,
+    /// by its profiling clock: the per-package cost the host did not hide. `None` for a
+    /// device's first package, or without profiling.
+    #[serde(default)]
+    pub idle_before: Option<f64>,
 }
 
 /// One device's share of a run.
@@ -219,9 +224,10 @@ impl Report {
     }
 
     /// Host overhead per package, seconds: the mean of (host span − input transfer − kernel
-    /// time) over packages with device times. The span runs from handing the package out to
-    /// seeing its kernel complete, so this is what the engine and driver add around each kernel
-    /// (copying inputs into staging included).
+    /// time) over packages with device times. The span runs from handing the package out (for
+    /// a package queued ahead, from its predecessor's completion) to seeing its kernel
+    /// complete, so this is what the engine and driver add around each kernel (copying inputs
+    /// into staging included, unless it overlapped the kernel before).
     pub fn host_overhead_per_package(&self) -> Option<f64> {
         let gaps = self.host_overheads();
         (!gaps.is_empty()).then(|| gaps.iter().sum::<f64>() / gaps.len() as f64)
@@ -237,6 +243,14 @@ impl Report {
                 Some((t.host_end - t.host_start - busy).max(0.0))
             })
             .collect()
+    }
+
+    /// Each package's idle time before its kernel on its device (`PackageTrace::idle_before`),
+    /// in trace order, for the packages that have one: what the host did not hide between two
+    /// kernels, whether or not the next package was queued ahead. Unlike
+    /// [`Report::host_overheads`], it counts nothing that overlapped a kernel.
+    pub fn device_idle_gaps(&self) -> Vec<f64> {
+        self.trace.iter().filter_map(|t| t.idle_before).collect()
     }
 
     /// Read-back rate of one device over the run: bytes per second of device transfer time.

@@ -144,14 +144,16 @@ fn check(case: &Case, r: &SimResult) -> Result<(), String> {
 }
 
 fn run_case(case: &Case, balancer: &mut dyn Balancer) -> Result<SimResult, String> {
-    // Half the cases with the engine's speculative back-ups: what completes must still tile
-    // the range, each work-group once.
+    // Half the cases with the engine's speculative back-ups, and a third with packages queued
+    // ahead where the balancer offers them: what completes must still tile the range, each
+    // work-group once.
     let options = SimOptions {
         seed: case.seed,
         loss: case.loss,
         backups: case.seed % 2 == 1,
         waves: false,
         joins: case.join.into_iter().collect(),
+        pipeline: case.seed.is_multiple_of(3),
     };
     simulate(&case.devices, &case.work, balancer, &options).map_err(|e| e.to_string())
 }
@@ -167,7 +169,7 @@ fn for_all(family: &str, make: impl Fn(&mut SplitMix64, usize) -> Box<dyn Balanc
             .collect(),
     };
     let single = seeds.len() == 1;
-    let (mut backed_up, mut joined) = (0, 0);
+    let (mut backed_up, mut joined, mut queued) = (0, 0, 0);
     for seed in seeds {
         let case = random_case(seed);
         let mut g = SplitMix64::new(seed ^ 0x5eed);
@@ -175,6 +177,7 @@ fn for_all(family: &str, make: impl Fn(&mut SplitMix64, usize) -> Box<dyn Balanc
         let name = balancer.name();
         let outcome = run_case(&case, balancer.as_mut()).and_then(|r| {
             backed_up += r.packages.iter().any(|p| p.backup) as usize;
+            queued += r.packages.iter().any(|p| p.queued) as usize;
             let late = |j: Join| r.packages.iter().any(|p| p.device == j.device);
             joined += case.join.is_some_and(late) as usize;
             check(&case, &r)
@@ -194,6 +197,9 @@ fn for_all(family: &str, make: impl Fn(&mut SplitMix64, usize) -> Box<dyn Balanc
     assert!(single || backed_up > 0, "{family}: no case made a speculative back-up");
     // And some device that joined late must have run work.
     assert!(single || joined > 0, "{family}: no device that joined late ran a package");
+    // The balancers that offer packages ahead must have had some queued.
+    let ahead = ["dynamic", "hguided"].contains(&family);
+    assert!(single || !ahead || queued > 0, "{family}: no case queued a package ahead");
 }
 
 fn weights(g: &mut SplitMix64, n: usize) -> Vec<f64> {

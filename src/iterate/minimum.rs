@@ -221,6 +221,7 @@ mod tests {
                     written: Transfer::default(),
                     read: Transfer::default(),
                     merged: true,
+                    idle_before: None,
                 })
                 .collect();
             r

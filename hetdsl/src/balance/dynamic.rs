@@ -16,16 +16,22 @@ pub struct Dynamic {
     chunking: Chunking,
     size: u64,
     left: Remaining,
+    devices: u64,
 }
 
 impl Dynamic {
     /// `n` packages of (nearly) equal size.
     pub fn packages(n: u64) -> Self {
-        Dynamic { chunking: Chunking::Count(n), size: 0, left: Remaining::default() }
+        Dynamic { chunking: Chunking::Count(n), size: 0, left: Remaining::default(), devices: 0 }
     }
     /// Packages of `groups` work-groups each (the last may be smaller).
     pub fn chunk(groups: u64) -> Self {
-        Dynamic { chunking: Chunking::Size(groups), size: 0, left: Remaining::default() }
+        Dynamic {
+            chunking: Chunking::Size(groups),
+            size: 0,
+            left: Remaining::default(),
+            devices: 0,
+        }
     }
 }
 
@@ -55,11 +61,23 @@ impl Balancer for Dynamic {
             Chunking::Size(s) => s,
         };
         self.left = Remaining::new(setup.total_groups);
+        self.devices = setup.devices.len() as u64;
         Ok(())
     }
 
     fn next(&mut self, _device: usize, _now: f64) -> Next {
         self.left.take(self.size).map_or(Next::Done, Next::Run)
+    }
+
+    /// Queues a package only while two per device are left after it: at the end, a package
+    /// queued on a slow device would be one that a faster device, idle sooner, could have run.
+    fn next_ahead(&mut self, device: usize, now: f64) -> Next {
+        let after = self.left.left().saturating_sub(self.size);
+        if after >= 2 * self.size * self.devices {
+            self.next(device, now)
+        } else {
+            Next::Wait
+        }
     }
 
     fn completed(&mut self, _done: &Completion) {}

@@ -94,6 +94,20 @@ impl HGuided {
     }
 }
 
+impl HGuided {
+    /// The next package's size for a live `device`: Gr·P_j / (k_j·N·ΣP), at least m_j.
+    fn size(&self, device: usize) -> Option<u64> {
+        if !self.alive.get(device).copied().unwrap_or(false) {
+            return None;
+        }
+        let live: Vec<usize> = (0..self.alive.len()).filter(|&d| self.alive[d]).collect();
+        let total_power: f64 = live.iter().map(|&d| self.power[d]).sum();
+        let gr = self.left.left() as f64;
+        let size = gr * self.power[device] / (self.k[device] * live.len() as f64 * total_power);
+        Some((size.floor() as u64).max(self.min_groups[device]))
+    }
+}
+
 impl Balancer for HGuided {
     fn name(&self) -> String {
         match &self.tuning {
@@ -138,15 +152,25 @@ impl Balancer for HGuided {
     }
 
     fn next(&mut self, device: usize, _now: f64) -> Next {
-        if !self.alive.get(device).copied().unwrap_or(false) {
-            return Next::Done;
+        match self.size(device) {
+            Some(len) => self.left.take(len).map_or(Next::Done, Next::Run),
+            None => Next::Done,
         }
-        let live: Vec<usize> = (0..self.alive.len()).filter(|&d| self.alive[d]).collect();
-        let total_power: f64 = live.iter().map(|&d| self.power[d]).sum();
-        let gr = self.left.left() as f64;
-        let size = gr * self.power[device] / (self.k[device] * live.len() as f64 * total_power);
-        let len = (size.floor() as u64).max(self.min_groups[device]);
-        self.left.take(len).map_or(Next::Done, Next::Run)
+    }
+
+    /// Queues a package only while the work left after it would keep every device busy for
+    /// twice as long as it keeps this one (by nominal power): near the end, a package queued
+    /// on one device is work another, idle sooner, could have shared.
+    fn next_ahead(&mut self, device: usize, now: f64) -> Next {
+        let Some(len) = self.size(device) else { return Next::Wait };
+        let total_power: f64 =
+            (0..self.alive.len()).filter(|&d| self.alive[d]).map(|d| self.power[d]).sum();
+        let after = self.left.left().saturating_sub(len) as f64;
+        if after / total_power >= 2.0 * len as f64 / self.power[device] {
+            self.next(device, now)
+        } else {
+            Next::Wait
+        }
     }
 
     fn completed(&mut self, _done: &Completion) {}

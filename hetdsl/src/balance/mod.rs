@@ -13,8 +13,13 @@
 //!    completion or loss on any device. [`Next::Done`] is final for that device, unless another
 //!    device is lost later: then every device is asked again.
 //! 4. [`Balancer::device_lost`] when a device faults: the balancer must hand the work it kept for
-//!    that device to the others (the package that was running there is re-run by the driver, not
-//!    the balancer).
+//!    that device to the others (the packages that were running or queued there are re-run by
+//!    the driver, not the balancer).
+//! 5. [`Balancer::next_ahead`] for device `j` while `j` runs exactly one package, to queue a
+//!    second behind it so that its launch hides behind the running kernel. The default answers
+//!    [`Next::Wait`]: the device then asks [`Balancer::next`] when idle, as in 2. A queued
+//!    package becomes the running one when its predecessor completes, and its
+//!    [`Completion::host_start`] is that instant.
 //!
 //! And what every balancer guarantees: each work-group in `0..total_groups` is handed out exactly
 //! once, no package is empty, and once every device has answered `Done` nothing is left.
@@ -80,6 +85,13 @@ pub trait Balancer: Send {
     fn start(&mut self, setup: &Setup) -> Result<()>;
     /// The next package for `device`; `now` is seconds since the run began.
     fn next(&mut self, device: usize, now: f64) -> Next;
+    /// A package to queue behind the one `device` runs (see point 5 of the contract): it is
+    /// committed to `device` before that package's measurement is in. Anything but
+    /// [`Next::Run`] queues nothing.
+    fn next_ahead(&mut self, device: usize, now: f64) -> Next {
+        let _ = (device, now);
+        Next::Wait
+    }
     /// A package finished.
     fn completed(&mut self, done: &Completion);
     /// A device failed for good; give its share to the others.

@@ -217,10 +217,12 @@ pub struct Launch<'a> {
     pub(crate) groups: Option<std::ops::Range<u64>>,
     pub(crate) backups: bool,
     pub(crate) wait: WaitMode,
-    /// `HETDSL_WAIT` / `HETDSL_BACKUPS` set to a value that means nothing (refused at `run`
-    /// unless the launch sets the same thing itself).
+    pub(crate) pipeline: bool,
+    /// `HETDSL_WAIT` / `HETDSL_BACKUPS` / `HETDSL_PIPELINE` set to a value that means nothing
+    /// (refused at `run` unless the launch sets the same thing itself).
     pub(crate) env_wait: Option<String>,
     pub(crate) env_backups: Option<String>,
+    pub(crate) env_pipeline: Option<String>,
     /// For [`Launch::verify`]: float outputs compared within (absolute, relative).
     pub(crate) tolerance: Option<(f64, f64)>,
     /// For [`Launch::verify`]: the random split's seed.
@@ -290,8 +292,10 @@ impl<'a> Launch<'a> {
             groups: None,
             backups: std::env::var_os("HETDSL_BACKUPS").is_none_or(|v| v != "0"),
             wait: WaitMode::from_env(),
+            pipeline: std::env::var_os("HETDSL_PIPELINE").is_none_or(|v| v != "0"),
             env_wait: unreadable_env("HETDSL_WAIT", &["poll", "block"]),
             env_backups: unreadable_env("HETDSL_BACKUPS", &["0", "1"]),
+            env_pipeline: unreadable_env("HETDSL_PIPELINE", &["0", "1"]),
             tolerance: None,
             seed: None,
             arg_names: None,
@@ -455,6 +459,18 @@ impl<'a> Launch<'a> {
     pub fn wait(mut self, mode: WaitMode) -> Self {
         self.wait = mode;
         self.env_wait = None;
+        self
+    }
+
+    /// Whether a device may have its next package queued behind the one it runs (default:
+    /// on, unless `HETDSL_PIPELINE=0`), when the balancer offers one
+    /// ([`Balancer::next_ahead`]): its inputs are written and its kernel queued while the
+    /// current kernel runs, so the host's wake-up, bookkeeping and input copies hide behind
+    /// it. Launches with reduced outputs never queue ahead (one staging holds a package's
+    /// partial result).
+    pub fn pipeline(mut self, on: bool) -> Self {
+        self.pipeline = on;
+        self.env_pipeline = None;
         self
     }
 

@@ -73,6 +73,7 @@ pub(crate) struct Plan {
     pub(crate) warmup: bool,
     pub(crate) backups: bool,
     pub(crate) wait: WaitMode,
+    pub(crate) pipeline: bool,
 }
 
 impl Plan {
@@ -92,11 +93,13 @@ impl Plan {
             groups,
             backups,
             wait,
+            pipeline,
             env_wait,
             env_backups,
+            env_pipeline,
             ..
         } = launch;
-        if let Some(m) = env_wait.or(env_backups) {
+        if let Some(m) = env_wait.or(env_backups).or(env_pipeline) {
             return Err(Error::BadConfig(m));
         }
         let geo = Geometry::new(&global, &local)?;
@@ -148,6 +151,7 @@ impl Plan {
             warmup,
             backups,
             wait,
+            pipeline,
         })
     }
 

@@ -335,6 +335,7 @@ mod tests {
                 written: Transfer::default(),
                 read: Transfer::default(),
                 merged: true,
+                idle_before: None,
             })
             .collect();
         let balance = seconds[0].min(seconds[1]) / seconds[0].max(seconds[1]);

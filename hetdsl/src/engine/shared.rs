@@ -227,6 +227,22 @@ impl Shared {
         self.ask(me, if block { Until::Work } else { Until::Now })
     }
 
+    /// A package to queue behind the one `me` runs, if the balancer gives one now (never
+    /// waits; see [`Dispatcher::ask_ahead`]).
+    pub(super) fn ahead(&self, me: usize) -> Option<Package> {
+        let mut s = self.lock();
+        if s.phase != Phase::Running || !self.alive(me) {
+            return None;
+        }
+        match self.dispatch(&mut s, "ask_ahead", |d, now| d.ask_ahead(me, now))? {
+            Ok(a) => a.map(|a| a.package),
+            Err(e) => {
+                self.abort(&mut s, e);
+                None
+            }
+        }
+    }
+
     /// For a session device holding outputs it has not committed (`holding`): like a blocking
     /// [`Shared::next_package`], but answers [`Ask::Later`] once the dispatcher says `Idle`
     /// (the balancer has nothing more for it), or after [`HOLD`] with no answer, so the device
@@ -306,7 +322,8 @@ impl Shared {
         }
     }
 
-    /// The kernel of `p` finished on `me` after `kernel_seconds` of device time.
+    /// The kernel of `p` finished on `me` after `kernel_seconds` of device time, `idle_before`
+    /// seconds after the device's previous kernel ended (device clock).
     /// Returns whether `me` is still part of the run.
     pub(super) fn kernel_done(
         &self,
@@ -314,17 +331,19 @@ impl Shared {
         p: Package,
         kernel_seconds: Option<f64>,
         written: Transfer,
+        idle_before: Option<f64>,
     ) -> bool {
         let mut s = self.lock();
         if !self.alive(me) || s.phase != Phase::Running {
             return false;
         }
-        let now = self.now(&s);
+        // The trace's instants are the dispatcher's, so that a package queued behind this one
+        // starts its span exactly where this one's ends.
         let done = self.dispatch(&mut s, "kernel_done", |d, now| {
             let started = d.running(me).map_or(now, |(_, since)| since);
-            (started, d.kernel_done(me, p, now, kernel_seconds))
+            (started, now, d.kernel_done(me, p, now, kernel_seconds))
         });
-        let Some((started, verdict)) = done else { return false };
+        let Some((started, now, verdict)) = done else { return false };
         match verdict {
             Ok(Verdict::Keep { .. }) => {}
             // Another copy finished first: its output is not merged (see `merge`).
@@ -343,6 +362,7 @@ impl Shared {
             written,
             read: Transfer::default(),
             merged: false,
+            idle_before,
         });
         self.wake.notify_all();
         true
@@ -505,6 +525,7 @@ mod tests {
                 Package { offset: 0, len: 4 },
                 Some(0.1),
                 Transfer::default(),
+                None,
             );
             tx.send(matches!(waiter.next_package(0, true), Ask::Stop)).unwrap();
         });

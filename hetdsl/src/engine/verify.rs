@@ -105,8 +105,10 @@ struct Base<'p> {
     warmup: bool,
     groups: Option<std::ops::Range<u64>>,
     wait: super::WaitMode,
+    pipeline: bool,
     env_wait: Option<String>,
     env_backups: Option<String>,
+    env_pipeline: Option<String>,
     arg_types: Vec<Option<HostType>>,
 }
 
@@ -120,6 +122,8 @@ fn build<'b>(base: &Base<'b>, slots: &'b [Arg<'_>], copies: &'b mut [Vec<u8>]) -
     launch.wait = base.wait;
     launch.env_wait = base.env_wait.clone();
     launch.env_backups = base.env_backups.clone();
+    launch.pipeline = base.pipeline;
+    launch.env_pipeline = base.env_pipeline.clone();
     // One copy of each package, so that a difference names the package that wrote it.
     launch.backups = false;
     let mut copies = copies.iter_mut();
@@ -166,8 +170,10 @@ pub(crate) fn verify(launch: Launch<'_>) -> Result<Verification> {
         warmup,
         groups,
         wait,
+        pipeline,
         env_wait,
         env_backups,
+        env_pipeline,
         tolerance,
         seed,
         ..
@@ -186,8 +192,10 @@ pub(crate) fn verify(launch: Launch<'_>) -> Result<Verification> {
         warmup,
         groups,
         wait,
+        pipeline,
         env_wait,
         env_backups,
+        env_pipeline,
         arg_types,
     };
     let mut alone_out = initial.clone();

@@ -148,6 +148,12 @@ pub struct SimOptions {
     pub waves: bool,
     /// Devices that join the run late (the others ask for work at 0).
     pub joins: Vec<Join>,
+    /// Packages queued ahead, as the engine queues them (`Launch::pipeline`, on by default
+    /// there) when the balancer offers one ([`Balancer::next_ahead`]): a device running a
+    /// package asks for the next as soon as it has launched it, and the next one's host
+    /// overhead is paid while the running one computes. Off, each package pays its overhead
+    /// after the one before has ended.
+    pub pipeline: bool,
 }
 
 /// One package as it ran in the simulation.
@@ -164,6 +170,10 @@ pub struct SimPackage {
     pub aborted: bool,
     /// A speculative copy of a package another device was running (`SimOptions::backups`).
     pub backup: bool,
+    /// Queued behind the device's package before it (`SimOptions::pipeline`): `start` is when
+    /// its transfers and kernel began, its host overhead paid before then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub queued: bool,
 }
 
 /// What a simulation measured.
@@ -196,7 +206,9 @@ impl SimResult {
         let runs = self.packages.iter().filter(|p| !p.aborted).map(|p| Ran {
             device: p.device,
             package: p.package,
-            seconds: p.end - p.start - devices.get(p.device).map_or(0.0, |d| d.overhead),
+            seconds: p.end
+                - p.start
+                - if p.queued { 0.0 } else { devices.get(p.device).map_or(0.0, |d| d.overhead) },
             merged: true,
         });
         History::from_runs(total_groups, devices.len(), runs)
@@ -216,6 +228,8 @@ enum State {
         package: Package,
         end: f64,
         index: usize,
+        /// Queued behind it, and when the host had it launched.
+        queued: Option<(Assignment, f64)>,
     },
     /// Still setting up: asks for work first at `at`.
     Joining {
@@ -232,13 +246,21 @@ struct Driver<'a, 'b> {
     dispatch: Dispatcher<&'b mut dyn Balancer>,
     seed: u64,
     waves: bool,
+    pipeline: bool,
     now: f64,
     state: Vec<State>,
     packages: Vec<SimPackage>,
 }
 
 impl Driver<'_, '_> {
-    fn launch(&mut self, device: usize, a: Assignment) {
+    fn launch(&mut self, device: usize, a: Assignment) -> Result<()> {
+        self.start(device, a, None)
+    }
+
+    /// `device` starts `a` now, or, with `ready`, once the host has launched it (`ready`) and
+    /// the package before it has ended (now): its overhead is then behind it. With pipelining,
+    /// the device then asks for a package to queue behind this one.
+    fn start(&mut self, device: usize, a: Assignment, ready: Option<f64>) -> Result<()> {
         let package = a.package;
         let dev = &self.devices[device];
         let draw =
@@ -246,23 +268,40 @@ impl Driver<'_, '_> {
         let cost = self.work.cost(package.offset, package.len);
         let compute = dev.compute_seconds(cost, package.len, draw, self.waves);
         let transfer = dev.transfer_seconds(package.len, self.work.traffic());
-        let end = self.now + dev.overhead + transfer + compute;
-        self.state[device] = State::Running { package, end, index: self.packages.len() };
+        let (start, end) = match ready {
+            Some(r) => {
+                let start = self.now.max(r);
+                (start, start + transfer + compute)
+            }
+            None => (self.now, self.now + dev.overhead + transfer + compute),
+        };
+        let index = self.packages.len();
+        self.state[device] = State::Running { package, end, index, queued: None };
         self.packages.push(SimPackage {
             device,
             package,
-            start: self.now,
+            start,
             end,
             rerun: a.origin == Origin::Retry,
             aborted: false,
             backup: matches!(a.origin, Origin::Backup { .. }),
+            queued: ready.is_some(),
         });
+        if self.pipeline {
+            if let Some(q) = self.dispatch.ask_ahead(device, self.now)? {
+                let ready = self.now.max(start) + dev.overhead;
+                if let State::Running { queued, .. } = &mut self.state[device] {
+                    *queued = Some((q, ready));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A free device asks the dispatcher for work.
     fn serve(&mut self, device: usize) -> Result<()> {
         match self.dispatch.ask(device, self.now)? {
-            Decision::Run(a) => self.launch(device, a),
+            Decision::Run(a) => self.launch(device, a)?,
             Decision::Wait => self.state[device] = State::Waiting,
             Decision::Idle | Decision::Stop => self.state[device] = State::Done,
         }
@@ -282,15 +321,16 @@ impl Driver<'_, '_> {
     }
 
     fn complete(&mut self, device: usize) -> Result<()> {
-        let State::Running { package, end, index } = self.state[device] else {
+        let State::Running { package, end, index, queued } = self.state[device] else {
             return Ok(());
         };
         self.now = end;
         self.state[device] = State::Idle;
-        let start = self.packages[index].start;
+        let (start, ahead) = (self.packages[index].start, self.packages[index].queued);
         let dev = &self.devices[device];
+        let overhead = if ahead { 0.0 } else { dev.overhead };
         let transfer = dev.transfer_seconds(package.len, self.work.traffic());
-        let kernel = (end - start - dev.overhead - transfer).max(0.0);
+        let kernel = (end - start - overhead - transfer).max(0.0);
         match self.dispatch.kernel_done(device, package, end, Some(kernel))? {
             // The other copy won: this one's result is thrown away, as the engine does with a
             // late copy, so neither the balancer nor the device's finish time hears of it.
@@ -302,14 +342,35 @@ impl Driver<'_, '_> {
                 self.dispatch.merged(device, package, end)?;
             }
         }
-        self.serve(device)?;
+        match queued {
+            Some((q, ready)) => self.start(device, q, Some(ready))?,
+            None => self.serve(device)?,
+        }
         self.wake()
     }
 
     fn lose(&mut self, loss: Loss) -> Result<()> {
         self.now = self.now.max(loss.at);
-        if let State::Running { index, .. } = self.state[loss.device] {
-            self.packages[index].aborted = true;
+        if let State::Running { index, queued, .. } = self.state[loss.device] {
+            let p = &mut self.packages[index];
+            p.aborted = true;
+            // A queued package still waiting for its host launch never began.
+            if p.start > self.now {
+                (p.start, p.end) = (self.now, self.now);
+            }
+            // Handed out but never started: recorded, cut short before it began.
+            if let Some((q, _)) = queued {
+                self.packages.push(SimPackage {
+                    device: loss.device,
+                    package: q.package,
+                    start: self.now,
+                    end: self.now,
+                    rerun: false,
+                    aborted: true,
+                    backup: false,
+                    queued: true,
+                });
+            }
         }
         self.state[loss.device] = State::Lost;
         let alone = self.state.iter().all(|s| *s == State::Lost);
@@ -337,7 +398,7 @@ impl Driver<'_, '_> {
     fn poll(&mut self, at: f64) -> Result<()> {
         self.now = at;
         for (d, a) in self.dispatch.tick(at)? {
-            self.launch(d, a);
+            self.launch(d, a)?;
         }
         Ok(())
     }
@@ -394,6 +455,7 @@ pub fn simulate(
         dispatch: Dispatcher::start(balancer, setup, names, config)?,
         seed: options.seed,
         waves: options.waves,
+        pipeline: options.pipeline,
         now: 0.0,
         state: vec![State::Idle; n],
         packages: Vec::new(),

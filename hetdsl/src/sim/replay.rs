@@ -159,6 +159,7 @@ mod tests {
             written: Transfer::default(),
             read: Transfer::default(),
             merged: true,
+            idle_before: None,
         }
     }
 

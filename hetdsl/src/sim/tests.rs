@@ -367,3 +367,39 @@ fn a_package_pays_its_writes_and_read_back_and_the_kernel_time_leaves_them_out()
     // A device without a link pays nothing for the same traffic.
     assert_eq!(device(100.0, 0.5, 1).transfer_seconds(400, work.traffic()), 0.0);
 }
+
+#[test]
+fn a_queued_package_pays_its_overhead_behind_the_one_before() {
+    // 1000 groups in chunks of 10 at 100/s (0.1 s each) with 0.05 s of overhead per package:
+    // one at a time, 100 × 0.15 = 15 s. Queued ahead while two chunks are left after it
+    // (Dynamic's rule, on one device), once the device's speed is measured (from the second
+    // chunk on), every overhead hides behind the kernel before but those of the first two
+    // and the last two, asked for when idle: 4 × 0.15 + 96 × 0.1 s.
+    let devices = [device(100.0, 0.05, 1)];
+    let options = |pipeline| SimOptions { seed: 1, pipeline, ..SimOptions::default() };
+    let work = uniform(1000);
+    let off = simulate(&devices, &work, &mut Dynamic::chunk(10), &options(false)).unwrap();
+    assert!((off.makespan - 15.0).abs() < 1e-9, "{}", off.makespan);
+    let on = simulate(&devices, &work, &mut Dynamic::chunk(10), &options(true)).unwrap();
+    assert!(covered_once(&on, 1000));
+    let queued = on.packages.iter().filter(|p| p.queued).count();
+    assert_eq!(queued, 96, "{:?}", on.packages);
+    let want = 4.0 * 0.15 + 96.0 * 0.1;
+    assert!((on.makespan - want).abs() < 1e-6, "{} against {want}", on.makespan);
+    // What a learned balancer reads back: each package's compute time, overhead or not.
+    let h = on.history(&devices, 1000);
+    assert!((h.devices[0].speed - 100.0).abs() < 1e-6, "{:?}", h.devices[0]);
+}
+
+#[test]
+fn a_device_lost_with_a_package_queued_has_both_run_again() {
+    // Two devices at 100/s, chunks of 10, pipelined; device 1 is lost at 0.3 s with one chunk
+    // running and one queued: both are re-run by device 0, and every group is covered once.
+    let devices = [device(100.0, 0.01, 1), device(100.0, 0.01, 1)];
+    let loss = Some(Loss { device: 1, at: 0.3 });
+    let options = SimOptions { seed: 1, loss, pipeline: true, ..SimOptions::default() };
+    let r = simulate(&devices, &uniform(400), &mut Dynamic::chunk(10), &options).unwrap();
+    assert!(covered_once(&r, 400), "{:?}", r.packages);
+    assert!(r.packages.iter().filter(|p| p.rerun).count() >= 2, "{:?}", r.packages);
+    assert!(r.packages.iter().any(|p| p.queued));
+}

@@ -9,6 +9,9 @@
 //!   ([`Decision`]) is a package to run (the balancer's, a re-run of a lost device's, or a
 //!   speculative back-up of a straggler), [`Decision::Wait`], [`Decision::Idle`] or
 //!   [`Decision::Stop`].
+//! - [`Dispatcher::ask_ahead`]: a device running one package wants a second queued behind it,
+//!   so that its launch hides behind the running kernel. Only the balancer gives one
+//!   ([`Balancer::next_ahead`]); it runs once its predecessor's kernel is done.
 //! - [`Dispatcher::kernel_done`]: a device's package finished, with its measured time. The
 //!   first copy of a package to finish is kept ([`Verdict::Keep`]), a later copy discarded.
 //! - [`Dispatcher::merged`]: a kept package's output is in the caller's memory. The run is over
@@ -39,6 +42,10 @@ mod backups;
 mod bitmap;
 mod events;
 mod watchdog;
+
+/// A device measured more than this many times slower than the fastest gets no package
+/// queued ahead ([`Dispatcher::ask_ahead`]).
+pub const QUEUE_CLASS: f64 = 4.0;
 
 /// Knobs of a dispatcher.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -125,6 +132,9 @@ struct Copy {
 #[derive(Debug, Default)]
 struct Dev {
     running: Option<Copy>,
+    /// Queued behind `running` ([`Dispatcher::ask_ahead`]); it becomes `running` when that
+    /// one's kernel is done, its `since` then that instant.
+    queued: Option<Copy>,
     /// Kept but not merged yet: the package, the device whose copy was abandoned for it, and
     /// when its kernel finished (a read-back that never ends is a hang too).
     kept: Vec<(Package, Option<usize>, f64)>,
@@ -315,6 +325,49 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         Ok(answer)
     }
 
+    /// `device`, running one package, asks for a second to queue behind it. Only the balancer's
+    /// packages are queued: re-runs and back-ups wait for an idle device, and nothing is
+    /// queued while a re-run is pending (an idle device should take that first). Nor on a
+    /// device not yet measured, or measured more than [`QUEUE_CLASS`] times slower than the
+    /// fastest: a queued package is never backed up before it runs, so a slow device would
+    /// hold it, out of reach, until it ends. `None`: nothing queued; the device asks
+    /// [`Dispatcher::ask`] once idle, as always.
+    pub fn ask_ahead(&mut self, device: usize, at: f64) -> Result<Option<Assignment>> {
+        if let Some(f) = &self.fatal {
+            return Err(f.error());
+        }
+        let Some(d) = self.devices.get(device) else {
+            return Err(self.misuse(format!("no device {device} to queue for")));
+        };
+        if d.lost
+            || d.running.is_none()
+            || d.queued.is_some()
+            || d.balancer_done
+            || !self.retry.is_empty()
+            || self.unmerged == 0
+        {
+            return Ok(None);
+        }
+        let fastest = self
+            .devices
+            .iter()
+            .filter(|d| !d.lost)
+            .filter_map(|d| d.stats.speed)
+            .fold(0.0, f64::max);
+        match self.devices[device].stats.speed {
+            Some(v) if v * QUEUE_CLASS >= fastest => {}
+            _ => return Ok(None),
+        }
+        let Next::Run(p) = self.call("next_ahead", |b| b.next_ahead(device, at))? else {
+            return Ok(None);
+        };
+        self.check_fresh(p)?;
+        self.devices[device].queued =
+            Some(Copy { package: p, since: at, twin: None, abandoned: false });
+        events::handed_out(self.label(device), at, p, Origin::Balancer);
+        Ok(Some(Assignment { package: p, origin: Origin::Balancer }))
+    }
+
     fn hand_out(
         &mut self,
         device: usize,
@@ -382,6 +435,9 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
                 );
             }
         };
+        // The queued package runs from now: its span, as the balancer hears it, starts here.
+        let d = &mut self.devices[device];
+        d.running = d.queued.take().map(|c| Copy { since: c.since.max(at), ..c });
         self.epoch += 1;
         let host = at - copy.since;
         let kernel_seconds = kernel_seconds.unwrap_or(host.max(0.0));
@@ -451,6 +507,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         d.waiting = None;
         d.stats.fault = Some(reason.clone());
         let running = d.running.take();
+        let queued = d.queued.take();
         let kept: Vec<_> = d.kept.drain(..).collect();
         self.epoch += 1;
         let mut lost = Vec::new();
@@ -466,6 +523,10 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
                 }
                 None => requeue.push(c.package),
             }
+        }
+        if let Some(c) = queued {
+            lost.push(c.package);
+            requeue.push(c.package);
         }
         for (p, twin, _) in kept {
             lost.push(p);
@@ -577,6 +638,11 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
     /// The package `device` runs and when it was handed out.
     pub fn running(&self, device: usize) -> Option<(Package, f64)> {
         self.devices[device].running.map(|c| (c.package, c.since))
+    }
+
+    /// The package queued behind the one `device` runs, if any.
+    pub fn queued(&self, device: usize) -> Option<Package> {
+        self.devices[device].queued.map(|c| c.package)
     }
 
     /// Whether `device` runs the losing copy of a package whose other copy already won.

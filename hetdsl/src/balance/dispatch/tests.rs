@@ -381,11 +381,14 @@ fn a_read_back_that_never_ends_is_a_hang_too() {
 fn random_event_orders_merge_every_work_group_exactly_once() {
     let cases =
         std::env::var("HETDSL_PROPERTY_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000u64);
-    let mut backed_up = 0;
+    let (mut backed_up, mut queued) = (0, 0);
     for seed in 0..cases {
-        backed_up += random_run(seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let (b, q) = random_run(seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        backed_up += b;
+        queued += q;
     }
     assert!(backed_up > 0, "no case made a back-up");
+    assert!(queued > 0, "no case queued a package ahead");
 }
 
 fn random_balancer(g: &mut SplitMix64, n: usize) -> Box<dyn Balancer> {
@@ -403,6 +406,9 @@ fn random_balancer(g: &mut SplitMix64, n: usize) -> Box<dyn Balancer> {
 struct View {
     n: usize,
     running: Vec<Option<Package>>,
+    /// Queued behind `running` by `ask_ahead`.
+    queued: Vec<Option<Package>>,
+    queued_count: usize,
     pending: Vec<(usize, Package)>,
     lost: Vec<bool>,
     stopped: Vec<bool>,
@@ -415,6 +421,8 @@ impl View {
         View {
             n,
             running: vec![None; n],
+            queued: vec![None; n],
+            queued_count: 0,
             pending: Vec::new(),
             lost: vec![false; n],
             stopped: vec![false; n],
@@ -449,6 +457,7 @@ impl View {
             // Finish the running package.
             3..=5 => {
                 if let Some(p) = self.running[dev].take() {
+                    self.running[dev] = self.queued[dev].take();
                     if let Verdict::Keep { .. } = d.kernel_done(dev, p, now, None)? {
                         self.pending.push((dev, p));
                     }
@@ -467,6 +476,17 @@ impl View {
                 d.tick(now)?.into_iter().for_each(|(t, a)| self.running[t] = Some(a.package));
             }
             8 if g.unit() < 0.05 && !self.lost[dev] => self.lose(d, dev, now)?,
+            // Queue a package behind the running one.
+            9 if self.running[dev].is_some() && self.queued[dev].is_none() => {
+                if let Some(a) = d.ask_ahead(dev, now)? {
+                    assert_eq!(a.origin, Origin::Balancer);
+                    for u in a.package.offset..a.package.end() {
+                        self.handed_count[u as usize] += 1;
+                    }
+                    self.queued[dev] = Some(a.package);
+                    self.queued_count += 1;
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -482,6 +502,7 @@ impl View {
     ) -> Result<()> {
         let mine: Vec<Package> = self.running[dev]
             .iter()
+            .chain(self.queued[dev].iter())
             .copied()
             .chain(self.pending.iter().filter(|(o, _)| *o == dev).map(|(_, p)| *p))
             .collect();
@@ -493,6 +514,7 @@ impl View {
         let mut expected: Vec<Package> = mine.iter().filter(|p| !elsewhere(p)).copied().collect();
         self.lost[dev] = true;
         self.running[dev] = None;
+        self.queued[dev] = None;
         self.pending.retain(|(o, _)| *o != dev);
         let got = d.fail(dev, now, "random".into());
         let mut got = match got {
@@ -507,8 +529,8 @@ impl View {
     }
 }
 
-/// One random run; returns the number of back-ups made.
-fn random_run(seed: u64) -> std::result::Result<usize, String> {
+/// One random run; returns the number of back-ups made and of packages queued ahead.
+fn random_run(seed: u64) -> std::result::Result<(usize, usize), String> {
     let mut g = SplitMix64::new(seed);
     let n = g.range(1, 5) as usize;
     let groups = g.range(1, 600);
@@ -531,7 +553,7 @@ fn random_run(seed: u64) -> std::result::Result<usize, String> {
         let dev = g.range(0, n as u64 - 1) as usize;
         if let Err(e) = view.step(&mut d, &mut g, action, dev, now) {
             if view.lost.iter().all(|l| *l) && matches!(e, Error::AllDevicesFailed(_)) {
-                return Ok(0);
+                return Ok((0, view.queued_count));
             }
             return Err(format!("unexpected error: {e}"));
         }
@@ -551,5 +573,80 @@ fn random_run(seed: u64) -> std::result::Result<usize, String> {
     if view.merged_count.iter().any(|&c| c != 1) {
         return Err("a work-group merged other than once".into());
     }
-    Ok(d.backups().len())
+    Ok((d.backups().len(), view.queued_count))
+}
+
+/// A balancer that queues ahead whatever `next` would give.
+struct Ahead(Dynamic);
+
+impl Balancer for Ahead {
+    fn name(&self) -> String {
+        "ahead".into()
+    }
+    fn start(&mut self, setup: &Setup) -> Result<()> {
+        self.0.start(setup)
+    }
+    fn next(&mut self, device: usize, now: f64) -> Next {
+        self.0.next(device, now)
+    }
+    fn next_ahead(&mut self, device: usize, now: f64) -> Next {
+        self.0.next(device, now)
+    }
+    fn completed(&mut self, done: &Completion) {
+        self.0.completed(done)
+    }
+    fn device_lost(&mut self, device: usize) {
+        self.0.device_lost(device)
+    }
+}
+
+#[test]
+fn a_queued_package_runs_from_its_predecessor_s_end_and_a_loss_re_runs_it() {
+    let mut b = Ahead(Dynamic::chunk(2));
+    let mut d = start(&mut b, 2, 12, false);
+    // Nothing is queued on an idle device, nor behind a device's first package: its speed is
+    // not measured yet.
+    assert_eq!(d.ask_ahead(0, 0.0).unwrap(), None);
+    let first = run(d.ask(0, 0.0).unwrap()).package;
+    assert_eq!(d.ask_ahead(0, 0.0).unwrap(), None);
+    // Device 1 runs one package 10 times slower than device 0: more than QUEUE_CLASS apart.
+    let slow = run(d.ask(1, 0.0).unwrap()).package;
+    d.kernel_done(0, first, 1.0, None).unwrap();
+    d.merged(0, first, 1.0).unwrap();
+    let second = run(d.ask(0, 1.0).unwrap()).package;
+    let third = d.ask_ahead(0, 1.1).unwrap().expect("a package queued").package;
+    assert_eq!(d.queued(0), Some(third));
+    // One queued at a time.
+    assert_eq!(d.ask_ahead(0, 1.2).unwrap(), None);
+    d.kernel_done(1, slow, 10.0, None).unwrap();
+    d.merged(1, slow, 10.0).unwrap();
+    let _ = run(d.ask(1, 10.0).unwrap());
+    assert_eq!(d.ask_ahead(1, 10.0).unwrap(), None, "a slow device holds nothing queued");
+    // The queued one runs from the second one's end, not from when it was queued.
+    d.kernel_done(0, second, 10.5, None).unwrap();
+    assert_eq!(d.running(0), Some((third, 10.5)));
+    assert_eq!(d.queued(0), None);
+    let fourth = d.ask_ahead(0, 10.6).unwrap().expect("a package queued").package;
+    let mut requeued = d.fail(0, 11.0, "gone".into()).unwrap();
+    requeued.sort_by_key(|p| p.offset);
+    // The kept output of `second` was not merged yet: it is re-run with the other two.
+    assert_eq!(requeued, vec![second, third, fourth]);
+    // While re-runs wait for an idle device, nothing is queued behind one.
+    assert_eq!(d.ask_ahead(1, 11.0).unwrap(), None);
+    let mut ran = Vec::new();
+    let mut at = 11.0;
+    loop {
+        if let Some((p, _)) = d.running(1) {
+            at += 1.0;
+            d.kernel_done(1, p, at, None).unwrap();
+            d.merged(1, p, at).unwrap();
+            ran.push(p);
+            continue;
+        }
+        match d.ask(1, at).unwrap() {
+            Decision::Run(a) => assert!(d.running(1) == Some((a.package, at))),
+            _ => break,
+        }
+    }
+    assert!(d.is_over(), "ran {ran:?}");
 }

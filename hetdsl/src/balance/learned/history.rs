@@ -141,6 +141,7 @@ mod tests {
             written: Transfer::default(),
             read: Transfer::default(),
             merged,
+            idle_before: None,
         }
     }
 

@@ -15,6 +15,7 @@ fn report(total: u64, names: &[&str], packages: &[(usize, u64, u64, f64)]) -> Re
             written: Transfer::default(),
             read: Transfer::default(),
             merged: true,
+            idle_before: None,
         })
         .collect();
     Report::fixture(

@@ -230,6 +230,7 @@ impl Devices {
                     written: Transfer::default(),
                     read: Transfer::default(),
                     merged: true,
+                    idle_before: None,
                 });
             }
             st.speed = (st.busy > 0.0).then(|| st.groups as f64 / st.busy);

@@ -542,7 +542,7 @@ fn work(
             let s = seconds.unwrap_or(1e-3) * f64::from(factor.saturating_sub(1));
             std::thread::sleep(Duration::from_secs_f64(s));
         }
-        if !shared.kernel_done(me, p, seconds, Transfer::default()) {
+        if !shared.kernel_done(me, p, seconds, Transfer::default(), None) {
             return Ok(());
         }
         pending.push((p, staged));

@@ -27,6 +27,8 @@ pub(crate) struct Job {
     pub(crate) faults: Vec<Fault>,
     pub(crate) warmup: bool,
     pub(crate) wait: WaitMode,
+    /// May queue a package behind the running one (see `Launch::pipeline`).
+    pub(crate) pipeline: bool,
     /// The run covers balancing units `first_unit..first_unit + units`; packages from the
     /// coordinator count from `first_unit`.
     pub(crate) first_unit: u64,
@@ -53,6 +55,7 @@ impl Job {
             faults: plan.faults_of(me),
             warmup: plan.warmup,
             wait: plan.wait,
+            pipeline: plan.pipeline,
             first_unit: plan.span.start,
             units: plan.units(),
             shared,
@@ -69,7 +72,11 @@ impl Job {
 pub(super) struct Device {
     pub(super) profile: DeviceProfile,
     pub(super) compute: CommandQueue,
+    /// Read-backs, and the set-up's writes.
     pub(super) transfer: CommandQueue,
+    /// Packages' input writes when packages are queued ahead: on a queue of their own, they
+    /// overlap the kernel before (on the compute queue) and read-backs (on the transfer queue).
+    pub(super) upload: CommandQueue,
     pub(super) kernel: Kernel,
     /// The work-group size `kernel` has been warmed up with (empty: never).
     pub(super) warmed_for: Vec<usize>,
@@ -83,10 +90,11 @@ pub(super) struct Device {
 impl Device {
     /// Its objects, to be parked for the next run on this device (staging stays mapped).
     pub(super) fn park(self, kernel_name: &str) -> Parked {
-        let Device { compute, transfer, kernel, warmed_for, mut kernels, buffers, .. } = self;
+        let Device { compute, transfer, upload, kernel, warmed_for, mut kernels, buffers, .. } =
+            self;
         kernels.push(KeptKernel { name: kernel_name.to_string(), kernel, warmed_for });
         Parked {
-            queues: Some((compute, transfer)),
+            queues: Some((compute, transfer, upload)),
             kernels,
             buffers: buffers.into_iter().map(DeviceBuffer::park).collect(),
         }

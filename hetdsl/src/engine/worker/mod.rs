@@ -30,13 +30,14 @@ pub(super) use self::buffers::Staging;
 use self::job::Device;
 pub(crate) use self::job::Job;
 pub(super) use self::package::{device_seconds, wait_kernel};
-use self::package::{finish, launch, read_back, transfer, InFlight};
+use self::package::{device_span, finish, launch, read_back, transfer, InFlight, Launched};
 pub(crate) use self::parked::Park;
 pub(super) use self::setup::device_profile;
 pub(crate) use self::setup::{set_local, set_scalar};
 use super::shared::{panic_message, Ask, Release};
 use super::Fault;
 use crate::error::{ClError, Error};
+use crate::work::Package;
 
 /// The thread's body. A panic in it (a bug) is caught and turned into this device's failure,
 /// so the run never waits for a thread that is gone.
@@ -127,7 +128,9 @@ fn body(job: &Job) -> (Option<Device>, bool, bool) {
     // Let every command this device queued complete before anything is released: releasing a
     // kernel or buffer with commands in flight trips PoCL (`pocl_release_dlhandle_cache`
     // assertion). A device truly hung in its driver never gets past here, and is never joined.
-    let finished = device.compute.finish().is_ok() & device.transfer.finish().is_ok();
+    let finished = device.compute.finish().is_ok()
+        & device.transfer.finish().is_ok()
+        & device.upload.finish().is_ok();
     (Some(device), clean && finished && shared.alive(me), joined)
 }
 
@@ -152,39 +155,54 @@ fn await_predecessors(job: &Job) -> bool {
     true
 }
 
+/// A package whose inputs are written and whose kernel is queued.
+struct Queued {
+    package: Package,
+    /// Its place among this device's packages (for injected faults).
+    index: usize,
+    launched: Launched,
+}
+
 /// The package loop. `Err` carries the reason this device must leave the run.
+///
+/// While a kernel runs, the next package (if the balancer gives one ahead) is launched behind
+/// it and the previous package's output is merged, so the device goes from one kernel to the
+/// next without waiting for the host. Reduced outputs share one staging between packages, so
+/// such launches never queue ahead.
 fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
     let me = job.me;
+    // An injected slowdown sleeps after each kernel to model a slower device: a kernel
+    // queued behind would run during that sleep and undo it.
+    let ahead = job.pipeline
+        && d.buffers.iter().all(|b| b.reduce.is_none())
+        && injected_slowdown(job).is_none();
     let mut previous: Option<InFlight> = None;
+    let mut queued: Option<Queued> = None;
     let mut count = 0usize;
+    let mut last_end: Option<u64> = None;
     loop {
-        let p = match job.shared.next_package(me, previous.is_none()) {
-            Ask::Run(p) => p,
-            Ask::Stop => break,
-            Ask::Later => {
-                if let Some(f) = previous.take() {
-                    finish(job, d, f)?;
+        let current = match queued.take() {
+            Some(q) => q,
+            None => match job.shared.next_package(me, previous.is_none()) {
+                Ask::Run(p) => start(job, d, p, &mut count, &mut previous)?,
+                Ask::Stop => break,
+                Ask::Later => {
+                    if let Some(f) = previous.take() {
+                        finish(job, d, f)?;
+                    }
+                    continue;
                 }
-                continue;
-            }
+            },
         };
-        let index = count;
-        count += 1;
-        if job.faults.iter().any(|f| matches!(*f, Fault::Panic { package, .. } if package == index))
-        {
-            panic!("injected panic at package {index}");
-        }
-        if let Some(reason) = injected_failure(job, index) {
-            if let Some(f) = previous.take() {
-                finish(job, d, f)?;
+        if ahead {
+            if let Some(q) = job.shared.ahead(me) {
+                queued = Some(start(job, d, q, &mut count, &mut previous)?);
             }
-            return Err(reason);
         }
-        let launched =
-            launch(job, d, p).map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
         if let Some(f) = previous.take() {
             finish(job, d, f)?;
         }
+        let Queued { package: p, index, launched } = current;
         if injected_hang(job, index) {
             // Behave like a device that never answers: block until dropped from the run.
             while job.shared.alive(me) {
@@ -196,6 +214,12 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
         wait_kernel(&launched.kernel, expected, job.wait)
             .map_err(|e| format!("kernel on package {p:?} failed: {e}"))?;
         let seconds = device_seconds(&launched.kernel);
+        let span = device_span(&launched.kernel);
+        let idle_before = match (last_end, span) {
+            (Some(e), Some((s, _))) => Some(s.saturating_sub(e) as f64 * 1e-9),
+            _ => None,
+        };
+        last_end = span.map(|(_, e)| e).or(last_end);
         if let Some(s) = seconds {
             d.per_unit = Some(s / p.len.max(1) as f64);
         }
@@ -204,7 +228,7 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
             std::thread::sleep(Duration::from_secs_f64(t));
         }
         let written = transfer(&launched.writes, launched.write_bytes);
-        if !job.shared.kernel_done(me, p, seconds, written) {
+        if !job.shared.kernel_done(me, p, seconds, written, idle_before) {
             return Ok(());
         }
         let in_flight = read_back(job, d, p, index, &launched.kernel)
@@ -215,6 +239,29 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
         finish(job, d, f)?;
     }
     Ok(())
+}
+
+/// Count `p` among this device's packages, apply the faults injected at it, and launch it.
+fn start(
+    job: &Job,
+    d: &mut Device,
+    p: Package,
+    count: &mut usize,
+    previous: &mut Option<InFlight>,
+) -> std::result::Result<Queued, String> {
+    let index = *count;
+    *count += 1;
+    if job.faults.iter().any(|f| matches!(*f, Fault::Panic { package, .. } if package == index)) {
+        panic!("injected panic at package {index}");
+    }
+    if let Some(reason) = injected_failure(job, index) {
+        if let Some(f) = previous.take() {
+            finish(job, d, f)?;
+        }
+        return Err(reason);
+    }
+    let launched = launch(job, d, p).map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
+    Ok(Queued { package: p, index, launched })
 }
 
 fn injected_failure(job: &Job, index: usize) -> Option<String> {

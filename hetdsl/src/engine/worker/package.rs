@@ -47,13 +47,17 @@ pub(super) fn transfer(events: &[Event], bytes: u64) -> Transfer {
     Transfer { bytes, seconds: if events.is_empty() { Some(0.0) } else { seconds } }
 }
 
-/// Write a package's inputs and launch its kernel.
+/// Write a package's inputs and launch its kernel. The writes go on the upload queue when
+/// packages are queued ahead (`job.pipeline`), so that they overlap the kernel before, which
+/// holds the in-order compute queue, and the read-backs; the kernel waits for them by their
+/// events either way.
 pub(super) fn launch(
     job: &Job,
     d: &mut Device,
     p: Package,
 ) -> std::result::Result<Launched, opencl3::error_codes::ClError> {
     let p = job.absolute(p);
+    let writes_on = if job.pipeline { &d.upload } else { &d.compute };
     let mut writes: Vec<Event> = Vec::new();
     let mut write_bytes = 0;
     for b in d.buffers.iter_mut().filter(|b| b.dir.reads() && b.pattern != Pattern::Whole) {
@@ -84,11 +88,12 @@ pub(super) fn launch(
             }
             // SAFETY: `dst` is this package's chunk of the buffer's staging, owned by the
             // device; packages are disjoint and a device runs a package once, so nothing else
-            // writes that range while the write is in flight; `chunk` lies within staging and
-            // the device buffer.
+            // writes that range while the write is in flight (a package queued behind this
+            // one is staged into its own range); `chunk` lies within staging and the device
+            // buffer.
             let ev = unsafe {
                 opencl3::command_queue::enqueue_write_buffer(
-                    d.compute.get(),
+                    writes_on.get(),
                     b.buffer.get(),
                     CL_NON_BLOCKING,
                     chunk.start,
@@ -100,11 +105,14 @@ pub(super) fn launch(
             }?;
             writes.push(Event::new(ev));
             if chunk.end < range.end {
-                d.compute.flush()?;
+                writes_on.flush()?;
             }
             at = chunk.end;
         }
         write_bytes += range.len() as u64;
+    }
+    if job.pipeline && !writes.is_empty() {
+        writes_on.flush()?;
     }
     let (offset, size) = job.geo.launch(p);
     let wait: Vec<cl_event> = writes.iter().map(|e| e.get()).collect();
@@ -286,7 +294,12 @@ pub(in crate::engine) fn wait_kernel(
 
 /// Device time of a command, from its profiling timestamps.
 pub(in crate::engine) fn device_seconds(ev: &Event) -> Option<f64> {
+    device_span(ev).map(|(start, end)| (end - start) as f64 * 1e-9)
+}
+
+/// A command's start and end on the device's profiling clock, in nanoseconds.
+pub(super) fn device_span(ev: &Event) -> Option<(u64, u64)> {
     let start = ev.profiling_command_start().ok()?;
     let end = ev.profiling_command_end().ok()?;
-    (end >= start && start > 0).then(|| (end - start) as f64 * 1e-9)
+    (end >= start && start > 0).then_some((start, end))
 }

@@ -21,9 +21,9 @@ use super::buffers::{DeviceBuffer, Staging};
 
 /// The objects one device left from its last clean run.
 pub(crate) struct Parked {
-    /// The compute and transfer queues; taken out first by the next run, which then unmaps
-    /// whatever staging it does not reuse with that transfer queue.
-    pub(super) queues: Option<(CommandQueue, CommandQueue)>,
+    /// The compute, transfer and upload queues; taken out first by the next run, which then
+    /// unmaps whatever staging it does not reuse with that transfer queue.
+    pub(super) queues: Option<(CommandQueue, CommandQueue, CommandQueue)>,
     /// One kernel object per kernel name this program ran on the device.
     pub(super) kernels: Vec<KeptKernel>,
     pub(super) buffers: Vec<ParkedBuffer>,
@@ -118,7 +118,7 @@ impl Drop for Parked {
     fn drop(&mut self) {
         // A mapped staging buffer is unmapped before it is released (the program is dropped, or
         // parking was turned off, with the queues still parked).
-        if let Some((_, transfer)) = self.queues.take() {
+        if let Some((_, transfer, _)) = self.queues.take() {
             self.free_buffers(&transfer);
         }
     }

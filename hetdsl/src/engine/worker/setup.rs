@@ -35,7 +35,7 @@ use crate::work::{DeviceProfile, Package};
 /// What the last clean run on this device parked is reused (see `parked`).
 pub(super) fn set_up(job: &Job) -> Result<Device> {
     let mut parked = job.device.park.take();
-    let (compute, transfer) = match parked.as_mut().and_then(|p| p.queues.take()) {
+    let (compute, transfer, upload) = match parked.as_mut().and_then(|p| p.queues.take()) {
         Some(queues) => queues,
         None => new_queues(job)?,
     };
@@ -80,8 +80,17 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
     };
     let (kernel, warmed_for, buffers, local_total) = made?;
     let profile = profile(job, local_total);
-    let mut device =
-        Device { compute, transfer, kernel, warmed_for, kernels, buffers, profile, per_unit: None };
+    let mut device = Device {
+        compute,
+        transfer,
+        upload,
+        kernel,
+        warmed_for,
+        kernels,
+        buffers,
+        profile,
+        per_unit: None,
+    };
     // A kept kernel already warmed up with this work-group size is compiled for it: warming it
     // again would only cost time (on a CPU, a work-group of a heavy kernel can take a second).
     // Never on unfilled inputs: a kernel may index with what it reads.
@@ -101,8 +110,8 @@ fn limit(job: &Job, reason: String) -> Error {
     }
 }
 
-/// Two profiling queues: compute, and transfer for read-backs.
-fn new_queues(job: &Job) -> Result<(CommandQueue, CommandQueue)> {
+/// Three profiling queues: compute, transfer for read-backs, upload for packages' inputs.
+fn new_queues(job: &Job) -> Result<(CommandQueue, CommandQueue, CommandQueue)> {
     let context = &job.device.platform.context;
     let id = job.device.device.id();
     // SAFETY: `id` is a device of `context`; the properties are a valid bit set.
@@ -110,7 +119,8 @@ fn new_queues(job: &Job) -> Result<(CommandQueue, CommandQueue)> {
         CommandQueue::create_with_properties(context, id, CL_QUEUE_PROFILING_ENABLE, 0)
     };
     let compute = queue().call("clCreateCommandQueueWithProperties")?;
-    Ok((compute, queue().call("clCreateCommandQueueWithProperties")?))
+    let transfer = queue().call("clCreateCommandQueueWithProperties")?;
+    Ok((compute, transfer, queue().call("clCreateCommandQueueWithProperties")?))
 }
 
 /// The kernel (the parked one of that name, else a new one), whose argument count must match
