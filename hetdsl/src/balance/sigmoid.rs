@@ -104,6 +104,12 @@
 //!     kernel (point 11 needs two packages far apart to act), and what a slow device risks by
 //!     overrating itself is bounded by the size of what it takes.
 //!
+//! 13. **Queued ahead.** A device of the faster class whose speed is averaged over a full
+//!     history may have its next package planned while its current one runs, from the instant
+//!     that one should end, and queued behind it ([`Balancer::next_ahead`]), so that the
+//!     device goes from kernel to kernel without waiting for the host; only while the work
+//!     left after it keeps every device busy for twice as long as it keeps this one.
+//!
 //! [`Sigmoid::faithful`] keeps the paper's algorithm exactly, without the guard.
 
 use super::horizon::{DeviceView, Outlook};
@@ -169,6 +175,8 @@ pub struct Sigmoid {
     irregular: bool,
     alive: Vec<bool>,
     running: Vec<Option<Running>>,
+    /// Queued behind `running` (guard point 13), planned from when that one should end.
+    queued: Vec<Option<Running>>,
     handed_first: Vec<bool>,
     /// Devices nominally far slower than the fastest (see [`SLOW_CLASS`]): only they may be
     /// told to wait.
@@ -215,6 +223,7 @@ impl Sigmoid {
             irregular: false,
             alive: Vec::new(),
             running: Vec::new(),
+            queued: Vec::new(),
             handed_first: Vec::new(),
             slow_class: Vec::new(),
             transfer_bound: Vec::new(),
@@ -476,6 +485,7 @@ impl Balancer for Sigmoid {
         self.irregular = false;
         self.alive = vec![true; n];
         self.running = vec![None; n];
+        self.queued = vec![None; n];
         self.handed_first = vec![false; n];
         self.transfer_bound = vec![0; n];
         let fastest = nominal.iter().copied().fold(0.0, f64::max);
@@ -530,20 +540,22 @@ impl Balancer for Sigmoid {
                 self.irregular = true;
             }
         }
-        if let Some(slot) = self.running.get_mut(done.device) {
-            if slot.is_some_and(|r| r.package == done.package) {
-                *slot = None;
-            }
-        }
+        self.promote(done.device, done.package, done.host_end);
+    }
+
+    fn next_ahead(&mut self, device: usize, now: f64) -> Next {
+        self.ahead(device, now)
     }
 
     fn device_lost(&mut self, device: usize) {
         if let Some(a) = self.alive.get_mut(device) {
             *a = false;
             self.running[device] = None;
+            self.queued[device] = None;
         }
     }
 }
 
+mod ahead;
 #[cfg(test)]
 mod tests;

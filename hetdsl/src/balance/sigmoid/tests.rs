@@ -305,3 +305,63 @@ fn a_slow_device_grows_its_packages_from_its_largest_completed() {
         largest = largest.max(p.len);
     }
 }
+
+#[test]
+fn a_package_is_queued_ahead_only_with_a_full_history_and_planned_from_the_running_one_s_end() {
+    // Two equal GPUs on a regular kernel (100 groups/s each), a CPU nominally 10 times slower
+    // (a slower class) at 10/s, 1 000 000 groups: plenty left after any package.
+    let mut b = Sigmoid::guarded();
+    b.start(&setup(1_000_000, &[(10.0, 4), (10.0, 4), (1.0, 4)])).unwrap();
+    let mut now = 0.0;
+    // Probes, then packages measured one at a time: nothing is queued before three are.
+    for _ in 0..3 {
+        for d in 0..2 {
+            let p = run(&mut b, d, now);
+            assert_eq!(b.next_ahead(d, now), Next::Wait, "queued after {now} s");
+            now += p.len as f64 / 100.0;
+            finish(&mut b, d, p, 100.0, now);
+        }
+    }
+    for _ in 0..3 {
+        let p = run(&mut b, 2, now);
+        now += p.len as f64 / 10.0;
+        finish(&mut b, 2, p, 10.0, now);
+    }
+    let running = run(&mut b, 0, now);
+    let Next::Run(queued) = b.next_ahead(0, now) else { panic!("nothing queued after three") };
+    assert_eq!(queued.offset, running.end(), "taken from the front, after the running one");
+    // Planned from when the running one should end: at least the imbalance bound there.
+    let free_at = now + running.len as f64 / 100.0;
+    assert!(queued.len as f64 >= (0.05 * free_at * 100.0).floor(), "{queued:?} at {free_at}");
+    // One queued at a time, and never on a device of a slower class.
+    assert_eq!(b.next_ahead(0, now), Next::Wait);
+    let _ = run(&mut b, 2, now);
+    assert_eq!(b.next_ahead(2, now), Next::Wait);
+    // The running one ends: the queued one runs from then, and another may be queued.
+    finish(&mut b, 0, running, 100.0, free_at);
+    assert!(b.running[0].is_some_and(|r| r.package == queued && r.since == free_at));
+    assert!(matches!(b.next_ahead(0, free_at), Next::Run(_)));
+    // A lost device drops what it had queued.
+    b.device_lost(0);
+    assert!(b.queued[0].is_none() && b.running[0].is_none());
+}
+
+#[test]
+fn nothing_is_queued_ahead_near_the_end() {
+    // Two equal GPUs, 2 000 groups: after three measured packages each, what is left is
+    // less than twice what all devices run during one more package.
+    let mut b = Sigmoid::guarded();
+    b.start(&setup(2_000, &[(1.0, 4), (1.0, 4)])).unwrap();
+    let mut now = 0.0;
+    for _ in 0..3 {
+        for d in 0..2 {
+            let p = run(&mut b, d, now);
+            now += p.len as f64 / 100.0;
+            finish(&mut b, d, p, 100.0, now);
+        }
+    }
+    let left = b.left.left();
+    let p = run(&mut b, 0, now);
+    assert!(left - p.len < 4 * p.len, "left {left}, package {p:?}: not near the end");
+    assert_eq!(b.next_ahead(0, now), Next::Wait);
+}
