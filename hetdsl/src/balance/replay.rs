@@ -157,6 +157,17 @@ impl Balancer for Replay {
         }
     }
 
+    /// A device's next range of the plan, queued behind the one it runs: the plan gives it
+    /// that range whenever it asks, so committing it early costs nothing, and its input copy
+    /// and launch then hide behind the running kernel. Never a lost device's range (whoever
+    /// is idle first should take those), nor under the `Learned` fallback.
+    fn next_ahead(&mut self, device: usize, _now: f64) -> Next {
+        if self.fallback.is_some() || !self.alive.get(device).copied().unwrap_or(false) {
+            return Next::Wait;
+        }
+        self.own[device].pop_front().map_or(Next::Wait, Next::Run)
+    }
+
     fn completed(&mut self, done: &Completion) {
         if let Some(f) = &mut self.fallback {
             f.completed(done);
@@ -255,6 +266,26 @@ mod tests {
             drain(&mut b, 1),
             vec![Package { offset: 30, len: 30 }, Package { offset: 60, len: 40 }]
         );
+    }
+
+    #[test]
+    fn a_device_s_own_next_range_is_queued_ahead_never_a_lost_device_s() {
+        let mut b = Replay::new(history(vec![vec![0..30, 60..100], vec![30..60]], 100));
+        b.start(&setup(2, 100)).unwrap();
+        let p = |offset, len| Package { offset, len };
+        assert_eq!(b.next(0, 0.0), Next::Run(p(0, 30)));
+        assert_eq!(b.next_ahead(0, 0.0), Next::Run(p(60, 40)));
+        assert_eq!(b.next_ahead(0, 0.0), Next::Wait, "nothing of its own left");
+        assert_eq!(b.next(1, 0.0), Next::Run(p(30, 30)));
+        b.device_lost(0);
+        // Device 0's ranges are the driver's to re-run; nothing of device 1's own is left, and
+        // an orphan is for whoever is idle first.
+        assert_eq!(b.next_ahead(1, 0.0), Next::Wait);
+        // Under the Learned fallback nothing is queued.
+        let mut f = Replay::new(history(vec![vec![0..50], vec![60..100]], 100));
+        f.start(&setup(2, 100)).unwrap();
+        assert!(matches!(f.next(0, 0.0), Next::Run(_)));
+        assert_eq!(f.next_ahead(0, 0.0), Next::Wait);
     }
 
     #[test]
