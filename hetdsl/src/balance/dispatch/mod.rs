@@ -328,10 +328,11 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
     /// `device`, running one package, asks for a second to queue behind it. Only the balancer's
     /// packages are queued: re-runs and back-ups wait for an idle device, and nothing is
     /// queued while a re-run is pending (an idle device should take that first). Nor on a
-    /// device not yet measured, or measured more than [`QUEUE_CLASS`] times slower than the
-    /// fastest: a queued package is never backed up before it runs, so a slow device would
-    /// hold it, out of reach, until it ends. `None`: nothing queued; the device asks
-    /// [`Dispatcher::ask`] once idle, as always.
+    /// device measured more than [`QUEUE_CLASS`] times slower than the fastest measured one,
+    /// or, not measured yet, nominally that much slower than the nominally fastest: a queued
+    /// package is never backed up before it runs, so a slow device would hold it, out of
+    /// reach, until it ends. `None`: nothing queued; the device asks [`Dispatcher::ask`] once
+    /// idle, as always.
     pub fn ask_ahead(&mut self, device: usize, at: f64) -> Result<Option<Assignment>> {
         if let Some(f) = &self.fatal {
             return Err(f.error());
@@ -348,15 +349,8 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         {
             return Ok(None);
         }
-        let fastest = self
-            .devices
-            .iter()
-            .filter(|d| !d.lost)
-            .filter_map(|d| d.stats.speed)
-            .fold(0.0, f64::max);
-        match self.devices[device].stats.speed {
-            Some(v) if v * QUEUE_CLASS >= fastest => {}
-            _ => return Ok(None),
+        if !self.fast_enough_to_queue(device) {
+            return Ok(None);
         }
         let Next::Run(p) = self.call("next_ahead", |b| b.next_ahead(device, at))? else {
             return Ok(None);
@@ -366,6 +360,23 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
             Some(Copy { package: p, since: at, twin: None, abandoned: false });
         events::handed_out(self.label(device), at, p, Origin::Balancer);
         Ok(Some(Assignment { package: p, origin: Origin::Balancer }))
+    }
+
+    /// Whether `device` is within [`QUEUE_CLASS`] of the fastest live device: by measured
+    /// speed once it has one, else by nominal speed.
+    fn fast_enough_to_queue(&self, device: usize) -> bool {
+        let live = || self.devices.iter().enumerate().filter(|(_, d)| !d.lost);
+        match self.devices[device].stats.speed {
+            Some(v) => {
+                let fastest = live().filter_map(|(_, d)| d.stats.speed).fold(0.0, f64::max);
+                v * QUEUE_CLASS >= fastest
+            }
+            None => {
+                let nominal = |i: usize| self.nominal.get(i).copied().unwrap_or(0.0);
+                let fastest = live().map(|(i, _)| nominal(i)).fold(0.0, f64::max);
+                nominal(device) > 0.0 && nominal(device) * QUEUE_CLASS >= fastest
+            }
+        }
     }
 
     fn hand_out(

@@ -604,16 +604,16 @@ impl Balancer for Ahead {
 fn a_queued_package_runs_from_its_predecessor_s_end_and_a_loss_re_runs_it() {
     let mut b = Ahead(Dynamic::chunk(2));
     let mut d = start(&mut b, 2, 12, false);
-    // Nothing is queued on an idle device, nor behind a device's first package: its speed is
-    // not measured yet.
+    // Nothing is queued on an idle device.
     assert_eq!(d.ask_ahead(0, 0.0).unwrap(), None);
     let first = run(d.ask(0, 0.0).unwrap()).package;
-    assert_eq!(d.ask_ahead(0, 0.0).unwrap(), None);
+    // Not measured yet, but nominally as fast as any: a package is queued.
+    let second = d.ask_ahead(0, 0.0).unwrap().expect("a package queued").package;
     // Device 1 runs one package 10 times slower than device 0: more than QUEUE_CLASS apart.
     let slow = run(d.ask(1, 0.0).unwrap()).package;
     d.kernel_done(0, first, 1.0, None).unwrap();
     d.merged(0, first, 1.0).unwrap();
-    let second = run(d.ask(0, 1.0).unwrap()).package;
+    assert_eq!(d.running(0), Some((second, 1.0)));
     let third = d.ask_ahead(0, 1.1).unwrap().expect("a package queued").package;
     assert_eq!(d.queued(0), Some(third));
     // One queued at a time.
@@ -649,4 +649,17 @@ fn a_queued_package_runs_from_its_predecessor_s_end_and_a_loss_re_runs_it() {
         }
     }
     assert!(d.is_over(), "ran {ran:?}");
+}
+
+#[test]
+fn a_device_nominally_far_slower_gets_nothing_queued_before_it_is_measured() {
+    let mut b = Ahead(Dynamic::chunk(2));
+    let mut s = setup(2, 12);
+    s.devices[0].nominal_gflops = 10.0;
+    let mut d =
+        Dispatcher::start(&mut b as &mut dyn Balancer, s, names(2), Config::default()).unwrap();
+    run(d.ask(0, 0.0).unwrap());
+    run(d.ask(1, 0.0).unwrap());
+    assert!(d.ask_ahead(0, 0.0).unwrap().is_some(), "the nominally fastest queues");
+    assert_eq!(d.ask_ahead(1, 0.0).unwrap(), None, "10 times slower on paper");
 }
