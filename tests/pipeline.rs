@@ -1,8 +1,9 @@
 //! Packages queued ahead: a device has its next package written and its kernel queued while the
 //! current one runs. Checked against the CPU on the two PoCL devices, with two sliced inputs
-//! (one read 4:1) and small packages, so that each device stages and writes a queued package's
-//! inputs while the one before still computes; with and without a device failing at a queued
-//! package, and with pipelining turned off.
+//! (one read 4:1), small packages and a kernel that computes far longer than its transfers
+//! take (a package whose span is mostly transfers gets nothing queued), so that each device
+//! stages and writes a queued package's inputs while the one before still computes; with and
+//! without a device failing at a queued package, and with pipelining turned off.
 
 mod common;
 
@@ -14,15 +15,27 @@ use std::time::Duration;
 const SRC: &str = r#"
 __kernel void blend(__global const uint* a, __global const uint* b, __global uint* out) {
     size_t i = get_global_id(0);
-    out[i] = a[i] * 3u + (b[4 * i] ^ b[4 * i + 3]);
+    uint x = a[i];
+    for (int k = 0; k < 2000; k++) {
+        x = x * 1664525u + 1013904223u;
+    }
+    out[i] = x + (b[4 * i] ^ b[4 * i + 3]);
 }
 "#;
 
-const N: usize = 1 << 20;
+const N: usize = 1 << 16;
+/// The kernel's loop count (its source spells it out).
+const ROUNDS: u32 = 2000;
 const LOCAL: usize = 64;
 
 fn reference(a: &[u32], b: &[u32]) -> Vec<u32> {
-    (0..N).map(|i| a[i].wrapping_mul(3).wrapping_add(b[4 * i] ^ b[4 * i + 3])).collect()
+    let mix = |mut x: u32| {
+        for _ in 0..ROUNDS {
+            x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+        }
+        x
+    };
+    (0..N).map(|i| mix(a[i]).wrapping_add(b[4 * i] ^ b[4 * i + 3])).collect()
 }
 
 fn run(pipeline: bool, faults: &[Fault]) -> (Vec<u32>, Vec<u32>, Report) {
@@ -90,8 +103,9 @@ fn without_pipelining_nothing_is_queued() {
 #[test]
 fn a_device_failing_at_a_queued_package_loses_no_output() {
     within(Duration::from_secs(120), || {
-        // Package 1 of device 0 is the one queued behind its first: its launch fails while
-        // package 0 still runs; both, and anything kept but not merged, are re-run on device 1.
+        // Device 0's packages from its third on are queued behind the one before: a launch
+        // failing there fails while that one still runs; both, and anything kept but not
+        // merged, are re-run on device 1.
         for package in [1, 2, 5] {
             let (out, want, r) = run(true, &[Fault::Fail { device: 0, package }]);
             assert_eq!(wrong(&out, &want), 0, "fault at {package}: outputs wrong\n{}", r.table());

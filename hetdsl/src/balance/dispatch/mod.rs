@@ -47,6 +47,10 @@ mod watchdog;
 /// queued ahead ([`Dispatcher::ask_ahead`]).
 pub const QUEUE_CLASS: f64 = 4.0;
 
+/// A device whose last package spent less than this share of its span in the kernel gets
+/// nothing queued ahead ([`Dispatcher::ask_ahead`]).
+pub const QUEUE_KERNEL_SHARE: f64 = 0.5;
+
 /// Knobs of a dispatcher.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Config {
@@ -135,6 +139,8 @@ struct Dev {
     /// Queued behind `running` ([`Dispatcher::ask_ahead`]); it becomes `running` when that
     /// one's kernel is done, its `since` then that instant.
     queued: Option<Copy>,
+    /// The share of its last kept package's span (hand-out to completion) spent in the kernel.
+    kernel_share: Option<f64>,
     /// Kept but not merged yet: the package, the device whose copy was abandoned for it, and
     /// when its kernel finished (a read-back that never ends is a hang too).
     kept: Vec<(Package, Option<usize>, f64)>,
@@ -327,12 +333,14 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
 
     /// `device`, running one package, asks for a second to queue behind it. Only the balancer's
     /// packages are queued: re-runs and back-ups wait for an idle device, and nothing is
-    /// queued while a re-run is pending (an idle device should take that first). Nor on a
-    /// device measured more than [`QUEUE_CLASS`] times slower than the fastest measured one,
-    /// or, not measured yet, nominally that much slower than the nominally fastest: a queued
-    /// package is never backed up before it runs, so a slow device would hold it, out of
-    /// reach, until it ends. `None`: nothing queued; the device asks [`Dispatcher::ask`] once
-    /// idle, as always.
+    /// queued while a re-run is pending (an idle device should take that first). Only on a
+    /// device with a package completed, measured within [`QUEUE_CLASS`] of the fastest
+    /// measured one (a queued package is never backed up before it runs, so a slow device
+    /// would hold it, out of reach, until it ends), whose last package spent at least
+    /// [`QUEUE_KERNEL_SHARE`] of its span in the kernel: where transfers and host copies
+    /// dominate, the next package's copies only compete with this one's for the host's memory
+    /// (measured on an H100, stencil3d and elementwise in pieces: 5-25 % slower queued).
+    /// `None`: nothing queued; the device asks [`Dispatcher::ask`] once idle, as always.
     pub fn ask_ahead(&mut self, device: usize, at: f64) -> Result<Option<Assignment>> {
         if let Some(f) = &self.fatal {
             return Err(f.error());
@@ -362,21 +370,18 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         Ok(Some(Assignment { package: p, origin: Origin::Balancer }))
     }
 
-    /// Whether `device` is within [`QUEUE_CLASS`] of the fastest live device: by measured
-    /// speed once it has one, else by nominal speed.
+    /// Whether `device` has completed a package that spent at least [`QUEUE_KERNEL_SHARE`] of
+    /// its span in the kernel, and is measured within [`QUEUE_CLASS`] of the fastest device.
     fn fast_enough_to_queue(&self, device: usize) -> bool {
-        let live = || self.devices.iter().enumerate().filter(|(_, d)| !d.lost);
-        match self.devices[device].stats.speed {
-            Some(v) => {
-                let fastest = live().filter_map(|(_, d)| d.stats.speed).fold(0.0, f64::max);
-                v * QUEUE_CLASS >= fastest
-            }
-            None => {
-                let nominal = |i: usize| self.nominal.get(i).copied().unwrap_or(0.0);
-                let fastest = live().map(|(i, _)| nominal(i)).fold(0.0, f64::max);
-                nominal(device) > 0.0 && nominal(device) * QUEUE_CLASS >= fastest
-            }
-        }
+        let d = &self.devices[device];
+        let (Some(v), Some(share)) = (d.stats.speed, d.kernel_share) else { return false };
+        let fastest = self
+            .devices
+            .iter()
+            .filter(|d| !d.lost)
+            .filter_map(|d| d.stats.speed)
+            .fold(0.0, f64::max);
+        share >= QUEUE_KERNEL_SHARE && v * QUEUE_CLASS >= fastest
     }
 
     fn hand_out(
@@ -470,6 +475,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         self.call("completed", |b| b.completed(&done))?;
         let d = &mut self.devices[device];
         d.stats.speed = Some(package.len as f64 / host.max(f64::MIN_POSITIVE));
+        d.kernel_share = Some(kernel_seconds / host.max(f64::MIN_POSITIVE));
         d.stats.packages += 1;
         d.stats.groups += package.len;
         d.stats.busy += kernel_seconds;
