@@ -11,7 +11,7 @@ fn run(p: &hetdsl::Program, explicit: bool) -> hetdsl::Result<hetdsl::Report> {
     let mut out = vec![0u32; 1024];
     let mut l = common::expand4(p, 256, &input, &mut out);
     if explicit {
-        l = l.wait(WaitMode::Block).backups(false);
+        l = l.wait(WaitMode::Block).backups(false).pipeline(true);
     }
     let r = l.run();
     if r.is_ok() {
@@ -23,7 +23,9 @@ fn run(p: &hetdsl::Program, explicit: bool) -> hetdsl::Result<hetdsl::Report> {
 #[test]
 fn unreadable_wait_and_backup_settings_are_errors() {
     let p = program("engine.cl");
-    for (name, value) in [("HETDSL_WAIT", "sometimes"), ("HETDSL_BACKUPS", "maybe")] {
+    let settings =
+        [("HETDSL_WAIT", "sometimes"), ("HETDSL_BACKUPS", "maybe"), ("HETDSL_PIPELINE", "on")];
+    for (name, value) in settings {
         std::env::set_var(name, value);
         match run(&p, false) {
             Err(Error::BadConfig(m)) => {
