@@ -1,36 +1,11 @@
 use crate::balance::dispatch::tests::{run, start};
 use crate::balance::dispatch::Decision;
-use crate::balance::{Balancer, Completion, Dynamic, Next, Setup};
-use crate::error::Result;
-
-/// A balancer that queues ahead whatever `next` would give.
-struct Ahead(Dynamic);
-
-impl Balancer for Ahead {
-    fn name(&self) -> String {
-        "ahead".into()
-    }
-    fn start(&mut self, setup: &Setup) -> Result<()> {
-        self.0.start(setup)
-    }
-    fn next(&mut self, device: usize, now: f64) -> Next {
-        self.0.next(device, now)
-    }
-    fn next_ahead(&mut self, device: usize, now: f64) -> Next {
-        self.0.next(device, now)
-    }
-    fn completed(&mut self, done: &Completion) {
-        self.0.completed(done)
-    }
-    fn device_lost(&mut self, device: usize) {
-        self.0.device_lost(device)
-    }
-}
+use crate::balance::Dynamic;
 
 #[test]
 fn a_queued_package_runs_from_its_predecessor_s_end_and_a_loss_re_runs_it() {
-    let mut b = Ahead(Dynamic::chunk(2));
-    let mut d = start(&mut b, 2, 12, false);
+    let mut b = Dynamic::chunk(2);
+    let mut d = start(&mut b, 2, 40, false);
     // Nothing is queued on an idle device, nor behind a device's first package: nothing of
     // it is measured yet.
     assert_eq!(d.ask_ahead(0, 0.0).unwrap(), None);
@@ -80,8 +55,8 @@ fn a_queued_package_runs_from_its_predecessor_s_end_and_a_loss_re_runs_it() {
 
 #[test]
 fn a_device_whose_packages_cost_mostly_transfers_gets_nothing_queued() {
-    let mut b = Ahead(Dynamic::chunk(2));
-    let mut d = start(&mut b, 2, 12, false);
+    let mut b = Dynamic::chunk(2);
+    let mut d = start(&mut b, 2, 40, false);
     // Device 0's kernel is 0.9 s of a 1 s span; device 1's 0.1 s of 1 s (its writes, read-back
     // and host copies take the rest).
     for (dev, kernel) in [(0, 0.9), (1, 0.1)] {
