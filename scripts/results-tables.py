@@ -59,31 +59,28 @@ def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
-def overheads(rows):
-    gaps = []
+def gpu_packages(rows):
+    """Every GPU package's trace entry in the rows' reports."""
     for r in rows:
         rep = r["report"]
         if not rep:
             continue
         gpus = {d["index"] for d in rep["devices"] if d["kind"] == "Gpu"}
-        for t in rep["trace"]:
-            k, w = t["kernel_seconds"], t["written"]["seconds"]
-            if t["device"] in gpus and k is not None and w is not None:
-                gaps.append(max(0.0, t["host_end"] - t["host_start"] - k - w))
+        yield from (t for t in rep["trace"] if t["device"] in gpus)
+
+
+def overheads(rows):
+    gaps = []
+    for t in gpu_packages(rows):
+        k, w = t["kernel_seconds"], t["written"]["seconds"]
+        if k is not None and w is not None:
+            gaps.append(max(0.0, t["host_end"] - t["host_start"] - k - w))
     return gaps
 
 
 def idle_gaps(rows):
     """Each GPU package's device idle time before its kernel (reports that record it)."""
-    gaps = []
-    for r in rows:
-        rep = r["report"]
-        if not rep:
-            continue
-        gpus = {d["index"] for d in rep["devices"] if d["kind"] == "Gpu"}
-        gaps += [t["idle_before"] for t in rep["trace"]
-                 if t["device"] in gpus and t.get("idle_before") is not None]
-    return gaps
+    return [t["idle_before"] for t in gpu_packages(rows) if t.get("idle_before") is not None]
 
 
 def set_tables(machine, label, source, rows):

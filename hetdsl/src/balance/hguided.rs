@@ -95,15 +95,20 @@ impl HGuided {
 }
 
 impl HGuided {
+    /// The live devices' count and total power (N, ΣP).
+    fn live_power(&self) -> (usize, f64) {
+        let live = (0..self.alive.len()).filter(|&d| self.alive[d]);
+        live.fold((0, 0.0), |(n, p), d| (n + 1, p + self.power[d]))
+    }
+
     /// The next package's size for a live `device`: Gr·P_j / (k_j·N·ΣP), at least m_j.
     fn size(&self, device: usize) -> Option<u64> {
         if !self.alive.get(device).copied().unwrap_or(false) {
             return None;
         }
-        let live: Vec<usize> = (0..self.alive.len()).filter(|&d| self.alive[d]).collect();
-        let total_power: f64 = live.iter().map(|&d| self.power[d]).sum();
+        let (live, total_power) = self.live_power();
         let gr = self.left.left() as f64;
-        let size = gr * self.power[device] / (self.k[device] * live.len() as f64 * total_power);
+        let size = gr * self.power[device] / (self.k[device] * live as f64 * total_power);
         Some((size.floor() as u64).max(self.min_groups[device]))
     }
 }
@@ -163,8 +168,7 @@ impl Balancer for HGuided {
     /// on one device is work another, idle sooner, could have shared.
     fn next_ahead(&mut self, device: usize, now: f64) -> Next {
         let Some(len) = self.size(device) else { return Next::Wait };
-        let total_power: f64 =
-            (0..self.alive.len()).filter(|&d| self.alive[d]).map(|d| self.power[d]).sum();
+        let (_, total_power) = self.live_power();
         let after = self.left.left().saturating_sub(len) as f64;
         if after / total_power >= 2.0 * len as f64 / self.power[device] {
             self.next(device, now)

@@ -41,10 +41,8 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
             || d.balancer_done
             || !self.retry.is_empty()
             || self.unmerged == 0
+            || !self.may_queue(device)
         {
-            return Ok(None);
-        }
-        if !self.fast_enough_to_queue(device) {
             return Ok(None);
         }
         let Next::Run(p) = self.call("next_ahead", |b| b.next_ahead(device, at))? else {
@@ -59,7 +57,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
 
     /// Whether `device` has completed a package that spent at least [`QUEUE_KERNEL_SHARE`] of
     /// its span in the kernel, and is measured within [`QUEUE_CLASS`] of the fastest device.
-    fn fast_enough_to_queue(&self, device: usize) -> bool {
+    fn may_queue(&self, device: usize) -> bool {
         let d = &self.devices[device];
         let (Some(v), Some(share)) = (d.stats.speed, d.kernel_share) else { return false };
         let fastest = self

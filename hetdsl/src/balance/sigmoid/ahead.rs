@@ -15,15 +15,15 @@ impl Sigmoid {
     /// one: near the end the horizon sizes each package from the latest speeds, and a package
     /// committed early there is work a device idle sooner could have shared.
     pub(super) fn ahead(&mut self, device: usize, now: f64) -> Next {
-        let Some(size) = self.ahead_size(device, now) else { return Next::Wait };
+        let Some((size, free_at)) = self.ahead_size(device, now) else { return Next::Wait };
         let len = size.floor() as u64;
         let Some(package) = self.left.take(len) else { return Next::Wait };
-        let free_at = self.free_at(device, now);
         self.queued[device] = Some(Running { package, since: free_at });
         Next::Run(package)
     }
 
-    fn ahead_size(&self, device: usize, now: f64) -> Option<f64> {
+    /// The queued package's size, and when it should start.
+    fn ahead_size(&self, device: usize, now: f64) -> Option<(f64, f64)> {
         let eligible = self.guarded
             && self.alive.get(device).copied().unwrap_or(false)
             && !self.slow_class[device]
@@ -34,14 +34,15 @@ impl Sigmoid {
         if !eligible || self.left.is_empty() {
             return None;
         }
-        let size = self.guarded_size(device, self.free_at(device, now))?;
+        let free_at = self.free_at(device, now);
+        let size = self.guarded_size(device, free_at)?;
         if !size.is_finite() || size < 1.0 {
             return None;
         }
         let speed = self.speeds.speed(device);
         let total: f64 = self.live().map(|d| self.speeds.speed(d)).sum();
         let after = self.left.left() as f64 - size.floor();
-        (after / total >= 2.0 * size.floor() / speed).then_some(size)
+        (after / total >= 2.0 * size.floor() / speed).then_some((size, free_at))
     }
 
     /// When `device`'s running package is expected to end, at its planning speed (now, if it
