@@ -246,7 +246,25 @@ fn a_replayed_split_queues_its_moves_from_the_host_and_between_devices() {
             // From then on each device also holds its own half of the other grid: one halo row
             // each way, every sweep.
             assert_eq!((m.host_to_device, m.device_to_device), (0, 2 * 64 * 4), "{m:?}");
+            // The grid written here was read across the boundary at the last move: each
+            // device computes the units holding that row first, then the rest of its half.
+            edge_first(r, k);
         }
+    }
+}
+
+/// In a queued sweep of two halves, each device ran two packages: first the few units at the
+/// boundary, then the rest of its half.
+fn edge_first(r: &Report, k: usize) {
+    let half = r.total_groups / 2;
+    for d in 0..2 {
+        let ps: Vec<_> = r.trace.iter().filter(|t| t.device == d).map(|t| t.package).collect();
+        assert_eq!(ps.len(), 2, "sweep {k}, device {d}: {}", r.table());
+        let edge = ps[0];
+        assert!(edge.len <= half / 8, "sweep {k}: {}", r.table());
+        let touches_boundary =
+            if d == 0 { edge.offset + edge.len == half } else { edge.offset == half };
+        assert!(touches_boundary, "sweep {k}, device {d}: {}", r.table());
     }
 }
 

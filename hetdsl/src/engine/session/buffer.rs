@@ -33,6 +33,9 @@ pub(crate) struct BufState {
     /// Per session device: its memory for a window of the buffer (the whole buffer when it
     /// fits the allocation cap), made when first needed.
     pub(crate) mems: Vec<Option<Window>>,
+    /// Per session device: the ranges last moved out of it to another device (what queued
+    /// launches compute first there, see `order`).
+    pub(crate) sent: Vec<RangeSet>,
 }
 
 /// A device's memory for elements `lo..hi` of a buffer: element `e` is at byte
@@ -69,6 +72,7 @@ impl BufferCore {
                 host,
                 res: Residency::on_host(len as u64, n),
                 mems: vec![None; n],
+                sent: vec![RangeSet::new(); n],
             }),
         }
     }

@@ -17,6 +17,8 @@
 mod buffer;
 mod history;
 mod launch;
+mod order;
+mod pinned;
 mod queued;
 mod residency;
 mod split;
@@ -56,6 +58,8 @@ pub(crate) struct Devices {
     pub(crate) buffers: Mutex<Vec<Weak<BufferCore>>>,
     /// Launches queued on the devices and not yet seen to end, their reports, the history.
     pub(crate) launches: queued::Launches,
+    /// Pinned host memory the queued launches' moves go through, reused between launches.
+    pub(crate) pinned: pinned::Pool,
 }
 
 pub(crate) struct SessionDevice {
@@ -174,6 +178,7 @@ impl Program {
             max_alloc: AtomicU64::new(cap),
             buffers: Mutex::new(Vec::new()),
             launches: queued::Launches::default(),
+            pinned: pinned::Pool::default(),
         });
         let mut workers = Vec::new();
         for (slot, d) in devices.list.iter().enumerate() {
@@ -336,6 +341,7 @@ impl Drop for Session {
         // Nothing may still run on the devices when their threads go; a failure here has no
         // one left to report to (the buffers' ranges it lost are marked lost all the same).
         let _ = self.devices.drain();
+        self.devices.pinned.release(&self.devices);
         for w in &mut self.workers {
             w.stop();
         }

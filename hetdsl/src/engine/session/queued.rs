@@ -26,6 +26,7 @@ use opencl3::kernel::Kernel;
 use opencl3::types::cl_event;
 
 use super::launch::HistoryKey;
+use super::order;
 use super::residency::Loc;
 use super::staged::{self, InFlight, Need};
 use super::worker::{bind_windows, enqueue_kernel, set_up, PackageError, Plan, SArg, Worker};
@@ -99,11 +100,13 @@ struct Queued {
     packages: Vec<Vec<Package>>,
     events: Vec<Vec<Event>>,
     transfers: Vec<BufferMoved>,
-    /// The moves' host memory, which the devices' writes read until the launch has ended:
-    /// held, never read here.
-    _staging: InFlight,
+    /// The moves' host memory, which the devices' writes read until the launch has ended;
+    /// its pinned part goes back to the session's pool then.
+    staging: InFlight,
     /// Its chained reads, which its devices' writes and later launches' kernels wait for.
     reads: Vec<staged::ChainedRead>,
+    /// What it made fresh where, and after which package: what a later move waits for.
+    touched: Vec<order::Touch>,
     /// How long the host waits for its kernels before it judges a device hung: the
     /// watchdog's floor plus its factor times the replayed launch's time.
     limit: Duration,
@@ -171,9 +174,12 @@ impl Devices {
                 }
             }
         }
-        if hung {
+        if hung || !failed.is_empty() {
             // Its writes may still read the staged bytes whenever the device moves again.
-            std::mem::forget(std::mem::take(&mut q._staging));
+            std::mem::forget(std::mem::take(&mut q.staging));
+        } else {
+            // Every write has ended: each position's kernels follow its writes in its queue.
+            self.pinned.give_back(self, std::mem::take(&mut q.staging.pinned));
         }
 
         for (pos, reason) in &failed {
@@ -410,13 +416,14 @@ pub(super) fn submit(
 ) -> Result<()> {
     let devices = &session.devices;
     devices.settle(MAX_QUEUED - 1, false)?;
+    let blocks = order::edges_first(&plan, blocks);
     let plan = Arc::new(plan);
     let slots = plan.slots.clone();
-    let arrivals: Vec<_> =
-        needs.iter().map(|n| (n.core.clone(), slots[n.pos], n.range.clone())).collect();
+    let arrivals: Vec<_> = needs.iter().map(|n| (n.core.clone(), n.pos, n.range.clone())).collect();
     let (started, after) = {
         let pending = devices.launches.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let started = staged::start(devices, &slots, needs, |slot| last_event(&pending, slot));
+        let producer = |slot, buffer, range: &_| producer(&pending, slot, buffer, range);
+        let started = staged::start(devices, &slots, needs, producer);
         (started, reads_before_writes(&pending, &plan))
     };
     let staged::Started { flight, writes, moved, reads } = match started {
@@ -428,8 +435,10 @@ pub(super) fn submit(
         }
     };
     let (events, failed) = enqueue_everywhere(session, &plan, &blocks, writes, after);
-    for (core, slot, range) in arrivals {
-        core.lock().res.copied(Loc::Device(slot), range);
+    let moved_in = arrivals.iter().map(|(core, pos, range)| (*pos, core.index, range.clone()));
+    let touched = order::touches(&plan, &blocks, moved_in);
+    for (core, pos, range) in arrivals {
+        core.lock().res.copied(Loc::Device(slots[pos]), range);
     }
     for (pos, packages) in blocks.iter().enumerate() {
         for a in &plan.args {
@@ -461,13 +470,14 @@ pub(super) fn submit(
         // no event to wait for (and waiting could hang on a dead device): the driver may copy
         // from these bytes at any time, so they are never freed then (a bounded leak, only on
         // a device's failure) rather than freed under a transfer.
-        _staging: if failed.is_empty() {
+        staging: if failed.is_empty() {
             flight
         } else {
             std::mem::forget(flight);
-            InFlight::new()
+            InFlight::default()
         },
         reads,
+        touched,
         limit,
         hangs: (0..slots.len())
             .map(|me| {
@@ -552,11 +562,19 @@ fn reads_before_writes(pending: &VecDeque<Queued>, plan: &Plan) -> Vec<staged::A
         .collect()
 }
 
-/// The last kernel queued on session device `slot` and not yet drained, if any.
-fn last_event(pending: &VecDeque<Queued>, slot: usize) -> Option<cl_event> {
+/// The queued kernel on session device `slot` after which `range` of buffer `buffer` is final
+/// there: in the newest queued launch that wrote or moved in part of it there. `None` when no
+/// queued launch touched it there (what made it fresh has ended).
+fn producer(
+    pending: &VecDeque<Queued>,
+    slot: usize,
+    buffer: usize,
+    range: &std::ops::Range<u64>,
+) -> Option<cl_event> {
     pending.iter().rev().find_map(|q| {
         let pos = q.slots.iter().position(|&s| s == slot)?;
-        q.events[pos].last().map(Event::get)
+        let k = order::last_touch(&q.touched, pos, buffer, range)?;
+        q.events[pos].get(k).or(q.events[pos].last()).map(Event::get)
     })
 }
 

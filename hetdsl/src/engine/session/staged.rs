@@ -1,13 +1,14 @@
 //! The moves of a queued launch: the input ranges a device lacks, made fresh there before its
-//! kernels. By default a range fresh on another device is read by the host once the last kernel
-//! queued there has ended (the host waits for that one kernel, then reads), and a range fresh
+//! kernels. By default a range fresh on another device is read by the host once the queued
+//! package that last wrote it there has ended (the host waits for that one kernel, then reads;
+//! see `order`), and a range fresh
 //! only on the host is copied out of the host image, so that a later host write cannot change
 //! it in flight. The receiving device writes each range on its own in-order queue before its
 //! kernels, and the host does not wait for those writes.
 //!
 //! With `HETDSL_CHAINED_MOVES=1`, a move between devices of one platform (one OpenCL context)
-//! is chained on the devices instead: the source reads the range into host memory once its
-//! last queued kernel has ended, the receiving device's write waits for that read's event, and
+//! is chained on the devices instead: the source reads the range into host memory once the
+//! package that wrote it has ended, the receiving device's write waits for that read's event, and
 //! a later launch that writes the buffer on the source waits for it too, so the host waits for
 //! nothing. It is off by default because it gave wrong results in one case (see [`chained`]),
 //! and never used across platforms or on PoCL, seen to deadlock inside the driver on such a
@@ -23,6 +24,7 @@ use opencl3::memory::ClMem;
 use opencl3::types::{cl_event, CL_NON_BLOCKING};
 
 use super::buffer::BufferCore;
+use super::pinned::Lent;
 use super::residency::{Loc, RangeSet};
 use super::worker::{Plan, SArg};
 use super::{transfer, Devices};
@@ -110,8 +112,13 @@ pub(super) struct ChainedRead {
     pub(super) event: Event,
 }
 
-/// The moves' host memory, kept until the launch is drained (the writes read it).
-pub(super) type InFlight = Vec<Vec<u8>>;
+/// The moves' host memory, kept until the launch is drained (the writes read it): pinned
+/// staging from the session's pool for the host's moves, heap memory for chained reads.
+#[derive(Default)]
+pub(super) struct InFlight {
+    pub(super) pinned: Vec<Lent>,
+    heap: Vec<Vec<u8>>,
+}
 
 /// The moves staged: per launch position, the writes its device enqueues; the bytes per
 /// argument; the chained reads, kept until the launch is drained.
@@ -138,67 +145,86 @@ fn chained(devices: &Devices, from: usize, to: usize) -> bool {
 }
 
 /// Stage every range of `needs` in host memory: from the host image, or read from the device
-/// holding it once `last(slot)`, the last kernel queued there, has ended. `Err` names the
-/// session position of a device that failed to give a range.
+/// holding it once `producer(slot, buffer, range)`, the queued kernel after which the range is
+/// final there, has ended. Each buffer remembers what moved out of each device (`sent`). `Err`
+/// names the session position of a device that failed to give a range.
 pub(super) fn start(
     devices: &Devices,
     slots: &[usize],
     needs: Vec<Need>,
-    last: impl Fn(usize) -> Option<cl_event>,
+    producer: impl Fn(usize, usize, &Range<u64>) -> Option<cl_event>,
 ) -> std::result::Result<Started, (usize, crate::error::Error)> {
     let n = slots.len();
     let mut s = Started {
-        flight: InFlight::new(),
+        flight: InFlight::default(),
         writes: (0..n).map(|_| Vec::new()).collect(),
         moved: Vec::new(),
         reads: Vec::new(),
     };
+    // (buffer, device) pairs whose `sent` this launch has started anew.
+    let mut renewed = Vec::new();
     for need in needs {
         let elem = need.core.elem;
         let bytes = need.range.start as usize * elem..need.range.end as usize * elem;
         let len = bytes.len();
-        let mut stage = vec![0u8; len];
         let mut moved = Moved::default();
         let mut after = None;
-        match need.from {
+        let src = match need.from {
             Loc::Host => {
-                crate::engine::copy::copy(&mut stage, &need.core.lock().host[bytes]);
+                let mut lent = devices.pinned.take(devices, slots[need.pos], len);
+                let stage = &mut lent.staging.bytes()[..len];
+                crate::engine::copy::copy(stage, &need.core.lock().host[bytes]);
                 moved.host_to_device = len as u64;
+                let src = stage.as_ptr();
+                s.flight.pinned.push(lent);
+                src
             }
             Loc::Device(from) => {
-                let Some(win) = need.core.lock().mems[from].clone() else {
+                let win = {
+                    let mut st = need.core.lock();
+                    if !renewed.contains(&(need.core.index, from)) {
+                        renewed.push((need.core.index, from));
+                        st.sent[from] = RangeSet::new();
+                    }
+                    st.sent[from].insert(need.range.clone());
+                    st.mems[from].clone()
+                };
+                let Some(win) = win else {
                     let e = crate::error::Error::Internal("a fresh range without memory".into());
                     return Err((from, e));
                 };
                 let at = win.at(need.range.start, elem);
+                let wrote = producer(from, need.core.index, &need.range);
+                moved.device_to_device = len as u64;
                 if chained(devices, from, slots[need.pos]) {
+                    let mut stage = vec![0u8; len];
                     let queue = &devices.list[from].transfer;
-                    let event = read_after(queue, &win.mem, at, &mut stage, last(from))
+                    let event = read_after(queue, &win.mem, at, &mut stage, wrote)
                         .map_err(|e| (from, e))?;
                     after = Some(event.get());
                     s.reads.push(ChainedRead { slot: from, buffer: need.core.index, event });
+                    let src = stage.as_ptr();
+                    s.flight.heap.push(stage);
+                    src
                 } else {
-                    if let Some(ev) = last(from) {
+                    if let Some(ev) = wrote {
                         opencl3::event::wait_for_events(&[ev])
                             .map_err(ClError)
                             .call("clWaitForEvents (queued move)")
                             .map_err(|e| (from, e))?;
                     }
-                    transfer::read(&devices.list[from].transfer, &win.mem, at, &mut stage)
-                        .call("clEnqueueReadBuffer (queued move)")
-                        .map_err(|e| (from, e))?;
+                    let mut lent = devices.pinned.take(devices, from, len);
+                    let stage = &mut lent.staging.bytes()[..len];
+                    let read = transfer::read(&devices.list[from].transfer, &win.mem, at, stage)
+                        .call("clEnqueueReadBuffer (queued move)");
+                    let src = stage.as_ptr();
+                    s.flight.pinned.push(lent);
+                    read.map_err(|e| (from, e))?;
+                    src
                 }
-                moved.device_to_device = len as u64;
             }
-        }
-        s.writes[need.pos].push(Write {
-            core: need.core,
-            range: need.range,
-            src: stage.as_ptr(),
-            len,
-            after,
-        });
-        s.flight.push(stage);
+        };
+        s.writes[need.pos].push(Write { core: need.core, range: need.range, src, len, after });
         s.moved.push((need.arg, moved));
     }
     Ok(s)

@@ -1,0 +1,64 @@
+//! Pinned host memory for the moves of queued launches, kept by the session and reused from
+//! launch to launch: a loop that moves the same halo or all-gather every step pins its memory
+//! once (pinning costs far more than the copy) and copies at link speed rather than through
+//! the driver's pageable path.
+
+use std::sync::Mutex;
+
+use crate::engine::worker::Staging;
+
+/// Staged bytes beyond which memory given back is unpinned rather than kept.
+const KEEP_BYTES: usize = 1 << 30;
+
+/// A piece of staging lent to one move: the session device whose context it was made in.
+pub(crate) struct Lent {
+    pub(in crate::engine) device: usize,
+    pub(in crate::engine) staging: Staging,
+}
+
+/// The session's idle pinned staging.
+#[derive(Default)]
+pub(crate) struct Pool {
+    idle: Mutex<Vec<Lent>>,
+}
+
+impl Pool {
+    /// At least `len` bytes of staging made in session device `device`'s context: the
+    /// smallest idle one that fits, else a new one (rounded up to a power of two so that a
+    /// loop's moves find it again).
+    pub(crate) fn take(&self, devices: &super::Devices, device: usize, len: usize) -> Lent {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = idle
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.device == device && l.staging.len() >= len)
+            .min_by_key(|(_, l)| l.staging.len())
+            .map(|(i, _)| i);
+        if let Some(i) = fits {
+            return idle.swap_remove(i);
+        }
+        drop(idle);
+        let d = &devices.list[device];
+        let len = len.max(1).next_power_of_two();
+        Lent { device, staging: Staging::new(&d.transfer, &d.device.platform.context, len) }
+    }
+
+    /// Staging back from a launch that has ended (nothing reads or writes it any more); the
+    /// oldest is unpinned past `KEEP_BYTES`.
+    pub(crate) fn give_back(&self, devices: &super::Devices, lent: Vec<Lent>) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        idle.extend(lent);
+        while idle.iter().map(|l| l.staging.len()).sum::<usize>() > KEEP_BYTES {
+            let mut old = idle.remove(0);
+            old.staging.unmap(&devices.list[old.device].transfer);
+        }
+    }
+
+    /// Unpin everything (the session's end, nothing in flight).
+    pub(crate) fn release(&self, devices: &super::Devices) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        for mut l in idle.drain(..) {
+            l.staging.unmap(&devices.list[l.device].transfer);
+        }
+    }
+}
