@@ -607,13 +607,15 @@ impl Suite {
     }
 
     /// `--settle` untimed calls of the default balancer on `set`, each printed (its balancer,
-    /// ROI and run()) and kept in the JSON (`settle`); a failed one is printed and ends them.
+    /// ROI and run()) and kept in the JSON (`settled`, with its report); a failed one is
+    /// printed and ends them.
     fn settle(&mut self, sample: &mut dyn Sample, kernel: &str, set_label: &str, set: &[usize]) {
         let mut calls = Vec::new();
         for _ in 0..self.opts.settle {
             match sample.run(Some(set), None, None) {
+                // The whole report: a form that settles badly shows why in its trace.
                 Ok(r) => calls.push(json!({"balancer": r.balancer, "roi_seconds": r.roi_seconds,
-                    "run_seconds": r.binary_seconds})),
+                    "run_seconds": r.binary_seconds, "report": r})),
                 Err(e) => {
                     self.progress.suspend(|| eprintln!("{kernel}: a settling call failed: {e}"));
                     break;

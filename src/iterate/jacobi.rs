@@ -25,6 +25,24 @@ pub struct Jacobi {
     grid: Vec<f32>,
 }
 
+/// The rows on both sides of each place where packages of different devices met in the last
+/// two steps of `reports` (`rows_per_unit` grid rows per balancing unit), at most 16.
+fn seams(reports: &[Vec<hetdsl::Report>], rows_per_unit: usize) -> Vec<usize> {
+    let mut rows = Vec::new();
+    for r in reports.iter().rev().take(2).flatten() {
+        let mut ps: Vec<_> = r.trace.iter().filter(|t| t.merged).collect();
+        ps.sort_by_key(|t| t.package.offset);
+        for pair in ps.windows(2).filter(|p| p[0].device != p[1].device) {
+            let row = pair[1].package.offset as usize * rows_per_unit;
+            rows.extend([row.saturating_sub(1), row]);
+        }
+    }
+    rows.sort_unstable();
+    rows.dedup();
+    rows.truncate(16);
+    rows
+}
+
 /// The grid read (`.0`) and the grid written (`.1`) by sweep `k`.
 fn pair<T>(grids: &mut [T; 2], k: usize) -> (&T, &mut T) {
     let [a, b] = grids;
@@ -43,14 +61,24 @@ impl Jacobi {
     }
 
     /// The grid after `sweeps` sweeps against the reference.
-    pub(crate) fn check(&self, got: &[f32], sweeps: usize) -> (Verdict, String) {
+    /// `reports`: the loop's, whose last steps say where the devices' blocks met (checked
+    /// on both sides when the grid is sampled).
+    pub(crate) fn check(
+        &self,
+        got: &[f32],
+        sweeps: usize,
+        reports: &[Vec<hetdsl::Report>],
+    ) -> (Verdict, String) {
         let whole = (self.side * self.side) as u64 * sweeps as u64 <= WHOLE_BUDGET;
+        let rows = seams(reports, LWS[1]);
         let how = if whole {
             "every cell".to_string()
         } else {
-            format!("{} sampled cells, each from its cone of dependence", CELLS + 4)
+            let n = CELLS + 4 + 3 * rows.len();
+            format!("{n} sampled cells ({} on rows where devices' blocks met), each from its cone of dependence", 3 * rows.len())
         };
-        (verify(&self.grid, got, self.side, self.side, sweeps, WHOLE_BUDGET, CELLS), how)
+        let side = self.side;
+        (verify(&self.grid, got, side, side, sweeps, WHOLE_BUDGET, CELLS, &rows), how)
     }
 
     fn uses(k: usize) -> [Use; 2] {
@@ -117,7 +145,7 @@ impl Iterative for Jacobi {
         .map_err(say)?;
         finish_submitted(cfg, &session, &mut run, self.launches_per_step()).map_err(say)?;
         let got = grids[run.steps() % 2].to_vec().map_err(say)?;
-        let (verdict, how) = self.check(&got, run.steps());
+        let (verdict, how) = self.check(&got, run.steps(), &run.reports);
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);
         let cells = (side * side) as u64;
         let shape = Shape { items_per_unit: (side * LWS[1]) as u64, row_len: side as u64 };
@@ -150,7 +178,7 @@ impl Iterative for Jacobi {
             Ok(vec![r])
         })
         .map_err(say)?;
-        let (verdict, how) = self.check(&grids[run.steps() % 2], run.steps());
+        let (verdict, how) = self.check(&grids[run.steps() % 2], run.steps(), &run.reports);
         Ok(Variant::new("oneshot", devices, steps, 0.0, &run, verdict, &how))
     }
 

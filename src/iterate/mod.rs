@@ -211,6 +211,9 @@ pub struct Variant {
     /// Per device (as the reports number them): the share of the balancing units whose output
     /// it computed, over the steps after the first (all steps when there is one).
     pub share: Vec<(usize, f64)>,
+    /// Per device: the median over the steps after the first of the seconds its kernels ran
+    /// in a step (from the devices' own clocks), beside the step's time: what it idled.
+    pub busy_per_step: Vec<(usize, f64)>,
     pub verdict: Verdict,
     /// How the check was made (whole problem, sample, one extra step, ...).
     pub check: String,
@@ -231,6 +234,30 @@ fn share(steps: &[Vec<Report>]) -> Vec<(usize, f64)> {
     units.sort();
     let total: u64 = units.iter().map(|u| u.1).sum();
     units.into_iter().map(|(d, n)| (d, n as f64 / total.max(1) as f64)).collect()
+}
+
+/// Each device's kernel seconds per step, the median over `steps` after the first.
+fn busy(steps: &[Vec<Report>]) -> Vec<(usize, f64)> {
+    let counted = if steps.len() > 1 { &steps[1..] } else { steps };
+    let mut per_device: Vec<(usize, Vec<f64>)> = Vec::new();
+    for step in counted {
+        let mut this: Vec<(usize, f64)> = Vec::new();
+        for t in step.iter().flat_map(|r| &r.trace) {
+            let s = t.kernel_seconds.unwrap_or(0.0);
+            match this.iter_mut().find(|u| u.0 == t.device) {
+                Some(u) => u.1 += s,
+                None => this.push((t.device, s)),
+            }
+        }
+        for (d, s) in this {
+            match per_device.iter_mut().find(|u| u.0 == d) {
+                Some(u) => u.1.push(s),
+                None => per_device.push((d, vec![s])),
+            }
+        }
+    }
+    per_device.sort_by_key(|u| u.0);
+    per_device.into_iter().filter_map(|(d, v)| Some((d, median(&v)?))).collect()
 }
 
 fn median(v: &[f64]) -> Option<f64> {
@@ -270,6 +297,7 @@ impl Variant {
             minimum_per_step: None,
             steady_per_step: None,
             share: share(&run.reports),
+            busy_per_step: busy(&run.reports),
             verdict,
             check: check.to_string(),
             step_seconds: s.clone(),

@@ -107,6 +107,15 @@ pub fn print_result(r: &BenchResult) {
         let parts: Vec<String> =
             v.share.iter().map(|(d, s)| format!("device {d} {:.1}%", 100.0 * s)).collect();
         println!("{} split (steps after the first): {}", v.variant, parts.join(", "));
+        let busy: Vec<String> =
+            v.busy_per_step.iter().map(|(d, s)| format!("device {d} {:.3} ms", 1e3 * s)).collect();
+        if !busy.is_empty() {
+            println!(
+                "{} kernels per step (median after the first): {}",
+                v.variant,
+                busy.join(", ")
+            );
+        }
     }
     if let Some(b) = r.best_single {
         println!("best single device: {b}");

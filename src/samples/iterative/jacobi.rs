@@ -94,8 +94,9 @@ pub fn cell(
 
 /// The grid `got` after `sweeps` sweeps against the reference: every cell when the whole
 /// problem is small (`width · height · sweeps` ≤ `budget`), otherwise `cells` cells spread over
-/// the grid (every band of rows, so every package) and the four corners' neighbours, each
-/// from its cone of dependence.
+/// the grid (every band of rows, so every package), the four corners' neighbours, and three
+/// cells of each row of `rows` (where co-executing devices' blocks meet: a wrong halo shows
+/// there first), each from its cone of dependence.
 pub fn verify(
     initial: &[f32],
     got: &[f32],
@@ -104,6 +105,7 @@ pub fn verify(
     sweeps: usize,
     budget: u64,
     cells: usize,
+    rows: &[usize],
 ) -> Verdict {
     let tolerance = |_: usize, _: f64| 1e-5;
     if (width * height) as u64 * sweeps as u64 <= budget {
@@ -115,6 +117,9 @@ pub fn verify(
     let mut picks = sample_indices(width * height, cells, 0x5EED_7EA7);
     let corners = [(1, 1), (1, width - 2), (height - 2, 1), (height - 2, width - 2)];
     picks.extend(corners.iter().map(|(y, x)| y * width + x));
+    for &y in rows.iter().filter(|&&y| y > 0 && y < height - 1) {
+        picks.extend([1, width / 2, width - 2].map(|x| y * width + x));
+    }
     let want: Vec<f64> =
         par_map(&picks, |k| f64::from(cell(initial, width, height, sweeps, k / width, k % width)));
     let out: Vec<f64> = picks.iter().map(|&k| f64::from(got[k])).collect();
