@@ -85,18 +85,18 @@ fn the_checks_reject_a_result_one_step_off() {
     let g = jacobi::grid(w, w);
     let seven = jacobi::whole(&g, w, w, sweeps - 1);
     let eight = jacobi::whole(&g, w, w, sweeps);
-    assert!(jacobi::verify(&g, &eight, w, w, sweeps, u64::MAX, 0, &[]).correct);
-    assert!(!jacobi::verify(&g, &seven, w, w, sweeps, u64::MAX, 0, &[]).correct);
-    assert!(jacobi::verify(&g, &eight, w, w, sweeps, 0, 40, &[]).correct);
-    assert!(!jacobi::verify(&g, &seven, w, w, sweeps, 0, 40, &[]).correct);
+    assert!(jacobi::verify(&g, &eight, (w, w), sweeps, u64::MAX, 0, &[]).correct);
+    assert!(!jacobi::verify(&g, &seven, (w, w), sweeps, u64::MAX, 0, &[]).correct);
+    assert!(jacobi::verify(&g, &eight, (w, w), sweeps, 0, 40, &[]).correct);
+    assert!(!jacobi::verify(&g, &seven, (w, w), sweeps, 0, 40, &[]).correct);
     // A grid wrong only along one row (a halo that never arrived) passes a check that does
     // not look there, and fails one told to look at that row.
     let mut seam = eight.clone();
     for v in &mut seam[20 * w..21 * w] {
         *v += 1.0;
     }
-    assert!(!jacobi::verify(&g, &seam, w, w, sweeps, 0, 0, &[20]).correct);
-    assert!(jacobi::verify(&g, &seam, w, w, sweeps, 0, 0, &[]).correct);
+    assert!(!jacobi::verify(&g, &seam, (w, w), sweeps, 0, 0, &[20]).correct);
+    assert!(jacobi::verify(&g, &seam, (w, w), sweeps, 0, 0, &[]).correct);
 
     // Chain: y after 9 steps is not y after 10.
     let (x, y0) = chain::vectors(4096);

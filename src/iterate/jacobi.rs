@@ -78,7 +78,7 @@ impl Jacobi {
             format!("{n} sampled cells ({} on rows where devices' blocks met), each from its cone of dependence", 3 * rows.len())
         };
         let side = self.side;
-        (verify(&self.grid, got, side, side, sweeps, WHOLE_BUDGET, CELLS, &rows), how)
+        (verify(&self.grid, got, (side, side), sweeps, WHOLE_BUDGET, CELLS, &rows), how)
     }
 
     fn uses(k: usize) -> [Use; 2] {

@@ -100,8 +100,7 @@ pub fn cell(
 pub fn verify(
     initial: &[f32],
     got: &[f32],
-    width: usize,
-    height: usize,
+    (width, height): (usize, usize),
     sweeps: usize,
     budget: u64,
     cells: usize,
