@@ -83,11 +83,6 @@ sessions)
     # Two H200s, then every device: submitted launches, then launches run to their end.
     step iterate-gpu-submit 150 $it all --size large --budget 8 --devices 1,2 \
         --variants single,session --submit --json "$out/iterate-gpu-submit.json"
-    # The same loops with moves between the GPUs chained on the devices (an experiment, off by
-    # default: see engine/session/staged.rs), for the difference.
-    step iterate-gpu-submit-chained 90 env HETDSL_CHAINED_MOVES=1 $it all --size large \
-        --budget 8 --devices 1,2 --variants session --submit \
-        --json "$out/iterate-gpu-submit-chained.json"
     step iterate-gpu-run 100 $it all --size large --budget 8 --devices 1,2 \
         --variants session --json "$out/iterate-gpu-run.json"
     # NBody large enough to fill both GPUs (2^17 bodies are 1024 work-groups: under one wave

@@ -103,8 +103,6 @@ struct Queued {
     /// The moves' host memory, which the devices' writes read until the launch has ended;
     /// its pinned part goes back to the session's pool then.
     staging: InFlight,
-    /// Its chained reads, which its devices' writes and later launches' kernels wait for.
-    reads: Vec<staged::ChainedRead>,
     /// What it made fresh where, and after which package: what a later move waits for.
     touched: Vec<order::Touch>,
     /// How long the host waits for its kernels before it judges a device hung: the
@@ -179,7 +177,7 @@ impl Devices {
             std::mem::forget(std::mem::take(&mut q.staging));
         } else {
             // Every write has ended: each position's kernels follow its writes in its queue.
-            self.pinned.give_back(self, std::mem::take(&mut q.staging.pinned));
+            self.pinned.give_back(self, std::mem::take(&mut q.staging));
         }
 
         for (pos, reason) in &failed {
@@ -318,8 +316,6 @@ pub(crate) struct Job {
     packages: Vec<Package>,
     /// The moves into this device's memory, enqueued before its kernels.
     writes: Vec<staged::Write>,
-    /// The chained reads out of its memory, which its first kernel waits for.
-    after: staged::After,
     /// An injected failure (testing): the device cannot enqueue.
     fail: bool,
     reply: Sender<std::result::Result<Vec<Event>, String>>,
@@ -370,11 +366,9 @@ fn enqueue_packages(
         PackageError::Over => "the launch ended".to_string(),
     };
     let mut events = Vec::with_capacity(job.packages.len());
-    for (k, &p) in job.packages.iter().enumerate() {
+    for &p in &job.packages {
         bind_windows(w, plan, kernel, p).map_err(why)?;
-        // The in-order queue orders the later packages after the first.
-        let wait = if k == 0 { &job.after.0[..] } else { &[] };
-        events.push(enqueue_kernel(w, plan, kernel, p, wait)?);
+        events.push(enqueue_kernel(w, plan, kernel, p, &[])?);
     }
     w.compute.flush().map_err(|e| format!("flush failed: {e}"))?;
     Ok(events)
@@ -420,13 +414,12 @@ pub(super) fn submit(
     let plan = Arc::new(plan);
     let slots = plan.slots.clone();
     let arrivals: Vec<_> = needs.iter().map(|n| (n.core.clone(), n.pos, n.range.clone())).collect();
-    let (started, after) = {
+    let started = {
         let pending = devices.launches.pending.lock().unwrap_or_else(|e| e.into_inner());
         let producer = |slot, buffer, range: &_| producer(&pending, slot, buffer, range);
-        let started = staged::start(devices, &slots, needs, producer);
-        (started, reads_before_writes(&pending, &plan))
+        staged::start(devices, &slots, needs, producer)
     };
-    let staged::Started { flight, writes, moved, reads } = match started {
+    let staged::Started { flight, writes, moved } = match started {
         Ok(s) => s,
         Err((from, e)) => {
             devices.drain()?;
@@ -434,7 +427,7 @@ pub(super) fn submit(
             return Err(lost.unwrap_or(e));
         }
     };
-    let (events, failed) = enqueue_everywhere(session, &plan, &blocks, writes, after);
+    let (events, failed) = enqueue_everywhere(session, &plan, &blocks, writes);
     let moved_in = arrivals.iter().map(|(core, pos, range)| (*pos, core.index, range.clone()));
     let touched = order::touches(&plan, &blocks, moved_in);
     for (core, pos, range) in arrivals {
@@ -474,9 +467,8 @@ pub(super) fn submit(
             flight
         } else {
             std::mem::forget(flight);
-            InFlight::default()
+            InFlight::new()
         },
-        reads,
         touched,
         limit,
         hangs: (0..slots.len())
@@ -510,17 +502,16 @@ fn enqueue_everywhere(
     plan: &Arc<Plan>,
     blocks: &[Vec<Package>],
     writes: Vec<Vec<staged::Write>>,
-    after: Vec<staged::After>,
 ) -> (Vec<Vec<Event>>, Vec<(usize, String)>) {
     let slots = &plan.slots;
     let mut replies = Vec::new();
-    let each = slots.iter().zip(blocks).zip(writes).zip(after);
-    for (me, (((&slot, packages), writes), after)) in each.enumerate() {
+    let each = slots.iter().zip(blocks).zip(writes);
+    for (me, ((&slot, packages), writes)) in each.enumerate() {
         let (reply, answer) = channel();
         let mine = |f: &&Fault| crate::engine::plan::fault_device(f) == me;
         let fail = plan.faults.iter().filter(mine).any(|f| matches!(f, Fault::Fail { .. }));
         let packages = packages.clone();
-        let job = Job { plan: plan.clone(), me, packages, writes, after, fail, reply };
+        let job = Job { plan: plan.clone(), me, packages, writes, fail, reply };
         let sent = session.workers[slot].enqueue(job);
         replies.push(if sent { Some(answer) } else { None });
     }
@@ -539,27 +530,6 @@ fn enqueue_everywhere(
         }
     }
     (events, failed)
-}
-
-/// Per launch position, what its first kernel waits for: the chained reads of queued launches
-/// out of its device's memory, of buffers this launch writes there.
-fn reads_before_writes(pending: &VecDeque<Queued>, plan: &Plan) -> Vec<staged::After> {
-    let written: Vec<usize> = plan
-        .args
-        .iter()
-        .filter_map(|a| match a {
-            SArg::Buffer { core, dir, .. } if dir.writes() => Some(core.index),
-            _ => None,
-        })
-        .collect();
-    plan.slots
-        .iter()
-        .map(|&slot| {
-            let reads = pending.iter().flat_map(|q| &q.reads);
-            let mine = reads.filter(|r| r.slot == slot && written.contains(&r.buffer));
-            staged::After(mine.map(|r| r.event.get()).collect())
-        })
-        .collect()
 }
 
 /// The queued kernel on session device `slot` after which `range` of buffer `buffer` is final
