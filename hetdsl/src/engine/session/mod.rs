@@ -341,9 +341,17 @@ impl Drop for Session {
         // Nothing may still run on the devices when their threads go; a failure here has no
         // one left to report to (the buffers' ranges it lost are marked lost all the same).
         let _ = self.devices.drain();
-        self.devices.pinned.release(&self.devices);
+        let mut joined = true;
         for w in &mut self.workers {
-            w.stop();
+            joined &= w.stop();
+        }
+        // A thread still out in a driver may hold the driver's own locks (PoCL was seen stuck
+        // so with three devices): an unmap would then wait forever, so the pinned memory is
+        // left to the process instead.
+        if joined {
+            self.devices.pinned.release(&self.devices);
+        } else {
+            self.devices.pinned.abandon();
         }
         // SAFETY: dropped once, here, and never used after (the session is being dropped).
         unsafe { ManuallyDrop::drop(&mut self.devices) };

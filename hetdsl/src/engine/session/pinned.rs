@@ -61,4 +61,11 @@ impl Pool {
             l.staging.unmap(&devices.list[l.device].transfer);
         }
     }
+
+    /// Leave everything pinned, never touched again (a device thread may still be in the
+    /// driver, see `Session`'s drop).
+    pub(crate) fn abandon(&self) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::forget(std::mem::take(&mut *idle));
+    }
 }

@@ -155,18 +155,19 @@ impl Handle {
     }
 
     /// End the thread (the caller holds the OpenCL lock): joined if idle, left to end on its own
-    /// (taking the lock then) if it is still out in a driver.
-    pub(crate) fn stop(&mut self) {
-        let Some(tx) = self.tx.take() else { return };
+    /// (taking the lock then) if it is still out in a driver. Whether it was joined.
+    pub(crate) fn stop(&mut self) -> bool {
+        let Some(tx) = self.tx.take() else { return true };
         if self.busy.load(Ordering::Acquire) {
             drop(tx);
             drop(self.thread.take());
-            return;
+            return false;
         }
         let _ = tx.send(Msg::Quit);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        true
     }
 }
 
