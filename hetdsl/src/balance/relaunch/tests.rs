@@ -166,3 +166,18 @@ fn transfer_bound_packages_are_costed_by_their_span() {
     let b = blocks(&one_block_per_device(&r).expect("regular"));
     assert_eq!(b, vec![vec![0..3000], vec![3000..4000]]);
 }
+
+#[test]
+fn resident_data_plans_by_kernel_time_not_by_a_first_launchs_uploads() {
+    // A GPU's block of 9 330 groups: 0.43 ms of kernel in a 30 ms span (its uploads); a CPU's
+    // 670 groups: 18 ms of kernel. Costed by span the GPU looks 25 times slower than it is.
+    let mut r = report(10_000, &["GPU", "CPU"], &[(1, 0, 670, 0.018), (0, 670, 9330, 0.00043)]);
+    r.trace[1].host_end = 0.030;
+    r.trace[1].written = Transfer { bytes: 700 << 20, seconds: Some(0.029) };
+    let groups = |h: &History, d: usize| h.devices[d].owned.iter().map(|g| g.end - g.start).sum();
+    let by_span: u64 = groups(&one_block_per_device(&r).expect("a plan"), 1);
+    let resident: u64 = groups(&one_block_per_device_resident(&r).expect("a plan"), 1);
+    // By kernel time the CPU ends its share with the GPU at about 0.2 % of the range.
+    assert!(resident < 40, "the CPU keeps {resident} groups");
+    assert!(by_span > 4 * resident.max(1), "by span {by_span}, resident {resident}");
+}

@@ -20,7 +20,8 @@ pub(super) fn learned(
     if let Some(split) = replayable(previous, &history).filter(|_| may_replay) {
         return Box::new(balance::Replay::new(split));
     }
-    let plan = if may_replay { balance::relaunch::one_block_per_device(previous) } else { None };
+    let plan =
+        if may_replay { balance::relaunch::one_block_per_device_resident(previous) } else { None };
     if let Some(plan) = plan {
         return Box::new(balance::Replay::planned(plan));
     }
@@ -80,7 +81,7 @@ fn kernel_balance(split: &balance::History) -> f64 {
 /// percent or so. A first launch's dynamic end leaves such a split between identical GPUs
 /// (50.6 : 49.4 of a Jacobi grid: 65 MiB to move for 1 % of each sweep).
 fn near_plan(previous: &Report, split: &balance::History) -> bool {
-    let Some(plan) = balance::relaunch::one_block_per_device(previous) else {
+    let Some(plan) = balance::relaunch::one_block_per_device_resident(previous) else {
         return false;
     };
     let near = (NEAR * split.total_groups as f64).max(1.0);
