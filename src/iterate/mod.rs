@@ -214,6 +214,9 @@ pub struct Variant {
     /// Per device: the median over the steps after the first of the seconds its kernels ran
     /// in a step (from the devices' own clocks), beside the step's time: what it idled.
     pub busy_per_step: Vec<(usize, f64)>,
+    /// How the launches after the first step were split: each balancer's name (a replay
+    /// queued, a relaunch plan, the learned balancer, ...) and how many launches it split.
+    pub splits: Vec<(String, usize)>,
     pub verdict: Verdict,
     /// How the check was made (whole problem, sample, one extra step, ...).
     pub check: String,
@@ -234,6 +237,19 @@ fn share(steps: &[Vec<Report>]) -> Vec<(usize, f64)> {
     units.sort();
     let total: u64 = units.iter().map(|u| u.1).sum();
     units.into_iter().map(|(d, n)| (d, n as f64 / total.max(1) as f64)).collect()
+}
+
+/// The balancers that split the launches of `steps` after the first, with their counts, in
+/// order of first use.
+fn splits(steps: &[Vec<Report>]) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for r in steps.iter().skip(1).flatten() {
+        match out.iter_mut().find(|(name, _)| *name == r.balancer) {
+            Some(entry) => entry.1 += 1,
+            None => out.push((r.balancer.clone(), 1)),
+        }
+    }
+    out
 }
 
 /// Each device's kernel seconds per step, the median over `steps` after the first.
@@ -298,6 +314,7 @@ impl Variant {
             steady_per_step: None,
             share: share(&run.reports),
             busy_per_step: busy(&run.reports),
+            splits: splits(&run.reports),
             verdict,
             check: check.to_string(),
             step_seconds: s.clone(),

@@ -116,6 +116,10 @@ pub fn print_result(r: &BenchResult) {
                 busy.join(", ")
             );
         }
+        let splits: Vec<String> = v.splits.iter().map(|(b, n)| format!("{b} x{n}")).collect();
+        if !splits.is_empty() {
+            println!("{} launches after the first step split by: {}", v.variant, splits.join(", "));
+        }
     }
     if let Some(b) = r.best_single {
         println!("best single device: {b}");
