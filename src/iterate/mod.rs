@@ -255,25 +255,24 @@ fn splits(steps: &[Vec<Report>]) -> Vec<(String, usize)> {
 /// Each device's kernel seconds per step, the median over `steps` after the first.
 fn busy(steps: &[Vec<Report>]) -> Vec<(usize, f64)> {
     let counted = if steps.len() > 1 { &steps[1..] } else { steps };
-    let mut per_device: Vec<(usize, Vec<f64>)> = Vec::new();
-    for step in counted {
-        let mut this: Vec<(usize, f64)> = Vec::new();
-        for t in step.iter().flat_map(|r| &r.trace) {
-            let s = t.kernel_seconds.unwrap_or(0.0);
-            match this.iter_mut().find(|u| u.0 == t.device) {
-                Some(u) => u.1 += s,
-                None => this.push((t.device, s)),
-            }
-        }
-        for (d, s) in this {
-            match per_device.iter_mut().find(|u| u.0 == d) {
-                Some(u) => u.1.push(s),
-                None => per_device.push((d, vec![s])),
-            }
-        }
-    }
-    per_device.sort_by_key(|u| u.0);
-    per_device.into_iter().filter_map(|(d, v)| Some((d, median(&v)?))).collect()
+    let mut devices: Vec<usize> =
+        counted.iter().flatten().flat_map(|r| &r.trace).map(|t| t.device).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    // A step in which a device ran nothing counts as zero for it.
+    devices
+        .into_iter()
+        .filter_map(|d| {
+            let per_step: Vec<f64> = counted
+                .iter()
+                .map(|step| {
+                    let mine = step.iter().flat_map(|r| &r.trace).filter(|t| t.device == d);
+                    mine.map(|t| t.kernel_seconds.unwrap_or(0.0)).sum()
+                })
+                .collect();
+            Some((d, median(&per_step)?))
+        })
+        .collect()
 }
 
 fn median(v: &[f64]) -> Option<f64> {
