@@ -224,9 +224,18 @@ pub struct Variant {
     pub step_seconds: Vec<f64>,
 }
 
+/// The steps after the first (the first pays for uploads and warm-up), or the only one.
+fn after_first(steps: &[Vec<Report>]) -> &[Vec<Report>] {
+    if steps.len() > 1 {
+        &steps[1..]
+    } else {
+        steps
+    }
+}
+
 /// Each device's share of the merged balancing units of `steps` after the first.
 fn share(steps: &[Vec<Report>]) -> Vec<(usize, f64)> {
-    let counted = if steps.len() > 1 { &steps[1..] } else { steps };
+    let counted = after_first(steps);
     let mut units: Vec<(usize, u64)> = Vec::new();
     for t in counted.iter().flatten().flat_map(|r| &r.trace).filter(|t| t.merged) {
         match units.iter_mut().find(|u| u.0 == t.device) {
@@ -254,7 +263,7 @@ fn splits(steps: &[Vec<Report>]) -> Vec<(String, usize)> {
 
 /// Each device's kernel seconds per step, the median over `steps` after the first.
 fn busy(steps: &[Vec<Report>]) -> Vec<(usize, f64)> {
-    let counted = if steps.len() > 1 { &steps[1..] } else { steps };
+    let counted = after_first(steps);
     let mut devices: Vec<usize> =
         counted.iter().flatten().flat_map(|r| &r.trace).map(|t| t.device).collect();
     devices.sort_unstable();

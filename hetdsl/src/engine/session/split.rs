@@ -61,19 +61,14 @@ pub(super) fn replayable(
 /// first launch left the CPU 6.7 % of the options, and every later launch kept that split:
 /// 18.3 ms of CPU kernel per step, against 0.48 ms per step on the H200 alone.
 fn kernel_balance(split: &balance::History) -> f64 {
-    let ends: Vec<f64> = split
-        .devices
-        .iter()
-        .filter(|d| d.speed > 0.0)
-        .map(|d| d.owned.iter().map(|r| r.end - r.start).sum::<u64>() as f64 / d.speed)
-        .filter(|t| *t > 0.0)
-        .collect();
-    if ends.len() < 2 {
-        return 1.0;
-    }
-    let first = ends.iter().copied().fold(f64::INFINITY, f64::min);
-    let last = ends.iter().copied().fold(0.0, f64::max);
-    first / last
+    let ends: Vec<f64> =
+        split.devices.iter().filter(|d| d.speed > 0.0).map(|d| held(d) as f64 / d.speed).collect();
+    crate::report::balance(&ends)
+}
+
+/// The work-groups a device holds.
+fn held(d: &balance::DeviceHistory) -> u64 {
+    d.owned.iter().map(|r| r.end - r.start).sum()
 }
 
 /// Whether `split` is one block per device, each boundary within [`NEAR`] of the range of where
@@ -106,7 +101,6 @@ const NEAR: f64 = 0.01;
 /// device's block.
 fn absorb_slivers(history: &balance::History) -> Option<balance::History> {
     let total = history.total_groups.max(1) as f64;
-    let held = |d: &balance::DeviceHistory| d.owned.iter().map(|r| r.end - r.start).sum::<u64>();
     let sliver: Vec<bool> = history
         .devices
         .iter()

@@ -124,15 +124,13 @@ pub(super) fn start(
         let bytes = need.range.start as usize * elem..need.range.end as usize * elem;
         let len = bytes.len();
         let mut moved = Moved::default();
-        let src = match need.from {
+        let mut lent = match need.from {
             Loc::Host => {
                 let mut lent = devices.pinned.take(devices, slots[need.pos], len);
                 let stage = &mut lent.staging.bytes()[..len];
                 crate::engine::copy::copy(stage, &need.core.lock().host[bytes]);
                 moved.host_to_device = len as u64;
-                let src = stage.as_ptr();
-                s.flight.push(lent);
-                src
+                lent
             }
             Loc::Device(from) => {
                 let win = {
@@ -159,14 +157,14 @@ pub(super) fn start(
                 }
                 let mut lent = devices.pinned.take(devices, from, len);
                 let stage = &mut lent.staging.bytes()[..len];
-                let read = transfer::read(&devices.list[from].transfer, &win.mem, at, stage)
-                    .call("clEnqueueReadBuffer (queued move)");
-                let src = stage.as_ptr();
-                s.flight.push(lent);
-                read.map_err(|e| (from, e))?;
-                src
+                transfer::read(&devices.list[from].transfer, &win.mem, at, stage)
+                    .call("clEnqueueReadBuffer (queued move)")
+                    .map_err(|e| (from, e))?;
+                lent
             }
         };
+        let src = lent.staging.bytes().as_ptr();
+        s.flight.push(lent);
         s.writes[need.pos].push(Write { core: need.core, range: need.range, src, len });
         s.moved.push((need.arg, moved));
     }
