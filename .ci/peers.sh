@@ -43,6 +43,7 @@ SIZE=small REPS=1 CALIBRATE_RUNS=1 STARPU_BLOCKS=3,8 STARPU_DMDA_BLOCKS=3,8 ENGI
     ENGINECL_DYNAMIC=5 \
     bash scripts/peers-run.sh "$out" > "$out.log" 2>&1 || { cat "$out.log"; exit 1; }
 tail -n 28 "$out.log"
+grep "WARNING" "$out.log" || true
 # Every setting that ran is correct, and each kernel has a correct hetdsl, StarPU and EngineCL
 # row (or EngineCL's plain refusal of a pattern it cannot express).
 fail=0
@@ -57,6 +58,12 @@ if sys.argv[2] == "0":
 bad = [r for r in rows if r and r.get("ok") is not True and r.get("supported") is not False]
 for r in bad:
     print("peers: no correct run:", r.get("kernel"), r.get("peer"), r.get("missing", ""))
+    # What the driver said, so that a failure on a CI machine can be read from its log.
+    err = "%s/%s_%s.err" % (sys.argv[1].rsplit("/", 1)[0], r.get("peer"), r.get("kernel"))
+    try:
+        print("".join(open(err).readlines()[-20:]))
+    except OSError:
+        print("peers: no", err)
 sys.exit(1 if bad or len(rows) != 27 else 0)
 EOF
 # The checks can fail: one reference value changed, both drivers must report a wrong result.

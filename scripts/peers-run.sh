@@ -89,9 +89,21 @@ for k in $kernels; do
     fi
     tail -n 3 "$out/hetdsl_$k.txt"
     # EngineCL: every device, Static over the GPU shares, Dynamic over the chunk counts.
-    [ -x "$bin/enginecl-driver" ] && (cd "$here" && peer "$bin/enginecl-driver" "$data/$k" --kernels kernels --size "$size" \
-        --reps "$reps" --cutoff "${CUTOFF:-3}" --static "${ENGINECL_STATIC:-1.0,0.995,0.99,0.98,0.95,0.9}" \
-        --dynamic "${ENGINECL_DYNAMIC:-512,256,128,1024,64,32}") > "$out/enginecl_$k.jsonl" 2> "$out/enginecl_$k.err"
+    # A driver killed by a signal (a crash inside EngineCL) is run once more: the death, its
+    # signal and the first attempt's output stay in the .err file and the WARNING below.
+    if [ -x "$bin/enginecl-driver" ]; then
+        : > "$out/enginecl_$k.err"
+        for attempt in 1 2; do
+            (cd "$here" && peer "$bin/enginecl-driver" "$data/$k" --kernels kernels --size "$size" \
+                --reps "$reps" --cutoff "${CUTOFF:-3}" --static "${ENGINECL_STATIC:-1.0,0.995,0.99,0.98,0.95,0.9}" \
+                --dynamic "${ENGINECL_DYNAMIC:-512,256,128,1024,64,32}") > "$out/enginecl_$k.jsonl" 2>> "$out/enginecl_$k.err"
+            rc=$?
+            [ "$rc" -lt 128 ] && break
+            { echo "enginecl-driver: attempt $attempt died with status $rc (signal $((rc - 128)));" \
+                "its output:"; cat "$out/enginecl_$k.jsonl"; } >> "$out/enginecl_$k.err"
+            echo "peers: WARNING: enginecl-driver died on $k with status $rc (attempt $attempt of 2)"
+        done
+    fi
     cat "$out/enginecl_$k.jsonl" 2>/dev/null
     # StarPU: each scheduler over the block counts; dmda's performance models calibrated first.
     : > "$out/starpu_$k.jsonl"
