@@ -1,6 +1,6 @@
 //! What bounds a launch's transfers on this machine: host copies between pageable memory and
 //! pinned staging at 1 to 16 threads, and the DMA rate of the first GPU from and to pinned
-//! memory. Every one-shot launch moves its inputs and outputs through those two steps, so their
+//! memory, and the driver's own rate from and to pageable memory. Every one-shot launch moves its inputs and outputs through those two steps, so their
 //! rates, measured apart, say which one an end-to-end GB/s figure is bound by.
 //!
 //! `cargo run --release --example copyrate -- [MIB] [--reps R]`: MIB (default 1024) mebibytes per
@@ -131,6 +131,31 @@ fn pinned_rates(gpu: &Device, src: &[u8], dst: &mut [u8], reps: usize) -> Result
     row("pageable -> pinned", len, reps, |t| split_copy(pinned, src, t));
     row("pinned -> pageable", len, reps, |t| split_copy(dst, pinned, t));
 
+    // The driver's own path from pageable memory (no staging copy of ours), by the wall
+    // clock: the way a launch would skip its host copy if the driver moves pageable memory
+    // fast enough.
+    let mut direct = |write: bool| -> Result<f64, String> {
+        let t = Instant::now();
+        // SAFETY: `src` and `dst` cover `len` bytes and outlive the blocking transfer.
+        unsafe {
+            if write {
+                queue.enqueue_write_buffer(&mut device, CL_BLOCKING, 0, src, &[])
+            } else {
+                queue.enqueue_read_buffer(&device, CL_BLOCKING, 0, &mut *dst, &[])
+            }
+        }
+        .map_err(cl("clEnqueue{Write,Read}Buffer"))?;
+        Ok(t.elapsed().as_secs_f64())
+    };
+    for (what, write) in [("pageable -> GPU (driver)", true), ("GPU -> pageable (driver)", false)] {
+        let mut t = Vec::new();
+        for _ in 0..=reps {
+            t.push(direct(write)?);
+        }
+        t.remove(0);
+        t.sort_by(f64::total_cmp);
+        println!("{what:<28}  {:>6.1} GB/s wall", len as f64 / t[t.len() / 2] / 1e9);
+    }
     let mut dma = |write: bool| -> Result<f64, String> {
         // SAFETY: `pinned` covers `len` bytes and outlives the blocking transfer.
         let ev = unsafe {
