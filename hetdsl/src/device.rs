@@ -52,6 +52,13 @@ pub struct DeviceInfo {
 }
 
 impl DeviceInfo {
+    /// Whether the device compiles a kernel at its first launch (PoCL and CPU devices) rather
+    /// than at the program's build, as GPU drivers do: only such a device is warmed up before a
+    /// run is timed.
+    pub fn compiles_at_first_launch(&self) -> bool {
+        self.kind == DeviceKind::Cpu || self.platform.contains("Portable Computing")
+    }
+
     /// A device that looks like a PoCL CPU device; for tests and the simulator.
     pub fn example_cpu(index: usize, compute_units: u32) -> Self {
         DeviceInfo {
@@ -249,5 +256,14 @@ mod tests {
             Err(Error::NoDeviceMatches { .. })
         ));
         assert!(matches!("fast".parse::<DeviceFilter>(), Err(Error::BadDeviceFilter(_))));
+    }
+
+    #[test]
+    fn cpus_and_pocl_compile_at_the_first_launch_gpus_at_the_build() {
+        assert!(DeviceInfo::example_cpu(0, 16).compiles_at_first_launch());
+        let mut gpu = DeviceInfo::example_nvidia(1, "NVIDIA H200", (9, 0), 132, 1980);
+        assert!(!gpu.compiles_at_first_launch());
+        gpu.platform = "Portable Computing Language".into();
+        assert!(gpu.compiles_at_first_launch());
     }
 }

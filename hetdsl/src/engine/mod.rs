@@ -423,8 +423,10 @@ impl<'a> Launch<'a> {
         self
     }
 
-    /// Whether to launch one work-group per device before timing (default: yes), so that
-    /// just-in-time compilation (PoCL compiles at the first launch) does not skew balancing.
+    /// Whether to launch a work-group at each end of the range before timing (default: yes) on
+    /// each device that compiles a kernel at its first launch (PoCL, CPUs), so that the
+    /// compilation does not skew balancing. GPUs' drivers compile at the build and are not
+    /// warmed up.
     pub fn warmup(mut self, on: bool) -> Self {
         self.warmup = on;
         self

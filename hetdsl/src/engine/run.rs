@@ -149,6 +149,12 @@ pub(super) fn report_of(
     let Some(dispatch) = s.dispatch.take() else {
         return Err(Error::BadBalancer("the run ended before it started".into()));
     };
+    // Where a call's time outside its ROI lies: before the first package (set-up) or after.
+    let before_roi = s.t0.saturating_duration_since(t_binary).as_secs_f64() * 1e3;
+    let _ = std::panic::catch_unwind(|| {
+        let call_ms = t_binary.elapsed().as_secs_f64() * 1e3;
+        tracing::debug!(kernel, before_roi_ms = before_roi, call_ms, "run ended");
+    });
     Ok(Report::of_run(RunRecord {
         kernel: kernel.to_string(),
         balancer: s.balancer_name.clone(),

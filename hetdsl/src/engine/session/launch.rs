@@ -145,8 +145,9 @@ impl<'s> SessionLaunch<'s> {
         self
     }
 
-    /// Whether a kernel's first launch on a device runs one work-group at each end of the range
-    /// first, so its compilation does not skew balancing (default: yes).
+    /// Whether a kernel's first launch on a device that compiles it at that launch (PoCL, CPUs)
+    /// runs one work-group at each end of the range first, so its compilation does not skew
+    /// balancing (default: yes). GPUs compile at the build and are not warmed up.
     pub fn warmup(mut self, on: bool) -> Self {
         self.warmup = on;
         self

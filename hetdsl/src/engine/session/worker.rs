@@ -287,7 +287,9 @@ fn task(w: &mut Worker, t: &Task) {
         // A kernel writing a buffer in place would change data fresh only here: no warm-up.
         let inout =
             t.plan.args.iter().any(|a| matches!(a, SArg::Buffer { dir: Direction::InOut, .. }));
-        if fresh && t.plan.warmup && !inout {
+        // A GPU compiled the kernel at the build (see `DeviceInfo::compiles_at_first_launch`).
+        let jit = w.device.info.compiles_at_first_launch();
+        if fresh && t.plan.warmup && !inout && jit {
             warm_up(w, t, &kernel)?;
         }
         Ok(p)

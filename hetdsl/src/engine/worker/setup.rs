@@ -34,12 +34,15 @@ use crate::work::{DeviceProfile, Package};
 /// ready to run packages.
 /// What the last clean run on this device parked is reused (see `parked`).
 pub(super) fn set_up(job: &Job) -> Result<Device> {
+    let began = std::time::Instant::now();
     let mut parked = job.device.park.take();
     let (compute, transfer, upload) = match parked.as_mut().and_then(|p| p.queues.take()) {
         Some(queues) => queues,
         None => new_queues(job)?,
     };
     let mut filled = true;
+    let queues_at = began.elapsed();
+    let mut buffers_at = queues_at;
     let made = (|| {
         let (kernel, warmed_for) = kernel_for(job, parked.as_mut())?;
         let local_bytes = set_values(job, &kernel)?;
@@ -54,6 +57,7 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
         }) {
             std::thread::sleep(std::time::Duration::from_millis(ms.into()));
         }
+        buffers_at = began.elapsed();
         let parked_before = parked.as_ref().map_or(0, |p| p.buffers.len());
         let buffers = make_buffers(job, &kernel, &transfer, parked.as_mut(), &mut filled)?;
         let reused = parked_before - parked.as_ref().map_or(0, |p| p.buffers.len());
@@ -94,10 +98,29 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
     // A kept kernel already warmed up with this work-group size is compiled for it: warming it
     // again would only cost time (on a CPU, a work-group of a heavy kernel can take a second).
     // Never on unfilled inputs: a kernel may index with what it reads.
-    if job.warmup && filled && device.warmed_for != job.geo.local {
+    let warm_at = began.elapsed();
+    // Only where the kernel is compiled at its first launch. A GPU's driver compiled it at
+    // the build: on an H200 Binomial's two warm-up groups took 0.4 ms in all,
+    // NBody's 348 ms at paper size (one work-group of a heavy kernel alone on a GPU is slow),
+    // the largest part of its first call's time outside the ROI.
+    let jit = job.device.info.compiles_at_first_launch();
+    if job.warmup && jit && filled && device.warmed_for != job.geo.local {
         warm_up(job, &mut device)?;
         device.warmed_for = job.geo.local.clone();
     }
+    // Where a call's time outside its ROI goes, phase by phase (milliseconds from the start
+    // of the set-up): a first call's queues, kernel, buffers and warm-up.
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let _ = std::panic::catch_unwind(|| {
+        tracing::debug!(
+            device = job.shared.labels[job.me],
+            queues_ms = ms(queues_at),
+            kernel_ms = ms(buffers_at),
+            buffers_ms = ms(warm_at),
+            warmed_ms = ms(began.elapsed()),
+            "device set-up"
+        )
+    });
     Ok(device)
 }
 
