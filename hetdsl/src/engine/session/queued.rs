@@ -212,6 +212,19 @@ impl Devices {
         for (pos, (packages, events)) in q.packages.iter().zip(&q.events).enumerate() {
             let times: Vec<Option<(u64, u64)>> = events.iter().map(profile).collect();
             let first = times.iter().flatten().map(|t| t.0).min().unwrap_or(0);
+            // The device clock's span of this launch's kernels there: from one launch's end to
+            // the next one's start, what the device idled between queued launches.
+            if let Some(last) = times.iter().flatten().map(|t| t.1).max() {
+                let _ = std::panic::catch_unwind(|| {
+                    let slot = q.slots[pos];
+                    tracing::debug!(
+                        slot,
+                        first_start_ns = first,
+                        last_end_ns = last,
+                        "queued kernels"
+                    );
+                });
+            }
             let mut st = DeviceStats::default();
             for (p, t) in packages.iter().zip(&times) {
                 let (start, end) = t.map_or((0.0, 0.0), |(s, e)| {
@@ -409,7 +422,9 @@ pub(super) fn submit(
     t_binary: Instant,
 ) -> Result<()> {
     let devices = &session.devices;
+    let began = Instant::now();
     devices.settle(MAX_QUEUED - 1, false)?;
+    let settled = began.elapsed();
     let blocks = order::edges_first(&plan, blocks);
     let plan = Arc::new(plan);
     let slots = plan.slots.clone();
@@ -427,7 +442,9 @@ pub(super) fn submit(
             return Err(lost.unwrap_or(e));
         }
     };
+    let staged_at = began.elapsed();
     let (events, failed) = enqueue_everywhere(session, &plan, &blocks, writes);
+    let enqueued_at = began.elapsed();
     let moved_in = arrivals.iter().map(|(core, pos, range)| (*pos, core.index, range.clone()));
     let touched = order::touches(&plan, &blocks, moved_in);
     for (core, pos, range) in arrivals {
@@ -480,6 +497,18 @@ pub(super) fn submit(
         submitted: t_binary,
         binary_seconds: t_binary.elapsed().as_secs_f64(),
     });
+    // The host's time per queued launch, phase by phase (milliseconds from the submit's
+    // start): waiting for the oldest launches to end, staging moves, the devices' enqueues.
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let _ = std::panic::catch_unwind(|| {
+        tracing::debug!(
+            settle_ms = ms(settled),
+            staged_ms = ms(staged_at),
+            enqueued_ms = ms(enqueued_at),
+            total_ms = ms(began.elapsed()),
+            "queued launch"
+        )
+    });
     if failed.is_empty() {
         return Ok(());
     }
@@ -510,17 +539,25 @@ fn enqueue_everywhere(
         let (reply, answer) = channel();
         let mine = |f: &&Fault| crate::engine::plan::fault_device(f) == me;
         let fail = plan.faults.iter().filter(mine).any(|f| matches!(f, Fault::Fail { .. }));
+        // A device with nothing to run or receive is not woken: its thread's round trip (and
+        // its driver's flush) would only lengthen the host's time per launch.
+        if packages.is_empty() && writes.is_empty() && !fail {
+            replies.push(None);
+            continue;
+        }
         let packages = packages.clone();
         let job = Job { plan: plan.clone(), me, packages, writes, fail, reply };
         let sent = session.workers[slot].enqueue(job);
-        replies.push(if sent { Some(answer) } else { None });
+        replies.push(Some(sent.then_some(answer)));
     }
     let mut events = Vec::new();
     let mut failed = Vec::new();
     for (pos, answer) in replies.into_iter().enumerate() {
-        let got = answer.map_or(Err("its host thread is gone".to_string()), |a| {
-            a.recv().unwrap_or_else(|_| Err("its host thread is gone".to_string()))
-        });
+        let got = match answer {
+            Some(Some(a)) => a.recv().unwrap_or_else(|_| Err("its host thread is gone".into())),
+            Some(None) => Err("its host thread is gone".to_string()),
+            None => Ok(Vec::new()),
+        };
         match got {
             Ok(evs) => events.push(evs),
             Err(reason) => {
