@@ -64,6 +64,8 @@ struct Args {
 
 fn run() -> Result<bool, String> {
     let args = Args::parse();
+    // RUST_LOG=hetdsl=debug shows, among others, the host's time per queued launch.
+    hetdsl_samples::harness::init_tracing();
     let benches: Vec<&str> = match args.bench.as_str() {
         "all" => NAMES.to_vec(),
         name if NAMES.contains(&name) => {

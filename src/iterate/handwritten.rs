@@ -93,7 +93,7 @@ pub fn jacobi(
     unsafe { queue.enqueue_read_buffer(&grids[sweeps % 2], CL_BLOCKING, 0, &mut got, &[]) }
         .map_err(cl("clEnqueueReadBuffer"))?;
     let (verdict, how) = bench.check(&got, sweeps, &[]);
-    let run = LoopRun { step_seconds: Vec::new(), loop_seconds, reports: Vec::new() };
+    let run = LoopRun { loop_seconds, ..LoopRun::default() };
     let mut v = Variant::new("opencl3", &[position], sweeps, setup, &run, verdict, &how);
     // Sweeps are not waited for one by one: the mean is the loop over the sweeps, no median.
     v.steps_done = sweeps;

@@ -107,6 +107,9 @@ pub struct LoopRun {
     pub loop_seconds: f64,
     /// Each step's reports (one per launch), where the variant has them.
     pub reports: Vec<Vec<Report>>,
+    /// Submitted loops: the host's time in each step's submit calls (the step times become
+    /// the loop's mean once it has ended).
+    pub submit_seconds: Vec<f64>,
 }
 
 impl LoopRun {
@@ -152,6 +155,7 @@ pub fn finish_submitted(
     let t = Instant::now();
     let reports = session.finish()?;
     run.loop_seconds += t.elapsed().as_secs_f64();
+    run.submit_seconds = run.step_seconds.clone();
     if let Some((&first, rest)) = run.step_seconds.split_first() {
         let mean = (run.loop_seconds - first).max(0.0) / rest.len().max(1) as f64;
         run.step_seconds = std::iter::once(first).chain(rest.iter().map(|_| mean)).collect();
@@ -214,6 +218,9 @@ pub struct Variant {
     /// Per device: the median over the steps after the first of the seconds its kernels ran
     /// in a step (from the devices' own clocks), beside the step's time: what it idled.
     pub busy_per_step: Vec<(usize, f64)>,
+    /// Submitted loops: the median over the steps after the first of the host's time in the
+    /// step's submit calls. Near the step time, the host (not the devices) sets the pace.
+    pub submit_per_step: Option<f64>,
     /// How the launches after the first step were split: each balancer's name (a replay
     /// queued, a relaunch plan, the learned balancer, ...) and how many launches it split.
     pub splits: Vec<(String, usize)>,
@@ -322,6 +329,7 @@ impl Variant {
             steady_per_step: None,
             share: share(&run.reports),
             busy_per_step: busy(&run.reports),
+            submit_per_step: median(run.submit_seconds.get(1..).unwrap_or(&[])),
             splits: splits(&run.reports),
             verdict,
             check: check.to_string(),

@@ -107,6 +107,13 @@ pub fn print_result(r: &BenchResult) {
         let parts: Vec<String> =
             v.share.iter().map(|(d, s)| format!("device {d} {:.1}%", 100.0 * s)).collect();
         println!("{} split (steps after the first): {}", v.variant, parts.join(", "));
+        if let Some(s) = v.submit_per_step {
+            println!(
+                "{} host time in submit per step (median after the first): {:.3} ms",
+                v.variant,
+                1e3 * s
+            );
+        }
         let busy: Vec<String> =
             v.busy_per_step.iter().map(|(d, s)| format!("device {d} {:.3} ms", 1e3 * s)).collect();
         if !busy.is_empty() {
