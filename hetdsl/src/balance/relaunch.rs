@@ -33,7 +33,7 @@
 //! next run is then a first run. A device that merged
 //! less than [`MIN_SHARE`] of the range sits out: its share is below the noise of the others'
 //! and its block could not be helped if it ran late. With data resident on the devices (a
-//! session), a device whose *planned* block is under that fraction sits out as well.
+//! session), so does a device whose *planned* block is under [`RESIDENT_MIN_SHARE`].
 
 use std::ops::Range;
 
@@ -49,6 +49,13 @@ pub const REGULAR_SPREAD: f64 = 1.2;
 
 /// A device that merged less than this fraction of the range gets no block.
 pub const MIN_SHARE: f64 = 0.02;
+
+/// With data resident on the devices (a session), a device whose planned block is under this
+/// fraction of the range sits out. Every launch then waits for that device's own fixed cost,
+/// which a first launch's large packages do not show: a PoCL CPU beside one GPU ran 0.55-0.86 ms
+/// of kernel per launch for a few work-groups, against 0.45-1 ms for the GPU's whole step, and a
+/// chain's 3 % on a CPU beside an H100 ended so late that the next launch re-cut the split again.
+pub const RESIDENT_MIN_SHARE: f64 = 0.05;
 
 /// A relaunch that ended with a balance below this is not planned from again: the next run
 /// starts afresh with Sigmoid.
@@ -144,14 +151,13 @@ fn plan(previous: &Report, resident: bool) -> Option<History> {
             let taking: Vec<bool> = lines.iter().map(Option::is_some).collect();
             cut_by_cost(&measured, total, &speeds, &taking)?
         };
-        // With resident data a sliver is not worth its device: every launch waits for that
-        // device's fixed cost (a PoCL CPU's few groups ran 0.5-0.9 ms of kernel per step beside
-        // an H200's 0.45-1 ms for the rest) and moves data at its block's two boundaries.
+        // With resident data a small block is not worth its device (see RESIDENT_MIN_SHARE),
+        // which would also move data at the block's two boundaries.
         let slivers: Vec<usize> = (0..n)
             .filter(|&d| resident && lines[d].is_some())
             .filter(|&d| {
                 let held = blocks[d].as_ref().map_or(0, |b| b.end - b.start);
-                (held as f64) < MIN_SHARE * total as f64
+                (held as f64) < RESIDENT_MIN_SHARE * total as f64
             })
             .collect();
         if slivers.is_empty() || slivers.len() == lines.iter().flatten().count() {

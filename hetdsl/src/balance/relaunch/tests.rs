@@ -198,5 +198,5 @@ fn resident_data_keeps_a_device_whose_planned_block_is_worth_it() {
         .iter()
         .map(|g| g.end - g.start)
         .sum::<u64>();
-    assert!(held > 0 && (held as f64) < MIN_SHARE * 10_000.0, "{held}");
+    assert!(held > 0 && (held as f64) < RESIDENT_MIN_SHARE * 10_000.0, "{held}");
 }

@@ -94,7 +94,7 @@ fn near_plan(previous: &Report, split: &balance::History) -> bool {
 /// to be replayed as it lies: two devices then differ by at most 2 % of the range.
 const NEAR: f64 = 0.01;
 
-/// `history` with each device that held under [`balance::relaunch::MIN_SHARE`] of the range (a
+/// `history` with each device that held under [`balance::relaunch::RESIDENT_MIN_SHARE`] of the range (a
 /// first launch's probe on a CPU beside GPUs) left out, its blocks joined to the blocks they
 /// adjoin: such a device would hold every replayed launch to its own latency, and re-cutting
 /// the split instead moves data at every boundary. `None` where a sliver adjoins no other
@@ -104,7 +104,7 @@ fn absorb_slivers(history: &balance::History) -> Option<balance::History> {
     let sliver: Vec<bool> = history
         .devices
         .iter()
-        .map(|d| held(d) > 0 && (held(d) as f64) < balance::relaunch::MIN_SHARE * total)
+        .map(|d| held(d) > 0 && (held(d) as f64) < balance::relaunch::RESIDENT_MIN_SHARE * total)
         .collect();
     let mut out = history.clone();
     for d in (0..sliver.len()).filter(|&d| sliver[d]) {
@@ -188,8 +188,8 @@ mod tests {
         // Between two blocks, it goes to the first device that adjoins it.
         let out = absorb_slivers(&history(&[(0, 495), (495, 505), (505, 1000)])).unwrap();
         assert_eq!(held(&out, 0), [(0, 505)]);
-        // Shares of 2 % and more stay where they are.
-        let h = history(&[(0, 20), (20, 500), (500, 1000)]);
+        // Shares of 5 % and more stay where they are.
+        let h = history(&[(0, 50), (50, 500), (500, 1000)]);
         assert_eq!(absorb_slivers(&h).unwrap(), h);
     }
 }
