@@ -27,20 +27,25 @@ impl Pool {
     /// smallest idle one that fits, else a new one (rounded up to a power of two so that a
     /// loop's moves find it again).
     pub(crate) fn take(&self, devices: &super::Devices, device: usize, len: usize) -> Lent {
+        if let Some(lent) = self.take_idle(device, len) {
+            return lent;
+        }
+        let d = &devices.list[device];
+        let len = len.max(1).next_power_of_two();
+        Lent { device, staging: Staging::new(&d.transfer, &d.device.platform.context, len) }
+    }
+
+    /// The smallest idle staging of session device `device` that holds `len` bytes, without
+    /// making a new one.
+    pub(crate) fn take_idle(&self, device: usize, len: usize) -> Option<Lent> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let fits = idle
             .iter()
             .enumerate()
             .filter(|(_, l)| l.device == device && l.staging.len() >= len)
             .min_by_key(|(_, l)| l.staging.len())
-            .map(|(i, _)| i);
-        if let Some(i) = fits {
-            return idle.swap_remove(i);
-        }
-        drop(idle);
-        let d = &devices.list[device];
-        let len = len.max(1).next_power_of_two();
-        Lent { device, staging: Staging::new(&d.transfer, &d.device.platform.context, len) }
+            .map(|(i, _)| i)?;
+        Some(idle.swap_remove(fits))
     }
 
     /// Staging back from a launch that has ended (nothing reads or writes it any more); the

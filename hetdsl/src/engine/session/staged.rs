@@ -77,7 +77,8 @@ pub(super) fn needs(plan: &Plan, blocks: &[Vec<Package>]) -> Option<Vec<Need>> {
 }
 
 /// A write a device thread enqueues before its kernels: `len` bytes at `src` (host memory the
-/// queued launch keeps until it is drained) into elements `range` of `core` on its device.
+/// queued launch keeps until it is drained, or `core`'s host image) into elements `range` of
+/// `core` on its device.
 pub(crate) struct Write {
     pub(super) core: Arc<BufferCore>,
     pub(super) range: Range<u64>,
@@ -86,7 +87,8 @@ pub(crate) struct Write {
 }
 
 // SAFETY: `src` points into staging owned by the queued launch until it is drained, which
-// waits for the write.
+// waits for the write, or into the host image of `core`, which `core` keeps alive and which is
+// written only after every queued launch has drained.
 unsafe impl Send for Write {}
 
 /// The moves' host memory, kept until the launch is drained (the writes read it): pinned
@@ -125,13 +127,25 @@ pub(super) fn start(
         let len = bytes.len();
         let mut moved = Moved::default();
         let mut lent = match need.from {
-            Loc::Host => {
-                let mut lent = devices.pinned.take(devices, slots[need.pos], len);
-                let stage = &mut lent.staging.bytes()[..len];
-                crate::engine::copy::copy(stage, &need.core.lock().host[bytes]);
-                moved.host_to_device = len as u64;
-                lent
-            }
+            // Without idle pinned staging that fits, the device reads the host image through
+            // its driver: pinning fresh memory costs more than the move it would serve.
+            Loc::Host => match devices.pinned.take_idle(slots[need.pos], len) {
+                Some(mut lent) => {
+                    let stage = &mut lent.staging.bytes()[..len];
+                    crate::engine::copy::copy(stage, &need.core.lock().host[bytes]);
+                    moved.host_to_device = len as u64;
+                    lent
+                }
+                None => {
+                    // The host image is written only once every queued launch has drained
+                    // (`Buffer::write`, reads, checkpoints), and the write's `core` keeps it.
+                    let src = need.core.lock().host[bytes].as_ptr();
+                    moved.host_to_device = len as u64;
+                    s.writes[need.pos].push(Write { core: need.core, range: need.range, src, len });
+                    s.moved.push((need.arg, moved));
+                    continue;
+                }
+            },
             Loc::Device(from) => {
                 let win = {
                     let mut st = need.core.lock();

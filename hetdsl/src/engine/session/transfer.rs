@@ -86,10 +86,14 @@ pub(crate) struct Receiver<'a> {
 }
 
 impl Receiver<'_> {
+    /// Whether its staging holds `len` bytes already.
+    fn fits(&self, len: usize) -> bool {
+        self.staging.as_ref().is_some_and(|s| s.len() >= len)
+    }
+
     /// `len` bytes of staging.
     fn stage(&mut self, len: usize) -> &mut [u8] {
-        let big_enough = self.staging.as_mut().is_some_and(|s| s.bytes().len() >= len);
-        if !big_enough {
+        if !self.fits(len) {
             if let Some(mut old) = self.staging.take() {
                 old.unmap(self.queue);
             }
@@ -134,6 +138,15 @@ pub(crate) fn ensure(
     for m in &moves {
         let bytes = m.range.start as usize * elem..m.range.end as usize * elem;
         let queue = to.queue;
+        // Without pinned staging that fits, from the host image through the driver: pinning
+        // fresh memory costs more than a one-time move (a re-cut taking back a CPU's share).
+        if m.from == Loc::Host && !to.fits(bytes.len()) {
+            let st = core.lock();
+            write(queue, &mine.mem, mine.at(m.range.start, elem), &st.host[bytes.clone()])
+                .map_err(|e| EnsureError::Device(format!("write of an input: {e}")))?;
+            moved.host_to_device += bytes.len() as u64;
+            continue;
+        }
         let stage = to.stage(bytes.len());
         match m.from {
             Loc::Host => {
