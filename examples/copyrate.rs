@@ -14,7 +14,7 @@ use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_GPU};
 use opencl3::memory::{
-    Buffer, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE,
+    Buffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE,
 };
 use opencl3::platform::get_platforms;
 use opencl3::types::CL_BLOCKING;
@@ -100,6 +100,7 @@ fn pinned_rates(gpu: &Device, src: &[u8], dst: &mut [u8], reps: usize) -> Result
     #[allow(deprecated)]
     let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
         .map_err(cl("clCreateCommandQueue"))?;
+    pin_rate(&context, &queue, len, reps)?;
     // SAFETY: fresh buffers with no host pointer, released before `context`.
     let (host, mut device) = unsafe {
         let host = Buffer::<u8>::create(
@@ -182,5 +183,66 @@ fn pinned_rates(gpu: &Device, src: &[u8], dst: &mut [u8], reps: usize) -> Result
         t.sort_by(f64::total_cmp);
         println!("{what:<28}  {:>6.1} GB/s of device time", len as f64 / t[t.len() / 2] / 1e9);
     }
+    Ok(())
+}
+
+/// How fast pinned memory is made: a `CL_MEM_ALLOC_HOST_PTR` buffer of `len` bytes created,
+/// mapped, touched once per page and released, by the wall clock (what a transfer that needs
+/// fresh staging pays before it moves a byte).
+fn pin_rate(
+    context: &Context,
+    queue: &CommandQueue,
+    len: usize,
+    reps: usize,
+) -> Result<(), String> {
+    let once = || -> Result<f64, String> {
+        let t = Instant::now();
+        // SAFETY: a fresh buffer with no host pointer, released before `context`.
+        let host = unsafe {
+            Buffer::<u8>::create(
+                context,
+                CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
+                len,
+                ptr::null_mut(),
+            )
+        }
+        .map_err(cl("clCreateBuffer"))?;
+        let mut mapped = ptr::null_mut();
+        // SAFETY: a blocking map of the whole buffer just made into a valid out-pointer.
+        let ev = unsafe {
+            queue.enqueue_map_buffer(
+                &host,
+                CL_BLOCKING,
+                CL_MAP_READ | CL_MAP_WRITE,
+                0,
+                len,
+                &mut mapped,
+                &[],
+            )
+        }
+        .map_err(cl("clEnqueueMapBuffer"))?;
+        // SAFETY: the mapping covers `len` bytes until it is unmapped below.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(mapped as *mut u8, len) };
+        for page in bytes.chunks_mut(4096) {
+            page[0] = 1;
+        }
+        // SAFETY: `mapped` came from the map above; nothing uses it after.
+        unsafe { queue.enqueue_unmap_mem_object(host.get(), mapped, &[]) }
+            .map_err(cl("clEnqueueUnmapMemObject"))?;
+        queue.finish().map_err(cl("clFinish"))?;
+        drop((ev, host));
+        Ok(t.elapsed().as_secs_f64())
+    };
+    let mut t = Vec::new();
+    for _ in 0..=reps {
+        t.push(once()?);
+    }
+    t.remove(0);
+    t.sort_by(f64::total_cmp);
+    println!(
+        "{:<28}  {:>6.1} GB/s wall",
+        "pin (create, map, touch)",
+        len as f64 / t[t.len() / 2] / 1e9
+    );
     Ok(())
 }
