@@ -186,63 +186,76 @@ fn pinned_rates(gpu: &Device, src: &[u8], dst: &mut [u8], reps: usize) -> Result
     Ok(())
 }
 
-/// How fast pinned memory is made: a `CL_MEM_ALLOC_HOST_PTR` buffer of `len` bytes created,
-/// mapped, touched once per page and released, by the wall clock (what a transfer that needs
-/// fresh staging pays before it moves a byte).
+/// How fast pinned memory is made: `CL_MEM_ALLOC_HOST_PTR` buffers created, mapped, touched once
+/// per page and released, by the wall clock (what a transfer that needs fresh staging pays
+/// before it moves a byte): one buffer of `len` bytes, then four of `len / 4` made at once on
+/// four threads (whether a device's several stagings could be made side by side).
 fn pin_rate(
     context: &Context,
     queue: &CommandQueue,
     len: usize,
     reps: usize,
 ) -> Result<(), String> {
-    let once = || -> Result<f64, String> {
-        let t = Instant::now();
-        // SAFETY: a fresh buffer with no host pointer, released before `context`.
-        let host = unsafe {
-            Buffer::<u8>::create(
-                context,
-                CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
-                len,
-                ptr::null_mut(),
-            )
+    for threads in [1usize, 4] {
+        let once = || -> Result<f64, String> {
+            let t = Instant::now();
+            std::thread::scope(|s| {
+                let parts: Vec<_> = (0..threads)
+                    .map(|_| s.spawn(|| pin_once(context, queue, len / threads)))
+                    .collect();
+                parts.into_iter().try_for_each(|p| {
+                    p.join().unwrap_or_else(|_| Err("a pinning thread panicked".into()))
+                })
+            })?;
+            Ok(t.elapsed().as_secs_f64())
+        };
+        let mut t = Vec::new();
+        for _ in 0..=reps {
+            t.push(once()?);
         }
-        .map_err(cl("clCreateBuffer"))?;
-        let mut mapped = ptr::null_mut();
-        // SAFETY: a blocking map of the whole buffer just made into a valid out-pointer.
-        let ev = unsafe {
-            queue.enqueue_map_buffer(
-                &host,
-                CL_BLOCKING,
-                CL_MAP_READ | CL_MAP_WRITE,
-                0,
-                len,
-                &mut mapped,
-                &[],
-            )
-        }
-        .map_err(cl("clEnqueueMapBuffer"))?;
-        // SAFETY: the mapping covers `len` bytes until it is unmapped below.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(mapped as *mut u8, len) };
-        for page in bytes.chunks_mut(4096) {
-            page[0] = 1;
-        }
-        // SAFETY: `mapped` came from the map above; nothing uses it after.
-        unsafe { queue.enqueue_unmap_mem_object(host.get(), mapped, &[]) }
-            .map_err(cl("clEnqueueUnmapMemObject"))?;
-        queue.finish().map_err(cl("clFinish"))?;
-        drop((ev, host));
-        Ok(t.elapsed().as_secs_f64())
-    };
-    let mut t = Vec::new();
-    for _ in 0..=reps {
-        t.push(once()?);
+        t.remove(0);
+        t.sort_by(f64::total_cmp);
+        let what = format!("pin, {threads} thread(s) at once");
+        println!("{what:<28}  {:>6.1} GB/s wall", len as f64 / t[t.len() / 2] / 1e9);
     }
-    t.remove(0);
-    t.sort_by(f64::total_cmp);
-    println!(
-        "{:<28}  {:>6.1} GB/s wall",
-        "pin (create, map, touch)",
-        len as f64 / t[t.len() / 2] / 1e9
-    );
+    Ok(())
+}
+
+/// One pinned buffer of `len` bytes made, mapped, touched once per page and released.
+fn pin_once(context: &Context, queue: &CommandQueue, len: usize) -> Result<(), String> {
+    // SAFETY: a fresh buffer with no host pointer, released before `context`.
+    let host = unsafe {
+        Buffer::<u8>::create(
+            context,
+            CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
+            len,
+            ptr::null_mut(),
+        )
+    }
+    .map_err(cl("clCreateBuffer"))?;
+    let mut mapped = ptr::null_mut();
+    // SAFETY: a blocking map of the whole buffer just made into a valid out-pointer.
+    let ev = unsafe {
+        queue.enqueue_map_buffer(
+            &host,
+            CL_BLOCKING,
+            CL_MAP_READ | CL_MAP_WRITE,
+            0,
+            len,
+            &mut mapped,
+            &[],
+        )
+    }
+    .map_err(cl("clEnqueueMapBuffer"))?;
+    // SAFETY: the mapping covers `len` bytes until it is unmapped below.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(mapped as *mut u8, len) };
+    for page in bytes.chunks_mut(4096) {
+        page[0] = 1;
+    }
+    // SAFETY: `mapped` came from the map above; nothing uses it after.
+    let unmapped = unsafe { queue.enqueue_unmap_mem_object(host.get(), mapped, &[]) }
+        .map_err(cl("clEnqueueUnmapMemObject"))?;
+    unmapped.wait().map_err(cl("clWaitForEvents"))?;
+    drop((ev, host));
     Ok(())
 }
