@@ -585,9 +585,9 @@ fn a_relaunch_learns_the_split_and_moves_exactly_what_each_device_lacks() {
         moved.push(expected);
         if r.balancer == "replay" {
             // A replayed split runs every device on the groups it ran last time, but for a
-            // sliver (under 2 % of the range) given to the device next to it: of `x` and `y`
-            // together, under 4 % of one.
-            let sliver = (N * 4) as u64 * 4 / 100;
+            // sliver (under 5 % of the range) given to the device next to it: of `x` and `y`
+            // together, under 10 % of one.
+            let sliver = (N * 4) as u64 * 10 / 100;
             assert!(r.moved().total() < sliver, "a replay moved {}", r.moved().total());
         }
     }
