@@ -2,10 +2,14 @@
 //! for. Where another device read part of a block's output at the last move (a halo row, say),
 //! the units that write it are split off the block's ends and run first; a later move of that
 //! range then waits only for the package that wrote it, not for the device's last kernel, so
-//! the host stages the next launch's moves while the rest of the block still computes.
+//! the host stages the next launch's moves while the rest of the block still computes. What a
+//! queued launch leaves fresh where is recorded when it is queued (`mark_fresh`).
 
 use std::ops::Range;
+use std::sync::Arc;
 
+use super::buffer::BufferCore;
+use super::residency::Loc;
 use super::worker::{Plan, SArg};
 use crate::work::Package;
 
@@ -111,6 +115,30 @@ fn split(p: Package, read_elsewhere: &impl Fn(u64) -> bool) -> Vec<Package> {
     }
     out.push(Package { offset: p.offset + front, len: p.len - front - back });
     out
+}
+
+/// What a queued launch leaves fresh where, as if it had already run (later launches and moves
+/// are ordered after it): the ranges moved in on their receivers, each block's outputs on its
+/// device alone.
+pub(super) fn mark_fresh(
+    plan: &Plan,
+    blocks: &[Vec<Package>],
+    arrivals: Vec<(Arc<BufferCore>, usize, Range<u64>)>,
+) {
+    for (core, pos, range) in arrivals {
+        core.lock().res.copied(Loc::Device(plan.slots[pos]), range);
+    }
+    for (pos, packages) in blocks.iter().enumerate() {
+        for a in &plan.args {
+            let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
+            if dir.writes() {
+                let mut st = core.lock();
+                for &p in packages {
+                    st.res.written(Loc::Device(plan.slots[pos]), plan.range(core, *pattern, p));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

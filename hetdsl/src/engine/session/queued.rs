@@ -27,7 +27,6 @@ use opencl3::types::cl_event;
 
 use super::launch::HistoryKey;
 use super::order;
-use super::residency::Loc;
 use super::staged::{self, InFlight, Need};
 use super::worker::{bind_windows, enqueue_kernel, set_up, PackageError, Plan, SArg, Worker};
 use super::{Devices, Session};
@@ -447,20 +446,7 @@ pub(super) fn submit(
     let enqueued_at = began.elapsed();
     let moved_in = arrivals.iter().map(|(core, pos, range)| (*pos, core.index, range.clone()));
     let touched = order::touches(&plan, &blocks, moved_in);
-    for (core, pos, range) in arrivals {
-        core.lock().res.copied(Loc::Device(slots[pos]), range);
-    }
-    for (pos, packages) in blocks.iter().enumerate() {
-        for a in &plan.args {
-            let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
-            if dir.writes() {
-                let mut st = core.lock();
-                for &p in packages {
-                    st.res.written(Loc::Device(slots[pos]), plan.range(core, *pattern, p));
-                }
-            }
-        }
-    }
+    order::mark_fresh(&plan, &blocks, arrivals);
     let mut transfers = zero_moved(&plan);
     for (arg, m) in moved {
         if let Some(t) = transfers.iter_mut().find(|t| t.arg == Some(arg)) {
@@ -497,18 +483,7 @@ pub(super) fn submit(
         submitted: t_binary,
         binary_seconds: t_binary.elapsed().as_secs_f64(),
     });
-    // The host's time per queued launch, phase by phase (milliseconds from the submit's
-    // start): waiting for the oldest launches to end, staging moves, the devices' enqueues.
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let _ = std::panic::catch_unwind(|| {
-        tracing::debug!(
-            settle_ms = ms(settled),
-            staged_ms = ms(staged_at),
-            enqueued_ms = ms(enqueued_at),
-            total_ms = ms(began.elapsed()),
-            "queued launch"
-        )
-    });
+    trace_submit(began, settled, staged_at, enqueued_at);
     if failed.is_empty() {
         return Ok(());
     }
@@ -522,6 +497,22 @@ pub(super) fn submit(
     }
     drained?;
     error.map_or(Ok(()), Err)
+}
+
+/// The host's time per queued launch, phase by phase, as a debug event (milliseconds from the
+/// submit's start): waiting for the oldest launches to end, staging moves, the devices'
+/// enqueues, the whole submit.
+fn trace_submit(began: Instant, settled: Duration, staged: Duration, enqueued: Duration) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let _ = std::panic::catch_unwind(|| {
+        tracing::debug!(
+            settle_ms = ms(settled),
+            staged_ms = ms(staged),
+            enqueued_ms = ms(enqueued),
+            total_ms = ms(began.elapsed()),
+            "queued launch"
+        )
+    });
 }
 
 /// Hand every device thread its writes and blocks and collect the answers: per launch
