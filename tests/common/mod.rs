@@ -163,29 +163,3 @@ pub fn jacobi_launch<'s>(
         .scalar(w as u32)
         .scalar(h as u32)
 }
-
-/// The first of up to five reports made by `run` in which `device` ran a kernel: on busy cores
-/// one device may back up another's whole share before that one's kernel ends, and the
-/// report then has no kernel time for it.
-pub fn timed_on(device: usize, mut run: impl FnMut() -> Report) -> Report {
-    let mut last = run();
-    for _ in 1..5 {
-        if last.trace.iter().any(|t| t.device == device && t.kernel_seconds.is_some()) {
-            break;
-        }
-        last = run();
-    }
-    last
-}
-
-/// The `Fault::Slow` factor that stalls `device`'s next package for about `seconds`, from the
-/// kernel time of its first package in `r`.
-pub fn stall_factor(r: &Report, device: usize, seconds: f64) -> u32 {
-    let kernel = r
-        .trace
-        .iter()
-        .filter(|t| t.device == device)
-        .find_map(|t| t.kernel_seconds)
-        .unwrap_or_else(|| panic!("device {device}'s kernel time:\n{}", r.table()));
-    (seconds / kernel.max(1e-6)).ceil().min(f64::from(u32::MAX)) as u32
-}

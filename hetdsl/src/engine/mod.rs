@@ -187,6 +187,9 @@ pub enum Fault {
     Hang { device: usize, package: usize },
     /// Device `device` runs every package `factor` times slower (sleeps after each).
     Slow { device: usize, factor: u32 },
+    /// Device `device` stops for `millis` milliseconds after each package, however fast it
+    /// ran it: a device held up for a known time (a test of what happens while it is out).
+    Stall { device: usize, millis: u32 },
     /// The host thread of device `device` panics at its `package`-th package (a bug in the
     /// engine or a driver wrapper): the device is dropped and its work re-run, never a hang.
     Panic { device: usize, package: usize },
@@ -198,6 +201,20 @@ pub enum Fault {
     SlowSetup { device: usize, millis: u32 },
     /// The read-back of device `device`'s `package`-th package never completes.
     HangReadBack { device: usize, package: usize },
+}
+
+impl Fault {
+    /// How long a device sleeps after a package whose kernel took `kernel_seconds`, under its
+    /// injected faults `faults` (`Slow`, `Stall`); `None` where none slows it.
+    pub(crate) fn sleep_after(faults: &[Fault], kernel_seconds: Option<f64>) -> Option<Duration> {
+        faults.iter().find_map(|f| match *f {
+            Fault::Slow { factor, .. } => Some(Duration::from_secs_f64(
+                kernel_seconds.unwrap_or(1e-3) * f64::from(factor.saturating_sub(1)),
+            )),
+            Fault::Stall { millis, .. } => Some(Duration::from_millis(millis.into())),
+            _ => None,
+        })
+    }
 }
 
 /// A kernel launch over every device of a [`Program`]; build it, then [`Launch::run`].

@@ -353,6 +353,7 @@ fn aimed_at(f: Fault, device: usize) -> Fault {
         Fault::Fail { package, .. } => Fault::Fail { device, package },
         Fault::Hang { package, .. } => Fault::Hang { device, package },
         Fault::Slow { factor, .. } => Fault::Slow { device, factor },
+        Fault::Stall { millis, .. } => Fault::Stall { device, millis },
         Fault::Panic { package, .. } => Fault::Panic { device, package },
         Fault::HangSetup { .. } => Fault::HangSetup { device },
         Fault::SlowSetup { millis, .. } => Fault::SlowSetup { device, millis },
@@ -365,6 +366,7 @@ pub(super) fn fault_device(f: &Fault) -> usize {
         Fault::Fail { device, .. }
         | Fault::Hang { device, .. }
         | Fault::Slow { device, .. }
+        | Fault::Stall { device, .. }
         | Fault::Panic { device, .. }
         | Fault::HangSetup { device }
         | Fault::SlowSetup { device, .. }

@@ -538,12 +538,8 @@ fn work(
             }
             Err(PackageError::Over) => return Ok(()),
         };
-        if let Some(factor) = faults.iter().find_map(|f| match *f {
-            Fault::Slow { factor, .. } => Some(factor),
-            _ => None,
-        }) {
-            let s = seconds.unwrap_or(1e-3) * f64::from(factor.saturating_sub(1));
-            std::thread::sleep(Duration::from_secs_f64(s));
+        if let Some(t) = Fault::sleep_after(faults, seconds) {
+            std::thread::sleep(t);
         }
         if !shared.kernel_done(me, p, seconds, Transfer::default(), None) {
             return Ok(());

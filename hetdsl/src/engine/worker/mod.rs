@@ -175,7 +175,7 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
     // queued behind would run during that sleep and undo it.
     let ahead = job.pipeline
         && d.buffers.iter().all(|b| b.reduce.is_none())
-        && injected_slowdown(job).is_none();
+        && Fault::sleep_after(&job.faults, None).is_none();
     let mut previous: Option<InFlight> = None;
     let mut queued: Option<Queued> = None;
     let mut count = 0usize;
@@ -223,9 +223,8 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
         if let Some(s) = seconds {
             d.per_unit = Some(s / p.len.max(1) as f64);
         }
-        if let Some(factor) = injected_slowdown(job) {
-            let t = seconds.unwrap_or(1e-3) * (factor.saturating_sub(1)) as f64;
-            std::thread::sleep(Duration::from_secs_f64(t));
+        if let Some(t) = Fault::sleep_after(&job.faults, seconds) {
+            std::thread::sleep(t);
         }
         let written = transfer(&launched.writes, launched.write_bytes);
         if !job.shared.kernel_done(me, p, seconds, written, idle_before) {
@@ -275,11 +274,4 @@ fn injected_failure(job: &Job, index: usize) -> Option<String> {
 
 fn injected_hang(job: &Job, index: usize) -> bool {
     job.faults.iter().any(|f| matches!(*f, Fault::Hang { package, .. } if package == index))
-}
-
-fn injected_slowdown(job: &Job) -> Option<u32> {
-    job.faults.iter().find_map(|f| match *f {
-        Fault::Slow { factor, .. } => Some(factor),
-        _ => None,
-    })
 }
