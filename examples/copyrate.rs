@@ -101,34 +101,14 @@ fn pinned_rates(gpu: &Device, src: &[u8], dst: &mut [u8], reps: usize) -> Result
     let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
         .map_err(cl("clCreateCommandQueue"))?;
     pin_rate(&context, &queue, len, reps)?;
-    // SAFETY: fresh buffers with no host pointer, released before `context`.
-    let (host, mut device) = unsafe {
-        let host = Buffer::<u8>::create(
-            &context,
-            CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
-            len,
-            ptr::null_mut(),
-        );
-        let device = Buffer::<u8>::create(&context, CL_MEM_READ_WRITE, len, ptr::null_mut());
-        (host.map_err(cl("clCreateBuffer"))?, device.map_err(cl("clCreateBuffer"))?)
-    };
-    let mut mapped = ptr::null_mut();
-    // SAFETY: a blocking map of the whole buffer just made into a valid out-pointer.
-    unsafe {
-        queue.enqueue_map_buffer(
-            &host,
-            CL_BLOCKING,
-            CL_MAP_READ | CL_MAP_WRITE,
-            0,
-            len,
-            &mut mapped,
-            &[],
-        )
-    }
-    .map_err(cl("clEnqueueMapBuffer"))?;
+    let (_host, mapped) = mapped_pinned(&context, &queue, len)?;
+    // SAFETY: a fresh buffer with no host pointer, released before `context`.
+    let mut device =
+        unsafe { Buffer::<u8>::create(&context, CL_MEM_READ_WRITE, len, ptr::null_mut()) }
+            .map_err(cl("clCreateBuffer"))?;
     // SAFETY: the mapping covers `len` bytes and stays valid until the process ends (never
     // unmapped: the probe exits after its last use).
-    let pinned = unsafe { std::slice::from_raw_parts_mut(mapped as *mut u8, len) };
+    let pinned = unsafe { std::slice::from_raw_parts_mut(mapped, len) };
     row("pageable -> pinned", len, reps, |t| split_copy(pinned, src, t));
     row("pinned -> pageable", len, reps, |t| split_copy(dst, pinned, t));
 
@@ -221,8 +201,13 @@ fn pin_rate(
     Ok(())
 }
 
-/// One pinned buffer of `len` bytes made, mapped, touched once per page and released.
-fn pin_once(context: &Context, queue: &CommandQueue, len: usize) -> Result<(), String> {
+/// A pinned buffer of `len` bytes (`CL_MEM_ALLOC_HOST_PTR`), made and mapped whole: the
+/// buffer and the mapping's address.
+fn mapped_pinned(
+    context: &Context,
+    queue: &CommandQueue,
+    len: usize,
+) -> Result<(Buffer<u8>, *mut u8), String> {
     // SAFETY: a fresh buffer with no host pointer, released before `context`.
     let host = unsafe {
         Buffer::<u8>::create(
@@ -235,7 +220,7 @@ fn pin_once(context: &Context, queue: &CommandQueue, len: usize) -> Result<(), S
     .map_err(cl("clCreateBuffer"))?;
     let mut mapped = ptr::null_mut();
     // SAFETY: a blocking map of the whole buffer just made into a valid out-pointer.
-    let ev = unsafe {
+    unsafe {
         queue.enqueue_map_buffer(
             &host,
             CL_BLOCKING,
@@ -247,15 +232,21 @@ fn pin_once(context: &Context, queue: &CommandQueue, len: usize) -> Result<(), S
         )
     }
     .map_err(cl("clEnqueueMapBuffer"))?;
+    Ok((host, mapped as *mut u8))
+}
+
+/// One pinned buffer of `len` bytes made, mapped, touched once per page and released.
+fn pin_once(context: &Context, queue: &CommandQueue, len: usize) -> Result<(), String> {
+    let (host, mapped) = mapped_pinned(context, queue, len)?;
     // SAFETY: the mapping covers `len` bytes until it is unmapped below.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(mapped as *mut u8, len) };
+    let bytes = unsafe { std::slice::from_raw_parts_mut(mapped, len) };
     for page in bytes.chunks_mut(4096) {
         page[0] = 1;
     }
-    // SAFETY: `mapped` came from the map above; nothing uses it after.
-    let unmapped = unsafe { queue.enqueue_unmap_mem_object(host.get(), mapped, &[]) }
+    // SAFETY: `mapped` came from the map of `host`; nothing uses it after.
+    let unmapped = unsafe { queue.enqueue_unmap_mem_object(host.get(), mapped.cast(), &[]) }
         .map_err(cl("clEnqueueUnmapMemObject"))?;
     unmapped.wait().map_err(cl("clWaitForEvents"))?;
-    drop((ev, host));
+    drop(host);
     Ok(())
 }

@@ -1,7 +1,10 @@
+#!/usr/bin/env bash
+# Usage: bash scripts/queued-gaps.sh LOG   (stderr of a submitted `iterate` loop run with RUST_LOG=hetdsl=debug)
 # Summarise a RUST_LOG=hetdsl=debug log of a submitted session loop: per device slot, the idle
 # time of the device between consecutive queued launches (device clock), and the host's time
 # per queued launch (settle wait, staged, enqueued, total), medians and 90th percentiles.
-f=$1
+set -euo pipefail
+f=${1:?LOG}
 sed 's/\x1b\[[0-9;]*m//g' "$f" | awk '
 /queued kernels/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
   s = v["slot"]; if (s in last) { n[s]++; gap[s, n[s]] = (v["first_start_ns"] - last[s]) / 1e3 } last[s] = v["last_end_ns"] }
