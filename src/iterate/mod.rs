@@ -219,7 +219,10 @@ pub struct Variant {
     /// in a step (from the devices' own clocks), beside the step's time: what it idled.
     pub busy_per_step: Vec<(usize, f64)>,
     /// Submitted loops: the median over the steps after the first of the host's time in the
-    /// step's submit calls. Near the step time, the host (not the devices) sets the pace.
+    /// step's submit calls. Well under the step time, the host has time to spare. Near it, either
+    /// the host or the devices set the pace: a submit also waits for the oldest launch once the
+    /// session's queue is full (`RUST_LOG=hetdsl=debug` tells the wait apart, the `queued launch`
+    /// event, summed up by `scripts/queued-gaps.sh`).
     pub submit_per_step: Option<f64>,
     /// How the launches after the first step were split: each balancer's name (a replay
     /// queued, a relaunch plan, the learned balancer, ...) and how many launches it split.

@@ -530,25 +530,25 @@ fn enqueue_everywhere(
         let (reply, answer) = channel();
         let mine = |f: &&Fault| crate::engine::plan::fault_device(f) == me;
         let fail = plan.faults.iter().filter(mine).any(|f| matches!(f, Fault::Fail { .. }));
-        // A device with nothing to run or receive is not woken: its thread's round trip (and
-        // its driver's flush) would only lengthen the host's time per launch.
+        // A device with nothing to run or receive is not woken (its answer, no events, is
+        // given here): its thread's round trip and its driver's flush would only lengthen the
+        // host's time per launch.
         if packages.is_empty() && writes.is_empty() && !fail {
-            replies.push(None);
+            let _ = reply.send(Ok(Vec::new()));
+            replies.push(Some(answer));
             continue;
         }
         let packages = packages.clone();
         let job = Job { plan: plan.clone(), me, packages, writes, fail, reply };
         let sent = session.workers[slot].enqueue(job);
-        replies.push(Some(sent.then_some(answer)));
+        replies.push(if sent { Some(answer) } else { None });
     }
     let mut events = Vec::new();
     let mut failed = Vec::new();
     for (pos, answer) in replies.into_iter().enumerate() {
-        let got = match answer {
-            Some(Some(a)) => a.recv().unwrap_or_else(|_| Err("its host thread is gone".into())),
-            Some(None) => Err("its host thread is gone".to_string()),
-            None => Ok(Vec::new()),
-        };
+        let got = answer.map_or(Err("its host thread is gone".to_string()), |a| {
+            a.recv().unwrap_or_else(|_| Err("its host thread is gone".to_string()))
+        });
         match got {
             Ok(evs) => events.push(evs),
             Err(reason) => {

@@ -94,10 +94,10 @@ fn near_plan(previous: &Report, split: &balance::History) -> bool {
 /// to be replayed as it lies: two devices then differ by at most 2 % of the range.
 const NEAR: f64 = 0.01;
 
-/// `history` with each device that held under [`balance::relaunch::RESIDENT_MIN_SHARE`] of the range (a
-/// first launch's probe on a CPU beside GPUs) left out, its blocks joined to the blocks they
-/// adjoin: such a device would hold every replayed launch to its own latency, and re-cutting
-/// the split instead moves data at every boundary. `None` where a sliver adjoins no other
+/// `history` with each device that held under [`balance::relaunch::RESIDENT_MIN_SHARE`] of the
+/// range (a first launch's probe on a CPU beside GPUs) left out, its blocks joined to the
+/// blocks they adjoin: such a device would hold every replayed launch to its own latency, and
+/// re-cutting the split instead moves data at every boundary. `None` where a sliver adjoins no other
 /// device's block.
 fn absorb_slivers(history: &balance::History) -> Option<balance::History> {
     let total = history.total_groups.max(1) as f64;

@@ -1,10 +1,10 @@
 //! The moves of a queued launch: the input ranges a device lacks, made fresh there before its
-//! kernels. A range fresh on another device is read by the host once the queued package that
-//! last wrote it there has ended (the host waits for that one kernel, then reads; see `order`),
-//! and a range fresh only on the host is copied out of the host image, so that a later host
-//! write cannot change it in flight. Both go through pinned staging. The receiving device
-//! writes each range on its own in-order queue before its kernels, and the host does not wait
-//! for those writes.
+//! kernels. A range fresh on another device is read by the host, into pinned staging, once the
+//! queued package that last wrote it there has ended (the host waits for that one kernel, then
+//! reads; see `order`). A range fresh only on the host is copied into idle pinned staging where
+//! some fits, else the device reads it from the host image itself (the host image changes only
+//! once every queued launch has drained). The receiving device writes each range on its own
+//! in-order queue before its kernels, and the host does not wait for those writes.
 //!
 //! Chaining the source's read and the receiver's write by events instead (no host wait at
 //! all) gave wrong Jacobi grids on two H200s in 4 runs of 10, for a cause never found; with
@@ -126,26 +126,23 @@ pub(super) fn start(
         let bytes = need.range.start as usize * elem..need.range.end as usize * elem;
         let len = bytes.len();
         let mut moved = Moved::default();
-        let mut lent = match need.from {
+        // Where the device's write reads from, and the staging that holds it (if any).
+        let (src, lent) = match need.from {
             // Without idle pinned staging that fits, the device reads the host image through
-            // its driver: pinning fresh memory costs more than the move it would serve.
-            Loc::Host => match devices.pinned.take_idle(slots[need.pos], len) {
-                Some(mut lent) => {
-                    let stage = &mut lent.staging.bytes()[..len];
-                    crate::engine::copy::copy(stage, &need.core.lock().host[bytes]);
-                    moved.host_to_device = len as u64;
-                    lent
+            // its driver: pinning fresh memory costs more than the move it would serve. The
+            // host image is written only once every queued launch has drained (`Buffer::write`,
+            // reads, checkpoints), and the write's `core` keeps it.
+            Loc::Host => {
+                moved.host_to_device = len as u64;
+                match devices.pinned.take_idle(slots[need.pos], len) {
+                    Some(mut lent) => {
+                        let stage = &mut lent.staging.bytes()[..len];
+                        crate::engine::copy::copy(stage, &need.core.lock().host[bytes]);
+                        (stage.as_ptr(), Some(lent))
+                    }
+                    None => (need.core.lock().host[bytes].as_ptr(), None),
                 }
-                None => {
-                    // The host image is written only once every queued launch has drained
-                    // (`Buffer::write`, reads, checkpoints), and the write's `core` keeps it.
-                    let src = need.core.lock().host[bytes].as_ptr();
-                    moved.host_to_device = len as u64;
-                    s.writes[need.pos].push(Write { core: need.core, range: need.range, src, len });
-                    s.moved.push((need.arg, moved));
-                    continue;
-                }
-            },
+            }
             Loc::Device(from) => {
                 let win = {
                     let mut st = need.core.lock();
@@ -174,11 +171,10 @@ pub(super) fn start(
                 transfer::read(&devices.list[from].transfer, &win.mem, at, stage)
                     .call("clEnqueueReadBuffer (queued move)")
                     .map_err(|e| (from, e))?;
-                lent
+                (stage.as_ptr(), Some(lent))
             }
         };
-        let src = lent.staging.bytes().as_ptr();
-        s.flight.push(lent);
+        s.flight.extend(lent);
         s.writes[need.pos].push(Write { core: need.core, range: need.range, src, len });
         s.moved.push((need.arg, moved));
     }
