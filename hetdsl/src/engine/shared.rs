@@ -10,11 +10,11 @@
 //! - [`Shared::state`] (one mutex, with a condition variable) holds the dispatcher, which holds
 //!   the balancer; device threads take it only to ask for work and to report, never across an
 //!   OpenCL wait.
-//! - The caller's slices are touched only by device threads copying whole packages in or out,
-//!   each under the [`Shared::gate`] read lock and its device's commit lock. When the run ends the
-//!   gate is closed for good, on every way out of `run` including a panic unwinding through it
-//!   ([`EndOfRun`]), so a device left behind (hung in a driver call) can never touch the
-//!   caller's memory after `run` returns.
+//! - The caller's slices are touched only by device threads copying packages (or parts of a
+//!   package's output) in or out, each under the [`Shared::gate`] read lock and its device's
+//!   commit lock. When the run ends the gate is closed for good, on every way out of `run`
+//!   including a panic unwinding through it ([`EndOfRun`]), so a device left behind (hung in a
+//!   driver call) can never touch the caller's memory after `run` returns.
 //! - Lock order: a device's commit lock, then the gate, then the state (taken and let go), then
 //!   the fold lock of reduced outputs. Nothing waits on another thread while holding the state
 //!   lock except through its condition variable; a poisoned lock is recovered, never unwrapped.
@@ -407,6 +407,22 @@ impl Shared {
             self.abort(&mut s, e);
         }
         self.wake.notify_all();
+        true
+    }
+
+    /// Copy a part of a finished package's output into the caller's memory with `write`, under
+    /// the same conditions as [`Shared::merge`], which counts the package merged once every
+    /// part is in. A copy the dispatcher discarded writes nothing. `false` if the run is over
+    /// for `me`.
+    pub(super) fn merge_part(&self, me: usize, p: Package, write: impl FnOnce()) -> bool {
+        let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
+        let closed = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        if *closed || !self.alive(me) {
+            return false;
+        }
+        if !self.lock().discarded.contains(&(me, p)) {
+            write();
+        }
         true
     }
 

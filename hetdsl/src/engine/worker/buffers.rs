@@ -1,5 +1,5 @@
-//! A device's memory for one run: a device buffer per buffer argument and the host staging its
-//! packages move through.
+//! A device's memory for one run: a device buffer per buffer argument, and host staging (a
+//! reduced output's own; the rest share the device's rings).
 //!
 //! Staging is pinned host memory where the driver gives it (`CL_MEM_ALLOC_HOST_PTR`, mapped once),
 //! which is what makes GPU read-back run at link speed rather than through pageable copies.
@@ -102,8 +102,8 @@ pub(super) struct DeviceBuffer {
     pub(super) pattern: Pattern,
     pub(super) dir: Direction,
     pub(super) buffer: Buffer<u8>,
-    /// Staging for sliced buffers and reduced outputs (the buffer's length), and for a large
-    /// whole input the two chunks it is filled through at creation; a small whole input has none.
+    /// A reduced output's staging, its whole length; every other buffer moves through the
+    /// device's staging rings (see `ring`).
     pub(super) staging: Option<Staging>,
     /// For a reduced output: how it merges, and its identity image, which the device's copy is
     /// reset to after each package's contribution is read back.

@@ -9,6 +9,7 @@ use opencl3::kernel::Kernel;
 
 use super::buffers::DeviceBuffer;
 use super::parked::{KeptKernel, Parked};
+use super::ring::Rings;
 use crate::engine::geometry::Geometry;
 use crate::engine::plan::{ArgPlan, Plan};
 use crate::engine::program::ProgramDevice;
@@ -83,6 +84,8 @@ pub(super) struct Device {
     /// Kernel objects of the program's other kernels, kept from earlier runs to park again.
     pub(super) kernels: Vec<KeptKernel>,
     pub(super) buffers: Vec<DeviceBuffer>,
+    /// The pinned slots its packages' transfers are staged through.
+    pub(super) rings: Rings,
     /// Device seconds per balancing unit of its last package: when to expect the next kernel.
     pub(super) per_unit: Option<f64>,
 }
@@ -90,13 +93,23 @@ pub(super) struct Device {
 impl Device {
     /// Its objects, to be parked for the next run on this device (staging stays mapped).
     pub(super) fn park(self, kernel_name: &str) -> Parked {
-        let Device { compute, transfer, upload, kernel, warmed_for, mut kernels, buffers, .. } =
-            self;
+        let Device {
+            compute,
+            transfer,
+            upload,
+            kernel,
+            warmed_for,
+            mut kernels,
+            buffers,
+            rings,
+            ..
+        } = self;
         kernels.push(KeptKernel { name: kernel_name.to_string(), kernel, warmed_for });
         Parked {
             queues: Some((compute, transfer, upload)),
             kernels,
             buffers: buffers.into_iter().map(DeviceBuffer::park).collect(),
+            rings,
         }
     }
 
@@ -107,5 +120,6 @@ impl Device {
                 s.unmap(&self.transfer);
             }
         }
+        self.rings.unmap(&self.transfer);
     }
 }

@@ -11,7 +11,8 @@
 //!
 //! A device thread talks to the rest of the run only through [`Shared`]; it knows nothing of
 //! the coordinator. Its parts: `setup` (queues, kernel, arguments, limits, buffers, warm-up),
-//! `buffers` (device buffers and staging), `package` (one package's writes, launch, read-back
+//! `buffers` (device buffers and staging), `ring` (the pinned slots packages are staged
+//! through), `package` (one package's writes, launch, read-back
 //! and merge), `job` (what the thread is given and what it owns).
 //!
 //! [`Shared`]: super::shared::Shared
@@ -22,6 +23,7 @@ mod buffers;
 mod job;
 mod package;
 mod parked;
+mod ring;
 mod setup;
 
 use std::time::Duration;

@@ -8,6 +8,8 @@
 //! [`Shared::with_caller_memory`]: crate::engine::shared::Shared::with_caller_memory
 //! [`Shared::merge`]: crate::engine::shared::Shared::merge
 
+use std::collections::VecDeque;
+use std::ops::Range;
 use std::ptr;
 use std::time::{Duration, Instant};
 
@@ -16,22 +18,31 @@ use opencl3::memory::ClMem;
 use opencl3::types::{cl_event, CL_NON_BLOCKING};
 
 use super::job::{Device, Job};
+use super::ring::SLOTS;
 use crate::engine::{Fault, WaitMode};
 use crate::pattern::Pattern;
 use crate::report::Transfer;
 use crate::work::Package;
-
-/// Bytes of an input staged and written per step: large enough that a write's fixed cost
-/// is small, small enough that copying the next chunk overlaps most of a package's transfer.
-pub(super) const CHUNK: usize = 32 << 20;
 
 /// A package in flight on this device.
 pub(super) struct InFlight {
     pub(super) package: Package,
     /// Its place among this device's packages (for injected faults).
     pub(super) index: usize,
+    /// Reduced outputs' reads, then each part's read once it is in.
     pub(super) reads: Vec<Event>,
     pub(super) read_bytes: u64,
+    /// The sliced outputs, in pieces of at most a slot of the output ring: part `j` goes
+    /// through slot `j % SLOTS`, read once part `j - SLOTS` is merged.
+    parts: Vec<Part>,
+    /// Parts whose reads are queued, in order, with their reads.
+    pending: VecDeque<(usize, Event)>,
+}
+
+/// A piece of a package's output: bytes `range` of buffer `buffer`.
+struct Part {
+    buffer: usize,
+    range: Range<usize>,
 }
 
 /// A launched package: its kernel and the input writes it waits for.
@@ -60,20 +71,17 @@ pub(super) fn launch(
     let writes_on = if job.pipeline { &d.upload } else { &d.compute };
     let mut writes: Vec<Event> = Vec::new();
     let mut write_bytes = 0;
-    for b in d.buffers.iter_mut().filter(|b| b.dir.reads() && b.pattern != Pattern::Whole) {
+    for b in d.buffers.iter().filter(|b| b.dir.reads() && b.pattern != Pattern::Whole) {
         let range = b.bytes(&job.geo, p);
-        if range.is_empty() {
-            continue;
-        }
-        let Some(staging) = b.staging.as_mut() else { continue };
+        let Some(ring) = d.rings.input.as_mut().filter(|_| !range.is_empty()) else { continue };
         let host = b.host;
-        let staged = staging.bytes();
-        // In chunks, each written to the device as soon as it is staged, so the copy of the
-        // next overlaps the transfer of the last.
+        // Slot by slot, each written to the device as soon as it is staged, so the copy of
+        // the next overlaps the transfer of the last.
         let mut at = range.start;
         while at < range.end {
-            let chunk = at..(at + CHUNK).min(range.end);
-            let dst = &mut staged[chunk.clone()];
+            let chunk = at..(at + ring.slot_len()).min(range.end);
+            let k = ring.take()?;
+            let dst = &mut ring.slot(k)[..chunk.len()];
             let copied = job.shared.with_caller_memory(|| {
                 // SAFETY: inside the gate; `chunk` lies within the caller's slice (checked by
                 // the plan).
@@ -86,11 +94,8 @@ pub(super) fn launch(
                     opencl3::error_codes::CL_INVALID_OPERATION,
                 ));
             }
-            // SAFETY: `dst` is this package's chunk of the buffer's staging, owned by the
-            // device; packages are disjoint and a device runs a package once, so nothing else
-            // writes that range while the write is in flight (a package queued behind this
-            // one is staged into its own range); `chunk` lies within staging and the device
-            // buffer.
+            // SAFETY: `dst` is a slot of the device's input ring, not handed out again before
+            // this write completes (`hold`); `chunk` lies within the device buffer.
             let ev = unsafe {
                 opencl3::command_queue::enqueue_write_buffer(
                     writes_on.get(),
@@ -103,16 +108,14 @@ pub(super) fn launch(
                     ptr::null(),
                 )
             }?;
-            writes.push(Event::new(ev));
-            if chunk.end < range.end {
-                writes_on.flush()?;
-            }
+            // Flushed at once: the next take of this slot waits for it.
+            writes_on.flush()?;
+            let ev = Event::new(ev);
+            ring.hold(k, &ev)?;
+            writes.push(ev);
             at = chunk.end;
         }
         write_bytes += range.len() as u64;
-    }
-    if job.pipeline && !writes.is_empty() {
-        writes_on.flush()?;
     }
     let (offset, size) = job.geo.launch(p);
     let wait: Vec<cl_event> = writes.iter().map(|e| e.get()).collect();
@@ -132,7 +135,9 @@ pub(super) fn launch(
     Ok(Launched { kernel: ev, writes, write_bytes })
 }
 
-/// Queue the read-back of a package's outputs after its kernel.
+/// Queue the read-back of a package's outputs after its kernel: reduced outputs whole, and the
+/// first parts of the sliced ones, as many as the output ring has slots ([`finish`] reads the
+/// rest as slots free up).
 pub(super) fn read_back(
     job: &Job,
     d: &mut Device,
@@ -144,7 +149,6 @@ pub(super) fn read_back(
     let p = job.absolute(p);
     let mut reads = Vec::new();
     let mut read_bytes = 0;
-    let wait = [kernel.get()];
     for b in d.buffers.iter_mut().filter(|b| b.reduce.is_some()) {
         let (Some(red), Some(staging)) = (&b.reduce, b.staging.as_mut()) else { continue };
         // The whole copy, on the compute queue after the kernel, then reset to the identity
@@ -184,36 +188,56 @@ pub(super) fn read_back(
         drop(Event::new(reset));
     }
     d.compute.flush()?;
-    for b in d.buffers.iter_mut().filter(|b| b.dir.writes() && b.reduce.is_none()) {
-        let range = b.bytes(&job.geo, p);
-        if range.is_empty() {
+    let slot = d.rings.output.as_ref().map_or(usize::MAX, |r| r.slot_len());
+    let mut parts = Vec::new();
+    for (i, b) in d.buffers.iter().enumerate() {
+        if !b.dir.writes() || b.reduce.is_some() {
             continue;
         }
-        let Some(staging) = b.staging.as_mut() else { continue };
-        let dst = &mut staging.bytes()[range.clone()];
-        // SAFETY: `dst` is this package's range of the buffer's staging, owned by the device and
-        // read only after the read's event completes (`finish`); `range` lies within both;
-        // `wait` holds a live event.
-        let ev = unsafe {
-            opencl3::command_queue::enqueue_read_buffer(
-                d.transfer.get(),
-                b.buffer.get(),
-                CL_NON_BLOCKING,
-                range.start,
-                range.len(),
-                dst.as_mut_ptr().cast(),
-                1,
-                wait.as_ptr(),
-            )
-        }?;
-        reads.push(Event::new(ev));
+        let range = b.bytes(&job.geo, p);
         read_bytes += range.len() as u64;
+        let piece =
+            |at: usize| Part { buffer: i, range: at..at.saturating_add(slot).min(range.end) };
+        parts.extend(range.clone().step_by(slot).map(piece));
+    }
+    let mut pending = VecDeque::new();
+    for (j, part) in parts.iter().enumerate().take(SLOTS) {
+        pending.push_back((j, read_part(d, part, j, Some(kernel))?));
     }
     d.transfer.flush()?;
-    Ok(InFlight { package, index, reads, read_bytes })
+    Ok(InFlight { package, index, reads, read_bytes, parts, pending })
 }
 
-/// Wait for a package's read-back and merge it into the caller's memory.
+/// Queue the read of `part` into slot `j % SLOTS` of the output ring, after `kernel` if given.
+fn read_part(
+    d: &mut Device,
+    part: &Part,
+    j: usize,
+    kernel: Option<&Event>,
+) -> std::result::Result<Event, opencl3::error_codes::ClError> {
+    let ring = d.rings.output.as_mut().expect("a device with sliced outputs has an output ring");
+    let dst = &mut ring.slot(j % SLOTS)[..part.range.len()];
+    let wait: Vec<cl_event> = kernel.iter().map(|e| e.get()).collect();
+    // SAFETY: `dst` is a slot of the device's output ring, read only after this read's event
+    // completes and not read into again before its bytes are merged (`finish`); `part.range`
+    // lies within the device buffer; `wait` holds live events.
+    let ev = unsafe {
+        opencl3::command_queue::enqueue_read_buffer(
+            d.transfer.get(),
+            d.buffers[part.buffer].buffer.get(),
+            CL_NON_BLOCKING,
+            part.range.start,
+            part.range.len(),
+            dst.as_mut_ptr().cast(),
+            wait.len() as u32,
+            if wait.is_empty() { ptr::null() } else { wait.as_ptr() },
+        )
+    }?;
+    Ok(Event::new(ev))
+}
+
+/// Wait for a package's read-back and merge it into the caller's memory, part by part, each
+/// slot read into again as soon as its part is merged.
 pub(super) fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), String> {
     let index = f.index;
     let hang = |x: &Fault| matches!(*x, Fault::HangReadBack { package, .. } if package == index);
@@ -224,32 +248,49 @@ pub(super) fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Res
         }
         return Err(format!("read-back of package {:?} never completed (injected)", f.package));
     }
-    for r in &f.reads {
-        r.wait().map_err(|e| format!("read-back of package {:?} failed: {e}", f.package))?;
+    let InFlight { package: p, mut reads, read_bytes, parts, mut pending, .. } = f;
+    let failed = |e: &dyn std::fmt::Display| format!("read-back of package {p:?} failed: {e}");
+    for r in &reads {
+        r.wait().map_err(|e| failed(&e))?;
     }
-    let p = f.package;
-    let abs = job.absolute(p);
-    let geo = &job.geo;
+    let mut next = pending.len();
+    while let Some((j, ev)) = pending.pop_front() {
+        ev.wait().map_err(|e| failed(&e))?;
+        reads.push(ev);
+        let part = &parts[j];
+        let host = d.buffers[part.buffer].host;
+        let ring = d.rings.output.as_mut().expect("parts come through the output ring");
+        let src = &ring.slot(j % SLOTS)[..part.range.len()];
+        let merged = job.shared.merge_part(job.me, p, || {
+            // SAFETY: under the gate and this device's commit lock; packages are disjoint.
+            let dst = unsafe {
+                std::slice::from_raw_parts_mut(host.ptr.add(part.range.start), part.range.len())
+            };
+            crate::engine::copy::copy(dst, src);
+        });
+        if !merged {
+            // The run is over for this device: nothing more is read into the ring.
+            for (_, ev) in pending {
+                let _ = ev.wait();
+            }
+            return Ok(());
+        }
+        if next < parts.len() {
+            pending
+                .push_back((next, read_part(d, &parts[next], next, None).map_err(|e| failed(&e))?));
+            d.transfer.flush().map_err(|e| failed(&e))?;
+            next += 1;
+        }
+    }
     let buffers = &mut d.buffers;
-    job.shared.merge(job.me, p, transfer(&f.reads, f.read_bytes), || {
-        for b in buffers.iter_mut().filter(|b| b.dir.writes()) {
+    job.shared.merge(job.me, p, transfer(&reads, read_bytes), || {
+        for b in buffers.iter_mut() {
             if let (Some(red), Some(staging)) = (&b.reduce, b.staging.as_mut()) {
                 let host = b.host;
                 // SAFETY: under the gate and this device's commit lock, and under the run's
                 // fold lock, so no other device folds into this buffer at the same time.
                 let dst = unsafe { std::slice::from_raw_parts_mut(host.ptr, host.len) };
                 (red.ops.combine)(red.merge, dst, staging.bytes());
-                continue;
-            }
-            let range = b.bytes(geo, abs);
-            let host = b.host;
-            if let Some(staging) = b.staging.as_mut() {
-                let src = &staging.bytes()[range.clone()];
-                // SAFETY: under the gate and this device's commit lock; packages are disjoint.
-                let dst = unsafe {
-                    std::slice::from_raw_parts_mut(host.ptr.add(range.start), range.len())
-                };
-                crate::engine::copy::copy(dst, src);
             }
         }
     });

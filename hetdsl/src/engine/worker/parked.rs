@@ -1,5 +1,5 @@
-//! What a device keeps between one-shot runs of the same program: its two queues, the kernels
-//! it created, and its device buffers with their pinned staging.
+//! What a device keeps between one-shot runs of the same program: its queues, the kernels it
+//! created, its device buffers and its pinned staging.
 //!
 //! Allocating a run's buffers and pinning its staging cost far more than a memory-bound kernel's
 //! whole ROI (saxpy over 2^28 floats on an H200: about a quarter of a second of set-up against
@@ -18,6 +18,7 @@ use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 
 use super::buffers::{DeviceBuffer, Staging};
+use super::ring::Rings;
 
 /// The objects one device left from its last clean run.
 pub(crate) struct Parked {
@@ -27,6 +28,8 @@ pub(crate) struct Parked {
     /// One kernel object per kernel name this program ran on the device.
     pub(super) kernels: Vec<KeptKernel>,
     pub(super) buffers: Vec<ParkedBuffer>,
+    /// The staging rings, still mapped; taken out first by the next run's set-up.
+    pub(super) rings: Rings,
 }
 
 /// A kernel object kept for reuse, and the work-group size it was last warmed up with (empty:
@@ -120,6 +123,7 @@ impl Drop for Parked {
         // parking was turned off, with the queues still parked).
         if let Some((_, transfer, _)) = self.queues.take() {
             self.free_buffers(&transfer);
+            self.rings.unmap(&transfer);
         }
     }
 }

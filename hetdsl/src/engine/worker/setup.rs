@@ -18,8 +18,9 @@ use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
 
 use super::buffers::{DeviceBuffer, Reduction, Staging};
 use super::job::{Device, Job};
-use super::package::{launch, CHUNK};
+use super::package::launch;
 use super::parked::Parked;
+use super::ring::{slot_for, Ring, Rings};
 use crate::engine::geometry::Geometry;
 use crate::engine::limits;
 use crate::engine::plan::{ArgPlan, HostPtr};
@@ -58,8 +59,19 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
             std::thread::sleep(std::time::Duration::from_millis(ms.into()));
         }
         buffers_at = began.elapsed();
+        let kept = parked.as_mut().map(|p| std::mem::take(&mut p.rings)).unwrap_or_default();
+        let (input, output) = ring_slots(&job.args);
+        let context = &job.device.platform.context;
+        let mut rings = Rings::fit(kept, input, output, &transfer, context);
         let parked_before = parked.as_ref().map_or(0, |p| p.buffers.len());
-        let buffers = make_buffers(job, &kernel, &transfer, parked.as_mut(), &mut filled)?;
+        let made = make_buffers(job, &kernel, &transfer, parked.as_mut(), &mut rings, &mut filled);
+        let buffers = match made {
+            Ok(b) => b,
+            Err(e) => {
+                rings.unmap(&transfer);
+                return Err(e);
+            }
+        };
         let reused = parked_before - parked.as_ref().map_or(0, |p| p.buffers.len());
         let (allocated, freed) = (buffers.len() - reused, parked_before - reused);
         // A subscriber is foreign code: its panic loses the event, not the device.
@@ -72,7 +84,7 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
                 "device buffers"
             )
         });
-        Ok((kernel, warmed_for, buffers, local_total))
+        Ok((kernel, warmed_for, buffers, rings, local_total))
     })();
     // What was parked and not reused is freed now, with the queue that mapped its staging.
     let kernels = match parked.as_mut() {
@@ -82,7 +94,7 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
         }
         None => Vec::new(),
     };
-    let (kernel, warmed_for, buffers, local_total) = made?;
+    let (kernel, warmed_for, buffers, rings, local_total) = made?;
     let profile = profile(job, local_total);
     let mut device = Device {
         compute,
@@ -92,6 +104,7 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
         warmed_for,
         kernels,
         buffers,
+        rings,
         profile,
         per_unit: None,
     };
@@ -232,14 +245,33 @@ fn check_limits(job: &Job, kernel: &Kernel, local_bytes: u64) -> Result<u64> {
     Ok(local_total)
 }
 
-/// A device buffer per buffer argument, set as the kernel's argument, with its staging. A parked
-/// buffer of the same size and access is reused (filled as a new one would be). `filled` turns
-/// false if a whole input could not be written: the run is over.
+/// The slot sizes of a run's two rings ([`Ring`]): inputs for its sliced inputs and large
+/// whole inputs, outputs for its sliced outputs; `None` where nothing goes that way.
+fn ring_slots(args: &[ArgPlan]) -> (Option<usize>, Option<usize>) {
+    let (mut input, mut output) = (None, None);
+    let need = |at: &mut Option<usize>, len: usize| *at = Some(at.unwrap_or(0).max(len));
+    for arg in args {
+        let ArgPlan::Buffer { host, pattern, dir, .. } = arg else { continue };
+        let whole = *pattern == Pattern::Whole;
+        if dir.reads() && (!whole || host.len >= FILL_STAGED_FROM) {
+            need(&mut input, host.len);
+        }
+        if dir.writes() {
+            need(&mut output, host.len);
+        }
+    }
+    (input.map(slot_for), output.map(slot_for))
+}
+
+/// A device buffer per buffer argument, set as the kernel's argument; a reduced output with its
+/// staging. A parked buffer of the same size and access is reused (filled as a new one would
+/// be). `filled` turns false if a whole input could not be written: the run is over.
 fn make_buffers(
     job: &Job,
     kernel: &Kernel,
     transfer: &CommandQueue,
     mut parked: Option<&mut Parked>,
+    rings: &mut Rings,
     filled: &mut bool,
 ) -> Result<Vec<DeviceBuffer>> {
     let context = &job.device.platform.context;
@@ -257,8 +289,8 @@ fn make_buffers(
             }
             _ => continue,
         };
-        // A whole input is filled from the caller's memory at set-up: a large one through a
-        // staging of two chunks (see `fill_through`), a small one directly.
+        // A whole input is filled from the caller's memory at set-up: a large one through the
+        // input ring (see `fill_through`), a small one directly.
         let whole_input = pattern == Pattern::Whole && reduce.is_none();
         let read_only = dir == Direction::In;
         let reused = parked.as_deref_mut().and_then(|p| p.take_buffer(host.len, read_only));
@@ -273,13 +305,10 @@ fn make_buffers(
                 (b, None)
             }
         };
-        let wanted = match whole_input {
-            true => (read_only && host.len >= FILL_STAGED_FROM).then(|| host.len.min(2 * CHUNK)),
-            false => Some(host.len),
-        };
-        // A parked staging of another size (a whole input's two chunks, a sliced buffer's
-        // whole length) is not reused.
-        let mut staging = match (staging, wanted) {
+        // Only a reduced output has staging of its own, its whole length: each package's
+        // contribution is read back whole and folded in.
+        let wanted = reduce.is_some().then_some(host.len);
+        let staging = match (staging, wanted) {
             (Some(s), Some(n)) if s.len() == n => Some(s),
             (Some(mut s), _) => {
                 s.unmap(transfer);
@@ -293,9 +322,11 @@ fn make_buffers(
         } else if whole_input {
             let mut written = None;
             job.shared.with_caller_memory(|| {
-                written = Some(match staging.as_mut() {
-                    Some(s) => fill_through(transfer, &buffer, s, host),
-                    None => write_blocking(transfer, &buffer, host.ptr, host.len),
+                written = Some(match rings.input.as_mut() {
+                    Some(ring) if host.len >= FILL_STAGED_FROM => {
+                        fill_through(transfer, &buffer, ring, host)
+                    }
+                    _ => write_blocking(transfer, &buffer, host.ptr, host.len),
                 });
             });
             // None: the run ended before this late device got here; the buffer stays unfilled
@@ -313,38 +344,30 @@ fn make_buffers(
     Ok(buffers)
 }
 
-/// A whole input of at least this many bytes is filled through staging ([`fill_through`]).
+/// A whole input of at least this many bytes is filled through the input ring ([`fill_through`]).
 const FILL_STAGED_FROM: usize = 8 << 20;
 
-/// Fill `buffer` with the caller's `host` bytes through `staging` (two chunks of pinned
-/// memory, used in turn), waiting for the last write to end. A blocking write from pageable
-/// memory goes at the driver's own one-thread copy (the call waited about 40 ms for
-/// stencil3d's 256 MiB volume on an H100, outside a 13 ms ROI); here each chunk is copied by
-/// several threads while the one before it moves.
+/// Fill `buffer` with the caller's `host` bytes through `ring`, slot by slot, waiting for the
+/// last write to end. A blocking write from pageable memory goes at the driver's own one-thread
+/// copy (the call waited about 40 ms for stencil3d's 256 MiB volume on an H100, outside a 13 ms
+/// ROI); here each slot is copied by several threads while the one before it moves.
 fn fill_through(
     queue: &CommandQueue,
     buffer: &Buffer<u8>,
-    staging: &mut Staging,
+    ring: &mut Ring,
     host: HostPtr,
 ) -> std::result::Result<(), opencl3::error_codes::ClError> {
-    let slots = staging.bytes();
-    let chunk = slots.len().div_ceil(2).max(1);
-    let mut writes: Vec<Option<Event>> = vec![None, None];
     let mut at = 0;
-    let mut k = 0;
     while at < host.len {
-        let len = chunk.min(host.len - at);
-        // The slot's last write must be done before its bytes are overwritten.
-        if let Some(ev) = writes[k % 2].take() {
-            ev.wait()?;
-        }
-        let slot = &mut slots[(k % 2) * chunk..(k % 2) * chunk + len];
+        let len = ring.slot_len().min(host.len - at);
+        let k = ring.take()?;
+        let slot = &mut ring.slot(k)[..len];
         // SAFETY: `at + len` lies within the caller's slice (checked by the plan), read under
         // the gate by the caller of this function.
         let src = unsafe { std::slice::from_raw_parts(host.ptr.add(at), len) };
         crate::engine::copy::copy(slot, src);
-        // SAFETY: `slot` is owned by this device's staging and not written again before this
-        // write's event completes (waited above, or below); `at + len` lies within `buffer`.
+        // SAFETY: `slot` is owned by the ring and not written again before this write's event
+        // completes (`Ring::take` waits for it); `at + len` lies within `buffer`.
         let ev = unsafe {
             opencl3::command_queue::enqueue_write_buffer(
                 queue.get(),
@@ -358,14 +381,10 @@ fn fill_through(
             )
         }?;
         queue.flush()?;
-        writes[k % 2] = Some(Event::new(ev));
+        ring.hold(k, &Event::new(ev))?;
         at += len;
-        k += 1;
     }
-    for ev in writes.into_iter().flatten() {
-        ev.wait()?;
-    }
-    Ok(())
+    ring.settle()
 }
 
 /// Write `len` bytes at `src` into `buffer`, waiting for the copy to end.

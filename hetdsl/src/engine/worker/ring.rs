@@ -1,0 +1,150 @@
+//! A device's host staging for its packages' transfers: a few pinned slots of fixed size per
+//! direction, taken in turn, whatever the buffers' sizes.
+//!
+//! Pinned memory is slow to make: the first time a process touches fresh pages it pays for
+//! each of them (about 1.5 GB/s measured for `CL_MEM_ALLOC_HOST_PTR` on an H200 host, no faster
+//! on several threads). Staging the size of every sliced buffer made a first call wait for its
+//! buffers' sizes at that rate before its first package (Mandelbrot's 1 GiB output: about
+//! 0.4 s), and held as much pinned memory as the caller's data. A ring's cost is bounded by
+//! its slots, and it is kept with the device between runs like its buffers.
+
+use opencl3::command_queue::CommandQueue;
+use opencl3::context::Context;
+use opencl3::event::Event;
+
+use super::buffers::Staging;
+
+/// Bytes per slot unless `HETDSL_STAGING_SLOT_MIB` says otherwise: large enough that a
+/// transfer's fixed cost is small and a slot's host copy is split across several threads,
+/// small enough that a ring costs little to pin.
+const SLOT: usize = 16 << 20;
+
+/// Slots per direction: one slot's host copy overlaps the other's transfer.
+pub(super) const SLOTS: usize = 2;
+
+/// The slot size: [`SLOT`], or `HETDSL_STAGING_SLOT_MIB` where set (to measure another size
+/// on a given machine). Read once.
+pub(super) fn slot_bytes() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let asked = std::env::var("HETDSL_STAGING_SLOT_MIB").ok().and_then(|v| v.parse().ok());
+        asked.filter(|&m: &usize| m > 0).map_or(SLOT, |m| m << 20)
+    })
+}
+
+/// A device's staging slots for one direction.
+pub(in crate::engine) struct Ring {
+    staging: Staging,
+    slot: usize,
+    /// The last command that used each slot: its bytes may change once that has completed.
+    busy: Vec<Option<Event>>,
+    next: usize,
+}
+
+impl Ring {
+    /// A ring whose slots hold `slot` bytes each.
+    pub(super) fn new(queue: &CommandQueue, context: &Context, slot: usize) -> Ring {
+        let slot = slot.max(1);
+        Ring {
+            staging: Staging::new(queue, context, slot * SLOTS),
+            slot,
+            busy: (0..SLOTS).map(|_| None).collect(),
+            next: 0,
+        }
+    }
+
+    /// Bytes per slot.
+    pub(super) fn slot_len(&self) -> usize {
+        self.slot
+    }
+
+    /// The next slot in turn, once the last command that used it has completed.
+    pub(super) fn take(&mut self) -> Result<usize, opencl3::error_codes::ClError> {
+        let k = self.next;
+        self.next = (k + 1) % SLOTS;
+        if let Some(ev) = self.busy[k].take() {
+            ev.wait()?;
+        }
+        Ok(k)
+    }
+
+    /// Slot `k`'s bytes. Nothing may be in flight on it (see [`Ring::take`]).
+    pub(super) fn slot(&mut self, k: usize) -> &mut [u8] {
+        let slot = self.slot;
+        &mut self.staging.bytes()[k * slot..(k + 1) * slot]
+    }
+
+    /// `ev` uses slot `k`: the slot is not handed out again before it completes.
+    pub(super) fn hold(
+        &mut self,
+        k: usize,
+        ev: &Event,
+    ) -> Result<(), opencl3::error_codes::ClError> {
+        // SAFETY: `ev` is a live event; the retained reference is released by the new `Event`.
+        unsafe { opencl3::event::retain_event(ev.get()) }.map_err(opencl3::error_codes::ClError)?;
+        self.busy[k] = Some(Event::new(ev.get()));
+        Ok(())
+    }
+
+    /// Every slot free: its last command waited for.
+    pub(super) fn settle(&mut self) -> Result<(), opencl3::error_codes::ClError> {
+        for ev in self.busy.iter_mut().filter_map(Option::take) {
+            ev.wait()?;
+        }
+        self.next = 0;
+        Ok(())
+    }
+
+    /// Unmap the slots, with the queue that mapped them, and release them.
+    pub(super) fn unmap(mut self, queue: &CommandQueue) {
+        self.busy.clear();
+        self.staging.unmap(queue);
+    }
+}
+
+/// A device's two rings, each made when a run first needs it.
+#[derive(Default)]
+pub(super) struct Rings {
+    /// Packages' sliced inputs and large whole inputs, host to device.
+    pub(super) input: Option<Ring>,
+    /// Packages' sliced outputs, device to host.
+    pub(super) output: Option<Ring>,
+}
+
+impl Rings {
+    /// Rings for slots of `input` and `output` bytes (`None`: that direction stages nothing),
+    /// reusing `kept` where its slots are at least as large and freeing the rest.
+    pub(super) fn fit(
+        mut kept: Rings,
+        input: Option<usize>,
+        output: Option<usize>,
+        queue: &CommandQueue,
+        context: &Context,
+    ) -> Rings {
+        let one = |old: Option<Ring>, want: Option<usize>| match (old, want) {
+            (Some(r), Some(n)) if r.slot >= n => Some(r),
+            (old, want) => {
+                if let Some(r) = old {
+                    r.unmap(queue);
+                }
+                want.map(|n| Ring::new(queue, context, n))
+            }
+        };
+        let input = one(kept.input.take(), input);
+        let output = one(kept.output.take(), output);
+        Rings { input, output }
+    }
+
+    /// Unmap and release both, with the queue that mapped them.
+    pub(super) fn unmap(&mut self, queue: &CommandQueue) {
+        for r in [self.input.take(), self.output.take()].into_iter().flatten() {
+            r.unmap(queue);
+        }
+    }
+}
+
+/// The slot size for transfers of at most `largest` bytes: the ring's, or less where every
+/// transfer is smaller (rounded up to 64 KiB, so that a slightly larger next run reuses it).
+pub(super) fn slot_for(largest: usize) -> usize {
+    slot_bytes().min(largest.div_ceil(64 << 10).max(1) * (64 << 10))
+}
