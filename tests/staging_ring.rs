@@ -1,10 +1,11 @@
-//! A device stages its packages' transfers through a few pinned slots of fixed size (16 MiB),
-//! whatever the buffers' sizes. Packages larger than the slots come and go in parts: an input's
-//! parts each wait for their slot's last write, an output's parts are read into a slot as soon
-//! as the part before in that slot is merged. Checked against the CPU on the two PoCL devices:
-//! packages of 2.5 and 1.25 slots per buffer, two outputs and a buffer read and written, a
-//! second call that reuses the parked slots, and a call with larger buffers after one with
-//! small ones (the parked slots too small, made again).
+//! A device stages its packages' transfers through two pinned slots of fixed size (32 MiB) each
+//! way, whatever the buffers' sizes. Packages larger than the slots come and go in parts: an
+//! input's parts each wait for their slot's last write, an output's parts are read into a slot
+//! as soon as the part before in that slot is merged (also while the next package's inputs are
+//! written). Checked against the CPU on the two PoCL devices: packages of 1.25 and 2.5 slots per
+//! buffer (seven output parts through two slots), then smaller ones, two outputs and a buffer
+//! read and written, a second call that reuses the parked slots, and a call with larger
+//! buffers after one with small ones (the parked slots too small, made again).
 
 mod common;
 
@@ -68,9 +69,9 @@ fn packages_larger_than_the_staging_slots_move_in_parts() {
         // Small buffers first: slots of their size, parked, then too small for the next calls.
         check(&p, 1 << 16, 2, "small");
         // 20 Mi items: `a` is 80 MiB, `b` 160 MiB. One package per device: 40 MiB of `a`
-        // (2.5 slots) and 80 MiB of `b` (5 slots) each way.
+        // (1.25 slots) and 80 MiB of `b` (2.5 slots) each way.
         check(&p, 20 << 20, 1, "one package per device");
-        // The same sizes again, reusing the parked slots, in packages of 1.25 and 2.5 slots.
+        // The same sizes again, reusing the parked slots, in packages of a quarter of that.
         check(&p, 20 << 20, 4, "four packages per device");
     });
 }

@@ -261,7 +261,10 @@ fn start(
         }
         return Err(reason);
     }
-    let launched = launch(job, d, p).map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
+    let launched = launch(job, d, p, previous.as_mut())
+        .map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
+    // While its kernel runs (the first package's, on a new ring's first run).
+    d.rings.make_output(&d.transfer, &job.device.platform.context);
     Ok(Queued { package: p, index, launched })
 }
 

@@ -14,6 +14,7 @@ use std::ptr;
 use std::time::{Duration, Instant};
 
 use opencl3::event::Event;
+use opencl3::event::CL_COMPLETE;
 use opencl3::memory::ClMem;
 use opencl3::types::{cl_event, CL_NON_BLOCKING};
 
@@ -37,6 +38,12 @@ pub(super) struct InFlight {
     parts: Vec<Part>,
     /// Parts whose reads are queued, in order, with their reads.
     pending: VecDeque<(usize, Event)>,
+    /// The next part to queue once a slot is free.
+    next: usize,
+    /// The run is over for this device: nothing more is merged.
+    over: bool,
+    /// Why merging a part failed while the next package was launched, reported by [`finish`].
+    error: Option<String>,
 }
 
 /// A piece of a package's output: bytes `range` of buffer `buffer`.
@@ -61,62 +68,35 @@ pub(super) fn transfer(events: &[Event], bytes: u64) -> Transfer {
 /// Write a package's inputs and launch its kernel. The writes go on the upload queue when
 /// packages are queued ahead (`job.pipeline`), so that they overlap the kernel before, which
 /// holds the in-order compute queue, and the read-backs; the kernel waits for them by their
-/// events either way.
+/// events either way. Between two slots of input, the parts of `previous` already back are
+/// merged and their slots read into again (see [`pump`]).
 pub(super) fn launch(
     job: &Job,
     d: &mut Device,
     p: Package,
+    mut previous: Option<&mut InFlight>,
 ) -> std::result::Result<Launched, opencl3::error_codes::ClError> {
     let p = job.absolute(p);
-    let writes_on = if job.pipeline { &d.upload } else { &d.compute };
-    let mut writes: Vec<Event> = Vec::new();
-    let mut write_bytes = 0;
-    for b in d.buffers.iter().filter(|b| b.dir.reads() && b.pattern != Pattern::Whole) {
-        let range = b.bytes(&job.geo, p);
-        let Some(ring) = d.rings.input.as_mut().filter(|_| !range.is_empty()) else { continue };
-        let host = b.host;
-        // Slot by slot, each written to the device as soon as it is staged, so the copy of
-        // the next overlaps the transfer of the last.
-        let mut at = range.start;
-        while at < range.end {
-            let chunk = at..(at + ring.slot_len()).min(range.end);
-            let k = ring.take()?;
-            let dst = &mut ring.slot(k)[..chunk.len()];
-            let copied = job.shared.with_caller_memory(|| {
-                // SAFETY: inside the gate; `chunk` lies within the caller's slice (checked by
-                // the plan).
-                let src =
-                    unsafe { std::slice::from_raw_parts(host.ptr.add(chunk.start), chunk.len()) };
-                crate::engine::copy::copy(dst, src);
-            });
-            if !copied {
-                return Err(opencl3::error_codes::ClError(
-                    opencl3::error_codes::CL_INVALID_OPERATION,
-                ));
-            }
-            // SAFETY: `dst` is a slot of the device's input ring, not handed out again before
-            // this write completes (`hold`); `chunk` lies within the device buffer.
-            let ev = unsafe {
-                opencl3::command_queue::enqueue_write_buffer(
-                    writes_on.get(),
-                    b.buffer.get(),
-                    CL_NON_BLOCKING,
-                    chunk.start,
-                    chunk.len(),
-                    dst.as_ptr().cast(),
-                    0,
-                    ptr::null(),
-                )
-            }?;
-            // Flushed at once: the next take of this slot waits for it.
-            writes_on.flush()?;
-            let ev = Event::new(ev);
-            ring.hold(k, &ev)?;
-            writes.push(ev);
-            at = chunk.end;
+    let slot = d.rings.input.as_ref().map_or(usize::MAX, |r| r.slot_len());
+    let mut chunks = Vec::new();
+    for (i, b) in d.buffers.iter().enumerate() {
+        if b.dir.reads() && b.pattern != Pattern::Whole {
+            let range = b.bytes(&job.geo, p);
+            let piece =
+                |at: usize| Part { buffer: i, range: at..at.saturating_add(slot).min(range.end) };
+            chunks.extend(range.clone().step_by(slot).map(piece));
         }
-        write_bytes += range.len() as u64;
     }
+    let mut writes: Vec<Event> = Vec::with_capacity(chunks.len());
+    for chunk in &chunks {
+        writes.push(write_chunk(job, d, chunk)?);
+        if let Some(f) = previous.as_deref_mut() {
+            if f.error.is_none() {
+                f.error = pump(job, d, f, false).err();
+            }
+        }
+    }
+    let write_bytes = chunks.iter().map(|c| c.range.len() as u64).sum();
     let (offset, size) = job.geo.launch(p);
     let wait: Vec<cl_event> = writes.iter().map(|e| e.get()).collect();
     // SAFETY: offset and size have the kernel's dimension count, as does the work-group size;
@@ -133,6 +113,48 @@ pub(super) fn launch(
     }?;
     d.compute.flush()?;
     Ok(Launched { kernel: ev, writes, write_bytes })
+}
+
+/// Stage `chunk` of an input (at most a slot) from the caller's memory into the next slot of
+/// the input ring and write it to the device, flushed at once: the next take of that slot waits
+/// for this write, and the copy of the next chunk overlaps it.
+fn write_chunk(
+    job: &Job,
+    d: &mut Device,
+    chunk: &Part,
+) -> std::result::Result<Event, opencl3::error_codes::ClError> {
+    let writes_on = if job.pipeline { &d.upload } else { &d.compute };
+    let b = &d.buffers[chunk.buffer];
+    let ring = d.rings.input.as_mut().expect("a device with sliced inputs has an input ring");
+    let k = ring.take()?;
+    let dst = &mut ring.slot(k)[..chunk.range.len()];
+    let (host, range) = (b.host, chunk.range.clone());
+    let copied = job.shared.with_caller_memory(|| {
+        // SAFETY: inside the gate; `range` lies within the caller's slice (checked by the plan).
+        let src = unsafe { std::slice::from_raw_parts(host.ptr.add(range.start), range.len()) };
+        crate::engine::copy::copy(dst, src);
+    });
+    if !copied {
+        return Err(opencl3::error_codes::ClError(opencl3::error_codes::CL_INVALID_OPERATION));
+    }
+    // SAFETY: `dst` is a slot of the device's input ring, not handed out again before this
+    // write completes (`hold`); `chunk.range` lies within the device buffer.
+    let ev = unsafe {
+        opencl3::command_queue::enqueue_write_buffer(
+            writes_on.get(),
+            b.buffer.get(),
+            CL_NON_BLOCKING,
+            chunk.range.start,
+            chunk.range.len(),
+            dst.as_ptr().cast(),
+            0,
+            ptr::null(),
+        )
+    }?;
+    writes_on.flush()?;
+    let ev = Event::new(ev);
+    ring.hold(k, &ev)?;
+    Ok(ev)
 }
 
 /// Queue the read-back of a package's outputs after its kernel: reduced outputs whole, and the
@@ -188,6 +210,7 @@ pub(super) fn read_back(
         drop(Event::new(reset));
     }
     d.compute.flush()?;
+    d.rings.make_output(&d.transfer, &job.device.platform.context);
     let slot = d.rings.output.as_ref().map_or(usize::MAX, |r| r.slot_len());
     let mut parts = Vec::new();
     for (i, b) in d.buffers.iter().enumerate() {
@@ -205,7 +228,18 @@ pub(super) fn read_back(
         pending.push_back((j, read_part(d, part, j, Some(kernel))?));
     }
     d.transfer.flush()?;
-    Ok(InFlight { package, index, reads, read_bytes, parts, pending })
+    let next = pending.len();
+    Ok(InFlight {
+        package,
+        index,
+        reads,
+        read_bytes,
+        parts,
+        pending,
+        next,
+        over: false,
+        error: None,
+    })
 }
 
 /// Queue the read of `part` into slot `j % SLOTS` of the output ring, after `kernel` if given.
@@ -236,28 +270,20 @@ fn read_part(
     Ok(Event::new(ev))
 }
 
-/// Wait for a package's read-back and merge it into the caller's memory, part by part, each
-/// slot read into again as soon as its part is merged.
-pub(super) fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Result<(), String> {
-    let index = f.index;
-    let hang = |x: &Fault| matches!(*x, Fault::HangReadBack { package, .. } if package == index);
-    if job.faults.iter().any(hang) {
-        // Behave like a transfer that never completes: block until dropped from the run.
-        while job.shared.alive(job.me) && !job.shared.run_over() {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        return Err(format!("read-back of package {:?} never completed (injected)", f.package));
-    }
-    let InFlight { package: p, mut reads, read_bytes, parts, mut pending, .. } = f;
+/// Merge the parts of `f` that are back, in order, each slot read into again as soon as its
+/// part is merged; with `block`, wait for every part, else stop at the first still moving.
+fn pump(job: &Job, d: &mut Device, f: &mut InFlight, block: bool) -> Result<(), String> {
+    let p = f.package;
     let failed = |e: &dyn std::fmt::Display| format!("read-back of package {p:?} failed: {e}");
-    for r in &reads {
-        r.wait().map_err(|e| failed(&e))?;
-    }
-    let mut next = pending.len();
-    while let Some((j, ev)) = pending.pop_front() {
+    while let Some((_, ev)) = f.pending.front().filter(|_| !f.over) {
+        let moving = ev.command_execution_status().is_ok_and(|s| s.0 > CL_COMPLETE);
+        if moving && !block {
+            break;
+        }
+        let Some((j, ev)) = f.pending.pop_front() else { break };
         ev.wait().map_err(|e| failed(&e))?;
-        reads.push(ev);
-        let part = &parts[j];
+        f.reads.push(ev);
+        let part = &f.parts[j];
         let host = d.buffers[part.buffer].host;
         let ring = d.rings.output.as_mut().expect("parts come through the output ring");
         let src = &ring.slot(j % SLOTS)[..part.range.len()];
@@ -270,20 +296,51 @@ pub(super) fn finish(job: &Job, d: &mut Device, f: InFlight) -> std::result::Res
         });
         if !merged {
             // The run is over for this device: nothing more is read into the ring.
-            for (_, ev) in pending {
+            f.over = true;
+            for (_, ev) in f.pending.drain(..) {
                 let _ = ev.wait();
             }
-            return Ok(());
+            break;
         }
-        if next < parts.len() {
-            pending
-                .push_back((next, read_part(d, &parts[next], next, None).map_err(|e| failed(&e))?));
+        if f.next < f.parts.len() {
+            let ev = read_part(d, &f.parts[f.next], f.next, None).map_err(|e| failed(&e))?;
             d.transfer.flush().map_err(|e| failed(&e))?;
-            next += 1;
+            f.pending.push_back((f.next, ev));
+            f.next += 1;
         }
     }
+    Ok(())
+}
+
+/// Wait for a package's read-back and merge it into the caller's memory (its sliced outputs
+/// part by part, see [`pump`]); then the package counts as merged.
+pub(super) fn finish(
+    job: &Job,
+    d: &mut Device,
+    mut f: InFlight,
+) -> std::result::Result<(), String> {
+    let index = f.index;
+    let hang = |x: &Fault| matches!(*x, Fault::HangReadBack { package, .. } if package == index);
+    if job.faults.iter().any(hang) {
+        // Behave like a transfer that never completes: block until dropped from the run.
+        while job.shared.alive(job.me) && !job.shared.run_over() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        return Err(format!("read-back of package {:?} never completed (injected)", f.package));
+    }
+    let p = f.package;
+    for r in &f.reads {
+        r.wait().map_err(|e| format!("read-back of package {p:?} failed: {e}"))?;
+    }
+    if let Some(e) = f.error.take() {
+        return Err(e);
+    }
+    pump(job, d, &mut f, true)?;
+    if f.over {
+        return Ok(());
+    }
     let buffers = &mut d.buffers;
-    job.shared.merge(job.me, p, transfer(&reads, read_bytes), || {
+    job.shared.merge(job.me, p, transfer(&f.reads, f.read_bytes), || {
         for b in buffers.iter_mut() {
             if let (Some(red), Some(staging)) = (&b.reduce, b.staging.as_mut()) {
                 let host = b.host;

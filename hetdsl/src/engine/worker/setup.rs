@@ -423,8 +423,8 @@ fn warm_up(job: &Job, device: &mut Device) -> Result<()> {
     let last = job.units - 1;
     for offset in if last > 0 { vec![0, last] } else { vec![0] } {
         let p = Package { offset, len: 1 };
-        let launched =
-            launch(job, device, p).map_err(|e| Error::Cl { call: "warm-up launch", code: e })?;
+        let launched = launch(job, device, p, None)
+            .map_err(|e| Error::Cl { call: "warm-up launch", code: e })?;
         launched.kernel.wait().call("warm-up launch")?;
     }
     // The warm-up's contributions to reduced outputs are not part of the run.
