@@ -97,7 +97,10 @@ const NEAR: f64 = 0.01;
 /// `history` with each device that held under [`balance::relaunch::RESIDENT_MIN_SHARE`] of the
 /// range (a first launch's probe on a CPU beside GPUs) left out, its blocks joined to the
 /// blocks they adjoin: such a device would hold every replayed launch to its own latency, and
-/// re-cutting the split instead moves data at every boundary. `None` where a sliver adjoins no other
+/// re-cutting the split instead moves data at every boundary. A device's second block under
+/// that share (a first launch's last package) joins the other device's block it adjoins too:
+/// each boundary is a halo to move at every launch, and a Jacobi sweep over two H200s took
+/// 0.69 ms instead of 0.55 with such a block replayed. `None` where a sliver adjoins no other
 /// device's block.
 fn absorb_slivers(history: &balance::History) -> Option<balance::History> {
     let total = history.total_groups.max(1) as f64;
@@ -117,6 +120,24 @@ fn absorb_slivers(history: &balance::History) -> Option<balance::History> {
             *owned = balance::merged_ranges(std::mem::take(owned), history.total_groups);
         }
         out.devices[d].speed = 0.0;
+    }
+    for d in 0..out.devices.len() {
+        let blocks = out.devices[d].owned.clone();
+        let Some(largest) = blocks.iter().map(|r| r.end - r.start).max() else { continue };
+        for r in blocks {
+            let len = r.end - r.start;
+            if len == largest || (len as f64) >= balance::relaunch::RESIDENT_MIN_SHARE * total {
+                continue;
+            }
+            let touches = |o: &std::ops::Range<u64>| o.end == r.start || o.start == r.end;
+            let next = (0..out.devices.len())
+                .find(|&k| k != d && !sliver[k] && out.devices[k].owned.iter().any(touches));
+            let Some(next) = next else { continue };
+            out.devices[d].owned.retain(|o| *o != r);
+            let owned = &mut out.devices[next].owned;
+            owned.push(r);
+            *owned = balance::merged_ranges(std::mem::take(owned), history.total_groups);
+        }
     }
     Some(out)
 }
@@ -190,6 +211,26 @@ mod tests {
         assert_eq!(held(&out, 0), [(0, 505)]);
         // Shares of 5 % and more stay where they are.
         let h = history(&[(0, 50), (50, 500), (500, 1000)]);
+        assert_eq!(absorb_slivers(&h).unwrap(), h);
+    }
+
+    #[test]
+    fn a_small_second_block_joins_the_block_it_adjoins() {
+        // A GPU that also ran the last few groups of a first launch: its 0.5 % block at the end
+        // goes to the other GPU, whose block it adjoins; each then holds one block.
+        let mut h = history(&[(0, 500), (500, 995)]);
+        h.devices[0].owned.push(995..1000);
+        let out = absorb_slivers(&h).unwrap();
+        assert_eq!(held(&out, 0), [(0, 500)]);
+        assert_eq!(held(&out, 1), [(500, 1000)]);
+        assert_eq!(out.devices[0].speed, 1.0);
+        // A second block of 5 % or more is a share worth keeping where it is.
+        let mut h = history(&[(0, 450), (450, 950)]);
+        h.devices[0].owned.push(950..1000);
+        assert_eq!(absorb_slivers(&h).unwrap(), h);
+        // One adjoining no other device's block stays too.
+        let mut h = history(&[(0, 600), (600, 980)]);
+        h.devices[0].owned.push(990..1000);
         assert_eq!(absorb_slivers(&h).unwrap(), h);
     }
 }
