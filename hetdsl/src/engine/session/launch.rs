@@ -218,6 +218,12 @@ impl<'s> SessionLaunch<'s> {
         // window; they now run a window at a time, and this is not revisited yet.
         let windowed = plan.any_windowed();
         let previous = session.devices.launches.last(&key);
+        // Whether the launch reads halos across its blocks' boundaries: each boundary then
+        // costs a move at every launch.
+        let halos = plan
+            .args
+            .iter()
+            .any(|a| matches!(a, SArg::Buffer { pattern: Pattern::Halo { .. }, .. }));
         // What the previous run of this launch did, read once for every decision below.
         let history = previous.as_ref().map(balance::History::from_report);
         // A device failing to enqueue, or hanging, are the faults a queued launch can show.
@@ -226,7 +232,7 @@ impl<'s> SessionLaunch<'s> {
         if let (true, None, Some(previous), Some(history)) =
             (queue && quiet, &balancer, &previous, &history)
         {
-            if let Some(history) = replayable(previous, history) {
+            if let Some(history) = replayable(previous, history, halos) {
                 let blocks = queued::blocks(&history, plan.geo.units, positions.len());
                 let needs = blocks.as_ref().and_then(|b| staged::needs(&plan, b));
                 if let (Some(blocks), Some(needs)) = (blocks, needs) {
@@ -242,7 +248,7 @@ impl<'s> SessionLaunch<'s> {
         // Everything queued ends before a launch that may move data or wait for its devices.
         session.devices.drain()?;
         let balancer = balancer.unwrap_or_else(|| match (&previous, history) {
-            (Some(previous), Some(history)) => learned(previous, history, !windowed),
+            (Some(previous), Some(history)) => learned(previous, history, !windowed, halos),
             // A first launch leaves each device one block, which the next launch can replay
             // where it lies (see `balance::Regions`).
             _ => Box::new(balance::Regions::default()),

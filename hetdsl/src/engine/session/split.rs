@@ -16,8 +16,9 @@ pub(super) fn learned(
     previous: &Report,
     history: balance::History,
     may_replay: bool,
+    halos: bool,
 ) -> Box<dyn Balancer> {
-    if let Some(split) = replayable(previous, &history).filter(|_| may_replay) {
+    if let Some(split) = replayable(previous, &history, halos).filter(|_| may_replay) {
         return Box::new(balance::Replay::new(split));
     }
     let plan =
@@ -31,10 +32,12 @@ pub(super) fn learned(
 /// The split a launch after `previous` (whose history is `history`) replays, if it does: one
 /// with each device holding at most two blocks that ended balanced or lies near the relaunch
 /// plan, and where a device held only a sliver of the range, that sliver given to the device
-/// whose block adjoins it.
+/// whose block adjoins it (with `halos`, a launch reading halos across its blocks' boundaries,
+/// a device's small second block too).
 pub(super) fn replayable(
     previous: &Report,
     history: &balance::History,
+    halos: bool,
 ) -> Option<balance::History> {
     let gathered = history.devices.iter().all(|d| d.owned.len() <= 2);
     let finished: Vec<f64> =
@@ -46,7 +49,7 @@ pub(super) fn replayable(
     if !gathered {
         return None;
     }
-    let split = absorb_slivers(history)?;
+    let split = absorb_slivers(history, halos)?;
     // Finish times that include a first launch's uploads say little about the launches after
     // it: the split must also balance by the devices' kernel speeds.
     let fair = kernel_balance(&split) >= REPLAY_BALANCE_SHORT;
@@ -97,12 +100,13 @@ const NEAR: f64 = 0.01;
 /// `history` with each device that held under [`balance::relaunch::RESIDENT_MIN_SHARE`] of the
 /// range (a first launch's probe on a CPU beside GPUs) left out, its blocks joined to the
 /// blocks they adjoin: such a device would hold every replayed launch to its own latency, and
-/// re-cutting the split instead moves data at every boundary. A device's second block under
-/// that share (a first launch's last package) joins the other device's block it adjoins too:
-/// each boundary is a halo to move at every launch, and a Jacobi sweep over two H200s took
-/// 0.69 ms instead of 0.55 with such a block replayed. `None` where a sliver adjoins no other
-/// device's block.
-fn absorb_slivers(history: &balance::History) -> Option<balance::History> {
+/// re-cutting the split instead moves data at every boundary. With `halos`, a device's second
+/// block under that share (a first launch's last package) joins the other device's block it
+/// adjoins too: each boundary is a halo to move at every launch (a Jacobi sweep over two H200s
+/// took 0.69 ms instead of 0.55 with such a block replayed), where without halos the block
+/// costs nothing per launch and moving it once cost a ten-step Black-Scholes loop a third of
+/// its speed. `None` where a sliver adjoins no other device's block.
+fn absorb_slivers(history: &balance::History, halos: bool) -> Option<balance::History> {
     let total = history.total_groups.max(1) as f64;
     let sliver: Vec<bool> = history
         .devices
@@ -121,7 +125,7 @@ fn absorb_slivers(history: &balance::History) -> Option<balance::History> {
         }
         out.devices[d].speed = 0.0;
     }
-    for d in 0..out.devices.len() {
+    for d in (0..out.devices.len()).filter(|_| halos) {
         let blocks = out.devices[d].owned.clone();
         let Some(largest) = blocks.iter().map(|r| r.end - r.start).max() else { continue };
         for r in blocks {
@@ -201,36 +205,38 @@ mod tests {
     #[test]
     fn a_sliver_joins_the_block_it_adjoins() {
         // A CPU's 10-group probe at the front, two GPUs' halves after it.
-        let out = absorb_slivers(&history(&[(0, 10), (10, 500), (500, 1000)])).unwrap();
+        let out = absorb_slivers(&history(&[(0, 10), (10, 500), (500, 1000)]), false).unwrap();
         assert_eq!(held(&out, 0), []);
         assert_eq!(out.devices[0].speed, 0.0);
         assert_eq!(held(&out, 1), [(0, 500)]);
         assert_eq!(held(&out, 2), [(500, 1000)]);
         // Between two blocks, it goes to the first device that adjoins it.
-        let out = absorb_slivers(&history(&[(0, 495), (495, 505), (505, 1000)])).unwrap();
+        let out = absorb_slivers(&history(&[(0, 495), (495, 505), (505, 1000)]), false).unwrap();
         assert_eq!(held(&out, 0), [(0, 505)]);
         // Shares of 5 % and more stay where they are.
         let h = history(&[(0, 50), (50, 500), (500, 1000)]);
-        assert_eq!(absorb_slivers(&h).unwrap(), h);
+        assert_eq!(absorb_slivers(&h, true).unwrap(), h);
     }
 
     #[test]
-    fn a_small_second_block_joins_the_block_it_adjoins() {
+    fn with_halos_a_small_second_block_joins_the_block_it_adjoins() {
         // A GPU that also ran the last few groups of a first launch: its 0.5 % block at the end
         // goes to the other GPU, whose block it adjoins; each then holds one block.
         let mut h = history(&[(0, 500), (500, 995)]);
         h.devices[0].owned.push(995..1000);
-        let out = absorb_slivers(&h).unwrap();
+        // Without halos the block costs nothing per launch: it stays.
+        assert_eq!(absorb_slivers(&h, false).unwrap(), h);
+        let out = absorb_slivers(&h, true).unwrap();
         assert_eq!(held(&out, 0), [(0, 500)]);
         assert_eq!(held(&out, 1), [(500, 1000)]);
         assert_eq!(out.devices[0].speed, 1.0);
         // A second block of 5 % or more is a share worth keeping where it is.
         let mut h = history(&[(0, 450), (450, 950)]);
         h.devices[0].owned.push(950..1000);
-        assert_eq!(absorb_slivers(&h).unwrap(), h);
+        assert_eq!(absorb_slivers(&h, true).unwrap(), h);
         // One adjoining no other device's block stays too.
         let mut h = history(&[(0, 600), (600, 980)]);
         h.devices[0].owned.push(990..1000);
-        assert_eq!(absorb_slivers(&h).unwrap(), h);
+        assert_eq!(absorb_slivers(&h, true).unwrap(), h);
     }
 }
