@@ -84,7 +84,9 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     let end_of_run = EndOfRun(&shared);
 
     let mut handles = spawn_workers(&plan, &shared, settled);
-    let outcome = coordinator::coordinate(&shared, n, plan.units(), plan.watchdog);
+    let built: Vec<bool> =
+        plan.devices.iter().map(|d| !d.info.compiles_at_first_launch()).collect();
+    let outcome = coordinator::coordinate(&shared, n, plan.units(), plan.watchdog, &built);
     let machine: Vec<usize> = plan.devices.iter().map(|d| d.info.index).collect();
     let joined = coordinator::end_run(&shared, &mut handles, &machine, plan.watchdog);
     drop(end_of_run);

@@ -269,7 +269,12 @@ impl<'s> SessionLaunch<'s> {
                     plan: plan.clone(),
                 });
             }
-            let outcome = coordinator::coordinate(&shared, n, plan.geo.units, plan.watchdog);
+            let built: Vec<bool> = positions
+                .iter()
+                .map(|&d| !session.devices.list[d].device.info.compiles_at_first_launch())
+                .collect();
+            let outcome =
+                coordinator::coordinate(&shared, n, plan.geo.units, plan.watchdog, &built);
             shared.close();
             outcome
         };
