@@ -158,8 +158,31 @@ impl Rings {
     }
 }
 
-/// The slot size for transfers of at most `largest` bytes: the ring's, or less where every
-/// transfer is smaller (rounded up to 64 KiB, so that a slightly larger next run reuses it).
+/// The slot size for transfers of at most `largest` bytes: the ring's, or less where the
+/// slots together would hold more than the largest transfer (Binomial's 32 MiB output: two
+/// slots of 16 MiB, half the pinning), rounded up to 64 KiB so that a slightly larger next
+/// run reuses them.
 pub(super) fn slot_for(largest: usize) -> usize {
-    slot_bytes().min(largest.div_ceil(64 << 10).max(1) * (64 << 10))
+    let share = largest.div_ceil(SLOTS);
+    slot_bytes().min(share.div_ceil(64 << 10).max(1) * (64 << 10))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_hold_the_largest_transfer_and_no_more_than_the_ring() {
+        if std::env::var_os("HETDSL_STAGING_SLOT_MIB").is_some() {
+            eprintln!(
+                "SKIPPED: HETDSL_STAGING_SLOT_MIB is set, so the slot size is not the default"
+            );
+            return;
+        }
+        assert_eq!(slot_for(32 << 20), 16 << 20);
+        assert_eq!(slot_for(1 << 30), SLOT);
+        assert_eq!(slot_for(1), 64 << 10);
+        assert_eq!(slot_for((100 << 10) + 1), 64 << 10);
+        assert!(slot_for(3 << 20) * SLOTS >= 3 << 20);
+    }
 }
