@@ -59,31 +59,7 @@ pub(super) fn set_up(job: &Job) -> Result<Device> {
             std::thread::sleep(std::time::Duration::from_millis(ms.into()));
         }
         buffers_at = began.elapsed();
-        let kept = parked.as_mut().map(|p| std::mem::take(&mut p.rings)).unwrap_or_default();
-        let (input, output) = ring_slots(&job.args);
-        let context = &job.device.platform.context;
-        let mut rings = Rings::fit(kept, input, output, &transfer, context);
-        let parked_before = parked.as_ref().map_or(0, |p| p.buffers.len());
-        let made = make_buffers(job, &kernel, &transfer, parked.as_mut(), &mut rings, &mut filled);
-        let buffers = match made {
-            Ok(b) => b,
-            Err(e) => {
-                rings.unmap(&transfer);
-                return Err(e);
-            }
-        };
-        let reused = parked_before - parked.as_ref().map_or(0, |p| p.buffers.len());
-        let (allocated, freed) = (buffers.len() - reused, parked_before - reused);
-        // A subscriber is foreign code: its panic loses the event, not the device.
-        let _ = std::panic::catch_unwind(|| {
-            tracing::debug!(
-                device = job.shared.labels[job.me],
-                reused,
-                allocated,
-                freed,
-                "device buffers"
-            )
-        });
+        let (buffers, rings) = make_memory(job, &kernel, &transfer, parked.as_mut(), &mut filled)?;
         Ok((kernel, warmed_for, buffers, rings, local_total))
     })();
     // What was parked and not reused is freed now, with the queue that mapped its staging.
@@ -243,6 +219,42 @@ fn check_limits(job: &Job, kernel: &Kernel, local_bytes: u64) -> Result<u64> {
     };
     limits::check(info, &needs).map_err(|r| limit(job, r))?;
     Ok(local_total)
+}
+
+/// The run's staging rings and device buffers, reusing what `parked` holds; the debug event
+/// "device buffers" says how many were reused, allocated and freed.
+fn make_memory(
+    job: &Job,
+    kernel: &Kernel,
+    transfer: &CommandQueue,
+    mut parked: Option<&mut Parked>,
+    filled: &mut bool,
+) -> Result<(Vec<DeviceBuffer>, Rings)> {
+    let kept = parked.as_mut().map(|p| std::mem::take(&mut p.rings)).unwrap_or_default();
+    let (input, output) = ring_slots(&job.args);
+    let mut rings = Rings::fit(kept, input, output, transfer, &job.device.platform.context);
+    let parked_before = parked.as_ref().map_or(0, |p| p.buffers.len());
+    let buffers =
+        match make_buffers(job, kernel, transfer, parked.as_deref_mut(), &mut rings, filled) {
+            Ok(b) => b,
+            Err(e) => {
+                rings.unmap(transfer);
+                return Err(e);
+            }
+        };
+    let reused = parked_before - parked.as_ref().map_or(0, |p| p.buffers.len());
+    let (allocated, freed) = (buffers.len() - reused, parked_before - reused);
+    // A subscriber is foreign code: its panic loses the event, not the device.
+    let _ = std::panic::catch_unwind(|| {
+        tracing::debug!(
+            device = job.shared.labels[job.me],
+            reused,
+            allocated,
+            freed,
+            "device buffers"
+        )
+    });
+    Ok((buffers, rings))
 }
 
 /// The slot sizes of a run's two rings ([`Ring`]): inputs for its sliced inputs and large
