@@ -30,7 +30,8 @@ pub(super) fn slot_bytes() -> usize {
     static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| {
         let asked = std::env::var("HETDSL_STAGING_SLOT_MIB").ok().and_then(|v| v.parse().ok());
-        asked.filter(|&m: &usize| m > 0).map_or(SLOT, |m| m << 20)
+        // At most 4 GiB a slot: a larger figure is a typo, not a slot size.
+        asked.filter(|&m: &usize| m > 0).map_or(SLOT, |m| m.min(4096) << 20)
     })
 }
 
