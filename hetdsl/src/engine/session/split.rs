@@ -103,25 +103,17 @@ const NEAR: f64 = 0.01;
 /// re-cutting the split instead moves data at every boundary. With `halos`, a device's second
 /// block under that share (a first launch's last package) joins the other device's block it
 /// adjoins too: each boundary is a halo to move at every launch (a Jacobi sweep over two H200s
-/// took 0.69 ms instead of 0.55 when its split moved twice one block's halo), where without halos the block
-/// costs nothing per launch and moving it once cost a ten-step Black-Scholes loop a third of
-/// its speed. `None` where a sliver adjoins no other device's block.
+/// took 0.69 ms instead of 0.55 when its split moved twice one block's halo), where without
+/// halos the block costs nothing per launch and moving it once cost a ten-step Black-Scholes
+/// loop a third of its speed. `None` where a sliver adjoins no other device's block.
 fn absorb_slivers(history: &balance::History, halos: bool) -> Option<balance::History> {
-    let total = history.total_groups.max(1) as f64;
-    let sliver: Vec<bool> = history
-        .devices
-        .iter()
-        .map(|d| held(d) > 0 && (held(d) as f64) < balance::relaunch::RESIDENT_MIN_SHARE * total)
-        .collect();
+    let small = balance::relaunch::RESIDENT_MIN_SHARE * history.total_groups.max(1) as f64;
+    let sliver: Vec<bool> =
+        history.devices.iter().map(|d| held(d) > 0 && (held(d) as f64) < small).collect();
     let mut out = history.clone();
     for d in (0..sliver.len()).filter(|&d| sliver[d]) {
         for r in std::mem::take(&mut out.devices[d].owned) {
-            let touches = |o: &std::ops::Range<u64>| o.end == r.start || o.start == r.end;
-            let next = (0..sliver.len())
-                .find(|&k| !sliver[k] && out.devices[k].owned.iter().any(touches))?;
-            let owned = &mut out.devices[next].owned;
-            owned.push(r);
-            *owned = balance::merged_ranges(std::mem::take(owned), history.total_groups);
+            give_to_neighbour(&mut out, r, d, &sliver)?;
         }
         out.devices[d].speed = 0.0;
     }
@@ -130,20 +122,32 @@ fn absorb_slivers(history: &balance::History, halos: bool) -> Option<balance::Hi
         let Some(largest) = blocks.iter().map(|r| r.end - r.start).max() else { continue };
         for r in blocks {
             let len = r.end - r.start;
-            if len == largest || (len as f64) >= balance::relaunch::RESIDENT_MIN_SHARE * total {
+            if len == largest || len as f64 >= small {
                 continue;
             }
-            let touches = |o: &std::ops::Range<u64>| o.end == r.start || o.start == r.end;
-            let next = (0..out.devices.len())
-                .find(|&k| k != d && !sliver[k] && out.devices[k].owned.iter().any(touches));
-            let Some(next) = next else { continue };
-            out.devices[d].owned.retain(|o| *o != r);
-            let owned = &mut out.devices[next].owned;
-            owned.push(r);
-            *owned = balance::merged_ranges(std::mem::take(owned), history.total_groups);
+            if give_to_neighbour(&mut out, r.clone(), d, &sliver).is_some() {
+                out.devices[d].owned.retain(|o| *o != r);
+            }
         }
     }
     Some(out)
+}
+
+/// Join block `r` of device `from` to the block of another device, not a sliver, that it
+/// adjoins; that device, or `None` (nothing given) where no such block adjoins it.
+fn give_to_neighbour(
+    out: &mut balance::History,
+    r: std::ops::Range<u64>,
+    from: usize,
+    sliver: &[bool],
+) -> Option<usize> {
+    let touches = |o: &std::ops::Range<u64>| o.end == r.start || o.start == r.end;
+    let next = (0..out.devices.len())
+        .find(|&k| k != from && !sliver[k] && out.devices[k].owned.iter().any(touches))?;
+    let owned = &mut out.devices[next].owned;
+    owned.push(r);
+    *owned = balance::merged_ranges(std::mem::take(owned), out.total_groups);
+    Some(next)
 }
 
 /// Finish times within 3 % of each other: a balanced split, worth replaying unchanged rather
