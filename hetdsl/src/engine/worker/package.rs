@@ -19,7 +19,7 @@ use opencl3::memory::ClMem;
 use opencl3::types::{cl_event, CL_NON_BLOCKING};
 
 use super::job::{Device, Job};
-use super::ring::SLOTS;
+use super::ring::{pieces, SLOTS};
 use crate::engine::{Fault, WaitMode};
 use crate::pattern::Pattern;
 use crate::report::Transfer;
@@ -82,9 +82,7 @@ pub(super) fn launch(
     for (i, b) in d.buffers.iter().enumerate() {
         if b.dir.reads() && b.pattern != Pattern::Whole {
             let range = b.bytes(&job.geo, p);
-            let piece =
-                |at: usize| Part { buffer: i, range: at..at.saturating_add(slot).min(range.end) };
-            chunks.extend(range.clone().step_by(slot).map(piece));
+            chunks.extend(pieces(range, slot).map(|range| Part { buffer: i, range }));
         }
     }
     let mut writes: Vec<Event> = Vec::with_capacity(chunks.len());
@@ -219,9 +217,7 @@ pub(super) fn read_back(
         }
         let range = b.bytes(&job.geo, p);
         read_bytes += range.len() as u64;
-        let piece =
-            |at: usize| Part { buffer: i, range: at..at.saturating_add(slot).min(range.end) };
-        parts.extend(range.clone().step_by(slot).map(piece));
+        parts.extend(pieces(range, slot).map(|range| Part { buffer: i, range }));
     }
     let mut pending = VecDeque::new();
     for (j, part) in parts.iter().enumerate().take(SLOTS) {

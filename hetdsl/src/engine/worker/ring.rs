@@ -8,6 +8,8 @@
 //! 0.4 s), and held as much pinned memory as the caller's data. A ring's cost is bounded by
 //! its slots, and it is kept with the device between runs like its buffers.
 
+use std::ops::Range;
+
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::event::Event;
@@ -33,6 +35,12 @@ pub(super) fn slot_bytes() -> usize {
         // At most 4 GiB a slot: a larger figure is a typo, not a slot size.
         asked.filter(|&m: &usize| m > 0).map_or(SLOT, |m| m.min(4096) << 20)
     })
+}
+
+/// `range` in consecutive pieces of at most `slot` bytes, each staged through one slot.
+pub(super) fn pieces(range: Range<usize>, slot: usize) -> impl Iterator<Item = Range<usize>> {
+    let end = range.end;
+    range.step_by(slot.max(1)).map(move |at| at..at.saturating_add(slot).min(end))
 }
 
 /// A device's staging slots for one direction.
@@ -185,5 +193,13 @@ mod tests {
         assert_eq!(slot_for(1), 64 << 10);
         assert_eq!(slot_for((100 << 10) + 1), 64 << 10);
         assert!(slot_for(3 << 20) * SLOTS >= 3 << 20);
+    }
+
+    #[test]
+    fn pieces_tile_the_range_in_slots() {
+        let p: Vec<_> = pieces(10..35, 10).collect();
+        assert_eq!(p, [10..20, 20..30, 30..35]);
+        assert_eq!(pieces(5..5, 10).count(), 0);
+        assert_eq!(pieces(0..7, usize::MAX).collect::<Vec<_>>(), vec![0..7usize]);
     }
 }

@@ -20,7 +20,7 @@ use super::buffers::{DeviceBuffer, Reduction, Staging};
 use super::job::{Device, Job};
 use super::package::launch;
 use super::parked::Parked;
-use super::ring::{slot_for, Ring, Rings};
+use super::ring::{pieces, slot_for, Ring, Rings};
 use crate::engine::geometry::Geometry;
 use crate::engine::limits;
 use crate::engine::plan::{ArgPlan, HostPtr};
@@ -369,9 +369,8 @@ fn fill_through(
     ring: &mut Ring,
     host: HostPtr,
 ) -> std::result::Result<(), opencl3::error_codes::ClError> {
-    let mut at = 0;
-    while at < host.len {
-        let len = ring.slot_len().min(host.len - at);
+    for piece in pieces(0..host.len, ring.slot_len()) {
+        let (at, len) = (piece.start, piece.len());
         let k = ring.take()?;
         let slot = &mut ring.slot(k)[..len];
         // SAFETY: `at + len` lies within the caller's slice (checked by the plan), read under
@@ -394,7 +393,6 @@ fn fill_through(
         }?;
         queue.flush()?;
         ring.hold(k, &Event::new(ev))?;
-        at += len;
     }
     ring.settle()
 }
