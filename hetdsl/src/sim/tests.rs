@@ -1,9 +1,12 @@
 use super::*;
 use crate::balance::{Completion, Dynamic, Next, Static};
 
+/// A device whose model is its speed: devices of different speeds are different models (the
+/// back-up rule lets devices of one model copy each other's packages only where one kept a
+/// slower pace).
 fn device(speed: f64, overhead: f64, min_groups: u64) -> SimDevice {
     SimDevice {
-        name: "d".into(),
+        name: format!("{speed} groups/s"),
         kind: DeviceKind::Gpu,
         speed,
         overhead,
