@@ -129,6 +129,14 @@ struct Remembered {
     /// speed depends on the others', a cost that moves with the data), so it keeps the default
     /// balancer, rather than alternating between a bad plan and the default run it learns from.
     struck: bool,
+    /// `last` is the launch's first run. Its costs include the devices' first use (on two
+    /// H100s + CPU Mandelbrot's first call put the band's cost so far off that its plan ran
+    /// 0.37 s on one GPU and 1.10 s on the other, where a plan from a later run balanced), so a
+    /// plan from it that ends far from balance is not held against the launch: the default runs
+    /// once more and the next plan comes from that run.
+    from_first: bool,
+    /// Runs recorded (clean or not).
+    runs: u32,
     /// The ROIs of its last [`TIMES_KEPT`] clean runs in each form (indexed by `Form as usize`).
     times: [Times; 4],
 }
@@ -259,20 +267,39 @@ impl LastRuns {
         let at = runs.iter().position(|r| r.key == key);
         let mut entry = match at {
             Some(i) => runs.remove(i),
-            None => Remembered { key, last: None, struck: false, times: Default::default() },
+            None => Remembered {
+                key,
+                last: None,
+                struck: false,
+                from_first: false,
+                runs: 0,
+                times: Default::default(),
+            },
         };
-        let planned = matches!(form, Some(Form::Whole | Form::Pieces));
-        entry.struck |= planned && report.balance < balance::relaunch::SETTLED;
-        let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
         // A launch's first run pays its devices' first use (kernels compiled for the sizes,
         // buffers touched first) inside its ROI: its time would keep the default from ever
         // being chosen again, so it is not compared.
-        let first = entry.last.is_none() && entry.times.iter().all(|t| t.0.is_empty());
+        let first = entry.runs == 0;
+        entry.runs = entry.runs.saturating_add(1);
+        let planned = matches!(form, Some(Form::Whole | Form::Pieces));
+        if planned && report.balance < balance::relaunch::SETTLED && entry.from_first {
+            // Planned from the first run: plan again from a run of the default balancer; the
+            // plan's times go with it.
+            entry.from_first = false;
+            entry.last = None;
+            entry.times[Form::Whole as usize] = Times::default();
+            entry.times[Form::Pieces as usize] = Times::default();
+            runs.push(entry);
+            return;
+        }
+        entry.struck |= planned && report.balance < balance::relaunch::SETTLED;
+        let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
         if let (Some(f), true, false) = (form, clean, first) {
             entry.times[f as usize].push(report.roi_seconds);
         }
         if form != Some(Form::Alone) {
             entry.last = clean.then(|| report.clone());
+            entry.from_first = first && clean;
         }
         runs.push(entry);
         if runs.len() > REMEMBERED {
@@ -384,8 +411,14 @@ mod tests {
         assert_eq!(name(&runs), "sigmoid", "nothing remembered");
         record(&runs, report("sigmoid", [1.0, 1.0]));
         assert_eq!(name(&runs), "relaunch");
-        // The plan ran 1 : 2; the next run is a default one, and so is every one after it,
-        // even from a balanced default run.
+        // The plan (from the first run) ran 1 : 2: the default runs again, and the next plan
+        // comes from that run.
+        record(&runs, report("relaunch", [1.0, 2.0]));
+        assert_eq!(name(&runs), "sigmoid");
+        record(&runs, report("sigmoid", [1.0, 1.0]));
+        assert_eq!(name(&runs), "relaunch");
+        // That one ran 1 : 2 too: the default runs, and so does every run after it, even from
+        // a balanced default run.
         record(&runs, report("relaunch", [1.0, 2.0]));
         assert_eq!(name(&runs), "sigmoid");
         record(&runs, report("sigmoid", [1.0, 1.0]));
@@ -447,10 +480,14 @@ mod tests {
         // The first run's time is not compared (it pays the devices' first use).
         record(&runs, timed(split("sigmoid", 100, [1.0, 1.0]), 5.0));
         assert_eq!(name(&runs), "relaunch");
-        // The plan ended far from balance (struck): the default runs again, then alone.
+        // The plan ended far from balance: from the first run, so the default runs and the
+        // launch is planned again; the second plan misses as well (struck): the default's time
+        // is known, so alone is tried next.
         record(&runs, timed(split("relaunch", 100, [0.3, 1.0]), 1.0));
         assert_eq!(name(&runs), "sigmoid");
         record(&runs, timed(split("sigmoid", 100, [1.0, 1.0]), 1.2));
+        assert_eq!(name(&runs), "relaunch");
+        record(&runs, timed(split("relaunch", 100, [0.3, 1.0]), 1.0));
         // Alone, in pieces (whole and pieces were never compared).
         assert_eq!(next(&runs), ("relaunch-alone-pieces".into(), Some(vec![1])));
         record(&runs, timed(split("relaunch-alone-pieces", 0, [0.0, 1.0]), 1.0));
