@@ -600,6 +600,15 @@ impl Suite {
                     continue;
                 }
             };
+            if name == "default" {
+                let shown: Vec<String> =
+                    t.runs.iter().map(|(b, s)| format!("{b} {:.2}", s * 1e3)).collect();
+                let line = format!(
+                    "{kernel} on set {set_label}: timed calls (ROI ms): {}",
+                    shown.join(", ")
+                );
+                self.progress.suspend(|| println!("{line}"));
+            }
             let run = CoRun { kernel, problem: sample.describe(), set_label, set, balancer: name };
             self.record(&run, t, all, &baseline)?;
         }
@@ -759,6 +768,11 @@ impl Suite {
         }
         let mut row = json_row(run, &t, correct, base, &ratios);
         row["investigate"] = json!(investigate);
+        row["reps"] = json!(t
+            .runs
+            .iter()
+            .map(|(b, s)| json!({"balancer": b, "roi_seconds": s}))
+            .collect::<Vec<_>>());
         self.rows.push(row);
         Ok(())
     }

@@ -19,6 +19,9 @@ pub struct Timed {
     /// The energy of the median run's region of interest (the sampler wraps each run, not the
     /// checks, and is read over the ROI).
     pub energy: Option<EnergyReading>,
+    /// Every run in the order it ran: its balancer (a repeated launch's form shows here) and
+    /// ROI seconds, so that a median is read beside the runs it was taken from.
+    pub runs: Vec<(String, f64)>,
 }
 
 /// `reps` runs of `sample` on `devices` over the balancing units `groups` (all if `None`) with
@@ -70,9 +73,10 @@ pub fn repeat(
         runs.push((report, reading));
         progress.advance(1);
     }
+    let in_order = runs.iter().map(|(r, _)| (r.balancer.clone(), r.roi_seconds)).collect();
     runs.sort_by(|a, b| a.0.roi_seconds.total_cmp(&b.0.roi_seconds));
     let (report, energy) = runs.swap_remove(runs.len() / 2);
-    Ok(Timed { report, verdict, energy })
+    Ok(Timed { report, verdict, energy, runs: in_order })
 }
 
 /// The inflection point (the EngineCL optimisation study's term) over points `(alone seconds,
