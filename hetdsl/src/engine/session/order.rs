@@ -3,7 +3,9 @@
 //! the units that write it are split off the block's ends and run first; a later move of that
 //! range then waits only for the package that wrote it, not for the device's last kernel, so
 //! the host stages the next launch's moves while the rest of the block still computes. What a
-//! queued launch leaves fresh where is recorded when it is queued (`mark_fresh`).
+//! queued launch leaves fresh where is recorded when it is queued (`mark_fresh`), and what its
+//! packages read (`reads`): a move into a device waits only for the queued package there that
+//! last reads or writes the range it fills, so it runs beside the kernels before it.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -48,6 +50,25 @@ pub(super) fn touches(
     out
 }
 
+/// What each position's packages read, in queue order (halos included): a move into one of
+/// these ranges on that device waits for the package that reads it.
+pub(super) fn reads(plan: &Plan, blocks: &[Vec<Package>]) -> Vec<Touch> {
+    let mut out = Vec::new();
+    for (pos, packages) in blocks.iter().enumerate() {
+        for a in &plan.args {
+            let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
+            if !dir.reads() {
+                continue;
+            }
+            for (package, &p) in packages.iter().enumerate() {
+                let range = plan.range(core, *pattern, p);
+                out.push(Touch { pos, buffer: core.index, range, package });
+            }
+        }
+    }
+    out
+}
+
 /// The last package of position `pos` (queue order) after which `range` of `buffer` is final
 /// there, if the launch touched it at all.
 pub(super) fn last_touch(
@@ -62,6 +83,18 @@ pub(super) fn last_touch(
         .filter(|t| t.range.start < range.end && range.start < t.range.end)
         .map(|t| t.package)
         .max()
+}
+
+/// The last package of position `pos` (queue order) that reads (`reads`) or writes
+/// (`touched`) any of `range` of `buffer`: after it, a move may fill that range there.
+pub(super) fn last_access(
+    touched: &[Touch],
+    reads: &[Touch],
+    pos: usize,
+    buffer: usize,
+    range: &Range<u64>,
+) -> Option<usize> {
+    last_touch(touched, pos, buffer, range).max(last_touch(reads, pos, buffer, range))
 }
 
 /// Each block with the units at its ends whose output another device read at the last move
@@ -181,5 +214,20 @@ mod tests {
         assert_eq!(last_touch(&touched, 0, 1, &(60..70)), None);
         assert_eq!(last_touch(&touched, 0, 2, &(5..8)), None);
         assert_eq!(last_touch(&touched, 1, 1, &(60..61)), Some(0));
+    }
+
+    #[test]
+    fn a_move_in_waits_for_the_last_package_that_reads_or_writes_its_range() {
+        let t = |pos, buffer, range, package| Touch { pos, buffer, range, package };
+        // Position 0 wrote 0..10 in its package 0 and reads 0..40 (halos included) in its
+        // package 2; position 1 reads 30..50 in its package 0.
+        let touched = vec![t(0, 1, 0..10, 0), t(0, 1, 10..30, 1)];
+        let reads = vec![t(0, 1, 0..40, 2), t(1, 1, 30..50, 0)];
+        assert_eq!(last_access(&touched, &reads, 0, 1, &(5..8)), Some(2), "read after written");
+        assert_eq!(last_access(&touched, &reads, 0, 1, &(35..38)), Some(2), "read only");
+        assert_eq!(last_access(&touched, &[], 0, 1, &(35..38)), None);
+        assert_eq!(last_access(&touched, &reads, 0, 1, &(40..45)), None, "untouched there");
+        assert_eq!(last_access(&touched, &reads, 1, 1, &(45..46)), Some(0));
+        assert_eq!(last_access(&touched, &reads, 0, 2, &(5..8)), None, "another buffer");
     }
 }

@@ -98,12 +98,19 @@ struct Queued {
     slots: Vec<usize>,
     packages: Vec<Vec<Package>>,
     events: Vec<Vec<Event>>,
+    /// Per launch position, its moves' writes (its first kernel waits for them).
+    moves: Vec<Vec<Event>>,
+    /// The earlier launches' events those writes wait for, retained until this one ends (only
+    /// held, never read).
+    _held: Vec<Event>,
     transfers: Vec<BufferMoved>,
     /// The moves' host memory, which the devices' writes read until the launch has ended;
     /// its pinned part goes back to the session's pool then.
     staging: InFlight,
     /// What it made fresh where, and after which package: what a later move waits for.
     touched: Vec<order::Touch>,
+    /// What its packages read, and which: a later move into those ranges waits for them.
+    reads: Vec<order::Touch>,
     /// How long the host waits for its kernels before it judges a device hung: the
     /// watchdog's floor plus its factor times the replayed launch's time.
     limit: Duration,
@@ -128,7 +135,8 @@ impl Devices {
             let next = {
                 let mut pending = self.launches.pending.lock().unwrap_or_else(|e| e.into_inner());
                 let ended = pending.front().is_some_and(|q| {
-                    wait_all || pending.len() > keep || q.events.iter().flatten().all(complete)
+                    let all = q.events.iter().chain(&q.moves).flatten();
+                    wait_all || pending.len() > keep || all.clone().all(complete)
                 });
                 if ended {
                     pending.pop_front()
@@ -157,6 +165,7 @@ impl Devices {
                 Err(Waited::Hung)
             } else {
                 wait_bounded(events, q.limit, since)
+                    .and_then(|()| wait_bounded(&q.moves[pos], q.limit, since))
             };
             match waited {
                 Ok(()) => {}
@@ -326,12 +335,15 @@ pub(crate) struct Job {
     plan: Arc<Plan>,
     me: usize,
     packages: Vec<Package>,
-    /// The moves into this device's memory, enqueued before its kernels.
+    /// The moves into this device's memory, which its first kernel waits for.
     writes: Vec<staged::Write>,
     /// An injected failure (testing): the device cannot enqueue.
     fail: bool,
-    reply: Sender<std::result::Result<Vec<Event>, String>>,
+    reply: Sender<std::result::Result<Enqueued, String>>,
 }
+
+/// A device's answer to a queued launch: its kernels' events, then its moves'.
+type Enqueued = (Vec<Event>, Vec<Event>);
 
 /// On the device thread: set the kernel's arguments, enqueue every package, answer with their
 /// events; never wait for a kernel.
@@ -348,7 +360,7 @@ pub(super) fn run_job(w: Option<&mut Worker>, job: Job) {
     let _ = reply.send(answer);
 }
 
-fn enqueue(w: &mut Worker, job: &Job) -> std::result::Result<Vec<Event>, String> {
+fn enqueue(w: &mut Worker, job: &Job) -> std::result::Result<Enqueued, String> {
     let plan = &job.plan;
     let kernel = match w.kernels.remove(&plan.kernel) {
         Some(k) => k,
@@ -365,25 +377,30 @@ fn enqueue_packages(
     w: &mut Worker,
     job: &Job,
     kernel: &Kernel,
-) -> std::result::Result<Vec<Event>, String> {
+) -> std::result::Result<Enqueued, String> {
     let plan = &job.plan;
     if job.fail {
         return Err("injected failure (CL_OUT_OF_RESOURCES)".into());
     }
     set_up(w, job.me, plan, kernel).map_err(|e| e.to_string())?;
-    staged::enqueue_writes(&w.compute, w.slot, &job.writes).map_err(|e| e.to_string())?;
+    let upload = w.upload.as_ref().unwrap_or(&w.compute);
+    let moves = staged::enqueue_writes(upload, w.slot, &job.writes).map_err(|e| e.to_string())?;
+    upload.flush().map_err(|e| format!("flush failed: {e}"))?;
+    let moved: Vec<cl_event> = moves.iter().map(Event::get).collect();
     let why = |e: PackageError| match e {
         PackageError::Device(r) => r,
         PackageError::Run(e) => e.to_string(),
         PackageError::Over => "the launch ended".to_string(),
     };
     let mut events = Vec::with_capacity(job.packages.len());
-    for &p in &job.packages {
+    for (i, &p) in job.packages.iter().enumerate() {
         bind_windows(w, plan, kernel, p).map_err(why)?;
-        events.push(enqueue_kernel(w, plan, kernel, p, &[])?);
+        // The first kernel waits for the moves; the rest follow it on the in-order queue.
+        let wait = if i == 0 { &moved[..] } else { &[] };
+        events.push(enqueue_kernel(w, plan, kernel, p, wait)?);
     }
     w.compute.flush().map_err(|e| format!("flush failed: {e}"))?;
-    Ok(events)
+    Ok((events, moves))
 }
 
 /// The split to queue a repeated launch with: the previous run's blocks, one package each,
@@ -433,7 +450,7 @@ pub(super) fn submit(
         let producer = |slot, buffer, range: &_| producer(&pending, slot, buffer, range);
         staged::start(devices, &slots, needs, producer)
     };
-    let staged::Started { flight, writes, moved } = match started {
+    let staged::Started { flight, mut writes, moved } = match started {
         Ok(s) => s,
         Err((from, e)) => {
             devices.drain()?;
@@ -441,11 +458,16 @@ pub(super) fn submit(
             return Err(lost.unwrap_or(e));
         }
     };
+    let held = {
+        let pending = devices.launches.pending.lock().unwrap_or_else(|e| e.into_inner());
+        after_users(&pending, &slots, &mut writes)
+    };
     let staged_at = began.elapsed();
-    let (events, failed) = enqueue_everywhere(session, &plan, &blocks, writes);
+    let (events, moves, failed) = enqueue_everywhere(session, &plan, &blocks, writes);
     let enqueued_at = began.elapsed();
     let moved_in = arrivals.iter().map(|(core, pos, range)| (*pos, core.index, range.clone()));
     let touched = order::touches(&plan, &blocks, moved_in);
+    let reads = order::reads(&plan, &blocks);
     order::mark_fresh(&plan, &blocks, arrivals);
     let mut transfers = zero_moved(&plan);
     for (arg, m) in moved {
@@ -461,6 +483,8 @@ pub(super) fn submit(
         slots: slots.clone(),
         packages: blocks,
         events,
+        moves,
+        _held: held,
         transfers,
         // A device that failed to enqueue may still have some of its writes in flight, with
         // no event to wait for (and waiting could hang on a dead device): the driver may copy
@@ -473,6 +497,7 @@ pub(super) fn submit(
             InFlight::new()
         },
         touched,
+        reads,
         limit,
         hangs: (0..slots.len())
             .map(|me| {
@@ -515,14 +540,59 @@ fn trace_submit(began: Instant, settled: Duration, staged: Duration, enqueued: D
     });
 }
 
+/// Each write of `writes` (per launch position, of session devices `slots`) made to wait for
+/// the queued package on its device that last reads or writes the range it fills. Returns
+/// those events, retained: the launch they belong to may end before the writes run.
+fn after_users(
+    pending: &VecDeque<Queued>,
+    slots: &[usize],
+    writes: &mut [Vec<staged::Write>],
+) -> Vec<Event> {
+    let mut held = Vec::new();
+    for (pos, ws) in writes.iter_mut().enumerate() {
+        for w in ws {
+            let Some(ev) = last_user(pending, slots[pos], w.core.index, &w.range) else { continue };
+            // SAFETY: `ev` is an event of a launch in `pending`, alive while its lock is held.
+            match unsafe { opencl3::event::retain_event(ev) } {
+                Ok(()) => {
+                    held.push(Event::new(ev));
+                    w.after.push(ev);
+                }
+                // Not retained: wait for it here, as the write would have on one queue.
+                Err(_) => {
+                    let _ = opencl3::event::wait_for_events(&[ev]);
+                }
+            }
+        }
+    }
+    held
+}
+
+/// The queued kernel on session device `slot` after which nothing queued there reads or
+/// writes `range` of `buffer` any more (the newest queued launch that touched it there, its
+/// last package that did). `None` when no queued launch touched it there.
+fn last_user(
+    pending: &VecDeque<Queued>,
+    slot: usize,
+    buffer: usize,
+    range: &std::ops::Range<u64>,
+) -> Option<cl_event> {
+    pending.iter().rev().find_map(|q| {
+        let pos = q.slots.iter().position(|&s| s == slot)?;
+        let k = order::last_access(&q.touched, &q.reads, pos, buffer, range)?;
+        q.events[pos].get(k).or(q.events[pos].last()).map(Event::get)
+    })
+}
+
 /// Hand every device thread its writes and blocks and collect the answers: per launch
-/// position its kernels' events, and the positions that could not enqueue, with why.
+/// position its kernels' events and its moves' events, and the positions that could not
+/// enqueue, with why.
 fn enqueue_everywhere(
     session: &Session,
     plan: &Arc<Plan>,
     blocks: &[Vec<Package>],
     writes: Vec<Vec<staged::Write>>,
-) -> (Vec<Vec<Event>>, Vec<(usize, String)>) {
+) -> (Vec<Vec<Event>>, Vec<Vec<Event>>, Vec<(usize, String)>) {
     let slots = &plan.slots;
     let mut replies = Vec::new();
     let each = slots.iter().zip(blocks).zip(writes);
@@ -534,7 +604,7 @@ fn enqueue_everywhere(
         // given here): its thread's round trip and its driver's flush would only lengthen the
         // host's time per launch.
         if packages.is_empty() && writes.is_empty() && !fail {
-            let _ = reply.send(Ok(Vec::new()));
+            let _ = reply.send(Ok((Vec::new(), Vec::new())));
             replies.push(Some(answer));
             continue;
         }
@@ -543,21 +613,20 @@ fn enqueue_everywhere(
         let sent = session.workers[slot].enqueue(job);
         replies.push(if sent { Some(answer) } else { None });
     }
-    let mut events = Vec::new();
+    let (mut events, mut moves) = (Vec::new(), Vec::new());
     let mut failed = Vec::new();
     for (pos, answer) in replies.into_iter().enumerate() {
         let got = answer.map_or(Err("its host thread is gone".to_string()), |a| {
             a.recv().unwrap_or_else(|_| Err("its host thread is gone".to_string()))
         });
-        match got {
-            Ok(evs) => events.push(evs),
-            Err(reason) => {
-                failed.push((pos, reason));
-                events.push(Vec::new());
-            }
-        }
+        let (evs, mvs) = got.unwrap_or_else(|reason| {
+            failed.push((pos, reason));
+            (Vec::new(), Vec::new())
+        });
+        events.push(evs);
+        moves.push(mvs);
     }
-    (events, failed)
+    (events, moves, failed)
 }
 
 /// The queued kernel on session device `slot` after which `range` of buffer `buffer` is final

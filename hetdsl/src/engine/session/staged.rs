@@ -3,8 +3,11 @@
 //! queued package that last wrote it there has ended (the host waits for that one kernel, then
 //! reads; see `order`). A range fresh only on the host is copied into idle pinned staging where
 //! some fits, else the device reads it from the host image itself (the host image changes only
-//! once every queued launch has drained). The receiving device writes each range on its own
-//! in-order queue before its kernels, and the host does not wait for those writes.
+//! once every queued launch has drained). The receiving device writes each range on a queue of
+//! its own (`upload`), after the queued kernel there that last reads or writes that range, and
+//! its first kernel waits for those writes: a halo row arrives while the kernels before it
+//! still run, where on the compute queue it ran between them (on two H200s a Jacobi sweep's
+//! GPUs idled 18 us between sweeps against 3 us alone). The host does not wait for the writes.
 //!
 //! Chaining the source's read and the receiver's write by events instead (no host wait at
 //! all) gave wrong Jacobi grids on two H200s in 4 runs of 10, for a cause never found; with
@@ -78,17 +81,20 @@ pub(super) fn needs(plan: &Plan, blocks: &[Vec<Package>]) -> Option<Vec<Need>> {
 
 /// A write a device thread enqueues before its kernels: `len` bytes at `src` (host memory the
 /// queued launch keeps until it is drained, or `core`'s host image) into elements `range` of
-/// `core` on its device.
+/// `core` on its device, once the events of `after` have ended (the queued kernel there that
+/// last reads or writes the range, if any).
 pub(crate) struct Write {
     pub(super) core: Arc<BufferCore>,
     pub(super) range: Range<u64>,
     pub(super) src: *const u8,
     pub(super) len: usize,
+    pub(super) after: Vec<cl_event>,
 }
 
 // SAFETY: `src` points into staging owned by the queued launch until it is drained, which
 // waits for the write, or into the host image of `core`, which `core` keeps alive and which is
-// written only after every queued launch has drained.
+// written only after every queued launch has drained; the events of `after` are retained by
+// the queued launch the write belongs to until it is drained.
 unsafe impl Send for Write {}
 
 /// The moves' host memory, kept until the launch is drained (the writes read it): pinned
@@ -175,24 +181,32 @@ pub(super) fn start(
             }
         };
         s.flight.extend(lent);
-        s.writes[need.pos].push(Write { core: need.core, range: need.range, src, len });
+        let (core, range, after) = (need.core, need.range, Vec::new());
+        s.writes[need.pos].push(Write { core, range, src, len, after });
         s.moved.push((need.arg, moved));
     }
     Ok(s)
 }
 
-/// Enqueue a device's writes on its queue (the thread that owns it calls this).
+/// Enqueue a device's writes on `queue` (the thread that owns it calls this), each after the
+/// events of its `after`; their events, which the device's first kernel waits for.
 pub(super) fn enqueue_writes(
     queue: &opencl3::command_queue::CommandQueue,
     slot: usize,
     writes: &[Write],
-) -> Result<()> {
+) -> Result<Vec<Event>> {
+    let mut events = Vec::with_capacity(writes.len());
     for w in writes {
         let Some(win) = w.core.lock().mems[slot].clone() else {
             return Err(crate::error::Error::Internal("no device memory for a queued move".into()));
         };
+        let (count, wait) = match w.after.len() {
+            0 => (0, ptr::null()),
+            n => (n as u32, w.after.as_ptr()),
+        };
         // SAFETY: `src` holds `len` bytes kept until the launch is drained (see `Write`); the
-        // window covers the range (the launch's set-up made the whole buffer).
+        // window covers the range (the launch's set-up made the whole buffer); the events of
+        // `after` are alive (see `Write`).
         let ev = unsafe {
             opencl3::command_queue::enqueue_write_buffer(
                 queue.get(),
@@ -201,13 +215,13 @@ pub(super) fn enqueue_writes(
                 win.at(w.range.start, w.core.elem),
                 w.len,
                 w.src.cast(),
-                0,
-                ptr::null(),
+                count,
+                wait,
             )
         }
         .map_err(ClError)
         .call("clEnqueueWriteBuffer (queued move)")?;
-        drop(Event::new(ev));
+        events.push(Event::new(ev));
     }
-    Ok(())
+    Ok(events)
 }

@@ -178,6 +178,10 @@ pub(super) struct Worker {
     /// The session's windowed program, which its kernels come from.
     pub(super) program: Arc<ClProgram>,
     pub(super) compute: CommandQueue,
+    /// Where a queued launch's moves into this device are written, beside the kernels before
+    /// them; `None` where the driver would not make a second queue (the moves then go on
+    /// `compute`).
+    pub(super) upload: Option<CommandQueue>,
     pub(super) kernels: HashMap<String, Kernel>,
     staging: Option<Staging>,
     per_unit: Option<f64>,
@@ -200,7 +204,7 @@ fn thread_main(
     busy: Arc<AtomicBool>,
 ) {
     // SAFETY: the device belongs to the context; the properties are a valid bit set.
-    let compute = unsafe {
+    let queue = || unsafe {
         CommandQueue::create_with_properties(
             &device.platform.context,
             device.device.id(),
@@ -208,11 +212,13 @@ fn thread_main(
             0,
         )
     };
+    let (compute, upload) = (queue(), queue().ok());
     let mut w = compute.ok().map(|compute| Worker {
         slot,
         device,
         program,
         compute,
+        upload,
         kernels: HashMap::new(),
         staging: None,
         per_unit: None,
