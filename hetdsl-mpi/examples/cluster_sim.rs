@@ -10,11 +10,21 @@
 //! replace the default at either level. `SEED` seeds the devices' jitter (default 7). `CARRY=0` gives each range's node balancer no
 //! memory of the node's earlier ranges (the behaviour before `hetdsl_mpi::carry`).
 //! `JSON=FILE` also writes the rows as JSON.
+//!
+//! `cluster_sim short` instead runs the short jobs of `examples/mpi_compare.rs` on the machine
+//! of two H200s and a 32-core CPU as two ranks (`scenario::short_cluster`), seeds 1 to `SEEDS`
+//! (default 8), against one process over every device of the machine. `FIRST`, `RANGE` and
+//! `JOIN` replace the seconds of a rank's first range's set-up, of each range's, and when its
+//! CPU joins its first range; `GBPS` rank 0's link in GB/s. `TRACE=SEED` lists that seed's
+//! ranges.
 
 use hetdsl_mpi::scenario::{cluster, profiles};
 use hetdsl_mpi::sim::{simulate_cluster_with, Hierarchy};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().nth(1).as_deref() == Some("short") {
+        return short();
+    }
     let counts: Vec<usize> =
         std::env::args().skip(1).map(|a| a.parse()).collect::<Result<_, _>>()?;
     let counts = if counts.is_empty() { vec![1, 2, 4, 8, 16, 32, 64] } else { counts };
@@ -68,6 +78,69 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Ok(path) = std::env::var("JSON") {
         std::fs::write(path, serde_json::to_string_pretty(&rows)?)?;
+    }
+    Ok(())
+}
+
+/// The short jobs on two ranks against one process, per seed and first-range set-up.
+fn short() -> Result<(), Box<dyn std::error::Error>> {
+    use hetdsl::sim::{simulate, CostTable, SimOptions};
+    use hetdsl_mpi::scenario::{one_process, short_cluster, short_jobs};
+    use hetdsl_mpi::sim::simulate_cluster;
+    let var = |name: &str, default: f64| {
+        std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+    };
+    use hetdsl_mpi::scenario::SHORT_RANGE_OVERHEAD;
+    use hetdsl_mpi::scenario::{SHORT_CPU_JOIN, SHORT_FIRST_OVERHEAD, SHORT_NETWORK};
+    let each = var("RANGE", SHORT_RANGE_OVERHEAD);
+    let (first, join) = (var("FIRST", SHORT_FIRST_OVERHEAD), var("JOIN", SHORT_CPU_JOIN));
+    let bandwidth = var("GBPS", SHORT_NETWORK.bandwidth / 1e9) * 1e9;
+    let seeds = var("SEEDS", 8.0) as u64;
+    println!("job | seed | one process s | 2 ranks s | ratio | balance | rank 0: ranges, units, done s | rank 1: ranges, units, done s");
+    println!("---|---:|---:|---:|---:|---:|---|---");
+    for job in short_jobs() {
+        let mut ratios = Vec::new();
+        for seed in 1..=seeds {
+            let devices = one_process(&job);
+            let table = CostTable::new(&job.profile, job.units, 4096);
+            let options = SimOptions { seed, backups: true, ..SimOptions::default() };
+            let mut b = hetdsl::balance::default_balancer();
+            let one = simulate(&devices, &table, b.as_mut(), &options)?.makespan;
+            let mut c = short_cluster(&job, 2);
+            c.network.bandwidth = bandwidth;
+            for node in &mut c.nodes {
+                node.first_overhead = first;
+                node.range_overhead = each;
+                node.first_joins.iter_mut().for_each(|j| j.at = join);
+            }
+            let node = hetdsl::balance::default_balancer;
+            let r = simulate_cluster(&c, hetdsl_mpi::hier::default_rank_balancer(), &node, seed)?;
+            let rank = |i: usize| {
+                let units: u64 = r.ranges[i].iter().map(|p| p.len).sum();
+                format!("{}, {units}, {:.3}", r.ranges[i].len(), r.finish[i])
+            };
+            ratios.push(one / r.makespan);
+            println!(
+                "{} | {seed} | {one:.3} | {:.3} | {:.3} | {:.3} | {} | {}",
+                job.name,
+                r.makespan,
+                one / r.makespan,
+                hetdsl::report::balance(&r.finish),
+                rank(0),
+                rank(1)
+            );
+            if std::env::var("TRACE").is_ok_and(|v| v == seed.to_string()) {
+                for run in &r.runs {
+                    println!(
+                        "    rank {} {:?}: handed {:.3}, computing {:.3}-{:.3}, merged {:.3}",
+                        run.rank, run.package, run.handed, run.start, run.computed, run.merged
+                    );
+                }
+            }
+        }
+        let min = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+        println!("{} | all | | | min {min:.3}, mean {mean:.3} | | |", job.name);
     }
     Ok(())
 }

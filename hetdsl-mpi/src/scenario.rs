@@ -11,7 +11,7 @@
 //! Setting up each range's run on a node (queues, buffers, threads): 5 ms, an assumption.
 
 use hetdsl::balance::DeviceKind;
-use hetdsl::sim::{CostProfile, SimDevice};
+use hetdsl::sim::{CostProfile, Join, SimDevice};
 
 use crate::sim::{Cluster, Network, Node, Workload};
 
@@ -101,7 +101,13 @@ fn node(class: &Class) -> Node {
         };
         devices.push(gpu(i, kind));
     }
-    Node { name: class.name.into(), devices, range_overhead: RANGE_OVERHEAD }
+    Node {
+        name: class.name.into(),
+        devices,
+        range_overhead: RANGE_OVERHEAD,
+        first_overhead: 0.0,
+        first_joins: Vec::new(),
+    }
 }
 
 /// `nodes` nodes on `profile`: every node an H200 node (`mixed` false), or the four classes
@@ -130,4 +136,118 @@ pub fn profiles() -> Vec<(&'static str, CostProfile)> {
         ("mandelbrot-band", CostProfile::Band { center: 0.5, width: 0.15, peak: 6.0 }),
         ("random", CostProfile::Random { spread: 0.6, seed: 11 }),
     ]
+}
+
+/// A short job as `examples/mpi_compare.rs` ran it on the two-H200 + 32-core machine
+/// (`--scale 8`): its units (what the ranks' balancer hands out), the seconds one process took
+/// over every device, and the bytes of output per unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShortJob {
+    pub name: &'static str,
+    pub profile: CostProfile,
+    pub units: u64,
+    pub one_process_seconds: f64,
+    pub output_per_unit: f64,
+    /// Units one fill of an H200 holds (the node's balancer hands out no smaller package to it).
+    pub gpu_fill: u64,
+}
+
+/// Mandelbrot (17 408 × 11 584 pixels to 131 072 iterations: 2 896 rows of 4 pixel rows, the
+/// set across the middle rows) and Taylor (23 168², order 256: 2 896 rows of 8, regular).
+pub fn short_jobs() -> Vec<ShortJob> {
+    vec![
+        ShortJob {
+            name: "mandelbrot",
+            profile: CostProfile::Band { center: 0.5, width: 0.15, peak: 6.0 },
+            units: 2896,
+            one_process_seconds: 1.3355,
+            output_per_unit: 17_408.0 * 4.0 * 4.0,
+            gpu_fill: 4,
+        },
+        ShortJob {
+            name: "taylor",
+            profile: CostProfile::Uniform,
+            units: 2896,
+            one_process_seconds: 3.6776,
+            output_per_unit: 23_168.0 * 8.0 * 4.0,
+            gpu_fill: 4,
+        },
+    ]
+}
+
+/// The 16-core CPU against one H200 on these kernels: a unit (a row of 1 088 work-groups) took
+/// it 0.69 s where an H200 ran 1 000 units a second (Mandelbrot, two ranks).
+pub const SHORT_CPU_SLOWDOWN: f64 = 700.0;
+/// What a rank's first range pays once besides each range's set-up (its devices' first use,
+/// buffers made and pinned): a few hundred milliseconds on the two-H200 machine.
+pub const SHORT_FIRST_OVERHEAD: f64 = 0.3;
+/// Set-up of each later range (queues and buffers kept from the range before).
+pub const SHORT_RANGE_OVERHEAD: f64 = 0.05;
+/// When the CPU joins a rank's first range: PoCL compiling the kernel and running its warm-up
+/// work-group, which the GPU does not wait for.
+pub const SHORT_CPU_JOIN: f64 = 0.35;
+/// Two ranks on one machine: rank 1's outputs reach rank 0's buffers at about 0.4 GB/s
+/// (the copies into and out of MPI's messages included; 151 MB in 0.63 s, 1.6 GB in 3.3 s).
+pub const SHORT_NETWORK: Network = Network { latency: 20e-6, bandwidth: 0.4e9 };
+
+/// The two-H200 + 32-core machine as `ranks` ranks, each one H200 and 32/`ranks` cores, on
+/// `job`, with the costs stated above (change the returned cluster's nodes and network to
+/// vary them).
+pub fn short_cluster(job: &ShortJob, ranks: usize) -> Cluster {
+    // Both H200s together took `one_process_seconds` (the CPU adds a fraction of a percent).
+    let gpu_speed = job.units as f64 / (2.0 * job.one_process_seconds);
+    let cores = (32 / ranks.max(1)) as u64;
+    let node = |r: usize| Node {
+        name: format!("H200 + {cores}-core CPU (rank {r})"),
+        devices: vec![
+            SimDevice {
+                name: format!("{cores}-core CPU"),
+                kind: DeviceKind::Cpu,
+                speed: gpu_speed * cores as f64 / 16.0 / SHORT_CPU_SLOWDOWN,
+                overhead: 50e-6,
+                min_groups: 1,
+                nominal_gflops: cores as f64 * 16.0 * 2.0 * 2.0 * 2.1,
+                jitter: 0.03,
+                link: None,
+            },
+            SimDevice {
+                name: "H200".into(),
+                kind: DeviceKind::Gpu,
+                speed: gpu_speed,
+                overhead: 20e-6,
+                min_groups: job.gpu_fill,
+                nominal_gflops: H200.1,
+                jitter: 0.03,
+                link: None,
+            },
+        ],
+        range_overhead: SHORT_RANGE_OVERHEAD,
+        first_overhead: SHORT_FIRST_OVERHEAD,
+        first_joins: vec![Join { device: 0, at: SHORT_CPU_JOIN }],
+    };
+    Cluster {
+        nodes: (0..ranks).map(node).collect(),
+        network: SHORT_NETWORK,
+        workload: Workload {
+            profile: job.profile.clone(),
+            total_groups: job.units,
+            input_per_group: 0.0,
+            output_per_group: job.output_per_unit,
+            whole_bytes: 0.0,
+        },
+    }
+}
+
+/// The same machine as one process over every device (both H200s and the 32 cores), warm: the
+/// run `short_cluster`'s ranks are compared with.
+pub fn one_process(job: &ShortJob) -> Vec<SimDevice> {
+    let mut devices = short_cluster(job, 2).nodes.remove(0).devices;
+    devices[0].speed *= 2.0;
+    devices[0].min_groups = 1;
+    devices[0].nominal_gflops *= 2.0;
+    devices[0].name = "32-core CPU".into();
+    let mut second = devices[1].clone();
+    second.name = "H200 #2".into();
+    devices.push(second);
+    devices
 }

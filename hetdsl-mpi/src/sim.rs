@@ -18,7 +18,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use hetdsl::balance::{DeviceProfile, Package};
-use hetdsl::sim::{simulate, CostProfile, CostTable, SimDevice, SimOptions};
+use hetdsl::sim::{simulate, CostProfile, CostTable, Join, SimDevice, SimOptions};
 use hetdsl::{Balancer, Result};
 
 use crate::carry::{Carried, NodeMemory};
@@ -41,6 +41,12 @@ pub struct Node {
     /// Seconds to set up each range's run (queues, buffers, threads), besides the devices'
     /// own per-package overheads.
     pub range_overhead: f64,
+    /// Seconds the node's first range sets up besides `range_overhead`: what a node pays once
+    /// (its devices' first use, buffers made and pinned), outside the devices' computing.
+    pub first_overhead: f64,
+    /// Devices that join the node's first range late, as the engine lets a CPU still compiling
+    /// and warming up its kernel join once ready (the instant counts from the range's start).
+    pub first_joins: Vec<Join>,
 }
 
 /// The kernel: its cost over the range and the bytes that move per work-group.
@@ -75,11 +81,25 @@ pub struct ClusterResult {
     pub efficiency: f64,
     /// Ranges each rank ran.
     pub ranges: Vec<Vec<Package>>,
+    /// Every range handed out, in hand-out order, with its instants.
+    pub runs: Vec<RangeRun>,
     /// When each rank's last range was merged.
     pub finish: Vec<f64>,
     /// Seconds rank 0's sending and receiving links were busy.
     pub link_busy: (f64, f64),
     pub rank_balancer: String,
+}
+
+/// One range as it ran: handed out to `rank` at `handed`, its devices computing from `start`
+/// (its inputs arrived and its run set up) to `computed`, its outputs merged at `merged`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RangeRun {
+    pub rank: usize,
+    pub package: Package,
+    pub handed: f64,
+    pub start: f64,
+    pub computed: f64,
+    pub merged: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -140,8 +160,11 @@ struct Sim<'c> {
     recv_free: f64,
     link_busy: (f64, f64),
     ranges: Vec<Vec<Package>>,
+    runs: Vec<RangeRun>,
     /// Per rank, what its node remembers of its devices between ranges (`None`: nothing).
     memory: Vec<Option<NodeMemory>>,
+    /// Per rank, whether its node has started a range (its first pays `Node::first_overhead`).
+    started: Vec<bool>,
 }
 
 /// How the hierarchy runs, beside the balancers themselves.
@@ -180,7 +203,10 @@ impl Sim<'_> {
                 self.send_free + net.latency
             };
             let (setup, compute) = self.compute(rank, package)?;
-            self.at(arrive + setup + compute, Event::Computed { rank, package, compute });
+            let (start, computed) = (arrive + setup, arrive + setup + compute);
+            let merged = f64::NAN;
+            self.runs.push(RangeRun { rank, package, handed: now, start, computed, merged });
+            self.at(computed, Event::Computed { rank, package, compute });
         }
         Ok(())
     }
@@ -199,15 +225,18 @@ impl Sim<'_> {
             None => (self.node_balancer)(),
         };
         self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let first = !std::mem::replace(&mut self.started[rank], true);
         let options = SimOptions {
             seed: self.seed,
             loss: None,
             backups: true,
             waves: false,
+            joins: if first { node.first_joins.clone() } else { Vec::new() },
             ..SimOptions::default()
         };
         let run = simulate(&devices, &table, balancer.as_mut(), &options)?;
-        Ok((node.range_overhead, run.makespan))
+        let setup = node.range_overhead + if first { node.first_overhead } else { 0.0 };
+        Ok((setup, run.makespan))
     }
 
     fn handle(&mut self, now: f64, e: Event) -> Result<()> {
@@ -240,6 +269,11 @@ impl Sim<'_> {
             Event::Arrived { rank, package } => {
                 self.ranks.merged(rank, package, now)?;
                 self.ranges[rank].push(package);
+                let run =
+                    self.runs.iter_mut().rev().find(|r| r.rank == rank && r.package == package);
+                if let Some(run) = run {
+                    run.merged = now;
+                }
                 // The run may be over now: ranks waiting for work hear it.
                 self.hand_out(now)
             }
@@ -303,7 +337,9 @@ pub fn simulate_cluster_with(
         recv_free: 0.0,
         link_busy: (0.0, 0.0),
         ranges: vec![Vec::new(); n],
+        runs: Vec::new(),
         memory: (0..n).map(|_| hierarchy.carry_speeds.then(NodeMemory::new)).collect(),
+        started: vec![false; n],
     };
     // A binomial tree reaches n ranks in ⌈log2 n⌉ rounds of one whole copy each.
     let rounds = (n as f64).log2().ceil();
@@ -332,6 +368,7 @@ pub fn simulate_cluster_with(
         ideal_makespan: ideal,
         efficiency: ideal / makespan,
         ranges: sim.ranges,
+        runs: sim.runs,
         finish,
         link_busy: sim.link_busy,
         rank_balancer: sim.ranks.balancer_name(),
@@ -410,6 +447,25 @@ mod tests {
             all.sort_by_key(|p| p.offset);
             assert!(all.windows(2).all(|w| w[0].end() == w[1].offset));
             assert_eq!(all.last().map(|p| p.end()), Some(crate::scenario::TOTAL_GROUPS));
+        }
+    }
+
+    /// A node's first range pays its one-time set-up besides each range's; later ranges only
+    /// the latter, and the CPU joins the first range late.
+    #[test]
+    fn a_node_sets_up_once() {
+        let job = &crate::scenario::short_jobs()[1];
+        let c = crate::scenario::short_cluster(job, 2);
+        let node = hetdsl::balance::default_balancer;
+        let r = simulate_cluster(&c, crate::hier::default_rank_balancer(), &node, 1).unwrap();
+        for rank in 0..2 {
+            let runs: Vec<&RangeRun> = r.runs.iter().filter(|x| x.rank == rank).collect();
+            assert!(runs.len() >= 2, "rank {rank}: {runs:?}");
+            let setup = |x: &RangeRun| x.start - x.handed;
+            let (first, each) = (c.nodes[rank].first_overhead, c.nodes[rank].range_overhead);
+            assert!((setup(runs[0]) - first - each).abs() < 1e-3, "{:?}", runs[0]);
+            assert!(runs[1..].iter().all(|x| (setup(x) - each).abs() < 1e-3), "{runs:?}");
+            assert!(runs.iter().all(|x| x.merged >= x.computed && x.computed > x.start));
         }
     }
 
