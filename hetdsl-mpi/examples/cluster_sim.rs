@@ -36,9 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rank_spec: Option<hetdsl::balance::BalancerSpec> =
         rank_name.filter(|_| !previous).map(|s| s.parse()).transpose()?;
     let rank = || match &rank_spec {
-        _ if previous => hetdsl_mpi::hier::sigmoid_rank_balancer(),
-        Some(s) => s.build(),
-        None => hetdsl_mpi::hier::default_rank_balancer(),
+        _ if previous => Some(hetdsl_mpi::hier::sigmoid_rank_balancer()),
+        Some(s) => Some(s.build()),
+        None => None,
     };
     let node_spec = spec("NODE_BALANCER")?;
     let node = || node_spec.build();
@@ -114,7 +114,7 @@ fn short() -> Result<(), Box<dyn std::error::Error>> {
                 node.first_joins.iter_mut().for_each(|j| j.at = join);
             }
             let node = hetdsl::balance::default_balancer;
-            let r = simulate_cluster(&c, hetdsl_mpi::hier::default_rank_balancer(), &node, seed)?;
+            let r = simulate_cluster(&c, None, &node, seed)?;
             let rank = |i: usize| {
                 let units: u64 = r.ranges[i].iter().map(|p| p.len).sum();
                 format!("{}, {units}, {:.3}", r.ranges[i].len(), r.finish[i])

@@ -219,8 +219,9 @@ impl<'a> ClusterLaunch<'a> {
         self.plain(ArgKind::LocalPerItem, bytes.to_le_bytes().to_vec())
     }
 
-    /// The balancer across ranks (rank 0's is used; default
-    /// [`crate::hier::default_rank_balancer`], guided by the ranks' measured speeds).
+    /// The balancer across ranks (rank 0's is used; default guided by the ranks' measured
+    /// speeds, [`crate::guided::RankGuided`], which rank 0 also tells when each range's outputs
+    /// arrive; a balancer given here hears nothing of that).
     pub fn balancer(mut self, balancer: Box<dyn Balancer>) -> Self {
         self.balancer = Some(balancer);
         self

@@ -10,6 +10,8 @@ use hetdsl::balance::dispatch::{Config, Decision, Dispatcher, Verdict, WatchdogR
 use hetdsl::balance::{DeviceKind, DeviceProfile, Setup, Sigmoid, SigmoidParams};
 use hetdsl::{Balancer, Package, Result};
 
+use crate::finish::Deliveries;
+
 /// Fills of every device of a node that the smallest range holds. A range is a whole
 /// co-execution on the node, which its own balancer splits again; with only a fill or two per
 /// device, packages fall under the devices' occupancy bounds and the node idles at the range's
@@ -48,7 +50,9 @@ pub fn rank_profile(devices: &[DeviceProfile]) -> DeviceProfile {
 pub const RANK_MAX_IMBALANCE: f64 = 0.01;
 
 /// The default balancer across ranks: guided self-scheduling over the ranks' measured speeds
-/// ([`crate::guided::RankGuided`], k = [`crate::guided::RANK_GUIDED_K`]).
+/// ([`crate::guided::RankGuided`], k = [`crate::guided::RANK_GUIDED_K`]). [`Ranks::start`]
+/// given no balancer uses it and tells it when each range's outputs arrive; this one, handed
+/// to it as any balancer, hears nothing of that.
 pub fn default_rank_balancer() -> Box<dyn Balancer> {
     Box::new(crate::guided::RankGuided::default())
 }
@@ -88,22 +92,39 @@ pub struct Ranks {
     dispatch: Dispatcher<Box<dyn Balancer>>,
     state: Vec<State>,
     watchdog: WatchdogRule,
+    /// Where to record when each range's outputs were merged after its rank's answer.
+    deliveries: Option<Deliveries>,
 }
 
 impl Ranks {
-    /// Starts `balancer` over `total` units on ranks with these profiles; `names` label faults.
+    /// Starts `balancer` (`None`: [`default_rank_balancer`], told when outputs arrive) over
+    /// `total` units on ranks with these profiles; `names` label faults.
     pub fn start(
-        balancer: Box<dyn Balancer>,
+        balancer: Option<Box<dyn Balancer>>,
         total: u64,
         profiles: Vec<DeviceProfile>,
         names: Vec<String>,
     ) -> Result<Self> {
         let n = profiles.len();
         let setup = Setup { total_groups: total, devices: profiles };
+        let (balancer, deliveries) = match balancer {
+            Some(b) => (b, None),
+            None => {
+                let guided = crate::guided::RankGuided::default();
+                let deliveries = guided.deliveries();
+                (Box::new(guided) as Box<dyn Balancer>, Some(deliveries))
+            }
+        };
         // No speculative back-ups across ranks: a copy would move a range's data over the
         // network twice and keep two nodes busy; a lost rank's range is re-run instead.
         let dispatch = Dispatcher::start(balancer, setup, names, Config { backups: false })?;
-        Ok(Ranks { dispatch, state: vec![State::Asking; n], watchdog: RANK_WATCHDOG })
+        Ok(Ranks { dispatch, state: vec![State::Asking; n], watchdog: RANK_WATCHDOG, deliveries })
+    }
+
+    /// Record in `deliveries` when each range's outputs are merged after its rank's answer
+    /// (for a balancer given as such, e.g. [`crate::guided::RankGuided::deliveries`]).
+    pub fn record_deliveries(&mut self, deliveries: Deliveries) {
+        self.deliveries = Some(deliveries);
     }
 
     /// Replace the rule that declares a rank lost (see [`RANK_WATCHDOG`]).
@@ -155,11 +176,18 @@ impl Ranks {
             self.state[rank] = State::Asking;
         }
         let verdict = self.dispatch.kernel_done(rank, package, now, Some(seconds))?;
-        Ok(matches!(verdict, Verdict::Keep { .. }))
+        let keep = matches!(verdict, Verdict::Keep { .. });
+        if let (true, Some(d)) = (keep, &self.deliveries) {
+            d.answered(rank, package, now);
+        }
+        Ok(keep)
     }
 
     /// The output of `package`, kept from `rank`, is in rank 0's buffers.
     pub fn merged(&mut self, rank: usize, package: Package, now: f64) -> Result<()> {
+        if let Some(d) = &self.deliveries {
+            d.arrived(rank, package, now);
+        }
         self.dispatch.merged(rank, package, now)
     }
 
@@ -225,7 +253,7 @@ mod tests {
     fn ranges_tile_the_range_and_a_lost_rank_hands_its_range_back() {
         let total = 10_000;
         let mut ranks = Ranks::start(
-            hetdsl::balance::default_balancer(),
+            Some(hetdsl::balance::default_balancer()),
             total,
             vec![gpu(10.0, 50); 3],
             vec!["r0".into(), "r1".into(), "r2".into()],

@@ -57,6 +57,8 @@
 //! would wait for it in the launch's first collective step.
 
 pub mod carry;
+pub mod costmap;
+pub mod finish;
 pub mod guided;
 pub mod hier;
 pub mod reference;

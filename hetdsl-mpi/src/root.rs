@@ -53,7 +53,7 @@ impl<'a> Root<'_, 'a> {
         let names =
             joined.iter().enumerate().map(|(r, j)| format!("rank {r} @ {}", j.host)).collect();
         let profiles = joined.iter().map(|j| j.profile.clone()).collect();
-        let balancer = launch.balancer.take_or_default();
+        let balancer = launch.balancer.take();
         let started = launch
             .spec
             .units()
@@ -251,8 +251,9 @@ impl<'a> Root<'_, 'a> {
 
     /// Merges the outputs of `package`, kept from rank `r`, and records it.
     fn take_outputs(&mut self, r: usize, package: Package, parts: &[Vec<u8>]) -> Result<()> {
-        let now = self.now();
         self.merge(package, parts)?;
+        // After the copy: a large range's merge is part of the time its outputs take to land.
+        let now = self.now();
         self.ranks.merged(r, package, now)?;
         self.reports[r].packages.push(package);
         self.reports[r].finish_seconds = now;
@@ -392,15 +393,5 @@ pub(crate) fn stop_ranks(
     let bytes = m.encode();
     for r in 1..n {
         world.process_at_rank(r as i32).send_with_tag(&bytes[..], tag);
-    }
-}
-
-trait TakeOrDefault {
-    fn take_or_default(&mut self) -> Box<dyn hetdsl::Balancer>;
-}
-
-impl TakeOrDefault for Option<Box<dyn hetdsl::Balancer>> {
-    fn take_or_default(&mut self) -> Box<dyn hetdsl::Balancer> {
-        self.take().unwrap_or_else(crate::hier::default_rank_balancer)
     }
 }

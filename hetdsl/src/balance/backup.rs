@@ -5,14 +5,13 @@
 //!
 //! A copy that loses is not free: a GPU's kernel cannot be cancelled, so the copying device stays
 //! busy after the run ends and the next call on it starts that much later. On an irregular
-//! kernel (Mandelbrot's band) a package in an expensive region looks overdue by the speeds of
-//! cheap ones; on two H200s an idle GPU then copied its twin's 0.69 s package, and the next call
-//! waited 0.43-0.72 s for it. Between devices of the same model a copy can only win if the
-//! original's device is slower than the idle one, so there the copy is taken to need at least
-//! the `elapsed` seconds the original has run (fewer only where the original's device has
-//! measurably kept a slower pace over the run). Between different devices the measured speeds
-//! alone decide: their paces differ by region on such kernels (a CPU's one package on cheap
-//! pixels ran faster than a GPU's block), so they cannot bound a copy.
+//! kernel a package in an expensive region looks overdue by the speeds of cheap ones: on two
+//! H200s an idle GPU copied its twin's 0.69 s Mandelbrot package, and the next call waited
+//! 0.43-0.72 s for it. Between devices of the same model, running at the same pace, a copy can
+//! never end first, so it is taken to need at least the seconds the original has already run.
+//! Paces measured over the run do not tell a slowed twin from one in a dearer region (on two
+//! H100s RAP's rising cost made a healthy twin look 0.43 times as fast, and its copy lost again).
+//! Between different devices the measured speeds alone decide.
 
 use super::Package;
 
@@ -31,20 +30,8 @@ pub struct Running {
     pub elapsed: f64,
     /// That device's measured speed, work-groups per second, if it has one.
     pub speed: Option<f64>,
-    /// That device's pace over the run so far: work-groups kept per second of their spans
-    /// (hand-out to completion), if it kept any.
-    pub pace: Option<f64>,
     /// That device is the same model as the idle one (same name and nominal figures).
     pub alike: bool,
-}
-
-/// The idle device that would run the copy.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Idle {
-    /// Work-groups per second of its last kept package.
-    pub speed: f64,
-    /// Its pace over the run so far, as [`Running::pace`].
-    pub pace: Option<f64>,
 }
 
 /// Seconds the original is predicted to need still: as planned at its device's speed; an
@@ -58,31 +45,28 @@ fn remaining(r: &Running) -> f64 {
     }
 }
 
-/// Seconds the copy would take `me`: the package at its speed, and between devices alike never
-/// less than the `elapsed` seconds the original has run, scaled down only where the original's
-/// device kept a slower pace over the run than `me`.
-fn copy_seconds(me: &Idle, r: &Running) -> f64 {
-    let at_speed = r.package.len as f64 / me.speed;
-    if !r.alike {
-        return at_speed;
+/// Seconds the copy would take a device of `my_speed`: the package at that speed, and for a
+/// device of the original's model never less than the seconds the original has run.
+fn copy_seconds(my_speed: f64, r: &Running) -> f64 {
+    let at_speed = r.package.len as f64 / my_speed;
+    if r.alike {
+        at_speed.max(r.elapsed)
+    } else {
+        at_speed
     }
-    let ratio = match (r.pace, me.pace) {
-        (Some(theirs), Some(mine)) if theirs > 0.0 && mine > 0.0 => (theirs / mine).min(1.0),
-        _ => 1.0,
-    };
-    at_speed.max(r.elapsed * ratio)
 }
 
-/// The package (and its device) that the idle device `me` should back up, if any: the one whose
-/// copy would gain the most. `running` lists only packages not yet backed up nor merged.
-pub fn choose(me: Idle, running: impl IntoIterator<Item = Running>) -> Option<Running> {
-    if !(me.speed.is_finite() && me.speed > 0.0) {
+/// The package (and its device) that a device running `my_speed` work-groups per second should
+/// back up, if any: the one whose copy would gain the most. `running` lists only packages not
+/// yet backed up nor merged.
+pub fn choose(my_speed: f64, running: impl IntoIterator<Item = Running>) -> Option<Running> {
+    if !(my_speed.is_finite() && my_speed > 0.0) {
         return None;
     }
     running
         .into_iter()
         .filter_map(|r| {
-            let (left, mine) = (remaining(&r), copy_seconds(&me, &r));
+            let (left, mine) = (remaining(&r), copy_seconds(my_speed, &r));
             (mine * BACKUP_MARGIN < left).then_some((left - mine, r))
         })
         .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -94,27 +78,18 @@ mod tests {
     use super::*;
 
     fn running(device: usize, len: u64, elapsed: f64, speed: Option<f64>) -> Running {
-        let package = Package { offset: 0, len };
-        Running { device, package, elapsed, speed, pace: None, alike: false }
-    }
-
-    fn idle(speed: f64) -> Idle {
-        Idle { speed, pace: None }
+        Running { device, package: Package { offset: 0, len }, elapsed, speed, alike: false }
     }
 
     #[test]
     fn a_slow_device_s_package_is_backed_up_by_a_fast_one() {
         // 16 groups at 16/s (1 s), 0.1 s in: 0.9 s left; a GPU at 1000/s needs 16 ms.
         let r = running(0, 16, 0.1, Some(16.0));
-        assert_eq!(choose(idle(1000.0), [r]), Some(r));
+        assert_eq!(choose(1000.0, [r]), Some(r));
         // A device no faster than the original gains nothing.
-        assert_eq!(choose(idle(16.0), [r]), None);
+        assert_eq!(choose(16.0, [r]), None);
         // Nor one that would need more than 1/BACKUP_MARGIN of the time left.
-        assert_eq!(choose(idle(16.0 / 0.9 * BACKUP_MARGIN * 0.99), [r]), None);
-        // Between different devices the paces do not enter: a CPU's pace measured on cheap
-        // work-groups (here above the GPU's) does not stop the GPU's copy.
-        let paced = Running { pace: Some(2000.0), ..r };
-        assert_eq!(choose(Idle { speed: 1000.0, pace: Some(1000.0) }, [paced]), Some(paced));
+        assert_eq!(choose(16.0 / 0.9 * BACKUP_MARGIN * 0.99, [r]), None);
     }
 
     #[test]
@@ -122,12 +97,12 @@ mod tests {
         // Planned 1 s, run 3 s: predicted to need 3 s more. Unmeasured, run 2 s: 2 s more.
         let overdue = running(0, 10, 3.0, Some(10.0));
         let unmeasured = running(1, 10, 2.0, None);
-        assert_eq!(choose(idle(100.0), [unmeasured, overdue]), Some(overdue));
-        assert_eq!(choose(idle(0.0), [overdue]), None);
+        assert_eq!(choose(100.0, [unmeasured, overdue]), Some(overdue));
+        assert_eq!(choose(0.0, [overdue]), None);
     }
 
     #[test]
-    fn an_expensive_package_of_a_twin_is_not_copied() {
+    fn an_expensive_package_of_a_device_of_the_same_model_is_not_copied() {
         // Mandelbrot on two H200s (measured): device 0 planned 43 560 groups of the band at the
         // 152 000/s of a cheap package; 0.63 s in, device 1 is idle, its last (cheap) package
         // run at 5.1 million/s. By speeds alone the copy takes 9 ms of the 0.63 s left.
@@ -136,34 +111,14 @@ mod tests {
             package: Package { offset: 101_376, len: 43_560 },
             elapsed: 0.63,
             speed: Some(152_000.0),
-            pace: None,
             alike: false,
         };
-        let fast_tail = idle(5.1e6);
-        assert_eq!(choose(fast_tail, [band]), Some(band), "devices of different models");
-        // The same model, no pace yet (one block each, a relaunch): the copy needs 0.63 s.
-        let twin = Running { alike: true, ..band };
-        assert_eq!(choose(fast_tail, [twin]), None);
-        // Paces over the run of 316 000/s and 200 000/s: the original is no slower.
-        let paced = Running { pace: Some(316_000.0), ..twin };
-        assert_eq!(choose(Idle { pace: Some(200_000.0), ..fast_tail }, [paced]), None);
-    }
-
-    #[test]
-    fn a_twin_that_kept_a_slower_pace_is_still_backed_up() {
-        // Held up after each package: 100 groups/s over the run against the idle one's 10 000,
-        // so 2 s of its work is 20 ms of the idle device's.
-        let held = Running {
-            device: 0,
-            package: Package { offset: 0, len: 100 },
-            elapsed: 2.0,
-            speed: Some(10_000.0),
-            pace: Some(100.0),
-            alike: true,
-        };
-        assert_eq!(choose(Idle { speed: 10_000.0, pace: Some(10_000.0) }, [held]), Some(held));
-        // At two thirds of the idle one's pace or more, no copy can end well before it.
-        let close = Running { pace: Some(6_700.0), ..held };
-        assert_eq!(choose(Idle { speed: 10_000.0, pace: Some(10_000.0) }, [close]), None);
+        assert_eq!(choose(5.1e6, [band]), Some(band), "devices of different models");
+        // The same model: the copy needs the 0.63 s the original has run, at least.
+        assert_eq!(choose(5.1e6, [Running { alike: true, ..band }]), None);
+        // A package of the same model barely started, whose device measured far slower than
+        // the idle one, is still copied: 0.01 s in, 1 s left by its speed, 0.1 s for the copy.
+        let early = Running { elapsed: 0.01, speed: Some(43_560.0 / 1.01), alike: true, ..band };
+        assert_eq!(choose(435_600.0, [early]), Some(early));
     }
 }

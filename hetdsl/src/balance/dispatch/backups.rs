@@ -15,7 +15,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         if !self.config.backups {
             return None;
         }
-        let idle = backup::Idle { speed: self.devices[me].stats.speed?, pace: self.pace(me) };
+        let my_speed = self.devices[me].stats.speed?;
         let alike =
             |d: usize| self.names[d] == self.names[me] && self.nominal[d] == self.nominal[me];
         let running = self.devices.iter().enumerate().filter_map(|(d, dev)| match dev.running {
@@ -27,13 +27,12 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
                     package,
                     elapsed: at - since,
                     speed: dev.stats.speed,
-                    pace: self.pace(d),
                     alike: alike(d),
                 })
             }
             _ => None,
         });
-        let chosen = backup::choose(idle, running.collect::<Vec<_>>())?;
+        let chosen = backup::choose(my_speed, running.collect::<Vec<_>>())?;
         self.backed_up.insert(chosen.package);
         self.backups.push((chosen.device, me, chosen.package));
         if let Some(c) = self.devices[chosen.device].running.as_mut() {
@@ -41,12 +40,6 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         }
         let origin = Origin::Backup { of: chosen.device };
         Some(self.hand_out(me, at, chosen.package, origin, Some(chosen.device)))
-    }
-
-    /// Work-groups `device` kept per second of their spans over the run so far, if any.
-    fn pace(&self, device: usize) -> Option<f64> {
-        let d = &self.devices[device];
-        (d.span_groups > 0 && d.span_seconds > 0.0).then(|| d.span_groups as f64 / d.span_seconds)
     }
 
     /// Time passes: each device waiting for work (in device order) may back up a straggler.

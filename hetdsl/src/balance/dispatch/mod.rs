@@ -136,10 +136,6 @@ struct Dev {
     queued: Option<Copy>,
     /// The share of its last kept package's span (hand-out to completion) spent in the kernel.
     kernel_share: Option<f64>,
-    /// Work-groups and seconds of span (hand-out to completion) of its kept packages: its
-    /// pace over the run, hold-ups included, for the back-up rule.
-    span_groups: u64,
-    span_seconds: f64,
     /// Kept but not merged yet: the package, the device whose copy was abandoned for it, and
     /// when its kernel finished (a read-back that never ends is a hang too).
     kept: Vec<(Package, Option<usize>, f64)>,
@@ -422,8 +418,6 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         let d = &mut self.devices[device];
         d.stats.speed = Some(package.len as f64 / host.max(f64::MIN_POSITIVE));
         d.kernel_share = Some(kernel_seconds / host.max(f64::MIN_POSITIVE));
-        d.span_groups += package.len;
-        d.span_seconds += host.max(0.0);
         d.stats.packages += 1;
         d.stats.groups += package.len;
         d.stats.busy += kernel_seconds;
