@@ -15,6 +15,7 @@
 //! A launch is driven by the same dispatcher, shared state and coordinator as a one-shot run.
 
 mod buffer;
+mod enqueue;
 mod history;
 mod launch;
 mod order;

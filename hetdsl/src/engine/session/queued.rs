@@ -17,18 +17,17 @@
 //!   outputs included) is reported lost by the next of those calls, never served stale.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use opencl3::event::Event;
-use opencl3::kernel::Kernel;
 use opencl3::types::cl_event;
 
+use super::enqueue::{self, Answers};
 use super::launch::HistoryKey;
 use super::order;
 use super::staged::{self, InFlight, Need};
-use super::worker::{bind_windows, enqueue_kernel, set_up, PackageError, Plan, SArg, Worker};
+use super::worker::{Plan, SArg};
 use super::{Devices, Session};
 use crate::balance::dispatch::DeviceStats;
 use crate::engine::Fault;
@@ -330,79 +329,6 @@ fn profile(ev: &Event) -> Option<(u64, u64)> {
     (start > 0).then_some((start, end))
 }
 
-/// What a device thread enqueues for a queued launch.
-pub(crate) struct Job {
-    plan: Arc<Plan>,
-    me: usize,
-    packages: Vec<Package>,
-    /// The moves into this device's memory, which its first kernel waits for.
-    writes: Vec<staged::Write>,
-    /// An injected failure (testing): the device cannot enqueue.
-    fail: bool,
-    reply: Sender<std::result::Result<Enqueued, String>>,
-}
-
-/// A device's answer to a queued launch: its kernels' events, then its moves'.
-type Enqueued = (Vec<Event>, Vec<Event>);
-
-/// On the device thread: set the kernel's arguments, enqueue every package, answer with their
-/// events; never wait for a kernel.
-pub(super) fn run_job(w: Option<&mut Worker>, job: Job) {
-    let answer = match w {
-        None => Err("its compute queue could not be made".to_string()),
-        Some(w) => enqueue(w, &job),
-    };
-    // The plan's hold on the buffers goes before the caller hears back: a buffer's last
-    // holder releases it under the OpenCL lock, which the session's end holds while it joins
-    // this thread.
-    let Job { plan, writes, reply, .. } = job;
-    drop((plan, writes));
-    let _ = reply.send(answer);
-}
-
-fn enqueue(w: &mut Worker, job: &Job) -> std::result::Result<Enqueued, String> {
-    let plan = &job.plan;
-    let kernel = match w.kernels.remove(&plan.kernel) {
-        Some(k) => k,
-        None => {
-            Kernel::create(&w.program, &plan.kernel).map_err(|e| format!("clCreateKernel: {e}"))?
-        }
-    };
-    let out = enqueue_packages(w, job, &kernel);
-    w.kernels.insert(plan.kernel.clone(), kernel);
-    out
-}
-
-fn enqueue_packages(
-    w: &mut Worker,
-    job: &Job,
-    kernel: &Kernel,
-) -> std::result::Result<Enqueued, String> {
-    let plan = &job.plan;
-    if job.fail {
-        return Err("injected failure (CL_OUT_OF_RESOURCES)".into());
-    }
-    set_up(w, job.me, plan, kernel).map_err(|e| e.to_string())?;
-    let upload = w.upload.as_ref().unwrap_or(&w.compute);
-    let moves = staged::enqueue_writes(upload, w.slot, &job.writes).map_err(|e| e.to_string())?;
-    upload.flush().map_err(|e| format!("flush failed: {e}"))?;
-    let moved: Vec<cl_event> = moves.iter().map(Event::get).collect();
-    let why = |e: PackageError| match e {
-        PackageError::Device(r) => r,
-        PackageError::Run(e) => e.to_string(),
-        PackageError::Over => "the launch ended".to_string(),
-    };
-    let mut events = Vec::with_capacity(job.packages.len());
-    for (i, &p) in job.packages.iter().enumerate() {
-        bind_windows(w, plan, kernel, p).map_err(why)?;
-        // The first kernel waits for the moves; the rest follow it on the in-order queue.
-        let wait = if i == 0 { &moved[..] } else { &[] };
-        events.push(enqueue_kernel(w, plan, kernel, p, wait)?);
-    }
-    w.compute.flush().map_err(|e| format!("flush failed: {e}"))?;
-    Ok((events, moves))
-}
-
 /// The split to queue a repeated launch with: the previous run's blocks, one package each,
 /// when they tile the range over the same devices.
 pub(super) fn blocks(
@@ -463,7 +389,7 @@ pub(super) fn submit(
         after_users(&pending, &slots, &mut writes)
     };
     let staged_at = began.elapsed();
-    let (events, moves, failed) = enqueue_everywhere(session, &plan, &blocks, writes);
+    let Answers { events, moves, failed } = enqueue::everywhere(session, &plan, &blocks, writes);
     let enqueued_at = began.elapsed();
     let moved_in = arrivals.iter().map(|(core, pos, range)| (*pos, core.index, range.clone()));
     let touched = order::touches(&plan, &blocks, moved_in);
@@ -582,51 +508,6 @@ fn last_user(
         let k = order::last_access(&q.touched, &q.reads, pos, buffer, range)?;
         q.events[pos].get(k).or(q.events[pos].last()).map(Event::get)
     })
-}
-
-/// Hand every device thread its writes and blocks and collect the answers: per launch
-/// position its kernels' events and its moves' events, and the positions that could not
-/// enqueue, with why.
-fn enqueue_everywhere(
-    session: &Session,
-    plan: &Arc<Plan>,
-    blocks: &[Vec<Package>],
-    writes: Vec<Vec<staged::Write>>,
-) -> (Vec<Vec<Event>>, Vec<Vec<Event>>, Vec<(usize, String)>) {
-    let slots = &plan.slots;
-    let mut replies = Vec::new();
-    let each = slots.iter().zip(blocks).zip(writes);
-    for (me, ((&slot, packages), writes)) in each.enumerate() {
-        let (reply, answer) = channel();
-        let mine = |f: &&Fault| crate::engine::plan::fault_device(f) == me;
-        let fail = plan.faults.iter().filter(mine).any(|f| matches!(f, Fault::Fail { .. }));
-        // A device with nothing to run or receive is not woken (its answer, no events, is
-        // given here): its thread's round trip and its driver's flush would only lengthen the
-        // host's time per launch.
-        if packages.is_empty() && writes.is_empty() && !fail {
-            let _ = reply.send(Ok((Vec::new(), Vec::new())));
-            replies.push(Some(answer));
-            continue;
-        }
-        let packages = packages.clone();
-        let job = Job { plan: plan.clone(), me, packages, writes, fail, reply };
-        let sent = session.workers[slot].enqueue(job);
-        replies.push(if sent { Some(answer) } else { None });
-    }
-    let (mut events, mut moves) = (Vec::new(), Vec::new());
-    let mut failed = Vec::new();
-    for (pos, answer) in replies.into_iter().enumerate() {
-        let got = answer.map_or(Err("its host thread is gone".to_string()), |a| {
-            a.recv().unwrap_or_else(|_| Err("its host thread is gone".to_string()))
-        });
-        let (evs, mvs) = got.unwrap_or_else(|reason| {
-            failed.push((pos, reason));
-            (Vec::new(), Vec::new())
-        });
-        events.push(evs);
-        moves.push(mvs);
-    }
-    (events, moves, failed)
 }
 
 /// The queued kernel on session device `slot` after which `range` of buffer `buffer` is final

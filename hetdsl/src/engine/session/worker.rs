@@ -103,7 +103,7 @@ pub(crate) struct Task {
 enum Msg {
     Task(Box<Task>),
     /// A queued launch's packages: enqueue them and answer at once (see `queued`).
-    Enqueue(Box<super::queued::Job>),
+    Enqueue(Box<super::enqueue::Job>),
     Quit,
 }
 
@@ -144,7 +144,7 @@ impl Handle {
     }
 
     /// Hand the thread a queued launch's packages; `false` if the thread is gone.
-    pub(super) fn enqueue(&self, job: super::queued::Job) -> bool {
+    pub(super) fn enqueue(&self, job: super::enqueue::Job) -> bool {
         self.busy.store(true, Ordering::Release);
         let sent = self.tx.as_ref().map(|tx| tx.send(Msg::Enqueue(Box::new(job))));
         if !matches!(sent, Some(Ok(()))) {
@@ -230,7 +230,7 @@ fn thread_main(
                 busy.store(false, Ordering::Release);
             }
             Ok(Msg::Enqueue(job)) => {
-                super::queued::run_job(w.as_mut(), *job);
+                super::enqueue::run_job(w.as_mut(), *job);
                 busy.store(false, Ordering::Release);
             }
             // The session's drop holds the OpenCL lock while it joins this thread.
