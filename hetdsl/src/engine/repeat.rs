@@ -125,17 +125,11 @@ struct Remembered {
     key: LaunchKey,
     /// Its last clean report that planning can start from (a run in the alone form is not).
     last: Option<Report>,
-    /// A relaunch of it ended far from balance and no faster than the default: its plans
+    /// A relaunch of it ended far from balance and slower than the default: its plans
     /// misjudge this launch (a device whose speed depends on the others', a cost that moves
     /// with the data), so it keeps the default balancer, rather than alternating between a bad
     /// plan and the default run it learns from.
     struck: bool,
-    /// `last` is the launch's first run. Its costs include the devices' first use (on two
-    /// H100s + CPU Mandelbrot's first call put the band's cost so far off that its plan ran
-    /// 0.37 s on one GPU and 1.10 s on the other, where a plan from a later run balanced), so a
-    /// plan from it that ends far from balance is not held against the launch: the default runs
-    /// once more and the next plan comes from that run.
-    from_first: bool,
     /// Runs recorded (clean or not).
     runs: u32,
     /// The ROIs of its last [`TIMES_KEPT`] clean runs in each form (indexed by `Form as usize`).
@@ -268,14 +262,9 @@ impl LastRuns {
         let at = runs.iter().position(|r| r.key == key);
         let mut entry = match at {
             Some(i) => runs.remove(i),
-            None => Remembered {
-                key,
-                last: None,
-                struck: false,
-                from_first: false,
-                runs: 0,
-                times: Default::default(),
-            },
+            None => {
+                Remembered { key, last: None, struck: false, runs: 0, times: Default::default() }
+            }
         };
         // A launch's first run pays its devices' first use (kernels compiled for the sizes,
         // buffers touched first) inside its ROI: its time would keep the default from ever
@@ -284,18 +273,20 @@ impl LastRuns {
         entry.runs = entry.runs.saturating_add(1);
         let planned = matches!(form, Some(Form::Whole | Form::Pieces));
         let unbalanced = planned && report.balance < balance::relaunch::SETTLED;
-        if unbalanced && entry.from_first {
-            // Planned from the first run: plan again from a run of the default balancer; the
-            // plan's times go with it.
-            entry.from_first = false;
+        let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
+        let default_time = entry.times[Form::Default as usize].median();
+        if unbalanced && default_time.is_none() {
+            // Nothing to judge the plan by: it may come from the launch's first run, whose costs
+            // include the devices' first use (on two H100s + CPU Mandelbrot's first call gave a
+            // plan that ran 0.37 s on one GPU and 1.10 s on the other, where a plan from a
+            // later run balanced). The default runs once more and the next plan comes from
+            // that run; this plan's times go with it.
             entry.last = None;
             entry.times[Form::Whole as usize] = Times::default();
             entry.times[Form::Pieces as usize] = Times::default();
             runs.push(entry);
             return;
         }
-        let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
-        let default_time = entry.times[Form::Default as usize].median();
         if let (true, true, Some(f), Some(default)) = (unbalanced, clean, form, default_time) {
             if report.roi_seconds < default {
                 // Unbalanced, yet faster than the default: a memory-bound launch's balance is
@@ -313,7 +304,6 @@ impl LastRuns {
         }
         if form != Some(Form::Alone) {
             entry.last = clean.then(|| report.clone());
-            entry.from_first = first && clean;
         }
         runs.push(entry);
         if runs.len() > REMEMBERED {
@@ -461,6 +451,23 @@ mod tests {
         assert_eq!(name(&runs), "sigmoid");
         record(&runs, timed(report("sigmoid", [1.0, 1.0]), 1.1));
         assert_eq!(name(&runs), "sigmoid");
+    }
+
+    #[test]
+    fn an_unbalanced_plan_with_no_default_time_to_judge_it_by_runs_the_default_first() {
+        let runs = LastRuns::default();
+        record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
+        record(&runs, timed(report("relaunch", [1.0, 1.0]), 0.9));
+        assert_eq!(name(&runs), "relaunch-pieces");
+        // Pieces ended at 1 : 1.25 (a reduction's noise on two H100s): the default's time is
+        // not known yet (the first run's is not compared), so the default runs, then the launch
+        // is planned again from it and both forms are tried anew.
+        record(&runs, timed(report("relaunch-pieces", [1.0, 1.25]), 1.1));
+        assert_eq!(name(&runs), "sigmoid");
+        record(&runs, timed(report("sigmoid", [1.0, 1.0]), 1.0));
+        assert_eq!(name(&runs), "relaunch");
+        record(&runs, timed(report("relaunch", [1.0, 1.0]), 0.9));
+        assert_eq!(name(&runs), "relaunch-pieces");
     }
 
     #[test]
