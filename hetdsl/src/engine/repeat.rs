@@ -7,7 +7,10 @@
 //! A repeated launch can take several [`Form`]s: the planned split whole or in pieces, or the
 //! fastest device alone where the others would add little. Each is tried once, then the one
 //! with the shortest region of interest (the median of its last three) is kept, until its own
-//! time grows past another's. A device the chosen form gives nothing sits the launch out: it is not set
+//! time grows past another's. A plan that ends unbalanced is judged by time: kept where it ran
+//! faster than the default, struck where it ran slower (the launch then keeps the default), and
+//! planned again after one more default run where no default time is known yet. A device the
+//! chosen form gives nothing sits the launch out: it is not set
 //! up at all, so it neither costs the caller its set-up nor shares the host with the others.
 
 use std::ops::Range;
