@@ -18,8 +18,8 @@
 //! on an error or outlives the watchdog is dropped and its range re-run elsewhere.
 //!
 //! The MPI part (`Cluster`, `ClusterLaunch`) needs the `mpi` feature (and Open MPI or another
-//! MPI with its headers, and libclang); the balancing, the wire format and the cluster
-//! simulator ([`sim`], [`scenario`]) build without it.
+//! MPI with its headers, and libclang); the balancing, the wire format, a range's payload
+//! ([`payload`]) and the cluster simulator ([`sim`], [`scenario`]) build without it.
 //!
 //! # When a rank dies
 //! MPI has no fault tolerance here: what the library can do is never leave a rank waiting
@@ -29,9 +29,10 @@
 //!
 //! - A rank whose devices all fail is not dead: it tells rank 0, which re-runs its range
 //!   elsewhere; the ranges it merged before stay.
-//! - A rank that leaves the launch on an error of its own (a range's outputs over MPI's message
-//!   limit, an order it could not read) returns that error, and its summary tells rank 0, which
-//!   drops it at once and re-runs its range (the report names it "left the launch").
+//! - A rank that leaves the launch on an error of its own (a range's output of one argument
+//!   over MPI's message limit, an order it could not read: it still takes the inputs that
+//!   follow, so that rank 0's sends end) returns that error, and its summary tells rank 0,
+//!   which drops it at once and re-runs its range (the report names it "left the launch").
 //! - A rank that hangs is dropped by rank 0's watchdog (a range running 20 times what the
 //!   rank's speed predicts, at least 2 minutes, while another rank idles; see
 //!   `ClusterLaunch::rank_watchdog`), and its range re-run; rank 0 then waits 2 s at most for
@@ -61,6 +62,7 @@ pub mod costmap;
 pub mod finish;
 pub mod guided;
 pub mod hier;
+pub mod payload;
 pub mod reference;
 pub mod report;
 pub mod scenario;
@@ -78,6 +80,8 @@ mod root;
 mod run;
 #[cfg(feature = "mpi")]
 pub mod serve;
+#[cfg(feature = "mpi")]
+mod transfer;
 
 #[cfg(feature = "mpi")]
 pub use cluster::{Cluster, ClusterLaunch};

@@ -1,6 +1,8 @@
 //! One node's share: the ranges rank 0 hands this rank, each run on the node's own devices
 //! with `Launch::groups` and the node's balancer, over staging buffers as long as the caller's
-//! (only the elements of the ranges it runs are ever filled or read back).
+//! (only the elements of the ranges it runs are ever filled or read back). A range's inputs
+//! arrive in such buffers, which the node swaps in, and its outputs leave in them, lent: the
+//! node never copies a range's bytes, and gets buffers back through its [`Spares`].
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,6 +12,7 @@ use hetdsl::report::DeviceReport;
 use hetdsl::{Balancer, Direction, Error, Fault, Package, Program};
 
 use crate::carry::{Carried, NodeMemory};
+use crate::payload::Spares;
 use crate::spec::{ArgKind, LaunchSpec};
 
 /// Builds a node's balancer for each range (a balancer serves one run).
@@ -37,9 +40,10 @@ impl Failure {
     }
 }
 
-/// A finished range: each output's elements (in argument order), the seconds the whole run
-/// took and the seconds its devices computed (the engine's ROI: the run less its set-up of
-/// queues, buffers and threads).
+/// A finished range: each output's staging buffer (in argument order, as long as the
+/// argument's buffer, the range's elements at their place; give it back to [`Node::spares`]
+/// once they are sent or merged), the seconds the whole run took and the seconds its devices
+/// computed (the engine's ROI: the run less its set-up of queues, buffers and threads).
 #[derive(Debug)]
 pub struct Finished {
     pub outputs: Vec<Vec<u8>>,
@@ -51,7 +55,10 @@ pub struct Finished {
 pub struct Node<'p> {
     program: &'p Program,
     spec: LaunchSpec,
+    /// One staging buffer per argument (empty for the others, and for an output's while it is
+    /// lent with a finished range's elements).
     buffers: Vec<Vec<u8>>,
+    spares: Spares,
     balancer: BalancerFactory,
     /// Faults injected into the ranges from the given one on (0-based), for testing.
     faults: Vec<(usize, Fault)>,
@@ -78,6 +85,7 @@ impl<'p> Node<'p> {
             program,
             spec,
             buffers,
+            spares: Spares::default(),
             balancer,
             faults: Vec::new(),
             ranges: 0,
@@ -114,18 +122,30 @@ impl<'p> Node<'p> {
         &self.spec
     }
 
-    /// Runs `package` with `inputs` (the elements of each sliced input, in argument order).
-    pub fn run(&mut self, package: Package, inputs: &[Vec<u8>]) -> Result<Finished, Failure> {
-        let mut next = inputs.iter();
+    /// The pool this node takes staging buffers from: give back the buffers of a finished
+    /// range once its outputs are sent or merged, and take from it the buffers an order's
+    /// inputs arrive in.
+    pub fn spares(&self) -> Spares {
+        self.spares.clone()
+    }
+
+    /// Runs `package` with `inputs`: one buffer per sliced input (in argument order) as long as
+    /// its argument's, holding the range's elements at their place; each replaces the node's
+    /// staging buffer, which goes to the spares.
+    pub fn run(&mut self, package: Package, inputs: Vec<Vec<u8>>) -> Result<Finished, Failure> {
+        let mut next = inputs.into_iter();
         for (i, a) in self.spec.args.iter().enumerate() {
+            let full = a.bytes() as usize;
             if a.kind.reads() && a.pattern != Some(hetdsl::Pattern::Whole) {
-                let range = self.spec.byte_range(i, package).map_err(Failure::User)?;
-                let part = next.next().filter(|p| p.len() == range.len()).ok_or_else(|| {
+                let part = next.next().filter(|p| p.len() == full).ok_or_else(|| {
                     Failure::User(Error::BadConfig(format!(
                         "argument {i}: the input of {package:?} did not arrive whole"
                     )))
                 })?;
-                self.buffers[i][range].copy_from_slice(part);
+                self.spares.give(std::mem::replace(&mut self.buffers[i], part));
+            } else if a.kind.writes() && self.buffers[i].len() != full {
+                // Lent with an earlier range's outputs.
+                self.buffers[i] = self.spares.take(full);
             }
         }
         let start = Instant::now();
@@ -137,13 +157,10 @@ impl<'p> Node<'p> {
         self.setup_seconds += seconds - compute_seconds;
         self.warm = true;
         self.add(&report.devices);
-        let mut outputs = Vec::new();
-        for (i, a) in self.spec.args.iter().enumerate() {
-            if a.kind.writes() {
-                let range = self.spec.byte_range(i, package).map_err(Failure::User)?;
-                outputs.push(self.buffers[i][range].to_vec());
-            }
-        }
+        let outputs = (self.spec.args.iter().zip(self.buffers.iter_mut()))
+            .filter(|(a, _)| a.kind.writes())
+            .map(|(_, b)| std::mem::take(b))
+            .collect();
         Ok(Finished { outputs, seconds, compute_seconds })
     }
 

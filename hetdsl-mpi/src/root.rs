@@ -1,5 +1,6 @@
 //! Rank 0 during a run: balances the ranks through [`Ranks`], sends each range's inputs to the
-//! rank that runs it, merges each range's outputs into the caller's buffers as they arrive,
+//! rank that runs it straight from the caller's buffers, receives each range's outputs
+//! straight into them as they arrive (its own node's are copied from the node's staging),
 //! drops a rank whose devices all failed or that outlives the watchdog (its range is re-run
 //! elsewhere), and ends by collecting every rank's summary.
 
@@ -8,14 +9,16 @@ use std::time::{Duration, Instant};
 
 use mpi::traits::*;
 
-use hetdsl::{Error, Package, Pattern, Result};
+use hetdsl::{Error, Package, Result};
 
 use crate::cluster::{sendable, ClusterLaunch, HostBuf};
 use crate::hier::{Order, Ranks};
 use crate::node::Node;
+use crate::payload::{copy, fits, layout, total, windows, Incoming, Piece, Side, Spares};
 use crate::report::{ClusterReport, RankReport};
-use crate::run::{pause, poll_mpi, rank_report, since, Joined};
+use crate::run::{pause, rank_report, since, Joined};
 use crate::serve::{serve, ChannelLink};
+use crate::transfer::{probe, Probed};
 use crate::wire::{Kind, Msg};
 
 /// How long rank 0 waits for the summary of a rank the watchdog dropped (it may never answer),
@@ -35,9 +38,23 @@ pub(crate) struct Root<'l, 'a> {
     dropped: Vec<bool>,
     /// The rank's summary has arrived.
     summarised: Vec<bool>,
-    /// The rank announced a range's outputs (`Done` with its flag set) that have not arrived:
-    /// it waits until rank 0 receives them, so they are received on every way out.
-    owed: Vec<bool>,
+    /// The outputs a rank announced (its `Done`) and still sends: it waits until rank 0 has
+    /// received them, so they are received on every way out.
+    incoming: Vec<Option<Incoming>>,
+    /// Rank 0's own node's pool of staging buffers.
+    local_spares: Spares,
+    /// Where pieces nobody keeps are received.
+    scratch: Vec<u8>,
+}
+
+/// What rank 0 heard.
+enum Heard {
+    /// A message from a rank (rank 0's own node included).
+    Msg(usize, Msg),
+    /// A piece of a payload, received where it belongs.
+    Piece,
+    /// Nothing for a short while.
+    Nothing,
 }
 
 impl<'a> Root<'_, 'a> {
@@ -74,6 +91,7 @@ impl<'a> Root<'_, 'a> {
             .collect();
         let (to_local, local_rx) = mpsc::channel();
         let (local_tx, from_local) = mpsc::channel();
+        let local_spares = node.spares();
         std::thread::scope(|s| {
             let worker = s.spawn(move || {
                 let mut link = ChannelLink { to_root: local_tx, from_root: local_rx };
@@ -91,7 +109,9 @@ impl<'a> Root<'_, 'a> {
                 stopped: vec![false; n],
                 dropped: vec![false; n],
                 summarised: vec![false; n],
-                owed: vec![false; n],
+                incoming: vec![None; n],
+                local_spares,
+                scratch: Vec::new(),
             };
             let outcome = root.coordinate();
             root.stop_all(outcome.as_ref().err());
@@ -118,9 +138,10 @@ impl<'a> Root<'_, 'a> {
             if self.stopped.iter().all(|s| *s) {
                 return self.ranks.outcome();
             }
-            match self.next_message() {
-                Some((r, msg)) => self.handle(r, msg)?,
-                None => {
+            match self.next_message()? {
+                Heard::Msg(r, msg) => self.handle(r, msg)?,
+                Heard::Piece => {}
+                Heard::Nothing => {
                     for (r, reason) in self.ranks.hung(self.now()) {
                         self.dropped[r] = true;
                         self.lose(r, reason)?;
@@ -130,32 +151,38 @@ impl<'a> Root<'_, 'a> {
         }
     }
 
-    /// The next answer from any rank (rank 0's node included), or `None` after a short wait.
-    fn next_message(&mut self) -> Option<(usize, Msg)> {
+    /// The next answer from any rank (rank 0's node included), or a piece of a payload
+    /// received, or nothing after a short wait.
+    fn next_message(&mut self) -> Result<Heard> {
         let deadline = Instant::now() + Duration::from_millis(20);
         loop {
             if let Ok(m) = self.from_local.try_recv() {
-                return Some((0, m));
+                return Ok(Heard::Msg(0, m));
             }
-            if let Some((r, bytes)) = poll_mpi(&self.launch.cluster.world, self.tag) {
-                match Msg::decode(&bytes) {
-                    Ok(m) => return Some((r, m)),
-                    Err(e) => {
+            if let Some(probed) = probe(&self.launch.cluster.world, self.tag) {
+                let r = probed.rank;
+                if self.incoming[r].is_some() {
+                    self.receive_piece(probed)?;
+                    return Ok(Heard::Piece);
+                }
+                return Ok(Heard::Msg(
+                    r,
+                    Msg::decode(&probed.into_bytes()).unwrap_or_else(|e| {
                         let mut m = Msg::new(Kind::Failed, Package { offset: 0, len: 0 });
                         m.parts = vec![e.to_string().into_bytes()];
-                        return Some((r, m));
-                    }
-                }
+                        m
+                    }),
+                ));
             }
             if Instant::now() >= deadline {
-                return None;
+                return Ok(Heard::Nothing);
             }
             pause();
         }
     }
 
+    /// Sends a message (no payload) to rank `r`.
     fn send(&mut self, r: usize, msg: Msg) -> Result<()> {
-        self.reports[r].bytes_sent += msg.payload();
         if r == 0 {
             if let Some(tx) = &self.to_local {
                 // The local node ended (a panic shows at the join): nothing to send it.
@@ -172,21 +199,47 @@ impl<'a> Root<'_, 'a> {
         Ok(())
     }
 
+    /// The caller's bytes of an input piece.
+    fn host_piece(&self, piece: &Piece) -> Result<&[u8]> {
+        let bytes = match &self.launch.host[piece.arg] {
+            HostBuf::In(b) => b.get(piece.bytes.clone()),
+            HostBuf::Out(b) => b.get(piece.bytes.clone()),
+            HostBuf::None => None,
+        };
+        bytes.ok_or_else(|| {
+            Error::BadConfig(format!("argument {}: no bytes {:?} to send", piece.arg, piece.bytes))
+        })
+    }
+
     fn order(&mut self, r: usize, order: Order) -> Result<()> {
         match order {
             Order::Run(p) => {
+                let pieces = layout(&self.launch.spec, p, Side::Inputs)?;
+                self.reports[r].bytes_sent += total(&pieces);
                 let mut m = Msg::new(Kind::Run, p);
-                for (i, a) in self.launch.spec.args.iter().enumerate() {
-                    if a.kind.reads() && a.pattern != Some(Pattern::Whole) {
-                        let range = self.launch.spec.byte_range(i, p)?;
-                        m.parts.push(match &self.launch.host[i] {
-                            HostBuf::In(b) => b[range].to_vec(),
-                            HostBuf::Out(b) => b[range].to_vec(),
-                            HostBuf::None => Vec::new(),
-                        });
+                if r == 0 {
+                    // The node swaps these in as its staging: one copy, from the caller's.
+                    for piece in &pieces {
+                        let full = self.launch.spec.args[piece.arg].bytes() as usize;
+                        let mut buffer = self.local_spares.take(full);
+                        copy(&mut buffer[piece.bytes.clone()], self.host_piece(piece)?);
+                        m.parts.push(buffer);
                     }
+                    return self.send(0, m);
                 }
-                self.send(r, m)
+                // Checked before the order: once it is sent, the rank waits for every piece.
+                fits(&pieces)?;
+                let sources = pieces
+                    .iter()
+                    .map(|piece| self.host_piece(piece))
+                    .collect::<Result<Vec<_>>>()?;
+                let bytes = m.encode();
+                let to = self.launch.cluster.world.process_at_rank(r as i32);
+                to.send_with_tag(sendable(&bytes)?, self.tag);
+                for source in sources {
+                    to.send_with_tag(source, self.tag);
+                }
+                Ok(())
             }
             Order::Stop => {
                 self.stopped[r] = true;
@@ -199,27 +252,31 @@ impl<'a> Root<'_, 'a> {
         let reason = || msg.parts.first().map(|p| String::from_utf8_lossy(p).into_owned());
         match msg.kind {
             Kind::Done => {
-                self.owed[r] = r != 0 && msg.flag;
+                let pieces = layout(&self.launch.spec, msg.package, Side::Outputs)?;
+                if r != 0 {
+                    // A remote rank's outputs follow, piece by piece: they are received
+                    // (kept or not) whatever happens next.
+                    self.incoming[r] = Some(Incoming::new(msg.package, pieces.clone(), false));
+                }
                 let now = self.now();
                 let keep = self.ranks.finished(r, msg.package, now, msg.seconds)?;
                 if keep {
                     self.reports[r].compute_seconds += msg.seconds;
                 }
-                // Inline outputs (rank 0's own node) are merged now; a remote rank's follow.
-                if keep && !msg.flag {
-                    self.reports[r].bytes_received += msg.payload();
-                    self.take_outputs(r, msg.package, &msg.parts)?;
+                if let Some(incoming) = &mut self.incoming[r] {
+                    incoming.keep = keep;
+                    return self.received(r);
+                }
+                // Rank 0's own node lent its staging buffers: copied now, then given back.
+                let merged =
+                    if keep { self.merge_local(msg.package, &pieces, &msg.parts) } else { Ok(()) };
+                self.local_spares.give_all(msg.parts);
+                merged?;
+                if keep {
+                    self.reports[0].bytes_received += total(&pieces);
+                    self.take_outputs(0, msg.package)?;
                 }
                 Ok(())
-            }
-            Kind::Outputs => {
-                self.owed[r] = false;
-                self.reports[r].bytes_received += msg.payload();
-                // A dropped rank's range was put up for re-running: its late outputs are not used.
-                if self.ranks.is_lost(r) {
-                    return Ok(());
-                }
-                self.take_outputs(r, msg.package, &msg.parts)
             }
             Kind::Failed if msg.flag => Err(Error::BadConfig(format!(
                 "rank {r} refused the launch: {}",
@@ -249,9 +306,8 @@ impl<'a> Root<'_, 'a> {
         }
     }
 
-    /// Merges the outputs of `package`, kept from rank `r`, and records it.
-    fn take_outputs(&mut self, r: usize, package: Package, parts: &[Vec<u8>]) -> Result<()> {
-        self.merge(package, parts)?;
+    /// Records the outputs of `package`, kept from rank `r`, as merged.
+    fn take_outputs(&mut self, r: usize, package: Package) -> Result<()> {
         // After the copy: a large range's merge is part of the time its outputs take to land.
         let now = self.now();
         self.ranks.merged(r, package, now)?;
@@ -260,25 +316,65 @@ impl<'a> Root<'_, 'a> {
         Ok(())
     }
 
-    /// Copies a range's outputs into the caller's buffers.
-    fn merge(&mut self, p: Package, parts: &[Vec<u8>]) -> Result<()> {
-        let mut parts = parts.iter();
-        for (i, a) in self.launch.spec.args.iter().enumerate() {
-            if !a.kind.writes() {
-                continue;
-            }
-            let range = self.launch.spec.byte_range(i, p)?;
-            let part = parts.next().filter(|b| b.len() == range.len());
-            match (&mut self.launch.host[i], part) {
-                (HostBuf::Out(dst), Some(src)) => dst[range].copy_from_slice(src),
-                _ => {
-                    return Err(Error::BadConfig(format!(
-                        "argument {i}: the output of {p:?} came back incomplete"
-                    )))
-                }
+    /// Copies a range's outputs from rank 0's own node's staging buffers into the caller's.
+    fn merge_local(&mut self, p: Package, pieces: &[Piece], staging: &[Vec<u8>]) -> Result<()> {
+        let incomplete = |arg: usize| {
+            Error::BadConfig(format!("argument {arg}: the output of {p:?} came back incomplete"))
+        };
+        let sources = windows(pieces, staging)?;
+        for (piece, src) in pieces.iter().zip(sources) {
+            match &mut self.launch.host[piece.arg] {
+                HostBuf::Out(dst) => copy(
+                    dst.get_mut(piece.bytes.clone()).ok_or_else(|| incomplete(piece.arg))?,
+                    src,
+                ),
+                _ => return Err(incomplete(piece.arg)),
             }
         }
         Ok(())
+    }
+
+    /// Receives the next piece of rank `probed.rank`'s outputs: straight into the caller's
+    /// buffer while its range is kept, else into scratch memory (a dropped rank's range was put
+    /// up for re-running: its late outputs are not used). The whole payload in, the range
+    /// counts as merged.
+    fn receive_piece(&mut self, probed: Probed) -> Result<()> {
+        let r = probed.rank;
+        let lost = self.ranks.is_lost(r);
+        let Some(incoming) = self.incoming[r].as_mut() else {
+            probed.discard(&mut self.scratch);
+            return Ok(());
+        };
+        let (accepted, keep) = (incoming.accept(probed.len), incoming.keep && !lost);
+        self.reports[r].bytes_received += probed.len as u64;
+        let dst = match (&accepted, &mut self.launch.host) {
+            (Ok(piece), host) if keep => match &mut host[piece.arg] {
+                HostBuf::Out(dst) => dst.get_mut(piece.bytes.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let placed = dst.is_some();
+        match dst {
+            Some(dst) => probed.into_slice(dst),
+            None => probed.discard(&mut self.scratch),
+        }
+        let piece = accepted?;
+        if keep && !placed {
+            return Err(Error::BadConfig(format!(
+                "argument {}: the caller's buffer holds no bytes {:?}",
+                piece.arg, piece.bytes
+            )));
+        }
+        self.received(r)
+    }
+
+    /// Once rank `r`'s announced outputs are all in: records a kept range as merged.
+    fn received(&mut self, r: usize) -> Result<()> {
+        match self.incoming[r].take_if(|i| i.is_complete()) {
+            Some(i) if i.keep && !self.ranks.is_lost(r) => self.take_outputs(r, i.package),
+            _ => Ok(()),
+        }
     }
 
     /// Drops rank `r` from the run; its unreturned range goes back to the pool.
@@ -319,7 +415,7 @@ impl<'a> Root<'_, 'a> {
         let floor = if floor.is_finite() && floor > 0.0 { floor.min(3600.0) } else { 0.0 };
         let long = Duration::from_secs_f64(floor).max(SHORT_SUMMARY_WAIT);
         let bound = |root: &Self, r: usize| {
-            if root.owed[r] || !(failed || root.dropped[r]) {
+            if root.incoming[r].is_some() || !(failed || root.dropped[r]) {
                 long
             } else {
                 SHORT_SUMMARY_WAIT
@@ -327,14 +423,25 @@ impl<'a> Root<'_, 'a> {
         };
         let start = Instant::now();
         while self.unheard().into_iter().any(|r| start.elapsed() < bound(self, r)) {
-            let Some((r, bytes)) = poll_mpi(&self.launch.cluster.world, self.tag) else {
+            let Some(probed) = probe(&self.launch.cluster.world, self.tag) else {
                 pause();
                 continue;
             };
-            match Msg::decode(&bytes) {
+            let r = probed.rank;
+            if let Some(incoming) = &mut self.incoming[r] {
+                // The run is over: announced outputs are only taken, so that the rank can go.
+                incoming.keep = false;
+                let _ = self.receive_piece(probed);
+                continue;
+            }
+            match Msg::decode(&probed.into_bytes()) {
                 Ok(m) if m.kind == Kind::Summary => self.summarised(r, &m),
-                Ok(m) if m.kind == Kind::Done => self.owed[r] = m.flag,
-                Ok(m) if m.kind == Kind::Outputs => self.owed[r] = false,
+                Ok(m) if m.kind == Kind::Done => {
+                    let pieces = layout(&self.launch.spec, m.package, Side::Outputs);
+                    let pieces = pieces.unwrap_or_default();
+                    self.incoming[r] = Some(Incoming::new(m.package, pieces, false));
+                    let _ = self.received(r);
+                }
                 _ => {}
             }
         }
@@ -353,7 +460,9 @@ impl<'a> Root<'_, 'a> {
 
     /// The ranks whose summary, or outputs announced, have not arrived.
     fn unheard(&self) -> Vec<usize> {
-        (1..self.stopped.len()).filter(|r| !self.summarised[*r] || self.owed[*r]).collect()
+        (1..self.stopped.len())
+            .filter(|r| !self.summarised[*r] || self.incoming[*r].is_some())
+            .collect()
     }
 
     fn summarised(&mut self, r: usize, m: &Msg) {

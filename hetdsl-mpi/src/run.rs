@@ -5,7 +5,6 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use mpi::point_to_point::MatchedReceiveVec;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::Root as _;
 use mpi::traits::*;
@@ -15,12 +14,14 @@ use hetdsl::occupancy::{self, KernelResources};
 use hetdsl::report::DeviceReport;
 use hetdsl::{Error, Pattern, Result};
 
-use crate::cluster::{sendable, ClusterLaunch, MpiLink};
+use crate::cluster::{ClusterLaunch, MpiLink};
 use crate::node::Node;
+use crate::payload::{fits, layout, windows, Piece, Side, Spares};
 use crate::report::{ClusterReport, RankReport};
 use crate::root::Root;
 use crate::serve::{serve, ChannelLink, Link};
 use crate::spec::LaunchSpec;
+use crate::transfer::receive_order;
 use crate::wire::{Kind, Msg};
 
 /// What each rank tells rank 0 before the run: its host and node profile.
@@ -169,6 +170,7 @@ fn serve_rank(
 ) -> Result<ClusterReport> {
     let (to_node, node_rx) = mpsc::channel();
     let (node_tx, from_node) = mpsc::channel();
+    let spares = node.spares();
     let (node, relayed) = std::thread::scope(|s| {
         let worker = s.spawn(move || {
             let mut node = node;
@@ -176,7 +178,7 @@ fn serve_rank(
             let served = serve(&mut node, &mut channel);
             (node, served)
         });
-        let relayed = relay(link, &to_node, &from_node, leave);
+        let relayed = relay(link, (&to_node, &from_node), spec, &spares, leave);
         drop(to_node);
         let (node, served) = worker.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         (node, relayed.and_then(|stop| served.map(|_| stop)))
@@ -223,36 +225,43 @@ fn summary(report: &RankReport, relayed: &Result<Msg>) -> Msg {
 
 /// Passes rank 0's orders to the node and its answers back. A finished range is announced by
 /// a small `Done` first, so that rank 0 can hand out the next range at once; its outputs follow
-/// in a non-blocking send that completes while the node already runs that next range. Returns
-/// the stop order.
+/// as a payload sent straight from the node's staging buffers, in non-blocking sends that
+/// complete while the node already runs that next range; the buffers then go back to the
+/// node's spares. Returns the stop order.
 fn relay(
     link: &mut MpiLink<'_>,
-    to_node: &mpsc::Sender<Msg>,
-    from_node: &mpsc::Receiver<Msg>,
+    node: (&mpsc::Sender<Msg>, &mpsc::Receiver<Msg>),
+    spec: &LaunchSpec,
+    spares: &Spares,
     leave: Option<usize>,
 ) -> Result<Msg> {
-    let root = link.world.process_at_rank(0);
-    let mut outputs: Option<Vec<u8>> = None;
+    let (to_node, from_node) = node;
+    let (world, tag) = (link.world, link.tag);
+    let root = world.process_at_rank(0);
+    let mut outputs: Option<(Vec<Piece>, Vec<Vec<u8>>)> = None;
     let mut answered = 0;
     loop {
-        let order = match outputs.take() {
-            None => {
-                let order = link.recv()?;
-                let _ = to_node.send(order.clone());
-                order
+        let stop = match outputs.take() {
+            None => forward(to_node, receive_order(world, tag, spec, spares)?),
+            Some((pieces, buffers)) => {
+                let stop = mpi::request::scope(|scope| {
+                    let sending: Vec<_> = windows(&pieces, &buffers)?
+                        .into_iter()
+                        .map(|w| root.immediate_send_with_tag(scope, w, tag))
+                        .collect();
+                    // The node starts on the next range while the outputs are still moving.
+                    let stop = receive_order(world, tag, spec, spares).map(|o| forward(to_node, o));
+                    for s in sending {
+                        s.wait();
+                    }
+                    stop
+                });
+                spares.give_all(buffers);
+                stop?
             }
-            Some(bytes) => mpi::request::scope(|scope| {
-                let sending = root.immediate_send_with_tag(scope, &bytes[..], link.tag);
-                let order = link.recv();
-                if let Ok(o) = &order {
-                    let _ = to_node.send(o.clone());
-                }
-                sending.wait();
-                order
-            })?,
         };
-        if order.kind != Kind::Run {
-            return Ok(order);
+        if let Some(stop) = stop {
+            return Ok(stop);
         }
         let answer = from_node
             .recv()
@@ -262,10 +271,9 @@ fn relay(
         // for a rank 0 that has finished the launch.
         // (A probe that finds nothing may only have let MPI move the message along: a few more
         // before concluding, microseconds in all.)
-        if (0..64).any(|_| root.immediate_probe_with_tag(link.tag).is_some()) {
-            let order = link.recv()?;
-            let _ = to_node.send(order.clone());
-            return Ok(order);
+        if (0..64).any(|_| root.immediate_probe_with_tag(tag).is_some()) {
+            let order = receive_order(world, tag, spec, spares)?;
+            return Ok(forward(to_node, order.clone()).unwrap_or(order));
         }
         if leave == Some(answered) {
             return Err(Error::BadConfig(format!(
@@ -277,16 +285,26 @@ fn relay(
             link.send(answer)?;
             continue;
         }
-        let mut rest = Msg::new(Kind::Outputs, answer.package);
-        rest.parts = answer.parts;
-        let bytes = rest.encode();
-        sendable(&bytes)?;
+        // Checked before the `Done`: rank 0 then waits for every piece.
+        let pieces = layout(spec, answer.package, Side::Outputs)?;
+        fits(&pieces)?;
+        windows(&pieces, &answer.parts)?;
         let mut done = Msg::new(Kind::Done, answer.package);
         done.seconds = answer.seconds;
-        done.flag = true;
         link.send(done)?;
-        outputs = Some(bytes);
+        outputs = Some((pieces, answer.parts));
     }
+}
+
+/// Hands an order to the node: a `Run` with its inputs; any other order ends the relay, and
+/// is returned.
+fn forward(to_node: &mpsc::Sender<Msg>, order: Msg) -> Option<Msg> {
+    if order.kind == Kind::Run {
+        let _ = to_node.send(order);
+        return None;
+    }
+    let _ = to_node.send(order.clone());
+    Some(order)
 }
 
 /// This node's devices as the cluster report names them.
@@ -307,13 +325,6 @@ pub(crate) fn rank_report(devices: &[DeviceReport], rank: usize, host: &str) -> 
         setup_seconds: 0.0,
         fault: None,
     }
-}
-
-/// Polls for the next message of this launch from any rank, up to `wait`.
-pub(crate) fn poll_mpi(world: &SimpleCommunicator, tag: i32) -> Option<(usize, Vec<u8>)> {
-    let probed = world.any_process().immediate_matched_probe_with_tag(tag)?;
-    let (bytes, status) = probed.matched_receive_vec::<u8>();
-    Some((status.source_rank() as usize, bytes))
 }
 
 /// Sleeps a little between polls: short enough that a rank's answer waits well under a

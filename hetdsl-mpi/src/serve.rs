@@ -20,7 +20,7 @@ pub fn serve(node: &mut Node<'_>, link: &mut dyn Link) -> Result<Msg> {
         let order = link.recv()?;
         match order.kind {
             Kind::Run => {
-                let answer = match node.run(order.package, &order.parts) {
+                let answer = match node.run(order.package, order.parts) {
                     Ok(f) => Msg {
                         kind: Kind::Done,
                         package: order.package,
@@ -28,6 +28,7 @@ pub fn serve(node: &mut Node<'_>, link: &mut dyn Link) -> Result<Msg> {
                         // as the range's span less this, and sizes ranges to amortise it.
                         seconds: f.compute_seconds,
                         flag: false,
+                        // Lent: whoever sends or merges them gives them back to the node.
                         parts: f.outputs,
                     },
                     Err(failure) => {

@@ -1,5 +1,7 @@
 //! The messages between rank 0 and the other ranks, as bytes: one MPI message each, so that
-//! rank 0 can wait for whichever rank speaks first. Pure.
+//! rank 0 can wait for whichever rank speaks first. A range's inputs and outputs do not travel
+//! inside them: over MPI they follow a `Run` or a `Done` as raw messages of their own
+//! ([`crate::payload`]). Pure.
 
 use hetdsl::{Error, Package, Result};
 
@@ -19,14 +21,17 @@ pub fn fits_one_message(bytes: usize) -> Result<()> {
 /// What a message says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// Rank 0 → rank: run this range; `parts` are the input elements it reads, one per sliced
-    /// input in argument order.
+    /// Rank 0 → rank: run this range. Over MPI, no `parts`: the range's inputs follow as the
+    /// payload [`crate::payload::layout`] gives. To a node (over a channel), `parts` are one
+    /// staging buffer per sliced input in argument order, as long as its argument's buffer, the
+    /// range's elements at their place.
     Run = 1,
     /// Rank 0 → rank: nothing more; answer with a summary.
     Stop = 2,
-    /// Rank → rank 0: the range is done; `parts` are its output elements, one per output in
-    /// argument order (rank 0's own node), or, with `flag` set, nothing: they follow in an
-    /// `Outputs` message, sent while the rank already runs its next range.
+    /// Rank → rank 0: the range is done. Over MPI, no `parts`: the outputs follow as the
+    /// payload [`crate::payload::layout`] gives, sent while the rank already runs its next
+    /// range. From a node (over a channel), `parts` are its staging buffers, one per output in
+    /// argument order, lent with the range's elements at their place.
     Done = 3,
     /// Rank → rank 0: the range could not run; `parts[0]` is the reason. `flag` set: a user
     /// mistake that every rank would make (the run ends with it); clear: this rank's devices
@@ -34,8 +39,6 @@ pub enum Kind {
     Failed = 4,
     /// Rank → rank 0, after `Stop`: `parts[0]` is the rank's summary (JSON).
     Summary = 5,
-    /// Rank → rank 0: the outputs of a range announced by a `Done` with `flag` set.
-    Outputs = 6,
 }
 
 /// One message.
@@ -85,7 +88,6 @@ impl Msg {
             Some(3) => Kind::Done,
             Some(4) => Kind::Failed,
             Some(5) => Kind::Summary,
-            Some(6) => Kind::Outputs,
             _ => return Err(bad()),
         };
         let flag = bytes.get(1).copied().ok_or_else(bad)? != 0;
@@ -135,6 +137,7 @@ mod tests {
             assert!(Msg::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
         assert!(Msg::decode(&[9, 0]).is_err());
+        assert!(Msg::decode(&[6, 0]).is_err(), "no kind 6 any more");
     }
 
     #[test]
