@@ -175,41 +175,6 @@ impl Spares {
     }
 }
 
-/// Below this a copy stays on the calling thread (starting threads costs about what one core
-/// copies in a few hundred KiB).
-const PARALLEL_FROM: usize = 8 << 20;
-/// Each thread copies at least this much, and at most this many threads share a copy: more
-/// gain little against memory bandwidth and take cores from the node's devices.
-const MIN_SHARE: usize = 4 << 20;
-const MAX_THREADS: usize = 8;
-
-/// `dst.copy_from_slice(src)`, split across threads when large: one core copies well under
-/// what memory moves. Panics, as `copy_from_slice` does, if the lengths differ.
-pub fn copy(dst: &mut [u8], src: &[u8]) {
-    assert_eq!(dst.len(), src.len(), "a copy between slices of different lengths");
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = if src.len() < PARALLEL_FROM {
-        1
-    } else {
-        (src.len() / MIN_SHARE).clamp(1, MAX_THREADS.min(cores))
-    };
-    if threads <= 1 {
-        dst.copy_from_slice(src);
-        return;
-    }
-    let share = src.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let mut shares = dst.chunks_mut(share).zip(src.chunks(share));
-        let first = shares.next();
-        for (d, src) in shares {
-            s.spawn(move || d.copy_from_slice(src));
-        }
-        if let Some((d, src)) = first {
-            d.copy_from_slice(src);
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,7 +244,7 @@ mod tests {
         for message in &sent {
             assert!(!incoming.is_complete());
             let piece = incoming.accept(message.len()).unwrap();
-            copy(&mut host[piece.arg][piece.bytes.clone()], message);
+            host[piece.arg][piece.bytes.clone()].copy_from_slice(message);
         }
         assert!(incoming.is_complete());
         for (piece, stage) in pieces.iter().zip(&staging) {
@@ -333,15 +298,5 @@ mod tests {
         assert!(spares.is_empty());
         spares.give_all((0..POOL + 4).map(|_| vec![0u8; 8]));
         assert_eq!(spares.len(), POOL);
-    }
-
-    #[test]
-    fn copies_every_byte_in_order_at_every_size() {
-        for len in [0, 1, 4095, PARALLEL_FROM - 1, PARALLEL_FROM + 12_345, 40 << 20] {
-            let src: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
-            let mut dst = vec![0u8; len];
-            copy(&mut dst, &src);
-            assert!(dst == src, "{len} bytes");
-        }
     }
 }

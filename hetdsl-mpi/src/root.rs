@@ -14,12 +14,13 @@ use hetdsl::{Error, Package, Result};
 use crate::cluster::{sendable, ClusterLaunch, HostBuf};
 use crate::hier::{Order, Ranks};
 use crate::node::Node;
-use crate::payload::{copy, fits, layout, total, windows, Incoming, Piece, Side, Spares};
+use crate::payload::{fits, layout, total, windows, Incoming, Piece, Side, Spares};
 use crate::report::{ClusterReport, RankReport};
 use crate::run::{pause, rank_report, since, Joined};
 use crate::serve::{serve, ChannelLink};
 use crate::transfer::{probe, Probed};
 use crate::wire::{Kind, Msg};
+use hetdsl::engine::copy::copy;
 
 /// How long rank 0 waits for the summary of a rank the watchdog dropped (it may never answer),
 /// or, after a failed run, of a rank that may still be inside a range: the error is what

@@ -16,7 +16,7 @@ const MIN_SHARE: usize = 4 << 20;
 
 /// `dst.copy_from_slice(src)`, across threads when large. Panics (as `copy_from_slice` does)
 /// if the lengths differ: callers pass ranges of equal length.
-pub(crate) fn copy(dst: &mut [u8], src: &[u8]) {
+pub fn copy(dst: &mut [u8], src: &[u8]) {
     assert_eq!(dst.len(), src.len(), "copy between ranges of different lengths");
     let threads = threads_for(src.len());
     if threads <= 1 {

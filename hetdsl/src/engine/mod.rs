@@ -8,6 +8,10 @@
 //! ```
 
 mod coordinator;
+// The companion MPI crate copies ranges between ranks' buffers with it (internals only).
+#[cfg(feature = "internals")]
+pub mod copy;
+#[cfg(not(feature = "internals"))]
 mod copy;
 mod discover;
 mod geometry;

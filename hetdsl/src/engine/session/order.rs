@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::buffer::BufferCore;
 use super::residency::Loc;
 use super::worker::{Plan, SArg};
+use crate::pattern::Direction;
 use crate::work::Package;
 
 /// A range of a buffer that a queued launch made fresh on one of its devices.
@@ -35,29 +36,24 @@ pub(super) fn touches(
 ) -> Vec<Touch> {
     let mut out: Vec<Touch> =
         arrivals.map(|(pos, buffer, range)| Touch { pos, buffer, range, package: 0 }).collect();
-    for (pos, packages) in blocks.iter().enumerate() {
-        for a in &plan.args {
-            let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
-            if !dir.writes() {
-                continue;
-            }
-            for (package, &p) in packages.iter().enumerate() {
-                let range = plan.range(core, *pattern, p);
-                out.push(Touch { pos, buffer: core.index, range, package });
-            }
-        }
-    }
+    out.extend(accesses(plan, blocks, Direction::writes));
     out
 }
 
 /// What each position's packages read, in queue order (halos included): a move into one of
 /// these ranges on that device waits for the package that reads it.
 pub(super) fn reads(plan: &Plan, blocks: &[Vec<Package>]) -> Vec<Touch> {
+    accesses(plan, blocks, Direction::reads)
+}
+
+/// The range of every buffer argument whose direction passes `counts`, per package of each
+/// position, in queue order.
+fn accesses(plan: &Plan, blocks: &[Vec<Package>], counts: fn(Direction) -> bool) -> Vec<Touch> {
     let mut out = Vec::new();
     for (pos, packages) in blocks.iter().enumerate() {
         for a in &plan.args {
             let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
-            if !dir.reads() {
+            if !counts(*dir) {
                 continue;
             }
             for (package, &p) in packages.iter().enumerate() {

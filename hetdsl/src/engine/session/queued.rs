@@ -503,11 +503,7 @@ fn last_user(
     buffer: usize,
     range: &std::ops::Range<u64>,
 ) -> Option<cl_event> {
-    pending.iter().rev().find_map(|q| {
-        let pos = q.slots.iter().position(|&s| s == slot)?;
-        let k = order::last_access(&q.touched, &q.reads, pos, buffer, range)?;
-        q.events[pos].get(k).or(q.events[pos].last()).map(Event::get)
-    })
+    newest(pending, slot, |q, pos| order::last_access(&q.touched, &q.reads, pos, buffer, range))
 }
 
 /// The queued kernel on session device `slot` after which `range` of buffer `buffer` is final
@@ -519,9 +515,19 @@ fn producer(
     buffer: usize,
     range: &std::ops::Range<u64>,
 ) -> Option<cl_event> {
+    newest(pending, slot, |q, pos| order::last_touch(&q.touched, pos, buffer, range))
+}
+
+/// The event of the package `which` names (its index among session device `slot`'s packages)
+/// in the newest queued launch where it names one.
+fn newest(
+    pending: &VecDeque<Queued>,
+    slot: usize,
+    which: impl Fn(&Queued, usize) -> Option<usize>,
+) -> Option<cl_event> {
     pending.iter().rev().find_map(|q| {
         let pos = q.slots.iter().position(|&s| s == slot)?;
-        let k = order::last_touch(&q.touched, pos, buffer, range)?;
+        let k = which(q, pos)?;
         q.events[pos].get(k).or(q.events[pos].last()).map(Event::get)
     })
 }
