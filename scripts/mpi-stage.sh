@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stage hetdsl-mpi's examples (mpi_samples, mpi_compare) and Open MPI (its launcher, libraries, plugins and help files) in
+# Stage hetdsl-mpi's examples (mpi_samples, mpi_compare, mpi_transfer) and Open MPI (its launcher, libraries, plugins and help files) in
 # .device/mpi, so that a machine with no MPI and no Rust (the GPU machines) can run the sample
 # as several ranks with scripts/mpi-run.sh. Run here, from the repository root:
 #   bash scripts/mpi-stage.sh
@@ -12,9 +12,9 @@ out=.device/mpi
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 ompi_lib=/usr/lib/$multiarch/openmpi/lib/openmpi3
 pmix_lib=/usr/lib/$multiarch/pmix2/lib/pmix
-cargo build --release -p hetdsl-mpi --features mpi --example mpi_samples --example mpi_compare
+cargo build --release -p hetdsl-mpi --features mpi --example mpi_samples --example mpi_compare --example mpi_transfer
 rm -rf "$out" && mkdir -p "$out"/{bin,lib,ompi,pmix,share}
-for b in mpi_samples mpi_compare; do
+for b in mpi_samples mpi_compare mpi_transfer; do
     cp "target/release/examples/$b" "$out/bin/"
     strip "$out/bin/$b"
 done
