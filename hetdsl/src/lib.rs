@@ -16,10 +16,10 @@
 //! # Features
 //! - `internals` (off by default): makes the discrete-event simulator (`sim`), the occupancy
 //!   calculators (`occupancy`), the dispatcher (`balance::dispatch`), the back-up rule
-//!   (`balance::backup`) and the threaded host copy (`engine::copy`) public. They are the crate's own machinery, not a stable API; the
-//!   samples' examples (`simulate`, `occupancy`, `suite`, ...) and the simulator's tests turn
-//!   it on. Without it, what a user writes (the re-exports below) and what a balancer author
-//!   needs ([`balance`]) are all public.
+//!   (`balance::backup`) and the threaded host copy (`engine::copy`) public. They are the
+//!   crate's own machinery, not a stable API; the samples' examples (`simulate`, `occupancy`,
+//!   `suite`, ...) and the simulator's tests turn it on. Without it, what a user writes (the
+//!   re-exports below) and what a balancer author needs ([`balance`]) are all public.
 //!
 //! Two promises hold under co-execution, whichever way the NDRange is split:
 //! - a launch's arguments are checked against the kernel's real signature (kind, type,

@@ -2,8 +2,7 @@ use super::*;
 use crate::balance::{Completion, Dynamic, Next, Static};
 
 /// A device whose model is its speed: devices of different speeds are different models (the
-/// back-up rule lets devices of one model copy each other's packages only where one kept a
-/// slower pace).
+/// back-up rule never lets a device copy an overdue package of a device of its own model).
 fn device(speed: f64, overhead: f64, min_groups: u64) -> SimDevice {
     SimDevice {
         name: format!("{speed} groups/s"),

@@ -134,8 +134,8 @@ impl Devices {
             let next = {
                 let mut pending = self.launches.pending.lock().unwrap_or_else(|e| e.into_inner());
                 let ended = pending.front().is_some_and(|q| {
-                    let all = q.events.iter().chain(&q.moves).flatten();
-                    wait_all || pending.len() > keep || all.clone().all(complete)
+                    let mut all = q.events.iter().chain(&q.moves).flatten();
+                    wait_all || pending.len() > keep || all.all(complete)
                 });
                 if ended {
                     pending.pop_front()
@@ -371,22 +371,23 @@ pub(super) fn submit(
     let plan = Arc::new(plan);
     let slots = plan.slots.clone();
     let arrivals: Vec<_> = needs.iter().map(|n| (n.core.clone(), n.pos, n.range.clone())).collect();
+    // The moves are staged, and each made to wait for what still uses its range on its device,
+    // under one look at the queued launches.
     let started = {
         let pending = devices.launches.pending.lock().unwrap_or_else(|e| e.into_inner());
         let producer = |slot, buffer, range: &_| producer(&pending, slot, buffer, range);
-        staged::start(devices, &slots, needs, producer)
+        staged::start(devices, &slots, needs, producer).map(|mut s| {
+            let held = after_users(&pending, &slots, &mut s.writes);
+            (s, held)
+        })
     };
-    let staged::Started { flight, mut writes, moved } = match started {
+    let (staged::Started { flight, writes, moved }, held) = match started {
         Ok(s) => s,
         Err((from, e)) => {
             devices.drain()?;
             let lost = devices.drop_device(from, format!("cannot read a move from it: {e}"));
             return Err(lost.unwrap_or(e));
         }
-    };
-    let held = {
-        let pending = devices.launches.pending.lock().unwrap_or_else(|e| e.into_inner());
-        after_users(&pending, &slots, &mut writes)
     };
     let staged_at = began.elapsed();
     let Answers { events, moves, failed } = enqueue::everywhere(session, &plan, &blocks, writes);
