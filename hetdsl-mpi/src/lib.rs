@@ -63,6 +63,8 @@ pub mod finish;
 pub mod guided;
 pub mod hier;
 pub mod payload;
+pub mod plan;
+pub mod recall;
 pub mod reference;
 pub mod report;
 pub mod scenario;

@@ -1,0 +1,575 @@
+//! Repeated calls of the same cluster launch, across ranks. A fresh call hands out many ranges
+//! (guided self-scheduling, [`crate::guided`]), and each range is a whole co-execution on its
+//! node that pays its set-up and, on a GPU, the uneven end of its last wave: on two H100 ranks
+//! NBody ran five packages per GPU where one process ran one, at 0.70 of its time. A call of a
+//! launch the cluster has run before starts instead from what the last call measured: each rank
+//! gets one range, sized so that every rank is predicted to end together ([`RankPlan`], cut by
+//! [`crate::recall::CostProfile`]), the ranges laid end to end over the NDRange.
+//!
+//! While a plan is new, or after a planned call that ended under [`TAIL_SETTLED`], each rank's
+//! range keeps a tail ([`PLAN_TAIL`] of its cost) that any rank may take: a rank runs its own
+//! tail after its range, unless another rank would end it sooner (the owner overran its
+//! prediction, or was lost), so a rank that slowed down is absorbed by the others. Once a plan
+//! ends settled the next call runs it without tails, one range per rank; a rank that slows down
+//! then costs one unbalanced call, after which the tails come back and the cuts move.
+//!
+//! The rules mirror hetdsl's repeated one-shot launches (`balance::relaunch`, judged by time):
+//! the first call, and any call after one with a fault, runs fresh; a planned call that ends
+//! with a balance under [`SETTLED`] is kept where it ran faster than the fresh calls (the
+//! median of their last three, the first call's never counted: it pays the devices' first use),
+//! and struck for good where it ran slower: the launch then always runs fresh. With no fresh
+//! time known yet, the next call runs fresh and the plan is made again from it. Pure.
+
+use std::collections::VecDeque;
+
+use hetdsl::balance::{Completion, Next, Setup};
+use hetdsl::{Balancer, Error, Package, Result};
+
+use crate::recall::{CostProfile, Measured};
+
+/// A planned call that ends with a balance under this is judged against the fresh calls' time
+/// (hetdsl's `balance::relaunch::SETTLED`).
+pub const SETTLED: f64 = hetdsl::balance::relaunch::SETTLED;
+
+/// A planned call that ends with at least this balance lets the next call run without tails.
+pub const TAIL_SETTLED: f64 = 0.97;
+
+/// The share of each rank's planned cost held back as a tail that any rank may take while the
+/// plan is not settled. Each tail is one more range on its node: a GPU's extra package costs
+/// the uneven end of its last wave (NBody on an H100: about 60 ms), so the tail is kept small,
+/// and it only absorbs a rank that runs up to this much slower than predicted.
+pub const PLAN_TAIL: f64 = 0.05;
+
+/// How many of the fresh calls' last times are kept; their median is the fresh time.
+const TIMES_KEPT: usize = 3;
+
+/// Launches remembered per cluster (the oldest forgotten first).
+pub const REMEMBERED: usize = 32;
+
+/// How a call ran across ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// The default balancer across ranks, learning the ranks afresh.
+    Fresh,
+    /// One range per rank from the last call's measurements.
+    Planned,
+}
+
+impl Form {
+    /// What the cluster report calls it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Fresh => "fresh",
+            Form::Planned => "remembered plan",
+        }
+    }
+}
+
+/// One range a rank ran and rank 0 merged.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RangeRun {
+    pub rank: usize,
+    pub package: Package,
+    /// Seconds the rank's node took for it.
+    pub seconds: f64,
+    /// Seconds from handing it out to its outputs merged, beyond `seconds`: messages, inputs
+    /// and outputs moving.
+    pub overhead: f64,
+}
+
+/// What rank 0 saw of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome {
+    /// No rank lost, no range re-run.
+    pub clean: bool,
+    pub roi_seconds: f64,
+    pub balance: f64,
+    pub ranges: Vec<RangeRun>,
+}
+
+/// What the cluster remembers of one launch across ranks.
+#[derive(Debug, Clone, Default)]
+pub struct RankRecall {
+    profile: CostProfile,
+    /// Per rank, its mean seconds per range besides computing.
+    fixed: Vec<f64>,
+    fresh_times: Vec<f64>,
+    calls: u32,
+    /// A plan ended unbalanced and slower than the fresh calls: always fresh.
+    struck: bool,
+    /// The last planned call ended at [`TAIL_SETTLED`] or better.
+    settled: bool,
+}
+
+impl RankRecall {
+    /// The next call's plan over `total` units and `ranks` ranks, holding back `tail` of each
+    /// rank's cost while the plan is not settled; `None`: run fresh.
+    pub fn choose(&self, ranks: usize, total: u64, tail: f64) -> Option<RankPlan> {
+        if self.struck || self.profile.speeds().len() != ranks || !self.profile.is_known() {
+            return None;
+        }
+        let tail = if self.settled { 0.0 } else { tail };
+        RankPlan::cut(&self.profile, &self.fixed, total, tail)
+    }
+
+    /// Whether the launch always runs fresh now.
+    pub fn is_struck(&self) -> bool {
+        self.struck
+    }
+
+    /// Records a call that ran in `form` on `ranks` ranks (see the module's documentation).
+    pub fn record(&mut self, ranks: usize, form: Form, outcome: &CallOutcome) {
+        let first = self.calls == 0;
+        self.calls = self.calls.saturating_add(1);
+        if !outcome.clean {
+            // Its measurements miss the lost rank's ranges: the next call learns afresh.
+            self.profile = CostProfile::default();
+            self.settled = false;
+            return;
+        }
+        let measured: Vec<Measured> = outcome
+            .ranges
+            .iter()
+            .map(|r| Measured {
+                lane: r.rank,
+                offset: r.package.offset,
+                len: r.package.len,
+                seconds: r.seconds,
+            })
+            .collect();
+        let mut fixed = vec![(0.0, 0u32); ranks];
+        for r in outcome.ranges.iter().filter(|r| r.rank < ranks) {
+            fixed[r.rank].0 += r.overhead.max(0.0);
+            fixed[r.rank].1 += 1;
+        }
+        let fixed: Vec<f64> =
+            fixed.iter().map(|&(s, n)| if n > 0 { s / n as f64 } else { 0.0 }).collect();
+        match form {
+            Form::Fresh => {
+                self.profile.learn_interleaved(ranks, &measured);
+                self.fixed = fixed;
+                self.settled = false;
+                if !first {
+                    if self.fresh_times.len() == TIMES_KEPT {
+                        self.fresh_times.remove(0);
+                    }
+                    self.fresh_times.push(outcome.roi_seconds);
+                }
+            }
+            Form::Planned => {
+                if outcome.balance < SETTLED {
+                    match median(&self.fresh_times) {
+                        None => {
+                            self.profile = CostProfile::default();
+                            self.settled = false;
+                            return;
+                        }
+                        Some(fresh) if outcome.roi_seconds >= fresh => {
+                            self.struck = true;
+                            return;
+                        }
+                        // Unbalanced, yet faster than fresh: kept, and the cuts move.
+                        Some(_) => {}
+                    }
+                }
+                self.profile.learn_planned(&measured);
+                self.fixed = fixed;
+                self.settled = outcome.balance >= TAIL_SETTLED;
+            }
+        }
+    }
+}
+
+/// The median of `times` (the lower middle of an even count).
+fn median(times: &[f64]) -> Option<f64> {
+    let mut t = times.to_vec();
+    t.sort_by(f64::total_cmp);
+    t.get(t.len().saturating_sub(1) / 2).copied()
+}
+
+/// Each rank's range of a planned call: its main range, then its tail, laid end to end in rank
+/// order over the NDRange; with each rank's predicted seconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankPlan {
+    pub total: u64,
+    pub main: Vec<Option<Package>>,
+    pub tail: Vec<Option<Package>>,
+    /// Per rank: units per second on average work, seconds per range besides computing.
+    speeds: Vec<f64>,
+    fixed: Vec<f64>,
+    /// Per rank: the predicted seconds of its main range, and the cost of its tail.
+    main_seconds: Vec<f64>,
+    tail_cost: Vec<f64>,
+}
+
+impl RankPlan {
+    /// The plan from `profile`: ranks end together, each paying its fixed cost once per range
+    /// (twice with a tail).
+    pub fn cut(profile: &CostProfile, fixed: &[f64], total: u64, tail: f64) -> Option<RankPlan> {
+        let n = profile.speeds().len();
+        let ranges = if tail > 0.0 { 2.0 } else { 1.0 };
+        let per_call: Vec<f64> = (0..n).map(|r| fixed.get(r).copied().unwrap_or(0.0)).collect();
+        let paid: Vec<f64> = per_call.iter().map(|f| f * ranges).collect();
+        let regions = profile.cut(0..total, &paid, &vec![true; n], 0.0)?;
+        let speeds: Vec<f64> = profile.speeds().iter().map(|s| s.unwrap_or(0.0)).collect();
+        let mut plan = RankPlan {
+            total,
+            main: vec![None; n],
+            tail: vec![None; n],
+            speeds,
+            fixed: per_call,
+            main_seconds: vec![0.0; n],
+            tail_cost: vec![0.0; n],
+        };
+        for (r, region) in regions.into_iter().enumerate() {
+            let Some(region) = region else { continue };
+            let cut = profile.split(region.clone(), 1.0 - tail.clamp(0.0, 1.0));
+            let cut = if cut <= region.start { region.end } else { cut };
+            let piece = |a: u64, b: u64| (b > a).then_some(Package { offset: a, len: b - a });
+            plan.main[r] = piece(region.start, cut);
+            plan.tail[r] = piece(cut, region.end);
+            let speed = plan.speeds[r].max(f64::MIN_POSITIVE);
+            plan.main_seconds[r] = plan.fixed[r] + profile.cost(region.start, cut) / speed;
+            plan.tail_cost[r] = profile.cost(cut, region.end);
+        }
+        Some(plan)
+    }
+
+    /// Every range of the plan, main and tail.
+    pub fn ranges(&self) -> Vec<Package> {
+        self.main.iter().chain(&self.tail).flatten().copied().collect()
+    }
+
+    /// Whether the plan holds tails.
+    pub fn has_tail(&self) -> bool {
+        self.tail.iter().any(Option::is_some)
+    }
+}
+
+/// The balancer across ranks of a planned call (see the module's documentation).
+#[derive(Debug)]
+pub struct PlannedRanks {
+    plan: RankPlan,
+    /// Per rank: its main range not handed out yet.
+    main: Vec<Option<Package>>,
+    /// Tails not handed out yet, by owner.
+    tails: Vec<Option<Package>>,
+    /// Ranges of lost ranks, for whichever rank asks.
+    orphans: VecDeque<Package>,
+    /// Per rank: when its main range was handed out, while it runs.
+    running_main: Vec<Option<f64>>,
+    alive: Vec<bool>,
+}
+
+impl PlannedRanks {
+    pub fn new(plan: RankPlan) -> Self {
+        PlannedRanks {
+            main: plan.main.clone(),
+            tails: plan.tail.clone(),
+            plan,
+            orphans: VecDeque::new(),
+            running_main: Vec::new(),
+            alive: Vec::new(),
+        }
+    }
+
+    /// When rank `r` would end the tail of `owner` if it took it at `now`.
+    fn ends_tail(&self, r: usize, owner: usize, now: f64) -> f64 {
+        let speed = self.plan.speeds[r].max(f64::MIN_POSITIVE);
+        now + self.plan.fixed[r] + self.plan.tail_cost[owner] / speed
+    }
+
+    /// The tail of another rank that `r` would end sooner than its owner, predicted at `now`
+    /// from when the owner's main range should end (or now, once it has overran).
+    fn stealable(&self, r: usize, now: f64) -> Option<usize> {
+        (0..self.tails.len())
+            .filter(|&o| o != r && self.tails[o].is_some())
+            .filter(|&o| {
+                let owner_free = match self.running_main[o] {
+                    Some(handed) => (handed + self.plan.main_seconds[o]).max(now),
+                    None => now,
+                };
+                self.ends_tail(r, o, now) < self.ends_tail(o, o, owner_free)
+            })
+            .max_by(|a, b| self.plan.tail_cost[*a].total_cmp(&self.plan.tail_cost[*b]))
+    }
+}
+
+impl Balancer for PlannedRanks {
+    fn name(&self) -> String {
+        if self.plan.has_tail() {
+            format!("remembered plan (tails of {:.0} %)", PLAN_TAIL * 100.0)
+        } else {
+            "remembered plan".into()
+        }
+    }
+
+    fn start(&mut self, setup: &Setup) -> Result<()> {
+        let n = setup.devices.len();
+        let ranges: Vec<_> = self.plan.ranges().iter().map(|p| p.offset..p.end()).collect();
+        if self.plan.main.len() != n
+            || self.plan.total != setup.total_groups
+            || !crate::recall::tiles(&ranges, 0..setup.total_groups)
+        {
+            return Err(Error::BadBalancer(format!(
+                "a remembered plan for {} ranks over {} units does not fit {n} ranks over {}",
+                self.plan.main.len(),
+                self.plan.total,
+                setup.total_groups
+            )));
+        }
+        self.main = self.plan.main.clone();
+        self.tails = self.plan.tail.clone();
+        self.orphans.clear();
+        self.running_main = vec![None; n];
+        self.alive = vec![true; n];
+        Ok(())
+    }
+
+    fn next(&mut self, device: usize, now: f64) -> Next {
+        if !self.alive.get(device).copied().unwrap_or(false) {
+            return Next::Done;
+        }
+        if let Some(p) = self.main[device].take() {
+            self.running_main[device] = Some(now);
+            return Next::Run(p);
+        }
+        if let Some(p) = self.tails[device].take().or_else(|| self.orphans.pop_front()) {
+            return Next::Run(p);
+        }
+        if let Some(owner) = self.stealable(device, now) {
+            return self.tails[owner].take().map_or(Next::Done, Next::Run);
+        }
+        if self.tails.iter().any(Option::is_some) {
+            // Its owner is predicted to end it sooner: asked again when anything completes.
+            Next::Wait
+        } else {
+            Next::Done
+        }
+    }
+
+    fn completed(&mut self, done: &Completion) {
+        if let Some(slot) = self.running_main.get_mut(done.device) {
+            *slot = None;
+        }
+    }
+
+    fn device_lost(&mut self, device: usize) {
+        if let Some(a) = self.alive.get_mut(device) {
+            *a = false;
+            self.running_main[device] = None;
+            let left = self.main[device].take().into_iter().chain(self.tails[device].take());
+            self.orphans.extend(left);
+        }
+    }
+}
+
+/// Launches remembered by key, the oldest forgotten first beyond [`REMEMBERED`].
+#[derive(Debug)]
+pub struct Memory<T>(Vec<(String, T)>);
+
+impl<T> Default for Memory<T> {
+    fn default() -> Self {
+        Memory(Vec::new())
+    }
+}
+
+impl<T: Default> Memory<T> {
+    /// The entry of `key`, made empty if there is none, now the most recent.
+    pub fn entry(&mut self, key: &str) -> &mut T {
+        let at = self.0.iter().position(|(k, _)| k == key);
+        let entry = match at {
+            Some(i) => self.0.remove(i),
+            None => (key.to_string(), T::default()),
+        };
+        self.0.push(entry);
+        if self.0.len() > REMEMBERED {
+            self.0.remove(0);
+        }
+        &mut self.0.last_mut().expect("just pushed").1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hetdsl::balance::{DeviceKind, DeviceProfile};
+
+    fn run(rank: usize, offset: u64, len: u64, seconds: f64) -> RangeRun {
+        RangeRun { rank, package: Package { offset, len }, seconds, overhead: 0.0 }
+    }
+
+    /// A fresh call of two ranks, rank 1 twice as fast, on uniform work of 3 000 units.
+    fn fresh() -> CallOutcome {
+        CallOutcome {
+            clean: true,
+            roi_seconds: 1.0,
+            balance: 0.99,
+            ranges: vec![
+                run(0, 0, 500, 1.0),
+                run(1, 500, 1000, 1.0),
+                run(0, 1500, 500, 1.0),
+                run(1, 2000, 1000, 1.0),
+            ],
+        }
+    }
+
+    fn setup(n: usize, total: u64) -> Setup {
+        let d = DeviceProfile { kind: DeviceKind::Gpu, nominal_gflops: 1.0, min_groups: 1 };
+        Setup { total_groups: total, devices: vec![d; n] }
+    }
+
+    /// Everything a balancer hands out until every rank is done, asking in turn.
+    fn drain(b: &mut PlannedRanks, n: usize) -> Vec<(usize, Package)> {
+        let mut out = Vec::new();
+        let mut done = vec![false; n];
+        while !done.iter().all(|d| *d) {
+            for (r, d) in done.iter_mut().enumerate() {
+                match b.next(r, 0.0) {
+                    Next::Run(p) => out.push((r, p)),
+                    Next::Done => *d = true,
+                    Next::Wait => {}
+                }
+            }
+        }
+        out
+    }
+
+    /// Nothing remembered runs fresh; after a fresh call, one range per rank plus a tail,
+    /// contiguous, tiling the range, sized by speed so that both end together.
+    #[test]
+    fn a_repeated_call_gets_one_range_per_rank_sized_to_end_together() {
+        let mut m = RankRecall::default();
+        assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+        m.record(2, Form::Fresh, &fresh());
+        let plan = m.choose(2, 3000, PLAN_TAIL).unwrap();
+        let (m0, t0) = (plan.main[0].unwrap(), plan.tail[0].unwrap());
+        let (m1, t1) = (plan.main[1].unwrap(), plan.tail[1].unwrap());
+        assert_eq!((m0.offset, m0.end(), t0.end(), m1.end(), t1.end()), (0, 950, 1000, 2900, 3000));
+        assert_eq!((t0.offset, m1.offset, t1.offset), (m0.end(), t0.end(), m1.end()));
+        // Through the balancer, each rank takes its own range, then its own tail.
+        let mut b = PlannedRanks::new(plan);
+        b.start(&setup(2, 3000)).unwrap();
+        let handed = drain(&mut b, 2);
+        assert_eq!(handed, vec![(0, m0), (1, m1), (0, t0), (1, t1)]);
+        // Without a tail: exactly one range each.
+        let plan = m.choose(2, 3000, 0.0).unwrap();
+        assert_eq!(
+            plan.ranges(),
+            vec![Package { offset: 0, len: 1000 }, Package { offset: 1000, len: 2000 }]
+        );
+    }
+
+    /// A rank's fixed cost per range makes its range shorter by what it would compute meanwhile.
+    #[test]
+    fn fixed_costs_shorten_a_rank_s_range() {
+        let mut m = RankRecall::default();
+        let mut call = fresh();
+        for r in call.ranges.iter_mut().filter(|r| r.rank == 1) {
+            r.overhead = 0.3;
+        }
+        m.record(2, Form::Fresh, &call);
+        let plan = m.choose(2, 3000, 0.0).unwrap();
+        // T = (3000 + 0.3 · 1000) / 1500 = 2.2 s: rank 1 gets 1900 units, rank 0 1100.
+        assert_eq!(plan.main[0], Some(Package { offset: 0, len: 1100 }));
+        assert_eq!(plan.main[1], Some(Package { offset: 1100, len: 1900 }));
+    }
+
+    /// A rank that overran its prediction has its tail taken by a rank that is free; a rank on
+    /// time keeps its own; a lost rank's ranges go to whoever asks.
+    #[test]
+    fn tails_absorb_a_late_rank_and_a_lost_one() {
+        let mut m = RankRecall::default();
+        m.record(2, Form::Fresh, &fresh());
+        let plan = m.choose(2, 3000, PLAN_TAIL).unwrap();
+        let (t0, t1) = (plan.tail[0].unwrap(), plan.tail[1].unwrap());
+        let mut b = PlannedRanks::new(plan.clone());
+        b.start(&setup(2, 3000)).unwrap();
+        assert!(matches!(b.next(0, 0.0), Next::Run(_)));
+        assert!(matches!(b.next(1, 0.0), Next::Run(_)));
+        // Rank 1 (predicted 1.9 s) ends at 1.9 s and takes its tail; rank 0 is on time.
+        assert_eq!(b.next(1, 1.9), Next::Run(t1));
+        b.completed(&Completion {
+            device: 1,
+            package: t1,
+            kernel_seconds: 0.07,
+            host_start: 1.9,
+            host_end: 1.97,
+        });
+        // Rank 0 (predicted 1.9 s) is late at 1.97: it would end its 50-unit tail at 2.07 at
+        // the soonest, rank 1 by 2.02: rank 1 takes it.
+        assert_eq!(b.next(1, 1.97), Next::Run(t0));
+        assert_eq!(b.next(0, 2.3), Next::Done);
+        // A rank that would end another's tail later than its owner, still on time, waits.
+        let mut b = PlannedRanks::new(plan.clone());
+        b.start(&setup(2, 3000)).unwrap();
+        let _ = (b.next(0, 0.0), b.next(1, 0.0));
+        assert_eq!(b.next(0, 1.85), Next::Run(t0));
+        assert_eq!(b.next(0, 1.86), Next::Wait);
+        // A lost rank's range and tail go to the next rank asking.
+        let mut b = PlannedRanks::new(plan.clone());
+        b.start(&setup(2, 3000)).unwrap();
+        assert!(matches!(b.next(1, 0.0), Next::Run(_)));
+        b.device_lost(0);
+        assert_eq!(b.next(1, 1.0), Next::Run(t1));
+        assert_eq!(b.next(1, 1.1), Next::Run(plan.main[0].unwrap()));
+        assert_eq!(b.next(1, 1.2), Next::Run(t0));
+        assert_eq!(b.next(1, 1.3), Next::Done);
+        // A plan for another range or another number of ranks is refused.
+        assert!(PlannedRanks::new(plan.clone()).start(&setup(3, 3000)).is_err());
+        assert!(PlannedRanks::new(plan).start(&setup(2, 3001)).is_err());
+    }
+
+    /// The rules of repeated calls: a settled plan drops its tails; a plan that ends unbalanced
+    /// is kept only where it ran faster than fresh, struck where slower; with no fresh time
+    /// known, the next call runs fresh; a call with a fault makes the next one fresh.
+    #[test]
+    fn plans_are_judged_like_hetdsl_s_relaunches() {
+        let planned = |roi: f64, balance: f64| CallOutcome {
+            clean: true,
+            roi_seconds: roi,
+            balance,
+            ranges: vec![run(0, 0, 1000, 1.0), run(1, 1000, 2000, 1.0)],
+        };
+        let mut m = RankRecall::default();
+        m.record(2, Form::Fresh, &fresh());
+        assert!(m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail());
+        m.record(2, Form::Planned, &planned(1.0, 0.99));
+        assert!(!m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail(), "settled: no tails");
+        m.record(2, Form::Planned, &planned(1.0, 0.95));
+        assert!(m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail(), "not settled: tails again");
+        // Unbalanced, and only the first (uncounted) fresh call known: fresh next, then plan.
+        m.record(2, Form::Planned, &planned(1.0, 0.5));
+        assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+        m.record(2, Form::Fresh, &fresh());
+        assert!(m.choose(2, 3000, PLAN_TAIL).is_some());
+        // Unbalanced but faster than fresh (1.0 s): kept.
+        m.record(2, Form::Planned, &planned(0.9, 0.8));
+        assert!(m.choose(2, 3000, PLAN_TAIL).is_some() && !m.is_struck());
+        // Unbalanced and slower: struck for good.
+        m.record(2, Form::Planned, &planned(1.2, 0.8));
+        assert!(m.is_struck());
+        m.record(2, Form::Fresh, &fresh());
+        assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+        // A fault: fresh next; then planned again.
+        let mut m = RankRecall::default();
+        m.record(2, Form::Fresh, &fresh());
+        m.record(2, Form::Planned, &CallOutcome { clean: false, ..planned(1.0, 1.0) });
+        assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+        m.record(2, Form::Fresh, &fresh());
+        assert!(m.choose(2, 3000, PLAN_TAIL).is_some());
+        // Another number of ranks than the one remembered: fresh.
+        assert_eq!(m.choose(3, 3000, PLAN_TAIL), None);
+    }
+
+    #[test]
+    fn memory_keeps_the_latest_launches() {
+        let mut m: Memory<u32> = Memory::default();
+        *m.entry("a") = 1;
+        for k in 0..REMEMBERED {
+            *m.entry(&k.to_string()) = 2;
+        }
+        assert_eq!(*m.entry("a"), 0, "the oldest was forgotten");
+        assert_eq!(*m.entry("5"), 2);
+    }
+}

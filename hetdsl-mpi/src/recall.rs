@@ -1,0 +1,329 @@
+//! What one call of a launch measured, kept for the next call of the same launch: how fast each
+//! lane (a rank, or one device of a node) runs, and what the work costs along the range. From
+//! it, a range is cut into one block per lane, laid end to end, sized so that every lane is
+//! predicted to end at the same instant. Pure: the rank plan ([`crate::plan`]) and the node's
+//! split both use it.
+//!
+//! Speed and cost cannot be told apart from blocks that do not mix: a lane that ran a cheap
+//! block looks fast. They are learned apart from a call whose lanes ran interleaved pieces of
+//! the range (a dynamic balancer's), which gives each lane its speed on an average of the range
+//! and each piece its cost; a call that ran a plan keeps those speeds and scales the cost of
+//! each block it measured to what that block took, keeping the shape the interleaved call saw
+//! within it. A lane that slowed down therefore shows as dearer work in its block, and the next
+//! cut gives it less: each planned call moves the cuts towards balance.
+
+use std::ops::Range;
+
+/// One measured piece of the range: the lane that ran it, its units, and the seconds it took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measured {
+    pub lane: usize,
+    pub offset: u64,
+    pub len: u64,
+    pub seconds: f64,
+}
+
+/// Lanes' speeds and the range's cost map (see the module's documentation).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CostProfile {
+    /// Per lane, units per second on the range's average work (`None`: not measured).
+    speeds: Vec<Option<f64>>,
+    /// Disjoint spans `(start, end, cost per unit)`, sorted: a lane of speed `w` runs a span
+    /// in `(end - start) · cost / w` seconds.
+    map: Vec<(u64, u64, f64)>,
+}
+
+fn usable(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}
+
+impl CostProfile {
+    /// Whether a cut can be made: some lane has a speed.
+    pub fn is_known(&self) -> bool {
+        self.speeds.iter().flatten().any(|s| usable(*s))
+    }
+
+    pub fn speeds(&self) -> &[Option<f64>] {
+        &self.speeds
+    }
+
+    /// Learns speeds and costs afresh from a call whose lanes ran interleaved pieces: each
+    /// lane's speed is its units over its seconds, each piece's cost its seconds at that speed.
+    /// Lanes that ran nothing have no speed.
+    pub fn learn_interleaved(&mut self, lanes: usize, measured: &[Measured]) {
+        let mut ran = vec![(0u64, 0.0f64); lanes];
+        for m in measured.iter().filter(|m| m.lane < lanes && m.len > 0) {
+            ran[m.lane].0 += m.len;
+            ran[m.lane].1 += m.seconds.max(0.0);
+        }
+        self.speeds = ran.iter().map(|&(g, s)| (g > 0 && s > 0.0).then(|| g as f64 / s)).collect();
+        self.map.clear();
+        for m in measured.iter().filter(|m| m.len > 0) {
+            if let Some(w) = self.speeds.get(m.lane).copied().flatten() {
+                let (a, b) = (m.offset, m.offset + m.len);
+                self.set(a, b, &[(a, b, m.seconds * w / m.len as f64)], 1.0);
+            }
+        }
+    }
+
+    /// Learns from a call that ran blocks of a plan: the speeds stay, and the cost of each
+    /// measured block becomes what it took at its lane's speed, shared out within the block as
+    /// the map had it.
+    pub fn learn_planned(&mut self, measured: &[Measured]) {
+        for m in measured {
+            let Some(w) = self.speeds.get(m.lane).copied().flatten() else { continue };
+            let (a, b) = (m.offset, m.offset + m.len);
+            let target = m.seconds * w;
+            let now = self.cost(a, b);
+            if m.len == 0 || !usable(target) || !usable(now) {
+                continue;
+            }
+            let pieces = self.pieces(a, b);
+            self.set(a, b, &pieces, target / now);
+        }
+    }
+
+    /// The spans of `a..b` with their costs, gaps filled at the map's mean cost.
+    fn pieces(&self, a: u64, b: u64) -> Vec<(u64, u64, f64)> {
+        let mean = self.mean();
+        let mut out = Vec::new();
+        let mut at = a;
+        for &(s, e, c) in &self.map {
+            let (s, e) = (s.max(a), e.min(b));
+            if s >= e {
+                continue;
+            }
+            if s > at {
+                out.push((at, s, mean));
+            }
+            out.push((s, e, c));
+            at = e;
+        }
+        if at < b {
+            out.push((at, b, mean));
+        }
+        out
+    }
+
+    /// Replaces `a..b` of the map by `pieces` (which tile it), each cost times `scale`.
+    fn set(&mut self, a: u64, b: u64, pieces: &[(u64, u64, f64)], scale: f64) {
+        let mut kept = Vec::with_capacity(self.map.len() + pieces.len() + 2);
+        for &(s, e, c) in &self.map {
+            if e <= a || s >= b {
+                kept.push((s, e, c));
+                continue;
+            }
+            if s < a {
+                kept.push((s, a, c));
+            }
+            if e > b {
+                kept.push((b, e, c));
+            }
+        }
+        kept.extend(pieces.iter().map(|&(s, e, c)| (s, e, c * scale)));
+        kept.retain(|&(s, e, c)| e > s && usable(c));
+        kept.sort_by_key(|p| p.0);
+        self.map = kept;
+    }
+
+    /// The mean cost per unit over the map (1 before anything is measured).
+    fn mean(&self) -> f64 {
+        let (units, cost) = self
+            .map
+            .iter()
+            .fold((0u64, 0.0), |(u, c), &(s, e, k)| (u + (e - s), c + (e - s) as f64 * k));
+        if units > 0 && usable(cost) {
+            cost / units as f64
+        } else {
+            1.0
+        }
+    }
+
+    /// The cost of units `a..b` (units the map does not cover at its mean cost).
+    pub fn cost(&self, a: u64, b: u64) -> f64 {
+        self.pieces(a, b).iter().map(|&(s, e, c)| (e - s) as f64 * c).sum()
+    }
+
+    /// The cost of `a..x` for a fractional `x` (the unit at `x` counted in part).
+    fn cost_to(&self, a: u64, x: f64) -> f64 {
+        let whole = x.floor().max(a as f64) as u64;
+        let part = x - whole as f64;
+        self.cost(a, whole) + if part > 0.0 { part * self.cost(whole, whole + 1) } else { 0.0 }
+    }
+
+    /// `range` cut into one block per lane, laid end to end in lane order, so that each lane
+    /// taking part ends together: lane `l` ends its block at `fixed[l] + cost / speed[l]`. Lanes
+    /// not `taking`, without a speed, or whose share would be under `min_share` of the range's
+    /// cost get nothing. `None` when no lane can take part.
+    pub fn cut(
+        &self,
+        range: Range<u64>,
+        fixed: &[f64],
+        taking: &[bool],
+        min_share: f64,
+    ) -> Option<Vec<Option<Range<u64>>>> {
+        let n = self.speeds.len();
+        let speed = |l: usize| self.speeds[l].filter(|s| usable(*s));
+        let fixed_of = |l: usize| fixed.get(l).copied().filter(|f| f.is_finite()).unwrap_or(0.0);
+        let mut part: Vec<bool> =
+            (0..n).map(|l| taking.get(l).copied().unwrap_or(true) && speed(l).is_some()).collect();
+        let total = self.cost(range.start, range.end);
+        if range.is_empty() || !usable(total) {
+            return None;
+        }
+        let shares = loop {
+            let (mut rate, mut offset) = (0.0, 0.0);
+            for l in (0..n).filter(|&l| part[l]) {
+                let w = speed(l)?;
+                rate += w;
+                offset += fixed_of(l) * w;
+            }
+            if rate <= 0.0 {
+                return None;
+            }
+            let t = (total + offset) / rate;
+            let shares: Vec<f64> = (0..n)
+                .map(|l| if part[l] { (t - fixed_of(l)) * speed(l).unwrap_or(0.0) } else { 0.0 })
+                .collect();
+            let small: Vec<usize> =
+                (0..n).filter(|&l| part[l] && shares[l] <= (min_share * total).max(0.0)).collect();
+            // The last lane standing takes everything, however small its share came out.
+            if small.is_empty() || small.len() == part.iter().filter(|p| **p).count() {
+                break shares;
+            }
+            for l in small {
+                part[l] = false;
+            }
+        };
+        let last = (0..n).filter(|&l| part[l]).max()?;
+        let mut blocks = vec![None; n];
+        let (mut start, mut cost) = (range.start, 0.0);
+        for l in (0..n).filter(|&l| part[l]) {
+            let end = if l == last {
+                range.end
+            } else {
+                cost += shares[l];
+                self.unit_at(range.start, cost, start, range.end)
+            };
+            if end > start {
+                blocks[l] = Some(start..end);
+            }
+            start = end;
+        }
+        Some(blocks)
+    }
+
+    /// The unit boundary in `range` that leaves `fraction` of its cost before it.
+    pub fn split(&self, range: Range<u64>, fraction: f64) -> u64 {
+        let target = self.cost(range.start, range.end) * fraction.clamp(0.0, 1.0);
+        self.unit_at(range.start, target, range.start, range.end)
+    }
+
+    /// The unit boundary in `from..=end` whose cost from `a` is nearest `target`.
+    fn unit_at(&self, a: u64, target: f64, from: u64, end: u64) -> u64 {
+        let (mut lo, mut hi) = (from, end);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.cost_to(a, mid as f64) < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo > from && target - self.cost_to(a, (lo - 1) as f64) < self.cost(a, lo) - target {
+            lo - 1
+        } else {
+            lo
+        }
+    }
+}
+
+/// Whether `blocks` lie end to end over `range`, each non-empty, covering it exactly once.
+pub fn tiles(blocks: &[Range<u64>], range: Range<u64>) -> bool {
+    let mut sorted: Vec<&Range<u64>> = blocks.iter().collect();
+    sorted.sort_by_key(|b| b.start);
+    let mut next = range.start;
+    for b in sorted {
+        if b.start != next || b.end <= b.start {
+            return false;
+        }
+        next = b.end;
+    }
+    next == range.end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(lane: usize, offset: u64, len: u64, seconds: f64) -> Measured {
+        Measured { lane, offset, len, seconds }
+    }
+
+    fn blocks(cut: Vec<Option<Range<u64>>>) -> Vec<Range<u64>> {
+        cut.into_iter().flatten().collect()
+    }
+
+    /// Lane 1 runs three times as fast as lane 0 on uniform work: it gets three quarters, and
+    /// the blocks tile the range.
+    #[test]
+    fn uniform_work_is_cut_by_speed() {
+        let mut p = CostProfile::default();
+        p.learn_interleaved(2, &[m(0, 0, 100, 1.0), m(1, 100, 300, 1.0), m(0, 400, 100, 1.0)]);
+        assert_eq!(p.speeds(), &[Some(100.0), Some(300.0)]);
+        let cut = p.cut(0..1000, &[0.0, 0.0], &[true, true], 0.0).unwrap();
+        assert_eq!(cut, vec![Some(0..250), Some(250..1000)]);
+        // A sub-range, and a fixed cost that makes lane 1 start 0.1 s late: 1000 units in
+        // T = (1000 + 30) / 400 s, lane 0 taking 257.5 of them.
+        let cut = p.cut(500..1500, &[0.0, 0.1], &[true, true], 0.0).unwrap();
+        assert_eq!(cut, vec![Some(500..758), Some(758..1500)]);
+        assert!(tiles(&blocks(cut), 500..1500));
+    }
+
+    /// An irregular kernel: the second half costs four times the first. Equal lanes split the
+    /// cost, not the units.
+    #[test]
+    fn irregular_work_is_cut_by_cost() {
+        let mut p = CostProfile::default();
+        p.learn_interleaved(
+            2,
+            &[m(0, 0, 50, 0.5), m(1, 50, 50, 0.5), m(0, 100, 50, 2.0), m(1, 150, 50, 2.0)],
+        );
+        // Both run 40 units/s on average; the halves cost 0.4 and 1.6 per unit, 200 in all:
+        // lane 0 takes the cheap half (40) and 37.5 units of the dear one (60).
+        assert!((p.cost(0, 200) - 200.0).abs() < 1e-9);
+        let cut = blocks(p.cut(0..200, &[], &[true, true], 0.0).unwrap());
+        assert!(matches!(cut[0].end, 137 | 138), "{cut:?}");
+        assert!(tiles(&cut, 0..200));
+    }
+
+    /// A planned call where lane 1's block took twice its prediction: the block's cost doubles,
+    /// its shape stays, and the next cut gives lane 1 less.
+    #[test]
+    fn a_planned_call_moves_the_cut_towards_balance() {
+        let mut p = CostProfile::default();
+        p.learn_interleaved(2, &[m(0, 0, 100, 1.0), m(1, 100, 100, 1.0)]);
+        let before = p.cut(0..200, &[], &[true, true], 0.0).unwrap();
+        assert_eq!(before, vec![Some(0..100), Some(100..200)]);
+        p.learn_planned(&[m(0, 0, 100, 1.0), m(1, 100, 100, 2.0)]);
+        assert!((p.cost(100, 200) - 2.0 * p.cost(0, 100)).abs() < 1e-9);
+        let after = blocks(p.cut(0..200, &[], &[true, true], 0.0).unwrap());
+        // Cost 100 + 200: 150 each; lane 0 takes 0..100 and 25 units of the dear half.
+        assert_eq!(after, vec![0..125, 125..200]);
+    }
+
+    /// Lanes not taking part, unmeasured, or under the minimum share get nothing; the blocks
+    /// still tile the range.
+    #[test]
+    fn small_and_absent_lanes_sit_out() {
+        let mut p = CostProfile::default();
+        p.learn_interleaved(3, &[m(0, 0, 1, 1.0), m(1, 1, 999, 1.0)]);
+        assert_eq!(p.speeds()[2], None);
+        let cut = p.cut(0..1000, &[], &[true, true, true], 0.02).unwrap();
+        assert_eq!(cut, vec![None, Some(0..1000), None]);
+        let cut = p.cut(0..1000, &[], &[true, false, true], 0.02).unwrap();
+        assert_eq!(cut, vec![Some(0..1000), None, None]);
+        assert_eq!(p.cut(0..1000, &[], &[false, false, true], 0.0), None);
+        assert_eq!(CostProfile::default().cut(0..10, &[], &[], 0.0), None);
+    }
+}
