@@ -4,15 +4,17 @@
 //! arrive in such buffers, which the node swaps in, and its outputs leave in them, lent: the
 //! node never copies a range's bytes, and gets buffers back through its [`Spares`].
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use hetdsl::balance::{DeviceHistory, History, Replay};
 use hetdsl::engine::Arg;
 use hetdsl::report::DeviceReport;
 use hetdsl::{Balancer, Direction, Error, Fault, Package, Program};
 
 use crate::carry::{Carried, NodeMemory};
 use crate::payload::Spares;
+use crate::recall::{Measured, NodeRecall};
 use crate::spec::{ArgKind, LaunchSpec};
 
 /// Builds a node's balancer for each range (a balancer serves one run).
@@ -68,6 +70,11 @@ pub struct Node<'p> {
     /// What the node's earlier ranges measured of its devices (`None`: each range's balancer
     /// starts from nothing).
     memory: Option<NodeMemory>,
+    /// What earlier calls of this launch measured of the node's devices (`None`: every range
+    /// runs with the node's balancer).
+    recall: Option<Arc<Mutex<NodeRecall>>>,
+    /// Ranges of this call cut from `recall`, one package per device that got work.
+    pub planned_ranges: usize,
     /// Seconds of every range's run outside the engine's ROI (set-up, joining), added up.
     pub setup_seconds: f64,
     /// Every device's share over every range, as the engine reported it.
@@ -91,6 +98,8 @@ impl<'p> Node<'p> {
             ranges: 0,
             warm: false,
             memory: Some(NodeMemory::new()),
+            recall: None,
+            planned_ranges: 0,
             setup_seconds: 0.0,
             devices: Vec::new(),
         }
@@ -111,6 +120,13 @@ impl<'p> Node<'p> {
     /// earlier ranges (`crate::carry`; on by default).
     pub fn carry_speeds(&mut self, on: bool) {
         self.memory = on.then(NodeMemory::new);
+    }
+
+    /// Cut each range of this call from what the earlier calls of the same launch measured
+    /// (`crate::recall::NodeRecall`), which this call's ranges then add to.
+    pub fn recall(&mut self, recall: Arc<Mutex<NodeRecall>>) {
+        lock(&recall).begin_call(self.program.devices().len());
+        self.recall = Some(recall);
     }
 
     /// The staging buffer of argument `arg` (to receive a `Whole` input once).
@@ -165,18 +181,45 @@ impl<'p> Node<'p> {
     }
 
     fn launch(&mut self, package: Package) -> hetdsl::Result<hetdsl::Report> {
+        let range = package.offset..package.end();
+        // Injected faults name devices by their place in the program, which a cut that leaves
+        // devices out would shift: such a range runs with every device.
+        let faulted = self.faults.iter().any(|(from, _)| self.ranges >= *from);
+        let split = match &self.recall {
+            Some(r) if !faulted => lock(r).split(range.clone()),
+            _ => None,
+        };
         let spec = &self.spec;
         let mut launch = self
             .program
             .launch(&spec.kernel)
             .global(&spec.global)
             .local(&spec.local)
-            .groups(package.offset..package.end())
-            .warmup(!self.warm)
-            .balancer(match &self.memory {
+            .groups(range.clone())
+            .warmup(!self.warm);
+        // The devices a cut gives work to, by position; the others are not set up at all.
+        let taking: Option<Vec<usize>> = split
+            .as_ref()
+            .map(|blocks| (0..blocks.len()).filter(|&d| blocks[d].is_some()).collect());
+        launch = match (&split, &taking) {
+            (Some(blocks), Some(taking)) => {
+                let devices = taking
+                    .iter()
+                    .filter_map(|&d| blocks[d].clone())
+                    .map(|b| DeviceHistory {
+                        speed: 1.0,
+                        owned: std::iter::once(b.start - range.start..b.end - range.start)
+                            .collect(),
+                    })
+                    .collect();
+                let history = History { total_groups: package.len, devices };
+                launch.on_devices(taking).balancer(Box::new(Replay::planned(history)))
+            }
+            _ => launch.balancer(match &self.memory {
                 Some(m) => Box::new(Carried::new((self.balancer)(), m.clone())),
                 None => (self.balancer)(),
-            });
+            }),
+        };
         for (_, f) in self.faults.iter().filter(|(from, _)| self.ranges >= *from) {
             launch = launch.inject(*f);
         }
@@ -193,7 +236,40 @@ impl<'p> Node<'p> {
             };
             launch = launch.arg(arg);
         }
-        launch.run()
+        let ran = launch.run();
+        let Some(recall) = &self.recall else { return ran };
+        let mut report = match ran {
+            Ok(r) => r,
+            Err(e) => {
+                lock(recall).ran(split.is_some(), Vec::new(), false, 0.0);
+                return Err(e);
+            }
+        };
+        // Positions in the launch back to the node's devices.
+        let position = |d: usize| taking.as_ref().map_or(Some(d), |t| t.get(d).copied());
+        for d in &mut report.devices {
+            d.index = position(d.index).unwrap_or(d.index);
+        }
+        let measured = report
+            .trace
+            .iter()
+            .filter(|t| t.merged)
+            .filter_map(|t| {
+                Some(Measured {
+                    lane: position(t.device)?,
+                    offset: report.first_group + t.package.offset,
+                    len: t.package.len,
+                    seconds: t
+                        .kernel_seconds
+                        .filter(|k| *k > 0.0)
+                        .unwrap_or(t.host_end - t.host_start),
+                })
+            })
+            .collect();
+        let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
+        lock(recall).ran(split.is_some(), measured, clean, report.balance);
+        self.planned_ranges += usize::from(split.is_some());
+        Ok(report)
     }
 
     /// Adds one range's device reports to the node's totals (matched by device index).
@@ -210,4 +286,8 @@ impl<'p> Node<'p> {
             }
         }
     }
+}
+
+fn lock(recall: &Mutex<NodeRecall>) -> std::sync::MutexGuard<'_, NodeRecall> {
+    recall.lock().unwrap_or_else(|e| e.into_inner())
 }

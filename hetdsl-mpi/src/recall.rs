@@ -252,6 +252,69 @@ pub fn tiles(blocks: &[Range<u64>], range: Range<u64>) -> bool {
     next == range.end
 }
 
+/// What a node remembers of one launch's devices from call to call (the lanes are the node's
+/// devices): each range of a repeated call is cut into one package per device that gets work
+/// ([`NodeRecall::split`]), where a fresh balancer would probe every device and hand each
+/// several packages, each of which pays, on a GPU, the uneven end of its last wave. What a call
+/// measures is learned when the next call begins, so that every range of one call is cut from
+/// the same knowledge.
+#[derive(Debug, Default)]
+pub struct NodeRecall {
+    profile: CostProfile,
+    devices: usize,
+    /// This call's measurements: of ranges a dynamic balancer ran, and of ranges cut.
+    fresh: Vec<Measured>,
+    planned: Vec<Measured>,
+    /// This call lost a device or re-ran a package: its measurements are not learned.
+    dirty: bool,
+    /// A range of this call cut from memory ended unbalanced: the call's other ranges run
+    /// with the dynamic balancer, whose measurements the next call learns from.
+    missed: bool,
+}
+
+impl NodeRecall {
+    /// A new call on a node of `devices` devices: learns what the last call measured.
+    pub fn begin_call(&mut self, devices: usize) {
+        if self.dirty || self.devices != devices {
+            self.profile = CostProfile::default();
+        } else {
+            if !self.fresh.is_empty() {
+                self.profile.learn_interleaved(devices, &self.fresh);
+            }
+            self.profile.learn_planned(&self.planned);
+        }
+        self.devices = devices;
+        self.fresh.clear();
+        self.planned.clear();
+        self.dirty = false;
+        self.missed = false;
+    }
+
+    /// `range` as one block per device, laid end to end, sized so that all end together; a
+    /// device whose share would be under hetdsl's `relaunch::MIN_SHARE` gets none. `None`:
+    /// nothing known yet, or a cut range of this call ended unbalanced; run it fresh.
+    pub fn split(&self, range: Range<u64>) -> Option<Vec<Option<Range<u64>>>> {
+        if self.missed || self.profile.speeds().len() != self.devices {
+            return None;
+        }
+        let everyone = vec![true; self.devices];
+        self.profile.cut(range, &[], &everyone, hetdsl::balance::relaunch::MIN_SHARE)
+    }
+
+    /// A range ran: cut from memory (`planned`) or not, its merged packages `measured` (lanes
+    /// are the node's devices, offsets in the NDRange), whether it ran without a fault, and its
+    /// balance across devices.
+    pub fn ran(&mut self, planned: bool, measured: Vec<Measured>, clean: bool, balance: f64) {
+        self.dirty |= !clean;
+        if planned {
+            self.missed |= balance < hetdsl::balance::relaunch::SETTLED;
+            self.planned.extend(measured);
+        } else {
+            self.fresh.extend(measured);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,5 +388,35 @@ mod tests {
         assert_eq!(cut, vec![Some(0..1000), None, None]);
         assert_eq!(p.cut(0..1000, &[], &[false, false, true], 0.0), None);
         assert_eq!(CostProfile::default().cut(0..10, &[], &[], 0.0), None);
+    }
+
+    /// A node's first call runs fresh; the next call cuts each range by what the first
+    /// measured; a cut range that ends unbalanced sends the rest of its call back to fresh, and
+    /// a call with a fault is not learned from.
+    #[test]
+    fn a_node_cuts_ranges_of_a_repeated_call_from_the_last_one() {
+        let mut r = NodeRecall::default();
+        r.begin_call(2);
+        assert_eq!(r.split(0..100), None);
+        // A CPU (device 0) ten times slower than the GPU, interleaved over 0..1000.
+        r.ran(false, vec![m(0, 0, 10, 1.0), m(1, 10, 490, 4.9), m(1, 500, 500, 5.0)], true, 0.9);
+        assert_eq!(r.split(0..100), None, "learned when the next call begins");
+        r.begin_call(2);
+        // The CPU gets 1/11 of a range.
+        assert_eq!(r.split(0..1000).unwrap(), vec![Some(0..91), Some(91..1000)]);
+        r.ran(true, vec![m(0, 0, 91, 0.91), m(1, 91, 909, 9.09)], true, 0.99);
+        assert!(r.split(200..300).is_some());
+        r.ran(true, vec![m(0, 200, 9, 3.0), m(1, 209, 91, 0.91)], true, 0.3);
+        assert_eq!(r.split(300..400), None, "the rest of the call runs fresh");
+        r.begin_call(2);
+        // The planned call's CPU block at 200..209 cost three times its prediction: it gets
+        // less of that part of the range from now on.
+        let cut = r.split(200..300).unwrap();
+        assert!(cut[0].as_ref().unwrap().end < 209, "{cut:?}");
+        r.ran(false, vec![m(0, 0, 1000, 1.0)], false, 1.0);
+        r.begin_call(2);
+        assert_eq!(r.split(0..1000), None, "a call with a fault is not learned from");
+        r.begin_call(3);
+        assert_eq!(r.split(0..1000), None);
     }
 }
