@@ -2,7 +2,8 @@
 //! builds the same way (SPMD). Rank 0 holds the caller's buffers and balances the ranks; every
 //! rank, rank 0 included, runs the ranges it gets on its own devices.
 
-use std::sync::Arc;
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
 
 use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
@@ -12,6 +13,8 @@ use hetdsl::balance::dispatch::WatchdogRule;
 use hetdsl::{Balancer, Error, Fault, Pattern, Pod, Program, Result};
 
 use crate::node::{BalancerFactory, Node};
+use crate::plan::{CallOutcome, Form, Memory, RankPlan, RankRecall};
+use crate::recall::NodeRecall;
 use crate::report::ClusterReport;
 use crate::serve::Link;
 use crate::spec::{ArgKind, ArgSpec, LaunchSpec};
@@ -27,6 +30,11 @@ pub struct Cluster {
     launches: std::cell::Cell<i32>,
     /// Rank 0: the ranks that had not confirmed leaving the last launch when it returned.
     pub(crate) stragglers: std::cell::RefCell<Vec<usize>>,
+    /// Rank 0: what the last call of each launch measured of the ranks ([`crate::plan`]).
+    ranks_recalled: RefCell<Memory<RankRecall>>,
+    /// Every rank: what the last call of each launch measured of its node's devices, shared
+    /// with the node's thread during a call ([`crate::recall::NodeRecall`]).
+    nodes_recalled: RefCell<Memory<Arc<Mutex<NodeRecall>>>>,
 }
 
 impl Cluster {
@@ -42,6 +50,8 @@ impl Cluster {
             host,
             launches: std::cell::Cell::new(0),
             stragglers: Default::default(),
+            ranks_recalled: Default::default(),
+            nodes_recalled: Default::default(),
         })
     }
 
@@ -103,7 +113,39 @@ impl Cluster {
             late_summary: None,
             watchdog: crate::hier::RANK_WATCHDOG,
             carry_speeds: true,
+            remember: true,
+            plan_tail: crate::plan::PLAN_TAIL,
+            node_balancer_given: false,
         }
+    }
+
+    /// Forgets every launch's earlier calls: the next call of each runs fresh (on this rank:
+    /// call it on every rank to forget the nodes' devices too).
+    pub fn forget_calls(&self) {
+        *self.ranks_recalled.borrow_mut() = Memory::default();
+        *self.nodes_recalled.borrow_mut() = Memory::default();
+    }
+
+    /// Rank 0: the plan for the next call of the launch `key` on `ranks` ranks over `total`
+    /// units, or `None` to run it fresh.
+    pub(crate) fn rank_plan(
+        &self,
+        key: &str,
+        ranks: usize,
+        total: u64,
+        tail: f64,
+    ) -> Option<RankPlan> {
+        self.ranks_recalled.borrow_mut().entry(key).choose(ranks, total, tail)
+    }
+
+    /// Rank 0: remembers how a call of the launch `key` went.
+    pub(crate) fn remember_call(&self, key: &str, ranks: usize, form: Form, outcome: &CallOutcome) {
+        self.ranks_recalled.borrow_mut().entry(key).record(ranks, form, outcome);
+    }
+
+    /// What this rank's node remembers of the launch `key`.
+    pub(crate) fn node_recall(&self, key: &str) -> Arc<Mutex<NodeRecall>> {
+        self.nodes_recalled.borrow_mut().entry(key).clone()
     }
 
     pub(crate) fn next_tag(&self) -> i32 {
@@ -138,6 +180,9 @@ pub struct ClusterLaunch<'a> {
     pub(crate) late_summary: Option<(usize, std::time::Duration)>,
     pub(crate) watchdog: WatchdogRule,
     pub(crate) carry_speeds: bool,
+    pub(crate) remember: bool,
+    pub(crate) plan_tail: f64,
+    pub(crate) node_balancer_given: bool,
 }
 
 fn bytes_of<T: Pod>(s: &[T]) -> &[u8] {
@@ -233,6 +278,7 @@ impl<'a> ClusterLaunch<'a> {
         make: impl Fn() -> Box<dyn Balancer> + Send + Sync + 'static,
     ) -> Self {
         self.node_balancer = Arc::new(make);
+        self.node_balancer_given = true;
         self
     }
 
@@ -281,6 +327,36 @@ impl<'a> ClusterLaunch<'a> {
         self
     }
 
+    /// Whether a call of a launch the cluster ran before starts from what the last call
+    /// measured (default on): rank 0 gives each rank one range sized so that all end together
+    /// (`hetdsl_mpi::plan`; not with a balancer across ranks given by [`Self::balancer`]), and
+    /// each node cuts its ranges into one package per device from its devices' speeds (not
+    /// with a node balancer given by [`Self::node_balancer`]). Rank 0's setting decides the
+    /// plan across ranks, each rank's its own node's. The same launch is the same kernel,
+    /// NDRange, work-group size, argument shapes and number of ranks; scalar values do not
+    /// count.
+    pub fn remember(mut self, on: bool) -> Self {
+        self.remember = on;
+        self
+    }
+
+    /// The share of each rank's cost a plan holds back as a tail any rank may take while the
+    /// plan is not settled (default [`crate::plan::PLAN_TAIL`]; 0: one range per rank always).
+    pub fn plan_tail(mut self, share: f64) -> Self {
+        self.plan_tail = if share.is_finite() { share.clamp(0.0, 0.5) } else { 0.0 };
+        self
+    }
+
+    /// What identifies this launch for [`Self::remember`] (the spec as agreed with rank 0).
+    pub(crate) fn key(&self) -> String {
+        let mut spec = self.spec.clone();
+        for a in spec.args.iter_mut().filter(|a| a.kind == ArgKind::Scalar) {
+            a.value.clear();
+        }
+        let shape = serde_json::to_string(&spec).unwrap_or_default();
+        format!("{} ranks: {shape}", self.cluster.size())
+    }
+
     /// Co-execute across the ranks. On rank 0 the outputs are complete and correct when this
     /// returns `Ok`, and the report covers every rank; on another rank the report holds its
     /// own rank only.
@@ -299,6 +375,9 @@ impl<'a> ClusterLaunch<'a> {
                 .collect(),
         );
         node.carry_speeds(self.carry_speeds);
+        if self.remember && !self.node_balancer_given {
+            node.recall(self.cluster.node_recall(&self.key()));
+        }
         node
     }
 }

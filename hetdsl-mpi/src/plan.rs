@@ -137,13 +137,7 @@ impl RankRecall {
                 seconds: r.seconds,
             })
             .collect();
-        let mut fixed = vec![(0.0, 0u32); ranks];
-        for r in outcome.ranges.iter().filter(|r| r.rank < ranks) {
-            fixed[r.rank].0 += r.overhead.max(0.0);
-            fixed[r.rank].1 += 1;
-        }
-        let fixed: Vec<f64> =
-            fixed.iter().map(|&(s, n)| if n > 0 { s / n as f64 } else { 0.0 }).collect();
+        let fixed = (0..ranks).map(|r| fixed_cost(&outcome.ranges, r)).collect();
         match form {
             Form::Fresh => {
                 self.profile.learn_interleaved(ranks, &measured);
@@ -180,6 +174,20 @@ impl RankRecall {
     }
 }
 
+/// Rank `rank`'s mean seconds per range besides computing, over its ranges after its first
+/// where it ran several: a call's first range on a node also pays what the node pays once per
+/// call (its devices' warm-up; on the first call, their first use), as in [`crate::guided`].
+fn fixed_cost(ranges: &[RangeRun], rank: usize) -> f64 {
+    let mine: Vec<f64> =
+        ranges.iter().filter(|r| r.rank == rank).map(|r| r.overhead.max(0.0)).collect();
+    let later = if mine.len() > 1 { &mine[1..] } else { &mine[..] };
+    if later.is_empty() {
+        0.0
+    } else {
+        later.iter().sum::<f64>() / later.len() as f64
+    }
+}
+
 /// The median of `times` (the lower middle of an even count).
 fn median(times: &[f64]) -> Option<f64> {
     let mut t = times.to_vec();
@@ -203,14 +211,13 @@ pub struct RankPlan {
 }
 
 impl RankPlan {
-    /// The plan from `profile`: ranks end together, each paying its fixed cost once per range
-    /// (twice with a tail).
+    /// The plan from `profile`: ranks end together, each paying its fixed cost once (most of
+    /// what a remote rank's range costs besides computing is its outputs' transfer, which a
+    /// tail does not add to).
     pub fn cut(profile: &CostProfile, fixed: &[f64], total: u64, tail: f64) -> Option<RankPlan> {
         let n = profile.speeds().len();
-        let ranges = if tail > 0.0 { 2.0 } else { 1.0 };
         let per_call: Vec<f64> = (0..n).map(|r| fixed.get(r).copied().unwrap_or(0.0)).collect();
-        let paid: Vec<f64> = per_call.iter().map(|f| f * ranges).collect();
-        let regions = profile.cut(0..total, &paid, &vec![true; n], 0.0)?;
+        let regions = profile.cut(0..total, &per_call, &vec![true; n], 0.0)?;
         let speeds: Vec<f64> = profile.speeds().iter().map(|s| s.unwrap_or(0.0)).collect();
         let mut plan = RankPlan {
             total,

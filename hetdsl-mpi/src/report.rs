@@ -30,6 +30,10 @@ pub struct RankReport {
     /// `compute_seconds`, the rest being messages and waiting.
     #[serde(default)]
     pub setup_seconds: f64,
+    /// Ranges the node cut from what earlier calls of the launch measured of its devices, one
+    /// package per device that got work (the others ran with the node's balancer).
+    #[serde(default)]
+    pub planned_ranges: usize,
     /// Why the rank was dropped from the run, if it was.
     pub fault: Option<String>,
 }
@@ -38,8 +42,14 @@ pub struct RankReport {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClusterReport {
     pub kernel: String,
-    /// The ranks' balancer (`sigmoid` unless the launch chose another).
+    /// The ranks' balancer (guided over measured speeds unless the launch chose another, or
+    /// a remembered plan).
     pub balancer: String,
+    /// How this call ran across ranks: `fresh` (the ranks' balancer, learning the ranks
+    /// afresh) or `remembered plan` (one range per rank from the last call of the same launch,
+    /// `crate::plan`).
+    #[serde(default)]
+    pub form: String,
     /// Balancing units of the NDRange (work-groups, or rows of work-groups in 2-D).
     pub total_units: u64,
     pub ranks: Vec<RankReport>,
@@ -69,16 +79,18 @@ impl ClusterReport {
     /// A table: one line per rank, then one per device.
     pub fn table(&self) -> String {
         let mut s = format!(
-            "kernel {} over {} units, ranks balanced by {}: {:.4} s, balance {:.3}\n",
-            self.kernel, self.total_units, self.balancer, self.roi_seconds, self.balance
+            "kernel {} over {} units, {} call, ranks balanced by {}: {:.4} s, balance {:.3}\n",
+            self.kernel, self.total_units, self.form, self.balancer, self.roi_seconds, self.balance
         );
         for r in &self.ranks {
             let groups: u64 = r.packages.iter().map(|p| p.len).sum();
             s += &format!(
-                "rank {} @ {}: {} ranges, {} units, sent {} B, received {} B, done at {:.4} s{}\n",
+                "rank {} @ {}: {} ranges ({} cut from memory), {} units, sent {} B, received {} B, \
+                 done at {:.4} s{}\n",
                 r.rank,
                 r.host,
                 r.packages.len(),
+                r.planned_ranges,
                 groups,
                 r.bytes_sent,
                 r.bytes_received,
@@ -120,6 +132,7 @@ mod tests {
             finish_seconds: 0.0,
             compute_seconds: 0.0,
             setup_seconds: 0.0,
+            planned_ranges: 0,
             fault: None,
         }
     }
@@ -130,6 +143,7 @@ mod tests {
         let mut r = ClusterReport {
             kernel: "k".into(),
             balancer: "b".into(),
+            form: "fresh".into(),
             total_units: 10,
             ranks: vec![rank(0, vec![p(0, 4), p(7, 3)]), rank(1, vec![p(4, 3)])],
             roi_seconds: 0.0,

@@ -15,6 +15,7 @@ use crate::cluster::{sendable, ClusterLaunch, HostBuf};
 use crate::hier::{Order, Ranks};
 use crate::node::Node;
 use crate::payload::{fits, layout, total, windows, Incoming, Piece, Side, Spares};
+use crate::plan::{CallOutcome, Form, PlannedRanks, RangeRun};
 use crate::report::{ClusterReport, RankReport};
 use crate::run::{pause, rank_report, since, Joined};
 use crate::serve::{serve, ChannelLink};
@@ -46,6 +47,14 @@ pub(crate) struct Root<'l, 'a> {
     local_spares: Spares,
     /// Where pieces nobody keeps are received.
     scratch: Vec<u8>,
+    /// How this call runs across ranks, and the key it is remembered by (`None`: it is not).
+    form: Form,
+    key: Option<String>,
+    /// Per rank: the range it runs, when it was handed out, and the seconds its node took for
+    /// it once answered.
+    handed: Vec<Option<(Package, f64, f64)>>,
+    /// The ranges merged, for the next call of the launch.
+    ranges: Vec<RangeRun>,
 }
 
 /// What rank 0 heard.
@@ -72,6 +81,18 @@ impl<'a> Root<'_, 'a> {
             joined.iter().enumerate().map(|(r, j)| format!("rank {r} @ {}", j.host)).collect();
         let profiles = joined.iter().map(|j| j.profile.clone()).collect();
         let balancer = launch.balancer.take();
+        // A call of a launch run before starts from its last call, unless the caller chose the
+        // ranks' balancer.
+        let key = (launch.remember && balancer.is_none()).then(|| launch.key());
+        let plan = match (&key, launch.spec.units()) {
+            (Some(k), Ok((units, _))) => launch.cluster.rank_plan(k, n, units, launch.plan_tail),
+            _ => None,
+        };
+        let form = if plan.is_some() { Form::Planned } else { Form::Fresh };
+        let balancer = match plan {
+            Some(p) => Some(Box::new(PlannedRanks::new(p)) as Box<dyn hetdsl::Balancer>),
+            None => balancer,
+        };
         let started = launch
             .spec
             .units()
@@ -113,6 +134,10 @@ impl<'a> Root<'_, 'a> {
                 incoming: vec![None; n],
                 local_spares,
                 scratch: Vec::new(),
+                form,
+                key,
+                handed: vec![None; n],
+                ranges: Vec::new(),
             };
             let outcome = root.coordinate();
             root.stop_all(outcome.as_ref().err());
@@ -121,9 +146,13 @@ impl<'a> Root<'_, 'a> {
             let served = served.map(|_| ());
             root.reports[0].devices = rank_report(&node.devices, 0, &root.reports[0].host).devices;
             root.reports[0].setup_seconds = node.setup_seconds;
+            root.reports[0].planned_ranges = node.planned_ranges;
             root.collect_summaries(outcome.is_err() || served.is_err());
-            outcome.and(served)?;
-            Ok(root.report())
+            let ended = outcome.and(served);
+            let report = root.report();
+            root.remember(ended.is_ok(), &report);
+            ended?;
+            Ok(report)
         })
     }
 
@@ -215,6 +244,7 @@ impl<'a> Root<'_, 'a> {
     fn order(&mut self, r: usize, order: Order) -> Result<()> {
         match order {
             Order::Run(p) => {
+                self.handed[r] = Some((p, self.now(), 0.0));
                 let pieces = layout(&self.launch.spec, p, Side::Inputs)?;
                 self.reports[r].bytes_sent += total(&pieces);
                 let mut m = Msg::new(Kind::Run, p);
@@ -264,6 +294,11 @@ impl<'a> Root<'_, 'a> {
                 if keep {
                     self.reports[r].compute_seconds += msg.seconds;
                 }
+                if let Some((p, _, seconds)) = &mut self.handed[r] {
+                    if *p == msg.package {
+                        *seconds = msg.seconds;
+                    }
+                }
                 if let Some(incoming) = &mut self.incoming[r] {
                     incoming.keep = keep;
                     return self.received(r);
@@ -312,6 +347,10 @@ impl<'a> Root<'_, 'a> {
         // After the copy: a large range's merge is part of the time its outputs take to land.
         let now = self.now();
         self.ranks.merged(r, package, now)?;
+        if let Some((p, at, seconds)) = self.handed[r].filter(|h| h.0 == package) {
+            let overhead = now - at - seconds;
+            self.ranges.push(RangeRun { rank: r, package: p, seconds, overhead });
+        }
         self.reports[r].packages.push(package);
         self.reports[r].finish_seconds = now;
         Ok(())
@@ -471,8 +510,25 @@ impl<'a> Root<'_, 'a> {
         if let Some(s) = sent {
             self.reports[r].devices = s.devices;
             self.reports[r].setup_seconds = s.setup_seconds;
+            self.reports[r].planned_ranges = s.planned_ranges;
         }
         self.summarised[r] = true;
+    }
+
+    /// Remembers how this call went, for the next call of the same launch (a call that
+    /// failed, lost a rank or re-ran a range makes the next one learn afresh).
+    fn remember(&self, ended_well: bool, report: &ClusterReport) {
+        let Some(key) = &self.key else { return };
+        let clean = ended_well
+            && report.faults.is_empty()
+            && report.ranks.iter().all(|r| r.fault.is_none());
+        let outcome = CallOutcome {
+            clean,
+            roi_seconds: report.roi_seconds,
+            balance: report.balance,
+            ranges: self.ranges.clone(),
+        };
+        self.launch.cluster.remember_call(key, self.reports.len(), self.form, &outcome);
     }
 
     fn report(&self) -> ClusterReport {
@@ -480,6 +536,7 @@ impl<'a> Root<'_, 'a> {
         ClusterReport {
             kernel: self.launch.spec.kernel.clone(),
             balancer: self.ranks.balancer_name(),
+            form: self.form.name().into(),
             total_units: self.launch.spec.units().map_or(0, |u| u.0),
             ranks: self.reports.clone(),
             roi_seconds: finish.iter().copied().fold(0.0, f64::max),

@@ -184,8 +184,11 @@ fn serve_rank(
         (node, relayed.and_then(|stop| served.map(|_| stop)))
     });
     let rank = link.world.rank() as usize;
-    let report =
-        RankReport { setup_seconds: node.setup_seconds, ..rank_report(&node.devices, rank, host) };
+    let report = RankReport {
+        setup_seconds: node.setup_seconds,
+        planned_ranges: node.planned_ranges,
+        ..rank_report(&node.devices, rank, host)
+    };
     if let Some(delay) = late {
         std::thread::sleep(delay);
     }
@@ -201,6 +204,7 @@ fn serve_rank(
     Ok(ClusterReport {
         kernel: spec.kernel.clone(),
         balancer: String::new(),
+        form: String::new(),
         total_units: spec.units()?.0,
         ranks: vec![report],
         roi_seconds: 0.0,
@@ -323,6 +327,7 @@ pub(crate) fn rank_report(devices: &[DeviceReport], rank: usize, host: &str) -> 
         finish_seconds: 0.0,
         compute_seconds: 0.0,
         setup_seconds: 0.0,
+        planned_ranges: 0,
         fault: None,
     }
 }
