@@ -38,10 +38,11 @@ fn main() -> ExitCode {
             cluster.abort(2);
         }
     };
-    let cases: [(&str, Case); 13] = [
+    let cases: [(&str, Case); 14] = [
         ("saxpy_matches_the_cpu_and_ranges_tile_once", saxpy),
         ("mandelbrot_2d_matches_the_cpu_and_ranges_tile_once", mandelbrot),
         ("whole_input_reaches_every_rank_once", whole),
+        ("a_repeated_launch_runs_the_remembered_plan_and_matches_the_cpu", repeated),
         ("a_rank_whose_devices_all_fail_hands_its_range_back", failing_rank),
         ("ranks_disagreeing_on_the_launch_is_an_error_everywhere", disagreeing),
         ("a_launch_the_kernel_refuses_is_an_error_on_every_rank", refused),
@@ -194,6 +195,73 @@ fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
     check_report(cluster, &report)?;
     if root {
         mandelbrot_matches(&counts, width, height, max)?;
+    }
+    Ok(())
+}
+
+/// The same launch three times: the first call runs fresh, the second from what the first
+/// measured (one range per rank, and a tail while the plan is new; each node cuts its ranges
+/// into one package per device); the third as the rules make it (fresh again where the plan
+/// ended unbalanced on these shared cores). Every call's image matches the CPU's and its ranges
+/// tile the NDRange exactly once.
+fn repeated(cluster: &Cluster, program: &Program) -> Outcome {
+    let (width, height, max) = (256, 512, 300u32);
+    let root = cluster.rank() == 0;
+    // Every rank makes every call, whatever rank 0 finds: the first failure is returned last.
+    let mut failure = None;
+    for call in 0..3 {
+        let mut counts = vec![0u32; if root { width * height } else { 0 }];
+        let report = cluster
+            .launch(program, "mandelbrot")
+            .global(&[width, height])
+            .local(&[16, 4])
+            .output(&mut counts, Pattern::ONE_TO_ONE)
+            .scalar(-2.0f32)
+            .scalar(1.25f32)
+            .scalar(2.5f32 / height as f32)
+            .scalar(max)
+            .run()
+            .map_err(|e| e.to_string())?;
+        if root && failure.is_none() {
+            failure = check_call(cluster, call, &report, &counts, (width, height, max)).err();
+        }
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+/// Rank 0's checks of [`repeated`]'s call `call`. A plan may leave a rank out where its fixed
+/// cost per range outweighs its share, so only the fresh call must give every rank work.
+fn check_call(
+    cluster: &Cluster,
+    call: usize,
+    report: &ClusterReport,
+    counts: &[u32],
+    (width, height, max): (usize, usize, u32),
+) -> Outcome {
+    let fail = |what: &str| Err(format!("call {call}: {what}:\n{}", report.table()));
+    if std::env::var_os("MPI_RANKS_VERBOSE").is_some() {
+        print!("{}", report.table());
+    }
+    if call == 0 {
+        check_report(cluster, report)?;
+    } else if !report.tiles_exactly_once() || report.ranks.len() != cluster.size() {
+        return fail("the ranges do not tile the NDRange once");
+    }
+    mandelbrot_matches(counts, width, height, max).map_err(|e| format!("call {call}: {e}"))?;
+    let expected = match call {
+        0 => "fresh",
+        1 => "remembered plan",
+        _ => return Ok(()),
+    };
+    if report.form != expected {
+        return fail(&format!("ran {}, not {expected}", report.form));
+    }
+    // One range per rank and at most one tail each; every busy rank's node cut its first
+    // range from what it measured.
+    let ranges: usize = report.ranks.iter().map(|r| r.packages.len()).sum();
+    let mut busy = report.ranks.iter().filter(|r| !r.packages.is_empty());
+    if call == 1 && (ranges > 2 * cluster.size() || busy.any(|r| r.planned_ranges == 0)) {
+        return fail("the plan did not run");
     }
     Ok(())
 }
