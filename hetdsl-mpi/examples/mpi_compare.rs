@@ -18,7 +18,9 @@
 //! fraction of a second to a second or two each, estimated from FP32 peaks: Mandelbrot
 //! 6144×4096 pixels to 131 072 iterations, 786 432 bodies, 33.5 million options of 254 steps,
 //! Taylor 8192² to order 256); each kernel runs once to warm up, then `--reps` times (default 3), and the
-//! medians are reported. `--kernels a,b` runs a subset. `scripts/mpi-compare.sh` runs all
+//! medians are reported. `--kernels a,b` runs a subset. Across ranks, a repeated call runs
+//! the plan remembered from the call before (`hetdsl_mpi::plan`); each call's line says which
+//! form it ran, and `--fresh` runs every call fresh, `--plan-tail S` sets the plan's tail. `scripts/mpi-compare.sh` runs all
 //! three steps on a machine where `scripts/mpi-stage.sh` staged the binary. Exit status 0
 //! only when every output was right.
 
@@ -412,10 +414,21 @@ struct Opts {
     json: Option<String>,
     kernels: Vec<String>,
     files: Vec<String>,
+    /// Ranks: `--plan-tail S` (a repeated call's tail share), `--fresh` (nothing remembered).
+    plan_tail: Option<f64>,
+    fresh: bool,
 }
 
 fn options(args: &[String]) -> Result<Opts, String> {
-    let mut o = Opts { scale: 1.0, reps: 3, json: None, kernels: Vec::new(), files: Vec::new() };
+    let mut o = Opts {
+        scale: 1.0,
+        reps: 3,
+        json: None,
+        kernels: Vec::new(),
+        files: Vec::new(),
+        plan_tail: None,
+        fresh: false,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("{a} needs a value"));
@@ -424,6 +437,10 @@ fn options(args: &[String]) -> Result<Opts, String> {
             "--reps" => o.reps = value()?.parse().map_err(|_| "--reps: a whole number")?,
             "--json" => o.json = Some(value()?),
             "--kernels" => o.kernels = value()?.split(',').map(str::to_string).collect(),
+            "--plan-tail" => {
+                o.plan_tail = Some(value()?.parse().map_err(|_| "--plan-tail: a number")?)
+            }
+            "--fresh" => o.fresh = true,
             f => o.files.push(f.to_string()),
         }
     }
@@ -580,10 +597,16 @@ fn ranks(o: &Opts) -> bool {
             work.clear();
             let kernel = work.kernel();
             let t = Instant::now();
-            let launch = work.args(cluster.launch(&program, kernel));
+            let mut launch = work.args(cluster.launch(&program, kernel)).remember(!o.fresh);
+            if let Some(tail) = o.plan_tail {
+                launch = launch.plan_tail(tail);
+            }
             match launch.run() {
                 Ok(report) => {
                     let seconds = t.elapsed().as_secs_f64();
+                    if root {
+                        call_line(name, rep, &report);
+                    }
                     if rep > 0 && root {
                         roi.push(report.roi_seconds);
                         wall.push(seconds);
@@ -630,6 +653,35 @@ fn ranks(o: &Opts) -> bool {
     cluster.all_agree(all_ok)
 }
 
+/// How call `rep` of a kernel ran across ranks (call 0 is the warm-up): fresh or from the
+/// remembered plan, and per rank its ranges, those its node cut from memory, and its devices'
+/// packages.
+fn call_line(name: &str, rep: usize, r: &ClusterReport) {
+    let ranks: Vec<String> = r
+        .ranks
+        .iter()
+        .map(|k| {
+            let packages: Vec<String> = k.devices.iter().map(|d| d.packages.to_string()).collect();
+            format!(
+                "r{} {} ranges ({} cut), packages {}",
+                k.rank,
+                k.packages.len(),
+                k.planned_ranges,
+                packages.join("+")
+            )
+        })
+        .collect();
+    println!(
+        "  {name} call {rep}{}: {} ({}), roi {:.4} s, balance {:.3}; {}",
+        if rep == 0 { " (warm-up)" } else { "" },
+        r.form,
+        r.balancer,
+        r.roi_seconds,
+        r.balance,
+        ranks.join("; ")
+    );
+}
+
 /// One kernel's row of the ranks' JSON: medians, and per rank (from the median run by ROI)
 /// bytes each way, compute seconds and seconds not computing.
 fn rank_row(
@@ -665,6 +717,8 @@ fn rank_row(
         "kernel": name, "problem": work.describe(), "roi_s": mid, "wall_s": median(wall.clone()),
         "roi_all_s": roi, "wall_all_s": wall, "correct": wrong.is_none(), "wrong": wrong,
         "balance": typical.map(|r| r.balance), "per_rank": per_rank,
+        "forms": reports.iter().map(|r| r.form.clone()).collect::<Vec<_>>(),
+        "form": typical.map(|r| r.form.clone()),
     })
 }
 
