@@ -277,48 +277,6 @@ fn a_second_call_of_a_program_reuses_its_device_buffers_and_sees_the_new_inputs(
     assert_eq!(call(&t1, &k2), [(0, 3, 0, 0), (1, 3, 0, 0)], "and on again");
 }
 
-/// `(device, input slot bytes)` of every event called `message`, sorted.
-fn input_slots(events: &[Event], message: &str) -> Vec<(u64, u64)> {
-    let mut s: Vec<_> = events
-        .iter()
-        .filter(|e| e.message == message)
-        .map(|e| (e.number("device"), e.number("input_slot")))
-        .collect();
-    s.sort_unstable();
-    s
-}
-
-#[test]
-fn a_first_call_stages_through_small_slots_and_grows_them_while_its_kernel_runs() {
-    if std::env::var_os("HETDSL_STAGING_SLOT_MIB").is_some() {
-        eprintln!("SKIPPED: HETDSL_STAGING_SLOT_MIB is set, so the slot sizes are not the default");
-        return;
-    }
-    const MIB: u64 = 1 << 20;
-    let p = program("engine.cl");
-    let table = lcg(71, 997);
-    let call = |keys: &[u32]| {
-        let events = events_of(|| {
-            let r = run_lookup(&p, &table, keys, round_robin(4), None);
-            common::assert_coexecuted(&r);
-        });
-        (input_slots(&events, "device buffers"), input_slots(&events, "staging grown"))
-    };
-    // 32 MiB of keys want two 16 MiB slots: a new device pins two of 8 MiB at set-up and the
-    // rest once its first kernel is queued.
-    let keys = lcg(72, 8 << 20);
-    let (setup, grown) = call(&keys);
-    assert_eq!(setup, [(0, 8 * MIB), (1, 8 * MIB)], "a first call's set-up pins small slots");
-    assert_eq!(grown, [(0, 16 * MIB), (1, 16 * MIB)], "and grows them during the run");
-    let (setup, grown) = call(&lcg(73, 8 << 20));
-    assert_eq!(setup, [(0, 16 * MIB), (1, 16 * MIB)], "a second call reuses the grown slots");
-    assert!(grown.is_empty(), "and pins nothing: {grown:?}");
-    // Twice the keys want 32 MiB slots: the kept ring serves the set-up, then grows.
-    let (setup, grown) = call(&lcg(74, 16 << 20));
-    assert_eq!(setup, [(0, 16 * MIB), (1, 16 * MIB)]);
-    assert_eq!(grown, [(0, 32 * MIB), (1, 32 * MIB)]);
-}
-
 /// expand4 over devices 0 and 1 with `balancer` and no back-ups (a device running the losing
 /// copy keeps nothing), `fault` injected; checked against the CPU.
 fn run_expand4(

@@ -212,18 +212,6 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
             }
             return Ok(());
         }
-        // A new device's rings are pinned here, while its first kernels run; the previous
-        // package is merged, so nothing is in flight on the transfer queue.
-        let grown = d
-            .rings
-            .grow(&d.transfer, &job.device.platform.context)
-            .map_err(|e| format!("staging for package {p:?} failed: {e}"))?;
-        if grown {
-            let (device, input_slot) = (job.shared.labels[me], d.rings.input_slot());
-            // A subscriber is foreign code: its panic loses the event, not the device.
-            let _ =
-                std::panic::catch_unwind(|| tracing::debug!(device, input_slot, "staging grown"));
-        }
         let expected = d.per_unit.map(|s| s * p.len as f64);
         wait_kernel(&launched.kernel, expected, job.wait)
             .map_err(|e| format!("kernel on package {p:?} failed: {e}"))?;
@@ -275,6 +263,8 @@ fn start(
     }
     let launched = launch(job, d, p, previous.as_mut())
         .map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
+    // While its kernel runs (the first package's, on a new ring's first run).
+    d.rings.make_output(&d.transfer, &job.device.platform.context);
     Ok(Queued { package: p, index, launched })
 }
 

@@ -23,12 +23,6 @@ use super::buffers::Staging;
 /// buffer: 115-139 ms).
 const SLOT: usize = 32 << 20;
 
-/// Slot size of a new input ring, made at a device's set-up where nothing is kept: pinning runs
-/// at about 2 GB/s, so a first call waited 55 ms before its ROI for two 32 MiB slots per GPU
-/// (Binomial on two H100s, 19-22 % of the ROI). 8 MiB slots still copy on two threads; the ring
-/// grows to its full slots once the device's first kernel is queued ([`Rings::grow`]).
-const FIRST_SLOT: usize = 8 << 20;
-
 /// Slots per direction: one slot's host copy overlaps the other's transfer.
 pub(super) const SLOTS: usize = 2;
 
@@ -124,21 +118,17 @@ impl Ring {
 pub(super) struct Rings {
     /// Packages' sliced inputs and large whole inputs, host to device.
     pub(super) input: Option<Ring>,
-    /// Packages' sliced outputs, device to host; made by [`Rings::grow`].
+    /// Packages' sliced outputs, device to host; made by [`Rings::make_output`].
     pub(super) output: Option<Ring>,
     /// The slot size the output ring is to have, while it is not made yet.
     output_wanted: Option<usize>,
-    /// The slot size the input ring is to grow to, while it runs on smaller slots.
-    input_wanted: Option<usize>,
 }
 
 impl Rings {
     /// Rings for slots of `input` and `output` bytes (`None`: that direction stages nothing),
-    /// reusing `kept` where it has slots and freeing the rest. Only the input ring is needed
-    /// before the first kernel (its inputs, and large whole inputs at set-up): where none is
-    /// kept with slots of at least [`FIRST_SLOT`] (or of the size wanted, if smaller) a new one
-    /// starts on such slots; a kept or new one smaller than wanted, and the output ring, are
-    /// pinned by [`Rings::grow`] while that kernel runs.
+    /// reusing `kept` where its slots are at least as large and freeing the rest. A new output
+    /// ring is only noted: it is made once the first package's kernel is queued, so that its
+    /// pinning overlaps that kernel rather than delay it.
     pub(super) fn fit(
         mut kept: Rings,
         input: Option<usize>,
@@ -146,35 +136,20 @@ impl Rings {
         queue: &CommandQueue,
         context: &Context,
     ) -> Rings {
-        let free = |r: Option<Ring>| {
-            if let Some(r) = r {
-                r.unmap(queue);
-            }
-        };
-        let (input_ring, input_wanted) = match (kept.input.take(), input) {
-            (old, None) => {
-                free(old);
-                (None, None)
-            }
-            (Some(r), Some(n)) if r.slot >= n.min(FIRST_SLOT) => {
-                let grow = (r.slot < n).then_some(n);
-                (Some(r), grow)
-            }
-            (old, Some(n)) => {
-                free(old);
-                let first = n.min(FIRST_SLOT);
-                (Some(Ring::new(queue, context, first)), (first < n).then_some(n))
-            }
-        };
-        let output_ring = match (kept.output.take(), output) {
+        let keep = |old: Option<Ring>, want: Option<usize>| match (old, want) {
             (Some(r), Some(n)) if r.slot >= n => Some(r),
             (old, _) => {
-                free(old);
+                if let Some(r) = old {
+                    r.unmap(queue);
+                }
                 None
             }
         };
+        let kept_input = keep(kept.input.take(), input);
+        let input = kept_input.or_else(|| input.map(|n| Ring::new(queue, context, n)));
+        let output_ring = keep(kept.output.take(), output);
         let output_wanted = if output_ring.is_some() { None } else { output };
-        Rings { input: input_ring, output: output_ring, output_wanted, input_wanted }
+        Rings { input, output: output_ring, output_wanted }
     }
 
     /// Make the output ring if it is wanted and not made yet.
@@ -182,30 +157,6 @@ impl Rings {
         if let Some(n) = self.output_wanted.take() {
             self.output = Some(Ring::new(queue, context, n));
         }
-    }
-
-    /// Pin what [`Rings::fit`] left for later: the output ring, and the input ring's full
-    /// slots (the smaller ring is freed once its last writes are done). Called while a kernel
-    /// runs, so that the pinning overlaps it; nothing may be in flight on the transfer queue.
-    /// Returns whether the input ring grew.
-    pub(super) fn grow(
-        &mut self,
-        queue: &CommandQueue,
-        context: &Context,
-    ) -> Result<bool, opencl3::error_codes::ClError> {
-        self.make_output(queue, context);
-        let Some(n) = self.input_wanted.take() else { return Ok(false) };
-        let grown = Ring::new(queue, context, n);
-        if let Some(mut old) = self.input.replace(grown) {
-            old.settle()?;
-            old.unmap(queue);
-        }
-        Ok(true)
-    }
-
-    /// The input ring's slot size (0: none).
-    pub(super) fn input_slot(&self) -> usize {
-        self.input.as_ref().map_or(0, Ring::slot_len)
     }
 
     /// Unmap and release both, with the queue that mapped them.

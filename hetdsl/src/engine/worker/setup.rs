@@ -244,7 +244,6 @@ fn make_memory(
         };
     let reused = parked_before - parked.as_ref().map_or(0, |p| p.buffers.len());
     let (allocated, freed) = (buffers.len() - reused, parked_before - reused);
-    let input_slot = rings.input_slot();
     // A subscriber is foreign code: its panic loses the event, not the device.
     let _ = std::panic::catch_unwind(|| {
         tracing::debug!(
@@ -252,7 +251,6 @@ fn make_memory(
             reused,
             allocated,
             freed,
-            input_slot,
             "device buffers"
         )
     });
