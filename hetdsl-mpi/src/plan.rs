@@ -18,7 +18,11 @@
 //! with a balance under [`SETTLED`] is kept where it ran faster than the fresh calls (the
 //! median of their last three, the first call's never counted: it pays the devices' first use),
 //! and struck for good where it ran slower: the launch then always runs fresh. With no fresh
-//! time known yet, the next call runs fresh and the plan is made again from it. Pure.
+//! time known yet, the next call runs fresh and the plan is made again from it. Unlike a
+//! one-shot relaunch, a balanced plan is judged by time too (once a fresh call after the first
+//! has a time; until then the call after the plan runs fresh once): struck where it ran over
+//! [`SLOWER_THAN_FRESH`] slower, since balance does not show outputs that no longer stream
+//! back while the ranks compute. Pure.
 
 use std::collections::VecDeque;
 
@@ -39,6 +43,12 @@ pub const TAIL_SETTLED: f64 = 0.97;
 /// the uneven end of its last wave (NBody on an H100: about 60 ms), so the tail is kept small,
 /// and it only absorbs a rank that runs up to this much slower than predicted.
 pub const PLAN_TAIL: f64 = 0.05;
+
+/// A balanced planned call slower than the fresh calls by more than this fraction strikes the
+/// plan. Balance does not show what one range per rank costs in messages: a range's outputs go
+/// back when it ends, so with one range per rank none overlap the computing (Taylor on two H100
+/// ranks, a GiB of outputs each: 3.89 s planned at balance 0.95-0.99 against 3.78 s fresh).
+pub const SLOWER_THAN_FRESH: f64 = 0.01;
 
 /// How many of the fresh calls' last times are kept; their median is the fresh time.
 const TIMES_KEPT: usize = 3;
@@ -99,13 +109,20 @@ pub struct RankRecall {
     struck: bool,
     /// The last planned call ended at [`TAIL_SETTLED`] or better.
     settled: bool,
+    /// A plan ran balanced before any fresh time was known: the next call runs fresh, once,
+    /// so that the plans after it are judged by time.
+    time_wanted: bool,
 }
 
 impl RankRecall {
     /// The next call's plan over `total` units and `ranks` ranks, holding back `tail` of each
     /// rank's cost while the plan is not settled; `None`: run fresh.
     pub fn choose(&self, ranks: usize, total: u64, tail: f64) -> Option<RankPlan> {
-        if self.struck || self.profile.speeds().len() != ranks || !self.profile.is_known() {
+        if self.struck
+            || self.time_wanted
+            || self.profile.speeds().len() != ranks
+            || !self.profile.is_known()
+        {
             return None;
         }
         let tail = if self.settled { 0.0 } else { tail };
@@ -148,11 +165,22 @@ impl RankRecall {
                         self.fresh_times.remove(0);
                     }
                     self.fresh_times.push(outcome.roi_seconds);
+                    self.time_wanted = false;
                 }
             }
             Form::Planned => {
-                if outcome.balance < SETTLED {
-                    match median(&self.fresh_times) {
+                let fresh = median(&self.fresh_times);
+                if outcome.balance >= SETTLED {
+                    match fresh {
+                        None => self.time_wanted = true,
+                        Some(f) if outcome.roi_seconds > f * (1.0 + SLOWER_THAN_FRESH) => {
+                            self.struck = true;
+                            return;
+                        }
+                        Some(_) => {}
+                    }
+                } else {
+                    match fresh {
                         None => {
                             self.profile = CostProfile::default();
                             self.settled = false;
@@ -541,15 +569,15 @@ mod tests {
         let mut m = RankRecall::default();
         m.record(2, Form::Fresh, &fresh());
         assert!(m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail());
-        m.record(2, Form::Planned, &planned(1.0, 0.99));
-        assert!(!m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail(), "settled: no tails");
-        m.record(2, Form::Planned, &planned(1.0, 0.95));
-        assert!(m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail(), "not settled: tails again");
         // Unbalanced, and only the first (uncounted) fresh call known: fresh next, then plan.
         m.record(2, Form::Planned, &planned(1.0, 0.5));
         assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
         m.record(2, Form::Fresh, &fresh());
         assert!(m.choose(2, 3000, PLAN_TAIL).is_some());
+        m.record(2, Form::Planned, &planned(1.0, 0.99));
+        assert!(!m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail(), "settled: no tails");
+        m.record(2, Form::Planned, &planned(1.0, 0.95));
+        assert!(m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail(), "not settled: tails again");
         // Unbalanced but faster than fresh (1.0 s): kept.
         m.record(2, Form::Planned, &planned(0.9, 0.8));
         assert!(m.choose(2, 3000, PLAN_TAIL).is_some() && !m.is_struck());
@@ -558,6 +586,13 @@ mod tests {
         assert!(m.is_struck());
         m.record(2, Form::Fresh, &fresh());
         assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+        // Balanced, but no fresh time to judge it by: one fresh call, then planned again.
+        let mut m = RankRecall::default();
+        m.record(2, Form::Fresh, &fresh());
+        m.record(2, Form::Planned, &planned(1.0, 0.99));
+        assert_eq!(m.choose(2, 3000, PLAN_TAIL), None, "a fresh call for its time");
+        m.record(2, Form::Fresh, &fresh());
+        assert!(m.choose(2, 3000, PLAN_TAIL).is_some());
         // A fault: fresh next; then planned again.
         let mut m = RankRecall::default();
         m.record(2, Form::Fresh, &fresh());
@@ -567,6 +602,26 @@ mod tests {
         assert!(m.choose(2, 3000, PLAN_TAIL).is_some());
         // Another number of ranks than the one remembered: fresh.
         assert_eq!(m.choose(3, 3000, PLAN_TAIL), None);
+    }
+
+    /// A balanced plan that runs slower than the fresh calls (its outputs no longer stream
+    /// back during the computing) is struck; one within [`SLOWER_THAN_FRESH`] is kept.
+    #[test]
+    fn a_balanced_plan_slower_than_fresh_is_struck() {
+        let planned = |roi: f64| CallOutcome {
+            clean: true,
+            roi_seconds: roi,
+            balance: 0.99,
+            ranges: vec![run(0, 0, 1000, 1.0), run(1, 1000, 2000, 1.0)],
+        };
+        let mut m = RankRecall::default();
+        m.record(2, Form::Fresh, &fresh());
+        m.record(2, Form::Fresh, &fresh());
+        m.record(2, Form::Planned, &planned(1.005));
+        assert!(m.choose(2, 3000, PLAN_TAIL).is_some() && !m.is_struck(), "within 1 %: kept");
+        m.record(2, Form::Planned, &planned(1.03));
+        assert!(m.is_struck());
+        assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
     }
 
     #[test]
