@@ -31,9 +31,6 @@ pub struct CostProfile {
     /// Disjoint spans `(start, end, cost per unit)`, sorted: a lane of speed `w` runs a span
     /// in `(end - start) · cost / w` seconds.
     map: Vec<(u64, u64, f64)>,
-    /// Seconds each piece takes whatever its size ([`per_piece_seconds`]): kept out of the
-    /// map and the speeds, and paid once by each block of a cut.
-    per_piece: f64,
 }
 
 fn usable(x: f64) -> bool {
@@ -54,10 +51,6 @@ impl CostProfile {
     /// lane's speed is its units over its seconds, each piece's cost its seconds at that speed.
     /// Lanes that ran nothing have no speed.
     pub fn learn_interleaved(&mut self, lanes: usize, measured: &[Measured]) {
-        self.per_piece = per_piece_seconds(lanes, measured).unwrap_or(0.0);
-        let measured: Vec<Measured> =
-            measured.iter().map(|m| Measured { seconds: self.working(m.seconds), ..*m }).collect();
-        let measured = &measured[..];
         let mut ran = vec![(0u64, 0.0f64); lanes];
         for m in measured.iter().filter(|m| m.lane < lanes && m.len > 0) {
             ran[m.lane].0 += m.len;
@@ -77,13 +70,10 @@ impl CostProfile {
     /// measured block becomes what it took at its lane's speed, shared out within the block as
     /// the map had it.
     pub fn learn_planned(&mut self, measured: &[Measured]) {
-        if let Some(f) = per_piece_seconds(self.speeds.len(), measured) {
-            self.per_piece = f;
-        }
         for m in measured {
             let Some(w) = self.speeds.get(m.lane).copied().flatten() else { continue };
             let (a, b) = (m.offset, m.offset + m.len);
-            let target = self.working(m.seconds) * w;
+            let target = m.seconds * w;
             let now = self.cost(a, b);
             if m.len == 0 || !usable(target) || !usable(now) {
                 continue;
@@ -91,13 +81,6 @@ impl CostProfile {
             let pieces = self.pieces(a, b);
             self.set(a, b, &pieces, target / now);
         }
-    }
-
-    /// The seconds of a piece that took `seconds` spent on its units (never under a twentieth:
-    /// no piece is taken as free).
-    fn working(&self, seconds: f64) -> f64 {
-        let s = seconds.max(0.0);
-        (s - self.per_piece).max(0.05 * s)
     }
 
     /// The spans of `a..b` with their costs, gaps filled at the map's mean cost.
@@ -181,9 +164,7 @@ impl CostProfile {
     ) -> Option<Vec<Option<Range<u64>>>> {
         let n = self.speeds.len();
         let speed = |l: usize| self.speeds[l].filter(|s| usable(*s));
-        let fixed_of = |l: usize| {
-            fixed.get(l).copied().filter(|f| f.is_finite()).unwrap_or(0.0) + self.per_piece
-        };
+        let fixed_of = |l: usize| fixed.get(l).copied().filter(|f| f.is_finite()).unwrap_or(0.0);
         let mut part: Vec<bool> =
             (0..n).map(|l| taking.get(l).copied().unwrap_or(true) && speed(l).is_some()).collect();
         let total = self.cost(range.start, range.end);
@@ -255,51 +236,6 @@ impl CostProfile {
             lo
         }
     }
-}
-
-/// How far apart the lanes' fits of [`per_piece_seconds`] may be (largest over smallest).
-const PER_PIECE_AGREE: f64 = 1.25;
-
-/// Seconds every piece pays whatever its size: a node's run set-up, and on a GPU the uneven end
-/// of its last wave (NBody on an H100 rank: about 0.1 s a range). Left in a piece's time it
-/// makes small pieces look like dear work: a guided call's last ranges, a plan's tails, and
-/// the cut made from them gives their lane too little (NBody's one-range plans on two H100
-/// ranks ended at balance 0.87). Fitted per lane as `seconds = fixed + units · pace` over its
-/// pieces of different sizes, and trusted only where at least two lanes fit and agree within
-/// [`PER_PIECE_AGREE`]: work whose cost varies along the range bends each lane's fit its own
-/// way. `None`: no such agreement (a lane whose fit is negative counts as 0).
-pub fn per_piece_seconds(lanes: usize, measured: &[Measured]) -> Option<f64> {
-    let mut fits = Vec::new();
-    for l in 0..lanes {
-        let mine: Vec<(f64, f64)> = measured
-            .iter()
-            .filter(|m| m.lane == l && m.len > 0 && usable(m.seconds))
-            .map(|m| (m.len as f64, m.seconds))
-            .collect();
-        let n = mine.len() as f64;
-        let (mx, my) = mine.iter().fold((0.0, 0.0), |(a, b), &(x, y)| (a + x / n, b + y / n));
-        let sxx: f64 = mine.iter().map(|&(x, _)| (x - mx) * (x - mx)).sum();
-        let sxy: f64 = mine.iter().map(|&(x, y)| (x - mx) * (y - my)).sum();
-        // Relative spread of sizes: pieces of (nearly) one size say nothing of a fixed part.
-        if mine.len() < 2 || sxx <= (0.01 * mx).powi(2) * n {
-            continue;
-        }
-        let quickest = mine.iter().map(|&(_, y)| y).fold(f64::INFINITY, f64::min);
-        // Under a microsecond is rounding, not a cost.
-        let fixed = Some(my - sxy / sxx * mx).filter(|f| *f >= 1e-6).unwrap_or(0.0);
-        if fixed >= quickest {
-            return None;
-        }
-        fits.push(fixed);
-    }
-    let (lo, hi) = fits.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &f| (a.min(f), b.max(f)));
-    if fits.len() < 2 {
-        return None;
-    }
-    if hi == 0.0 {
-        return Some(0.0);
-    }
-    (lo > 0.0 && hi <= PER_PIECE_AGREE * lo).then(|| fits.iter().sum::<f64>() / fits.len() as f64)
 }
 
 /// Whether `blocks` lie end to end over `range`, each non-empty, covering it exactly once.
@@ -441,55 +377,6 @@ mod tests {
 
     /// Lanes not taking part, unmeasured, or under the minimum share get nothing; the blocks
     /// still tile the range.
-    /// Uniform work on two lanes (the second 1.25 times as fast), each piece paying `fixed`
-    /// seconds whatever its size, in pieces that shrink as a guided call's do.
-    fn shrinking_pieces(fixed: f64) -> Vec<Measured> {
-        let (n, speeds) = (2896u64, [800.0, 1000.0]);
-        let (mut free, mut at, mut out) = ([0.0f64; 2], 0u64, Vec::new());
-        while at < n {
-            let lane = usize::from(free[1] < free[0]);
-            let len = ((n - at) / 8).max(8).min(n - at);
-            let seconds = fixed + len as f64 / speeds[lane];
-            out.push(m(lane, at, len, seconds));
-            free[lane] += seconds;
-            at += len;
-        }
-        out
-    }
-
-    /// A fixed cost per piece is found where the lanes agree on it, and kept out of the map:
-    /// the cut then ends both lanes together, where counting it as work gave the lane holding
-    /// the last, small pieces a third of what it should get.
-    #[test]
-    fn a_fixed_cost_per_piece_is_kept_out_of_the_cut() {
-        let measured = shrinking_pieces(0.11);
-        let f = per_piece_seconds(2, &measured).expect("two lanes agree");
-        assert!((f - 0.11).abs() < 1e-6, "{f}");
-        let mut p = CostProfile::default();
-        p.learn_interleaved(2, &measured);
-        let cut = blocks(p.cut(0..2896, &[], &[true, true], 0.0).unwrap());
-        let ends: Vec<f64> = cut
-            .iter()
-            .zip([800.0, 1000.0])
-            .map(|(b, w)| 0.11 + (b.end - b.start) as f64 / w)
-            .collect();
-        let balance = ends[0].min(ends[1]) / ends[0].max(ends[1]);
-        assert!(balance > 0.999, "{cut:?}: {ends:?}");
-        assert_eq!(per_piece_seconds(2, &shrinking_pieces(0.0)), Some(0.0));
-    }
-
-    /// On work whose cost varies along the range each lane's fit bends its own way: no fixed
-    /// cost is trusted, and a lane with pieces of one size only gives no fit.
-    #[test]
-    fn lanes_that_disagree_give_no_fixed_cost() {
-        let irregular =
-            [m(0, 0, 100, 0.5), m(1, 100, 80, 0.1), m(0, 180, 50, 0.05), m(1, 230, 30, 0.2)];
-        assert_eq!(per_piece_seconds(2, &irregular), None);
-        let one_size =
-            [m(0, 0, 100, 0.5), m(0, 100, 100, 0.5), m(1, 200, 80, 0.1), m(1, 280, 40, 0.06)];
-        assert_eq!(per_piece_seconds(2, &one_size), None);
-    }
-
     #[test]
     fn small_and_absent_lanes_sit_out() {
         let mut p = CostProfile::default();
