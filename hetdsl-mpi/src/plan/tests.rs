@@ -1,0 +1,207 @@
+use super::*;
+use hetdsl::balance::{DeviceKind, DeviceProfile};
+
+fn run(rank: usize, offset: u64, len: u64, seconds: f64) -> RangeRun {
+    RangeRun { rank, package: Package { offset, len }, seconds, overhead: 0.0 }
+}
+
+/// A fresh call of two ranks, rank 1 twice as fast, on uniform work of 3 000 units.
+fn fresh() -> CallOutcome {
+    CallOutcome {
+        clean: true,
+        roi_seconds: 1.0,
+        balance: 0.99,
+        ranges: vec![
+            run(0, 0, 500, 1.0),
+            run(1, 500, 1000, 1.0),
+            run(0, 1500, 500, 1.0),
+            run(1, 2000, 1000, 1.0),
+        ],
+    }
+}
+
+fn setup(n: usize, total: u64) -> Setup {
+    let d = DeviceProfile { kind: DeviceKind::Gpu, nominal_gflops: 1.0, min_groups: 1 };
+    Setup { total_groups: total, devices: vec![d; n] }
+}
+
+/// Everything a balancer hands out until every rank is done, asking in turn.
+fn drain(b: &mut PlannedRanks, n: usize) -> Vec<(usize, Package)> {
+    let mut out = Vec::new();
+    let mut done = vec![false; n];
+    while !done.iter().all(|d| *d) {
+        for (r, d) in done.iter_mut().enumerate() {
+            match b.next(r, 0.0) {
+                Next::Run(p) => out.push((r, p)),
+                Next::Done => *d = true,
+                Next::Wait => {}
+            }
+        }
+    }
+    out
+}
+
+/// Nothing remembered runs fresh; after a fresh call, one range per rank plus a tail,
+/// contiguous, tiling the range, sized by speed so that both end together.
+#[test]
+fn a_repeated_call_gets_one_range_per_rank_sized_to_end_together() {
+    let mut m = RankRecall::default();
+    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+    m.record(2, Form::Fresh, &fresh());
+    let plan = m.choose(2, 3000, PLAN_TAIL).unwrap();
+    let (m0, t0) = (plan.main[0].unwrap(), plan.tail[0].unwrap());
+    let (m1, t1) = (plan.main[1].unwrap(), plan.tail[1].unwrap());
+    assert_eq!((m0.offset, m0.end(), t0.end(), m1.end(), t1.end()), (0, 950, 1000, 2900, 3000));
+    assert_eq!((t0.offset, m1.offset, t1.offset), (m0.end(), t0.end(), m1.end()));
+    // Through the balancer, each rank takes its own range, then its own tail.
+    let mut b = PlannedRanks::new(plan);
+    b.start(&setup(2, 3000)).unwrap();
+    let handed = drain(&mut b, 2);
+    assert_eq!(handed, vec![(0, m0), (1, m1), (0, t0), (1, t1)]);
+    // Without a tail: exactly one range each.
+    let plan = m.choose(2, 3000, 0.0).unwrap();
+    assert_eq!(
+        plan.ranges(),
+        vec![Package { offset: 0, len: 1000 }, Package { offset: 1000, len: 2000 }]
+    );
+}
+
+/// A rank's fixed cost per range makes its range shorter by what it would compute meanwhile.
+#[test]
+fn fixed_costs_shorten_a_rank_s_range() {
+    let mut m = RankRecall::default();
+    let mut call = fresh();
+    for r in call.ranges.iter_mut().filter(|r| r.rank == 1) {
+        r.overhead = 0.3;
+    }
+    m.record(2, Form::Fresh, &call);
+    let plan = m.choose(2, 3000, 0.0).unwrap();
+    // T = (3000 + 0.3 · 1000) / 1500 = 2.2 s: rank 1 gets 1900 units, rank 0 1100.
+    assert_eq!(plan.main[0], Some(Package { offset: 0, len: 1100 }));
+    assert_eq!(plan.main[1], Some(Package { offset: 1100, len: 1900 }));
+}
+
+/// A rank that overran its prediction has its tail taken by a rank that is free; a rank on
+/// time keeps its own; a lost rank's ranges go to whoever asks.
+#[test]
+fn tails_absorb_a_late_rank_and_a_lost_one() {
+    let mut m = RankRecall::default();
+    m.record(2, Form::Fresh, &fresh());
+    let plan = m.choose(2, 3000, PLAN_TAIL).unwrap();
+    let (t0, t1) = (plan.tail[0].unwrap(), plan.tail[1].unwrap());
+    let mut b = PlannedRanks::new(plan.clone());
+    b.start(&setup(2, 3000)).unwrap();
+    assert!(matches!(b.next(0, 0.0), Next::Run(_)));
+    assert!(matches!(b.next(1, 0.0), Next::Run(_)));
+    // Rank 1 (predicted 1.9 s) ends at 1.9 s and takes its tail; rank 0 is on time.
+    assert_eq!(b.next(1, 1.9), Next::Run(t1));
+    b.completed(&Completion {
+        device: 1,
+        package: t1,
+        kernel_seconds: 0.07,
+        host_start: 1.9,
+        host_end: 1.97,
+    });
+    // Rank 0 (predicted 1.9 s) is late at 1.97: it would end its 50-unit tail at 2.07 at
+    // the soonest, rank 1 by 2.02: rank 1 takes it.
+    assert_eq!(b.next(1, 1.97), Next::Run(t0));
+    assert_eq!(b.next(0, 2.3), Next::Done);
+    // A rank that would end another's tail later than its owner, still on time, waits.
+    let mut b = PlannedRanks::new(plan.clone());
+    b.start(&setup(2, 3000)).unwrap();
+    let _ = (b.next(0, 0.0), b.next(1, 0.0));
+    assert_eq!(b.next(0, 1.85), Next::Run(t0));
+    assert_eq!(b.next(0, 1.86), Next::Wait);
+    // A lost rank's range and tail go to the next rank asking.
+    let mut b = PlannedRanks::new(plan.clone());
+    b.start(&setup(2, 3000)).unwrap();
+    assert!(matches!(b.next(1, 0.0), Next::Run(_)));
+    b.device_lost(0);
+    assert_eq!(b.next(1, 1.0), Next::Run(t1));
+    assert_eq!(b.next(1, 1.1), Next::Run(plan.main[0].unwrap()));
+    assert_eq!(b.next(1, 1.2), Next::Run(t0));
+    assert_eq!(b.next(1, 1.3), Next::Done);
+    // A plan for another range or another number of ranks is refused.
+    assert!(PlannedRanks::new(plan.clone()).start(&setup(3, 3000)).is_err());
+    assert!(PlannedRanks::new(plan).start(&setup(2, 3001)).is_err());
+}
+
+/// The rules of repeated calls: a settled plan drops its tails; a plan that ends unbalanced
+/// is kept only where it ran faster than fresh, struck where slower; with no fresh time
+/// known, the next call runs fresh; a call with a fault makes the next one fresh.
+#[test]
+fn plans_are_judged_like_hetdsl_s_relaunches() {
+    let planned = |roi: f64, balance: f64| CallOutcome {
+        clean: true,
+        roi_seconds: roi,
+        balance,
+        ranges: vec![run(0, 0, 1000, 1.0), run(1, 1000, 2000, 1.0)],
+    };
+    let mut m = RankRecall::default();
+    m.record(2, Form::Fresh, &fresh());
+    assert!(m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail());
+    // Unbalanced, and only the first (uncounted) fresh call known: fresh next, then plan.
+    m.record(2, Form::Planned, &planned(1.0, 0.5));
+    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+    m.record(2, Form::Fresh, &fresh());
+    assert!(m.choose(2, 3000, PLAN_TAIL).is_some());
+    m.record(2, Form::Planned, &planned(1.0, 0.99));
+    assert!(!m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail(), "settled: no tails");
+    m.record(2, Form::Planned, &planned(1.0, 0.95));
+    assert!(m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail(), "not settled: tails again");
+    // Unbalanced but faster than fresh (1.0 s): kept.
+    m.record(2, Form::Planned, &planned(0.9, 0.8));
+    assert!(m.choose(2, 3000, PLAN_TAIL).is_some() && !m.is_struck());
+    // Unbalanced and slower: struck for good.
+    m.record(2, Form::Planned, &planned(1.2, 0.8));
+    assert!(m.is_struck());
+    m.record(2, Form::Fresh, &fresh());
+    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+    // Balanced, but no fresh time to judge it by: one fresh call, then planned again.
+    let mut m = RankRecall::default();
+    m.record(2, Form::Fresh, &fresh());
+    m.record(2, Form::Planned, &planned(1.0, 0.99));
+    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None, "a fresh call for its time");
+    m.record(2, Form::Fresh, &fresh());
+    assert!(m.choose(2, 3000, PLAN_TAIL).is_some());
+    // A fault: fresh next; then planned again.
+    let mut m = RankRecall::default();
+    m.record(2, Form::Fresh, &fresh());
+    m.record(2, Form::Planned, &CallOutcome { clean: false, ..planned(1.0, 1.0) });
+    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+    m.record(2, Form::Fresh, &fresh());
+    assert!(m.choose(2, 3000, PLAN_TAIL).is_some());
+    // Another number of ranks than the one remembered: fresh.
+    assert_eq!(m.choose(3, 3000, PLAN_TAIL), None);
+}
+
+/// A balanced plan that runs slower than the fresh calls (its outputs no longer stream
+/// back during the computing) is struck; one within [`SLOWER_THAN_FRESH`] is kept.
+#[test]
+fn a_balanced_plan_slower_than_fresh_is_struck() {
+    let planned = |roi: f64| CallOutcome {
+        clean: true,
+        roi_seconds: roi,
+        balance: 0.99,
+        ranges: vec![run(0, 0, 1000, 1.0), run(1, 1000, 2000, 1.0)],
+    };
+    let mut m = RankRecall::default();
+    m.record(2, Form::Fresh, &fresh());
+    m.record(2, Form::Fresh, &fresh());
+    m.record(2, Form::Planned, &planned(1.005));
+    assert!(m.choose(2, 3000, PLAN_TAIL).is_some() && !m.is_struck(), "within 1 %: kept");
+    m.record(2, Form::Planned, &planned(1.03));
+    assert!(m.is_struck());
+    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+}
+
+#[test]
+fn memory_keeps_the_latest_launches() {
+    let mut m: Memory<u32> = Memory::default();
+    *m.entry("a") = 1;
+    for k in 0..REMEMBERED {
+        *m.entry(&k.to_string()) = 2;
+    }
+    assert_eq!(*m.entry("a"), 0, "the oldest was forgotten");
+    assert_eq!(*m.entry("5"), 2);
+}
