@@ -32,8 +32,9 @@
 //! devices' speeds depend on each other, as two PoCL devices sharing the same cores do): the
 //! next run is then a first run. A device that merged
 //! less than [`MIN_SHARE`] of the range sits out: its share is below the noise of the others'
-//! and its block could not be helped if it ran late. With data resident on the devices (a
-//! session), so does a device whose *planned* block is under [`RESIDENT_MIN_SHARE`].
+//! and its block could not be helped if it ran late; so does a device whose *planned* block is
+//! under [`MIN_SHARE`], or with data resident on the devices (a session) under
+//! [`RESIDENT_MIN_SHARE`].
 
 use std::ops::Range;
 
@@ -151,13 +152,17 @@ fn plan(previous: &Report, resident: bool) -> Option<History> {
             let taking: Vec<bool> = lines.iter().map(Option::is_some).collect();
             cut_by_cost(&measured, total, &speeds, &taking)?
         };
-        // With resident data a small block is not worth its device (see RESIDENT_MIN_SHARE),
-        // which would also move data at the block's two boundaries.
+        // A planned block under MIN_SHARE is not worth its device either: a PoCL device 400
+        // times slower that had merged over 2 % of a first run got one work-group of 1024,
+        // and the run waited for its set-up and latency (balance 0.47). With resident data the
+        // floor is higher (see RESIDENT_MIN_SHARE): such a block also moves data at its two
+        // boundaries.
+        let floor = if resident { RESIDENT_MIN_SHARE } else { MIN_SHARE };
         let slivers: Vec<usize> = (0..n)
-            .filter(|&d| resident && lines[d].is_some())
+            .filter(|&d| lines[d].is_some())
             .filter(|&d| {
                 let held = blocks[d].as_ref().map_or(0, |b| b.end - b.start);
-                (held as f64) < RESIDENT_MIN_SHARE * total as f64
+                (held as f64) < floor * total as f64
             })
             .collect();
         if slivers.is_empty() || slivers.len() == lines.iter().flatten().count() {
