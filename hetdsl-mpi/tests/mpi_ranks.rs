@@ -177,21 +177,32 @@ fn saxpy(cluster: &Cluster, program: &Program) -> Outcome {
     Ok(())
 }
 
-fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
-    let (width, height, max) = (256, 768, 200u32);
-    let root = cluster.rank() == 0;
-    let mut counts = vec![0u32; if root { width * height } else { 0 }];
-    let report = cluster
+/// One cluster call of the Mandelbrot kernel over `width` × `height` pixels, `max`
+/// iterations, into `counts` (rank 0's; empty elsewhere).
+fn launch_mandelbrot(
+    cluster: &Cluster,
+    program: &Program,
+    (width, height, max): (usize, usize, u32),
+    counts: &mut [u32],
+) -> Result<ClusterReport, String> {
+    cluster
         .launch(program, "mandelbrot")
         .global(&[width, height])
         .local(&[16, 4])
-        .output(&mut counts, Pattern::ONE_TO_ONE)
+        .output(counts, Pattern::ONE_TO_ONE)
         .scalar(-2.0f32)
         .scalar(1.25f32)
         .scalar(2.5f32 / height as f32)
         .scalar(max)
         .run()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
+    let (width, height, max) = (256, 768, 200u32);
+    let root = cluster.rank() == 0;
+    let mut counts = vec![0u32; if root { width * height } else { 0 }];
+    let report = launch_mandelbrot(cluster, program, (width, height, max), &mut counts)?;
     check_report(cluster, &report)?;
     if root {
         mandelbrot_matches(&counts, width, height, max)?;
@@ -211,17 +222,7 @@ fn repeated(cluster: &Cluster, program: &Program) -> Outcome {
     let mut failure = None;
     for call in 0..3 {
         let mut counts = vec![0u32; if root { width * height } else { 0 }];
-        let report = cluster
-            .launch(program, "mandelbrot")
-            .global(&[width, height])
-            .local(&[16, 4])
-            .output(&mut counts, Pattern::ONE_TO_ONE)
-            .scalar(-2.0f32)
-            .scalar(1.25f32)
-            .scalar(2.5f32 / height as f32)
-            .scalar(max)
-            .run()
-            .map_err(|e| e.to_string())?;
+        let report = launch_mandelbrot(cluster, program, (width, height, max), &mut counts)?;
         if root && failure.is_none() {
             failure = check_call(cluster, call, &report, &counts, (width, height, max)).err();
         }
