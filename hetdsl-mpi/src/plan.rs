@@ -26,6 +26,7 @@
 
 use std::collections::VecDeque;
 
+use hetdsl::balance::relaunch::RecentTimes;
 use hetdsl::balance::{Completion, Next, Setup};
 use hetdsl::{Balancer, Error, Package, Result};
 
@@ -49,9 +50,6 @@ pub const PLAN_TAIL: f64 = 0.05;
 /// back when it ends, so with one range per rank none overlap the computing (Taylor on two H100
 /// ranks, a GiB of outputs each: 3.89 s planned at balance 0.95-0.99 against 3.78 s fresh).
 pub const SLOWER_THAN_FRESH: f64 = 0.01;
-
-/// How many of the fresh calls' last times are kept; their median is the fresh time.
-const TIMES_KEPT: usize = 3;
 
 /// Launches remembered per cluster (the oldest forgotten first).
 pub const REMEMBERED: usize = 32;
@@ -103,7 +101,8 @@ pub struct RankRecall {
     profile: CostProfile,
     /// Per rank, its mean seconds per range besides computing.
     fixed: Vec<f64>,
-    fresh_times: Vec<f64>,
+    /// The fresh calls' last times (the first call's never): their median is the fresh time.
+    fresh_times: RecentTimes,
     calls: u32,
     /// A plan ended unbalanced and slower than the fresh calls: always fresh.
     struck: bool,
@@ -161,15 +160,12 @@ impl RankRecall {
                 self.fixed = fixed;
                 self.settled = false;
                 if !first {
-                    if self.fresh_times.len() == TIMES_KEPT {
-                        self.fresh_times.remove(0);
-                    }
                     self.fresh_times.push(outcome.roi_seconds);
                     self.time_wanted = false;
                 }
             }
             Form::Planned => {
-                let fresh = median(&self.fresh_times);
+                let fresh = self.fresh_times.median();
                 if outcome.balance >= SETTLED {
                     match fresh {
                         None => self.time_wanted = true,
@@ -214,13 +210,6 @@ fn fixed_cost(ranges: &[RangeRun], rank: usize) -> f64 {
     } else {
         later.iter().sum::<f64>() / later.len() as f64
     }
-}
-
-/// The median of `times` (the lower middle of an even count).
-fn median(times: &[f64]) -> Option<f64> {
-    let mut t = times.to_vec();
-    t.sort_by(f64::total_cmp);
-    t.get(t.len().saturating_sub(1) / 2).copied()
 }
 
 /// Each rank's range of a planned call: its main range, then its tail, laid end to end in rank

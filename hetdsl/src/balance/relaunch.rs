@@ -58,6 +58,39 @@ pub const MIN_SHARE: f64 = 0.02;
 /// chain's 3 % on a CPU beside an H100 ended so late that the next launch re-cut the split again.
 pub const RESIDENT_MIN_SHARE: f64 = 0.05;
 
+/// How many of a form's last times [`RecentTimes`] keeps: their median is the form's time, so
+/// that one noisy call does not switch forms (memory-bound calls of 10–50 ms on an H200 vary by
+/// 10–15 % from call to call).
+pub const TIMES_KEPT: usize = 3;
+
+/// The last [`TIMES_KEPT`] times of one form of a repeated launch, oldest first, whose median
+/// judges a plan against the default balancer (hetdsl's repeated one-shot launches, and
+/// hetdsl-mpi's rank plans against fresh calls).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecentTimes(Vec<f64>);
+
+impl RecentTimes {
+    /// Keeps `seconds`, forgetting the oldest time beyond [`TIMES_KEPT`].
+    pub fn push(&mut self, seconds: f64) {
+        if self.0.len() == TIMES_KEPT {
+            self.0.remove(0);
+        }
+        self.0.push(seconds);
+    }
+
+    /// The median of the kept times (the lower middle of an even count); `None` if none.
+    pub fn median(&self) -> Option<f64> {
+        let mut t = self.0.clone();
+        t.sort_by(f64::total_cmp);
+        t.get(t.len().saturating_sub(1) / 2).copied()
+    }
+
+    /// The kept times, oldest first.
+    pub fn times(&self) -> &[f64] {
+        &self.0
+    }
+}
+
 /// A relaunch that ended with a balance below this is not planned from again: the next run
 /// starts afresh with Sigmoid.
 pub const SETTLED: f64 = 0.9;

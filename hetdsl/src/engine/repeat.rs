@@ -17,6 +17,7 @@ use std::ops::Range;
 use std::sync::Mutex;
 
 use super::plan::Plan;
+use crate::balance::relaunch::RecentTimes;
 use crate::balance::{self, Balancer, DeviceHistory, History};
 use crate::report::Report;
 
@@ -135,33 +136,8 @@ struct Remembered {
     struck: bool,
     /// Runs recorded (clean or not).
     runs: u32,
-    /// The ROIs of its last [`TIMES_KEPT`] clean runs in each form (indexed by `Form as usize`).
-    times: [Times; 4],
-}
-
-/// How many of a form's last times are kept: their median is the form's time, so that one
-/// noisy call does not switch forms (memory-bound calls of 10–50 ms on an H200 vary by 10–15 %
-/// from call to call).
-const TIMES_KEPT: usize = 3;
-
-/// A form's last times, oldest first.
-#[derive(Debug, Clone, Default, PartialEq)]
-struct Times(Vec<f64>);
-
-impl Times {
-    fn push(&mut self, seconds: f64) {
-        if self.0.len() == TIMES_KEPT {
-            self.0.remove(0);
-        }
-        self.0.push(seconds);
-    }
-
-    /// The median of the kept times (the lower middle of an even count); `None` if none.
-    fn median(&self) -> Option<f64> {
-        let mut t = self.0.clone();
-        t.sort_by(f64::total_cmp);
-        t.get(t.len().saturating_sub(1) / 2).copied()
-    }
+    /// The ROIs of its last clean runs in each form (indexed by `Form as usize`).
+    times: [RecentTimes; 4],
 }
 
 impl Remembered {
@@ -285,8 +261,8 @@ impl LastRuns {
             // later run balanced). The default runs once more and the next plan comes from
             // that run; this plan's times go with it.
             entry.last = None;
-            entry.times[Form::Whole as usize] = Times::default();
-            entry.times[Form::Pieces as usize] = Times::default();
+            entry.times[Form::Whole as usize] = RecentTimes::default();
+            entry.times[Form::Pieces as usize] = RecentTimes::default();
             runs.push(entry);
             return;
         }
@@ -555,17 +531,6 @@ mod tests {
                 record(&runs, timed(named(names, name, groups0, [1.0, 1.0]), roi));
             }
         }
-    }
-
-    #[test]
-    fn a_form_s_time_is_the_median_of_its_last_three() {
-        let mut t = Times::default();
-        assert_eq!(t.median(), None);
-        for (seconds, median) in [(3.0, 3.0), (1.0, 1.0), (2.0, 2.0), (5.0, 2.0), (6.0, 5.0)] {
-            t.push(seconds);
-            assert_eq!(t.median(), Some(median));
-        }
-        assert_eq!(t.0, [2.0, 5.0, 6.0]);
     }
 
     #[test]

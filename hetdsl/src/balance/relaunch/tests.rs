@@ -206,3 +206,14 @@ fn resident_data_keeps_a_device_whose_planned_block_is_worth_it() {
     let r = report(10_000, &["GPU", "CPU"], &[(1, 0, 670, 0.018), (0, 670, 9330, 0.00043)]);
     assert_eq!(cpu_holds(&one_block_per_device(&r).expect("a plan")), 0);
 }
+
+#[test]
+fn a_form_s_time_is_the_median_of_its_last_three() {
+    let mut t = RecentTimes::default();
+    assert_eq!(t.median(), None);
+    for (seconds, median) in [(3.0, 3.0), (1.0, 1.0), (2.0, 2.0), (5.0, 2.0), (6.0, 5.0)] {
+        t.push(seconds);
+        assert_eq!(t.median(), Some(median));
+    }
+    assert_eq!(t.times(), [2.0, 5.0, 6.0]);
+}
