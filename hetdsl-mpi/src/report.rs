@@ -64,16 +64,9 @@ pub struct ClusterReport {
 impl ClusterReport {
     /// Whether the ranges of every rank cover `0..total_units` exactly once.
     pub fn tiles_exactly_once(&self) -> bool {
-        let mut all: Vec<Package> = self.ranks.iter().flat_map(|r| r.packages.clone()).collect();
-        all.sort_by_key(|p| p.offset);
-        let mut next = 0;
-        for p in all {
-            if p.offset != next || p.len == 0 {
-                return false;
-            }
-            next = p.end();
-        }
-        next == self.total_units
+        let all: Vec<_> =
+            self.ranks.iter().flat_map(|r| &r.packages).map(|p| p.offset..p.end()).collect();
+        crate::recall::tiles(&all, 0..self.total_units)
     }
 
     /// A table: one line per rank, then one per device.
