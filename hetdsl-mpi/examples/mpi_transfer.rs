@@ -118,9 +118,7 @@ fn only(to: usize) -> Box<Static> {
 
 fn saxpy(cluster: &Cluster, program: &Program, n: usize, to: usize) -> Ran {
     let root = cluster.rank() == 0;
-    let x: Vec<f32> =
-        if root { (0..n).map(|i| (i % 1000) as f32 * 0.001).collect() } else { Vec::new() };
-    let y0: Vec<f32> = if root { (0..n).map(|i| (i % 77) as f32).collect() } else { Vec::new() };
+    let (x, y0) = reference::saxpy_inputs(n, root);
     let mut y = y0.clone();
     let report = cluster
         .launch(program, "saxpy")

@@ -1,6 +1,17 @@
-//! CPU references of the kernels in `kernels/cluster_tests.cl`, shared by the MPI tests and the
-//! `mpi_samples` example, each a plain loop written from the kernel's maths (never the code
-//! under test). Pure.
+//! CPU references of the kernels in `kernels/cluster_tests.cl`, and the saxpy inputs they are
+//! checked on, shared by the MPI tests and examples; each reference a plain loop written from
+//! the kernel's maths (never the code under test). Pure.
+
+/// The saxpy inputs the MPI checks use, `x` and `y0` of `n` elements each: on rank 0 (`root`),
+/// which holds the caller's buffers; empty on the others.
+pub fn saxpy_inputs(n: usize, root: bool) -> (Vec<f32>, Vec<f32>) {
+    if !root {
+        return (Vec::new(), Vec::new());
+    }
+    let x = (0..n).map(|i| (i % 1000) as f32 * 0.001).collect();
+    let y0 = (0..n).map(|i| (i % 77) as f32).collect();
+    (x, y0)
+}
 
 /// The first element where `y` is not `a * x + y0`, described; either rounding is right, since
 /// a device may fuse the multiply-add (OpenCL allows it) or not.

@@ -146,9 +146,7 @@ fn check_report(cluster: &Cluster, r: &ClusterReport) -> Outcome {
 fn saxpy(cluster: &Cluster, program: &Program) -> Outcome {
     let n = 1 << 16;
     let root = cluster.rank() == 0;
-    let x: Vec<f32> =
-        if root { (0..n).map(|i| (i % 1000) as f32 * 0.001).collect() } else { Vec::new() };
-    let y0: Vec<f32> = if root { (0..n).map(|i| (i % 77) as f32).collect() } else { Vec::new() };
+    let (x, y0) = reference::saxpy_inputs(n, root);
     let mut y = y0.clone();
     let report = cluster
         .launch(program, "saxpy")
