@@ -59,6 +59,10 @@ pub struct ClusterReport {
     pub balance: f64,
     /// (rank, range, reason) for each range a lost rank had not returned; each was re-run.
     pub faults: Vec<(usize, Package, String)>,
+    /// Units of the merged ranges whose node time rank 0 recorded for the next call of the
+    /// launch: every unit, in a call that ran well (rank 0 only).
+    #[serde(default)]
+    pub measured_units: u64,
 }
 
 impl ClusterReport {
@@ -142,6 +146,7 @@ mod tests {
             roi_seconds: 0.0,
             balance: 1.0,
             faults: Vec::new(),
+            measured_units: 0,
         };
         assert!(r.tiles_exactly_once());
         r.ranks[1].packages = vec![p(4, 2)];

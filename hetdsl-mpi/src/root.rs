@@ -50,9 +50,10 @@ pub(crate) struct Root<'l, 'a> {
     /// How this call runs across ranks, and the key it is remembered by (`None`: it is not).
     form: Form,
     key: Option<String>,
-    /// Per rank: the range it runs, when it was handed out, and the seconds its node took for
-    /// it once answered.
-    handed: Vec<Option<(Package, f64, f64)>>,
+    /// Per rank: the ranges handed out whose outputs are not merged yet (the next is handed
+    /// out while the last one's outputs still travel), each with when it was handed out and the
+    /// seconds its node took for it once answered.
+    handed: Vec<Vec<(Package, f64, f64)>>,
     /// The ranges merged, for the next call of the launch.
     ranges: Vec<RangeRun>,
 }
@@ -136,7 +137,7 @@ impl<'a> Root<'_, 'a> {
                 scratch: Vec::new(),
                 form,
                 key,
-                handed: vec![None; n],
+                handed: vec![Vec::new(); n],
                 ranges: Vec::new(),
             };
             let outcome = root.coordinate();
@@ -244,7 +245,8 @@ impl<'a> Root<'_, 'a> {
     fn order(&mut self, r: usize, order: Order) -> Result<()> {
         match order {
             Order::Run(p) => {
-                self.handed[r] = Some((p, self.now(), 0.0));
+                let now = self.now();
+                self.handed[r].push((p, now, 0.0));
                 let pieces = layout(&self.launch.spec, p, Side::Inputs)?;
                 self.reports[r].bytes_sent += total(&pieces);
                 let mut m = Msg::new(Kind::Run, p);
@@ -294,10 +296,8 @@ impl<'a> Root<'_, 'a> {
                 if keep {
                     self.reports[r].compute_seconds += msg.seconds;
                 }
-                if let Some((p, _, seconds)) = &mut self.handed[r] {
-                    if *p == msg.package {
-                        *seconds = msg.seconds;
-                    }
+                if let Some(h) = self.handed[r].iter_mut().find(|h| h.0 == msg.package) {
+                    h.2 = msg.seconds;
                 }
                 if let Some(incoming) = &mut self.incoming[r] {
                     incoming.keep = keep;
@@ -347,7 +347,8 @@ impl<'a> Root<'_, 'a> {
         // After the copy: a large range's merge is part of the time its outputs take to land.
         let now = self.now();
         self.ranks.merged(r, package, now)?;
-        if let Some((p, at, seconds)) = self.handed[r].filter(|h| h.0 == package) {
+        let at = self.handed[r].iter().position(|h| h.0 == package);
+        if let Some((p, at, seconds)) = at.map(|i| self.handed[r].remove(i)) {
             let overhead = now - at - seconds;
             self.ranges.push(RangeRun { rank: r, package: p, seconds, overhead });
         }
@@ -542,6 +543,7 @@ impl<'a> Root<'_, 'a> {
             roi_seconds: finish.iter().copied().fold(0.0, f64::max),
             balance: hetdsl::report::balance(&finish),
             faults: self.ranks.faults(),
+            measured_units: self.ranges.iter().map(|r| r.package.len).sum(),
         }
     }
 }

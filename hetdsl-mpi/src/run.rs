@@ -210,6 +210,7 @@ fn serve_rank(
         roi_seconds: 0.0,
         balance: 1.0,
         faults: Vec::new(),
+        measured_units: 0,
     })
 }
 
