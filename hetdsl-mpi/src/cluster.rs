@@ -341,7 +341,8 @@ impl<'a> ClusterLaunch<'a> {
     }
 
     /// The share of each rank's cost a plan holds back as a tail any rank may take while the
-    /// plan is not settled (default [`crate::plan::PLAN_TAIL`]; 0: one range per rank always).
+    /// plan is not settled (default [`crate::plan::PLAN_TAIL`], none: one range per rank,
+    /// handed out in pieces where its moving pays for them).
     pub fn plan_tail(mut self, share: f64) -> Self {
         self.plan_tail = if share.is_finite() { share.clamp(0.0, 0.5) } else { 0.0 };
         self

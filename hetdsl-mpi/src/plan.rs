@@ -2,27 +2,29 @@
 //! (guided self-scheduling, [`crate::guided`]), and each range is a whole co-execution on its
 //! node that pays its set-up and, on a GPU, the uneven end of its last wave: on two H100 ranks
 //! NBody ran five packages per GPU where one process ran one, at 0.70 of its time. A call of a
-//! launch the cluster has run before starts instead from what the last call measured: each rank
-//! gets one range, sized so that every rank is predicted to end together ([`RankPlan`], cut by
-//! [`crate::recall::CostProfile`]), the ranges laid end to end over the NDRange.
+//! launch the cluster has run before starts instead from what the calls before measured: each
+//! rank gets one range, sized so that every rank is predicted to end together ([`RankPlan`],
+//! cut by [`crate::recall::CostProfile`]), the ranges laid end to end over the NDRange.
 //!
-//! While a plan is new, or after a planned call that ended under [`TAIL_SETTLED`], each rank's
-//! range keeps a tail ([`PLAN_TAIL`] of its cost) that any rank may take: a rank runs its own
-//! tail after its range, unless another rank would end it sooner (the owner overran its
-//! prediction, or was lost), so a rank that slowed down is absorbed by the others. Once a plan
-//! ends settled the next call runs it without tails, one range per rank; a rank that slows down
-//! then costs one unbalanced call, after which the tails come back and the cuts move.
+//! - The cost map comes first from a fresh call, whose ranks ran a few long ranges each (not
+//!   interleaved): each rank's speed is taken as its nominal one, scaled to the call's time.
+//!   Each planned call then moves the cuts by what it measured; a fresh call after that (run
+//!   for its time) is only timed.
+//! - A remote rank whose range moves much besides computing gets it in a few pieces
+//!   ([`crate::moving`]), so that each piece's outputs go back while it computes the next.
+//! - Optionally (`ClusterLaunch::plan_tail`; none by default), while a plan is new
+//!   or after a planned call that ended under [`TAIL_SETTLED`], each rank's range keeps a tail
+//!   that any rank may take when its owner overran its prediction or was lost.
 //!
 //! The rules mirror hetdsl's repeated one-shot launches (`balance::relaunch`, judged by time):
-//! the first call, and any call after one with a fault, runs fresh; a planned call that ends
-//! with a balance under [`SETTLED`] is kept where it ran faster than the fresh calls (the
-//! median of their last three, the first call's never counted: it pays the devices' first use),
-//! and struck for good where it ran slower: the launch then always runs fresh. With no fresh
-//! time known yet, the next call runs fresh and the plan is made again from it. Unlike a
-//! one-shot relaunch, a balanced plan is judged by time too (once a fresh call after the first
-//! has a time; until then the call after the plan runs fresh once): struck where it ran over
-//! [`SLOWER_THAN_FRESH`] slower, since balance does not show outputs that no longer stream
-//! back while the ranks compute. Pure.
+//! the first call, and any call after one with a fault, runs fresh; until a fresh call after
+//! the first has a time (the first pays the devices' first use), the call after a plan runs
+//! fresh once, so that plans are judged by time. A planned call that ends with a balance under
+//! [`SETTLED`] is kept where it ran faster than the fresh calls (the median of their last
+//! three); where it ran slower, it is kept only while each such call ends better balanced than
+//! the last, for [`MISSES`] calls at most, and then struck for good: the launch always runs
+//! fresh. A balanced plan is struck where it ran over [`SLOWER_THAN_FRESH`] slower, since
+//! balance does not show outputs that no longer stream back while the ranks compute. Pure.
 
 use std::collections::VecDeque;
 
@@ -30,6 +32,7 @@ use hetdsl::balance::relaunch::RecentTimes;
 use hetdsl::balance::{Completion, Next, Setup};
 use hetdsl::{Balancer, Error, Package, Result};
 
+use crate::moving::{exposed, Moving};
 use crate::recall::{CostProfile, Measured};
 
 /// A planned call that ends with a balance under this is judged against the fresh calls' time
@@ -39,17 +42,27 @@ pub const SETTLED: f64 = hetdsl::balance::relaunch::SETTLED;
 /// A planned call that ends with at least this balance lets the next call run without tails.
 pub const TAIL_SETTLED: f64 = 0.97;
 
-/// The share of each rank's planned cost held back as a tail that any rank may take while the
-/// plan is not settled. Each tail is one more range on its node: a GPU's extra package costs
-/// the uneven end of its last wave (NBody on an H100: about 60 ms), so the tail is kept small,
-/// and it only absorbs a rank that runs up to this much slower than predicted.
-pub const PLAN_TAIL: f64 = 0.05;
+/// The share of each rank's planned cost held back by default as a tail that any rank may take
+/// while the plan is not settled: none. Each tail is one more range on its node (a GPU's extra
+/// package costs the uneven end of its last wave, about 60 ms for NBody on an H100), and what
+/// a tail's time teaches the cost map includes that: on two H100 ranks NBody's plans ended at
+/// balance 0.88-0.99 with tails of 5 % and never settled; simulated ([`crate::repeated`]), tails
+/// of 5 % left Mandelbrot's and Binomial's plans less balanced than none.
+pub const PLAN_TAIL: f64 = 0.0;
 
 /// A balanced planned call slower than the fresh calls by more than this fraction strikes the
 /// plan. Balance does not show what one range per rank costs in messages: a range's outputs go
 /// back when it ends, so with one range per rank none overlap the computing (Taylor on two H100
 /// ranks, a GiB of outputs each: 3.89 s planned at balance 0.95-0.99 against 3.78 s fresh).
 pub const SLOWER_THAN_FRESH: f64 = 0.01;
+
+/// An unbalanced planned call slower than fresh keeps its plan only if its balance is at least
+/// this much better than the last planned call's, and for at most [`MISSES`] such calls in a
+/// row: each planned call moves the cuts by what it measured, and a cost map learned from a
+/// fresh call's few long ranges (Mandelbrot's, a few hundred rows each across the set) may
+/// need several to settle.
+pub const BETTER: f64 = 0.02;
+pub const MISSES: u32 = 3;
 
 /// Launches remembered per cluster (the oldest forgotten first).
 pub const REMEMBERED: usize = 32;
@@ -83,6 +96,8 @@ pub struct RangeRun {
     /// Seconds from handing it out to its outputs merged, beyond `seconds`: messages, inputs
     /// and outputs moving.
     pub overhead: f64,
+    /// When it was handed out, seconds from the call's start.
+    pub handed: f64,
 }
 
 /// What rank 0 saw of one call.
@@ -93,14 +108,22 @@ pub struct CallOutcome {
     pub roi_seconds: f64,
     pub balance: f64,
     pub ranges: Vec<RangeRun>,
+    /// Per rank, the nominal GFLOP/s of its devices together.
+    pub nominal: Vec<f64>,
+    /// Of the bytes the ranges moved, the share that were outputs (what pieces overlap).
+    pub output_share: f64,
 }
 
 /// What the cluster remembers of one launch across ranks.
 #[derive(Debug, Clone, Default)]
 pub struct RankRecall {
     profile: CostProfile,
-    /// Per rank, its mean seconds per range besides computing.
-    fixed: Vec<f64>,
+    /// Per rank, what its ranges spent besides computing in the fresh call learned from
+    /// ([`Moving`]).
+    moving: Vec<Moving>,
+    /// Per rank, from the last planned call: the pieces it ran and its seconds not computing
+    /// from its first hand-out to its last merge.
+    exposed: Vec<(usize, f64)>,
     /// The fresh calls' last times (the first call's never): their median is the fresh time.
     fresh_times: RecentTimes,
     calls: u32,
@@ -108,9 +131,15 @@ pub struct RankRecall {
     struck: bool,
     /// The last planned call ended at [`TAIL_SETTLED`] or better.
     settled: bool,
-    /// A plan ran balanced before any fresh time was known: the next call runs fresh, once,
-    /// so that the plans after it are judged by time.
+    /// A plan ran before any fresh time was known: the next call runs fresh, once, so that
+    /// the plans after it are judged by time.
     time_wanted: bool,
+    /// A planned call has refined the cost map.
+    refined: bool,
+    /// The last planned call's balance, and how many planned calls in a row ended unbalanced
+    /// and slower than fresh.
+    last_balance: f64,
+    missed: u32,
 }
 
 impl RankRecall {
@@ -125,7 +154,7 @@ impl RankRecall {
             return None;
         }
         let tail = if self.settled { 0.0 } else { tail };
-        RankPlan::cut(&self.profile, &self.fixed, total, tail)
+        RankPlan::cut(&self.profile, &self.moving, &self.exposed, total, tail)
     }
 
     /// Whether the launch always runs fresh now.
@@ -140,7 +169,7 @@ impl RankRecall {
         if !outcome.clean {
             // Its measurements miss the lost rank's ranges: the next call learns afresh.
             self.profile = CostProfile::default();
-            self.settled = false;
+            (self.settled, self.refined, self.missed, self.last_balance) = (false, false, 0, 0.0);
             return;
         }
         let measured: Vec<Measured> = outcome
@@ -153,11 +182,18 @@ impl RankRecall {
                 seconds: r.seconds,
             })
             .collect();
-        let fixed = (0..ranks).map(|r| fixed_cost(&outcome.ranges, r)).collect();
+
         match form {
             Form::Fresh => {
-                self.profile.learn_interleaved(ranks, &measured);
-                self.fixed = fixed;
+                // Once a planned call has refined the map, a fresh call (run for its time) is
+                // only timed: its few long ranges would teach a coarser map than the plan's.
+                if !self.refined {
+                    self.profile.learn_by_nominal(ranks, &measured, &outcome.nominal);
+                    let share = outcome.output_share;
+                    self.moving =
+                        (0..ranks).map(|r| Moving::of(&outcome.ranges, r, share)).collect();
+                    self.exposed.clear();
+                }
                 self.settled = false;
                 if !first {
                     self.fresh_times.push(outcome.roi_seconds);
@@ -166,60 +202,49 @@ impl RankRecall {
             }
             Form::Planned => {
                 let fresh = self.fresh_times.median();
-                if outcome.balance >= SETTLED {
-                    match fresh {
-                        None => self.time_wanted = true,
-                        Some(f) if outcome.roi_seconds > f * (1.0 + SLOWER_THAN_FRESH) => {
-                            self.struck = true;
-                            return;
-                        }
-                        Some(_) => {}
+                let slower = |by: f64| fresh.is_some_and(|f| outcome.roi_seconds > f * (1.0 + by));
+                if fresh.is_none() {
+                    // Judged once a fresh call has a time: the next call gives it one.
+                    self.time_wanted = true;
+                } else if outcome.balance >= SETTLED {
+                    if slower(SLOWER_THAN_FRESH) {
+                        self.struck = true;
+                        return;
+                    }
+                    self.missed = 0;
+                } else if slower(0.0) {
+                    // Unbalanced and slower than fresh: the cuts may still move towards balance,
+                    // for a few calls while each ends better balanced than the last.
+                    self.missed += 1;
+                    let better = outcome.balance >= self.last_balance + BETTER;
+                    if !better || self.missed > MISSES {
+                        self.struck = true;
+                        return;
                     }
                 } else {
-                    match fresh {
-                        None => {
-                            self.profile = CostProfile::default();
-                            self.settled = false;
-                            return;
-                        }
-                        Some(fresh) if outcome.roi_seconds >= fresh => {
-                            self.struck = true;
-                            return;
-                        }
-                        // Unbalanced, yet faster than fresh: kept, and the cuts move.
-                        Some(_) => {}
-                    }
+                    // Unbalanced, yet faster than fresh: kept, and the cuts move.
+                    self.missed = 0;
                 }
+                self.last_balance = outcome.balance;
                 self.profile.learn_planned(&measured);
-                self.fixed = fixed;
+                self.exposed = (0..ranks).map(|r| exposed(&outcome.ranges, r)).collect();
+                self.refined = true;
                 self.settled = outcome.balance >= TAIL_SETTLED;
             }
         }
     }
 }
 
-/// Rank `rank`'s mean seconds per range besides computing, over its ranges after its first
-/// where it ran several: a call's first range on a node also pays what the node pays once per
-/// call (its devices' warm-up; on the first call, their first use), as in [`crate::guided`].
-fn fixed_cost(ranges: &[RangeRun], rank: usize) -> f64 {
-    let mine: Vec<f64> =
-        ranges.iter().filter(|r| r.rank == rank).map(|r| r.overhead.max(0.0)).collect();
-    let later = if mine.len() > 1 { &mine[1..] } else { &mine[..] };
-    if later.is_empty() {
-        0.0
-    } else {
-        later.iter().sum::<f64>() / later.len() as f64
-    }
-}
-
-/// Each rank's range of a planned call: its main range, then its tail, laid end to end in rank
-/// order over the NDRange; with each rank's predicted seconds.
+/// Each rank's range of a planned call: its main range (handed out in `pieces`), then its
+/// tail, laid end to end in rank order over the NDRange; with each rank's predicted seconds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankPlan {
     pub total: u64,
     pub main: Vec<Option<Package>>,
+    /// Per rank, its main range in the pieces it is handed out in, of equal units, in order.
+    pub pieces: Vec<Vec<Package>>,
     pub tail: Vec<Option<Package>>,
-    /// Per rank: units per second on average work, seconds per range besides computing.
+    /// Per rank: units per second on average work, seconds besides computing.
     speeds: Vec<f64>,
     fixed: Vec<f64>,
     /// Per rank: the predicted seconds of its main range, and the cost of its tail.
@@ -228,30 +253,72 @@ pub struct RankPlan {
 }
 
 impl RankPlan {
-    /// The plan from `profile`: ranks end together, each paying its fixed cost once (most of
-    /// what a remote rank's range costs besides computing is its outputs' transfer, which a
-    /// tail does not add to).
-    pub fn cut(profile: &CostProfile, fixed: &[f64], total: u64, tail: f64) -> Option<RankPlan> {
+    /// The plan from `profile`: ranks end together, each paying once what it spends besides
+    /// computing: as `exposed` in the last planned call where it ran as many pieces, else as
+    /// its `moving` predicts (a tail adds nothing to it).
+    pub fn cut(
+        profile: &CostProfile,
+        moving: &[Moving],
+        exposed: &[(usize, f64)],
+        total: u64,
+        tail: f64,
+    ) -> Option<RankPlan> {
         let n = profile.speeds().len();
-        let per_call: Vec<f64> = (0..n).map(|r| fixed.get(r).copied().unwrap_or(0.0)).collect();
-        let regions = profile.cut(0..total, &per_call, &vec![true; n], 0.0)?;
+        let moving: Vec<Moving> =
+            (0..n).map(|r| moving.get(r).copied().unwrap_or_default()).collect();
         let speeds: Vec<f64> = profile.speeds().iter().map(|s| s.unwrap_or(0.0)).collect();
+        let everyone = vec![true; n];
+        // One piece each first, to know each rank's seconds; then cut again with what its
+        // pieces leave of its moving.
+        let once: Vec<f64> = moving.iter().map(|m| m.guess(1, m.units)).collect();
+        let whole = profile.cut(0..total, &once, &everyone, 0.0)?;
+        let units = |r: usize| whole[r].as_ref().map_or(0, |g| g.end - g.start);
+        // Rank 0's ranges move through memory: one piece.
+        let pieces: Vec<usize> = (0..n)
+            .map(|r| match (&whole[r], r) {
+                (Some(g), 1..) => moving[r].pieces(
+                    units(r),
+                    profile.cost(g.start, g.end) / speeds[r].max(f64::MIN_POSITIVE),
+                ),
+                _ => 1,
+            })
+            .collect();
+        let fixed: Vec<f64> = (0..n)
+            .map(|r| match exposed.get(r) {
+                Some(&(k, seconds)) if k == pieces[r] => seconds,
+                _ => moving[r].guess(pieces[r], units(r)),
+            })
+            .collect();
+        let regions = profile.cut(0..total, &fixed, &everyone, 0.0)?;
         let mut plan = RankPlan {
             total,
             main: vec![None; n],
+            pieces: vec![Vec::new(); n],
             tail: vec![None; n],
             speeds,
-            fixed: per_call,
+            fixed,
             main_seconds: vec![0.0; n],
             tail_cost: vec![0.0; n],
         };
+        let piece = |a: u64, b: u64| (b > a).then_some(Package { offset: a, len: b - a });
         for (r, region) in regions.into_iter().enumerate() {
             let Some(region) = region else { continue };
             let cut = profile.split(region.clone(), 1.0 - tail.clamp(0.0, 1.0));
             let cut = if cut <= region.start { region.end } else { cut };
-            let piece = |a: u64, b: u64| (b > a).then_some(Package { offset: a, len: b - a });
             plan.main[r] = piece(region.start, cut);
             plan.tail[r] = piece(cut, region.end);
+            let main = region.start..cut;
+            let k = pieces[r];
+            let mut at = main.start;
+            for i in 1..=k {
+                // Equal in units, so in the bytes each moves: the last piece's outputs are
+                // what is left to wait for.
+                let end = main.start + (main.end - main.start) * i as u64 / k as u64;
+                if let Some(p) = piece(at, end.max(at)) {
+                    plan.pieces[r].push(p);
+                    at = p.end();
+                }
+            }
             let speed = plan.speeds[r].max(f64::MIN_POSITIVE);
             plan.main_seconds[r] = plan.fixed[r] + profile.cost(region.start, cut) / speed;
             plan.tail_cost[r] = profile.cost(cut, region.end);
@@ -259,9 +326,10 @@ impl RankPlan {
         Some(plan)
     }
 
-    /// Every range of the plan, main and tail.
+    /// Every range of the plan, the main ranges' pieces and the tails.
     pub fn ranges(&self) -> Vec<Package> {
-        self.main.iter().chain(&self.tail).flatten().copied().collect()
+        let tails = self.tail.iter().flatten();
+        self.pieces.iter().flatten().chain(tails).copied().collect()
     }
 
     /// Whether the plan holds tails.
@@ -274,8 +342,8 @@ impl RankPlan {
 #[derive(Debug)]
 pub struct PlannedRanks {
     plan: RankPlan,
-    /// Per rank: its main range not handed out yet.
-    main: Vec<Option<Package>>,
+    /// Per rank: the pieces of its main range not handed out yet.
+    main: Vec<VecDeque<Package>>,
     /// Tails not handed out yet, by owner.
     tails: Vec<Option<Package>>,
     /// Ranges of lost ranks, for whichever rank asks.
@@ -288,7 +356,7 @@ pub struct PlannedRanks {
 impl PlannedRanks {
     pub fn new(plan: RankPlan) -> Self {
         PlannedRanks {
-            main: plan.main.clone(),
+            main: plan.pieces.iter().map(|p| p.iter().copied().collect()).collect(),
             tails: plan.tail.clone(),
             plan,
             orphans: VecDeque::new(),
@@ -342,7 +410,7 @@ impl Balancer for PlannedRanks {
                 setup.total_groups
             )));
         }
-        self.main = self.plan.main.clone();
+        self.main = self.plan.pieces.iter().map(|p| p.iter().copied().collect()).collect();
         self.tails = self.plan.tail.clone();
         self.orphans.clear();
         self.running_main = vec![None; n];
@@ -354,8 +422,12 @@ impl Balancer for PlannedRanks {
         if !self.alive.get(device).copied().unwrap_or(false) {
             return Next::Done;
         }
-        if let Some(p) = self.main[device].take() {
-            self.running_main[device] = Some(now);
+        if let Some(p) = self.main[device].pop_front() {
+            // The main range runs from its first piece's hand-out.
+            let full = self.main[device].len() + 1 == self.plan.pieces[device].len();
+            if full {
+                self.running_main[device] = Some(now);
+            }
             return Next::Run(p);
         }
         if let Some(p) = self.tails[device].take().or_else(|| self.orphans.pop_front()) {
@@ -373,7 +445,8 @@ impl Balancer for PlannedRanks {
     }
 
     fn completed(&mut self, done: &Completion) {
-        if let Some(slot) = self.running_main.get_mut(done.device) {
+        let left = self.main.get(done.device).map_or(0, VecDeque::len);
+        if let (Some(slot), 0) = (self.running_main.get_mut(done.device), left) {
             *slot = None;
         }
     }
@@ -382,7 +455,8 @@ impl Balancer for PlannedRanks {
         if let Some(a) = self.alive.get_mut(device) {
             *a = false;
             self.running_main[device] = None;
-            let left = self.main[device].take().into_iter().chain(self.tails[device].take());
+            let left = self.main[device].drain(..).chain(self.tails[device].take());
+            let left: Vec<Package> = left.collect();
             self.orphans.extend(left);
         }
     }

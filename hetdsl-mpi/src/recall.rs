@@ -66,6 +66,39 @@ impl CostProfile {
         }
     }
 
+    /// Learns speeds and costs afresh from a call whose lanes ran ranges that did not mix
+    /// (guided self-scheduling across ranks hands each rank a few long ranges, one rank's
+    /// through Mandelbrot's set, another's beside it): each lane's speed is its `nominal`
+    /// speed, scaled so that the call's measured time is what the speeds predict, and each
+    /// range's cost its seconds at that speed. Lanes that ran nothing have no speed; without a
+    /// usable nominal speed for every lane that ran, as [`CostProfile::learn_interleaved`].
+    pub fn learn_by_nominal(&mut self, lanes: usize, measured: &[Measured], nominal: &[f64]) {
+        let ran = |l: usize| measured.iter().any(|m| m.lane == l && m.len > 0 && m.seconds > 0.0);
+        let known =
+            (0..lanes).filter(|&l| ran(l)).all(|l| nominal.get(l).is_some_and(|&g| usable(g)));
+        let (units, weighted) = measured.iter().filter(|m| m.lane < lanes && m.len > 0).fold(
+            (0.0, 0.0),
+            |(u, w), m| {
+                (
+                    u + m.len as f64,
+                    w + m.seconds.max(0.0) * nominal.get(m.lane).copied().unwrap_or(0.0),
+                )
+            },
+        );
+        if !known || !usable(units) || !usable(weighted) {
+            return self.learn_interleaved(lanes, measured);
+        }
+        let scale = units / weighted;
+        self.speeds = (0..lanes).map(|l| ran(l).then(|| nominal[l] * scale)).collect();
+        self.map.clear();
+        for m in measured.iter().filter(|m| m.len > 0) {
+            if let Some(w) = self.speeds.get(m.lane).copied().flatten() {
+                let (a, b) = (m.offset, m.offset + m.len);
+                self.set(a, b, &[(a, b, m.seconds * w / m.len as f64)], 1.0);
+            }
+        }
+    }
+
     /// Learns from a call that ran blocks of a plan: the speeds stay, and the cost of each
     /// measured block becomes what it took at its lane's speed, shared out within the block as
     /// the map had it.
@@ -358,6 +391,31 @@ mod tests {
         let cut = blocks(p.cut(0..200, &[], &[true, true], 0.0).unwrap());
         assert!(matches!(cut[0].end, 137 | 138), "{cut:?}");
         assert!(tiles(&cut, 0..200));
+    }
+
+    /// Two alike lanes that ran long ranges, not interleaved, over a range whose middle
+    /// third costs ten times the rest: their speeds come from their nominal ones, each range's
+    /// cost from its time, and the cut shares the cost. Learned as interleaved, lane 1 (which
+    /// ran the dear third) looked ten times slower and got almost nothing.
+    #[test]
+    fn ranges_that_do_not_mix_are_costed_by_nominal_speed() {
+        // 300 units: 0..100 and 200..300 cost 1 per unit, 100..200 cost 10; both lanes run
+        // 100 units a second on unit cost.
+        let ran = [m(0, 0, 100, 1.0), m(1, 100, 100, 10.0), m(0, 200, 100, 1.0)];
+        let mut p = CostProfile::default();
+        p.learn_by_nominal(2, &ran, &[5.0, 5.0]);
+        let (w0, w1) = (p.speeds()[0].unwrap(), p.speeds()[1].unwrap());
+        assert!((w0 - w1).abs() < 1e-9, "{w0} {w1}");
+        let cut = blocks(p.cut(0..300, &[], &[true, true], 0.0).unwrap());
+        assert_eq!(cut, vec![0..150, 150..300]);
+        let mut q = CostProfile::default();
+        q.learn_interleaved(2, &ran);
+        let cut = blocks(q.cut(0..300, &[], &[true, true], 0.0).unwrap());
+        assert!(cut[1].start > 250, "{cut:?}");
+        // Without a nominal speed for a lane that ran: as interleaved.
+        let mut r = CostProfile::default();
+        r.learn_by_nominal(2, &ran, &[5.0]);
+        assert_eq!(r, q);
     }
 
     /// A planned call where lane 1's block took twice its prediction: the block's cost doubles,

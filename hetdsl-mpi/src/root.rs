@@ -54,8 +54,9 @@ pub(crate) struct Root<'l, 'a> {
     /// out while the last one's outputs still travel), each with when it was handed out and the
     /// seconds its node took for it once answered.
     handed: Vec<Vec<(Package, f64, f64)>>,
-    /// The ranges merged, for the next call of the launch.
+    /// The ranges merged, and each rank's nominal GFLOP/s, for the next call of the launch.
     ranges: Vec<RangeRun>,
+    nominal: Vec<f64>,
 }
 
 /// What rank 0 heard.
@@ -80,7 +81,8 @@ impl<'a> Root<'_, 'a> {
         let n = joined.len();
         let names =
             joined.iter().enumerate().map(|(r, j)| format!("rank {r} @ {}", j.host)).collect();
-        let profiles = joined.iter().map(|j| j.profile.clone()).collect();
+        let profiles: Vec<_> = joined.iter().map(|j| j.profile.clone()).collect();
+        let nominal = profiles.iter().map(|p| p.nominal_gflops).collect();
         let balancer = launch.balancer.take();
         // A call of a launch run before starts from its last call, unless the caller chose the
         // ranks' balancer.
@@ -139,6 +141,7 @@ impl<'a> Root<'_, 'a> {
                 key,
                 handed: vec![Vec::new(); n],
                 ranges: Vec::new(),
+                nominal,
             };
             let outcome = root.coordinate();
             root.stop_all(outcome.as_ref().err());
@@ -350,7 +353,7 @@ impl<'a> Root<'_, 'a> {
         let at = self.handed[r].iter().position(|h| h.0 == package);
         if let Some((p, at, seconds)) = at.map(|i| self.handed[r].remove(i)) {
             let overhead = now - at - seconds;
-            self.ranges.push(RangeRun { rank: r, package: p, seconds, overhead });
+            self.ranges.push(RangeRun { rank: r, package: p, seconds, overhead, handed: at });
         }
         self.reports[r].packages.push(package);
         self.reports[r].finish_seconds = now;
@@ -528,8 +531,22 @@ impl<'a> Root<'_, 'a> {
             roi_seconds: report.roi_seconds,
             balance: report.balance,
             ranges: self.ranges.clone(),
+            nominal: self.nominal.clone(),
+            output_share: self.output_share(report.total_units),
         };
         self.launch.cluster.remember_call(key, self.reports.len(), self.form, &outcome);
+    }
+
+    /// Of the bytes the launch's ranges move over `units`, the share that are outputs.
+    fn output_share(&self, units: u64) -> f64 {
+        let all = Package { offset: 0, len: units };
+        let bytes = |side| layout(&self.launch.spec, all, side).map_or(0.0, |p| total(&p) as f64);
+        let (inputs, outputs) = (bytes(Side::Inputs), bytes(Side::Outputs));
+        if inputs + outputs > 0.0 {
+            outputs / (inputs + outputs)
+        } else {
+            0.5
+        }
     }
 
     fn report(&self) -> ClusterReport {

@@ -1,8 +1,11 @@
 use super::*;
+
+/// Tails of 5 %, as a caller may ask for.
+const TAIL: f64 = 0.05;
 use hetdsl::balance::{DeviceKind, DeviceProfile};
 
 fn run(rank: usize, offset: u64, len: u64, seconds: f64) -> RangeRun {
-    RangeRun { rank, package: Package { offset, len }, seconds, overhead: 0.0 }
+    RangeRun { rank, package: Package { offset, len }, seconds, overhead: 0.0, handed: 0.0 }
 }
 
 /// A fresh call of two ranks, rank 1 twice as fast, on uniform work of 3 000 units.
@@ -17,6 +20,8 @@ fn fresh() -> CallOutcome {
             run(0, 1500, 500, 1.0),
             run(1, 2000, 1000, 1.0),
         ],
+        nominal: vec![1.0, 2.0],
+        output_share: 1.0,
     }
 }
 
@@ -46,9 +51,9 @@ fn drain(b: &mut PlannedRanks, n: usize) -> Vec<(usize, Package)> {
 #[test]
 fn a_repeated_call_gets_one_range_per_rank_sized_to_end_together() {
     let mut m = RankRecall::default();
-    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+    assert_eq!(m.choose(2, 3000, TAIL), None);
     m.record(2, Form::Fresh, &fresh());
-    let plan = m.choose(2, 3000, PLAN_TAIL).unwrap();
+    let plan = m.choose(2, 3000, TAIL).unwrap();
     let (m0, t0) = (plan.main[0].unwrap(), plan.tail[0].unwrap());
     let (m1, t1) = (plan.main[1].unwrap(), plan.tail[1].unwrap());
     assert_eq!((m0.offset, m0.end(), t0.end(), m1.end(), t1.end()), (0, 950, 1000, 2900, 3000));
@@ -66,19 +71,60 @@ fn a_repeated_call_gets_one_range_per_rank_sized_to_end_together() {
     );
 }
 
-/// A rank's fixed cost per range makes its range shorter by what it would compute meanwhile.
+/// A remote rank that moves much besides computing gets its range in pieces of equal units,
+/// shorter by what the pieces leave of its moving; once a planned call measured what it left,
+/// the next cut uses that. Rank 0 gets one piece whatever it moves.
 #[test]
-fn fixed_costs_shorten_a_rank_s_range() {
+fn a_remote_rank_s_moving_shortens_its_range_and_splits_it() {
     let mut m = RankRecall::default();
     let mut call = fresh();
-    for r in call.ranges.iter_mut().filter(|r| r.rank == 1) {
+    for r in call.ranges.iter_mut() {
         r.overhead = 0.3;
     }
     m.record(2, Form::Fresh, &call);
     let plan = m.choose(2, 3000, 0.0).unwrap();
-    // T = (3000 + 0.3 · 1000) / 1500 = 2.2 s: rank 1 gets 1900 units, rank 0 1100.
-    assert_eq!(plan.main[0], Some(Package { offset: 0, len: 1100 }));
-    assert_eq!(plan.main[1], Some(Package { offset: 1100, len: 1900 }));
+    // Each rank moved 0.6 s over two ranges: rank 1 in 4 pieces (√(0.6 / 0.01) = 7.7, at
+    // most 4), leaving 0.15 s; rank 0 one piece, 0.6 s. T = (3000 + 0.6·500 + 0.15·1000) /
+    // 1500 = 2.3 s: rank 0 gets 850 units, rank 1 2150.
+    assert_eq!(plan.main[0], Some(Package { offset: 0, len: 850 }));
+    assert_eq!(plan.main[1], Some(Package { offset: 850, len: 2150 }));
+    assert_eq!(plan.pieces[0], vec![Package { offset: 0, len: 850 }]);
+    let lens: Vec<u64> = plan.pieces[1].iter().map(|p| p.len).collect();
+    assert_eq!(lens, vec![537, 538, 537, 538]);
+    assert_eq!(plan.ranges().len(), 5);
+    assert!(crate::recall::tiles(
+        &plan.ranges().iter().map(|p| p.offset..p.end()).collect::<Vec<_>>(),
+        0..3000
+    ));
+    // Through the balancer, rank 1 takes its pieces in order.
+    let mut b = PlannedRanks::new(plan.clone());
+    b.start(&setup(2, 3000)).unwrap();
+    let handed: Vec<Package> =
+        drain(&mut b, 2).into_iter().filter(|h| h.0 == 1).map(|h| h.1).collect();
+    assert_eq!(handed, plan.pieces[1]);
+    // A planned call as predicted, but rank 1's pieces left it only 0.01 s not computing
+    // (rank 0, 0.6 s): the next cut charges it that. T = (3000 + 0.6·500 + 0.01·1000) / 1500:
+    // rank 1 gets 2197 units.
+    let mut ranges = vec![RangeRun { overhead: 0.6, ..run(0, 0, 850, 1.7) }];
+    let mut at = 0.0;
+    for p in &plan.pieces[1] {
+        let seconds = p.len as f64 / 1000.0;
+        ranges.push(RangeRun { handed: at, ..run(1, p.offset, p.len, seconds) });
+        at += seconds;
+    }
+    ranges.last_mut().unwrap().overhead = 0.01;
+    let planned = CallOutcome {
+        clean: true,
+        roi_seconds: 0.9,
+        balance: 0.99,
+        ranges,
+        nominal: vec![1.0, 2.0],
+        output_share: 1.0,
+    };
+    m.record(2, Form::Fresh, &call);
+    m.record(2, Form::Planned, &planned);
+    let next = m.choose(2, 3000, 0.0).unwrap();
+    assert_eq!(next.main[1], Some(Package { offset: 803, len: 2197 }));
 }
 
 /// A rank that overran its prediction has its tail taken by a rank that is free; a rank on
@@ -87,7 +133,7 @@ fn fixed_costs_shorten_a_rank_s_range() {
 fn tails_absorb_a_late_rank_and_a_lost_one() {
     let mut m = RankRecall::default();
     m.record(2, Form::Fresh, &fresh());
-    let plan = m.choose(2, 3000, PLAN_TAIL).unwrap();
+    let plan = m.choose(2, 3000, TAIL).unwrap();
     let (t0, t1) = (plan.tail[0].unwrap(), plan.tail[1].unwrap());
     let mut b = PlannedRanks::new(plan.clone());
     b.start(&setup(2, 3000)).unwrap();
@@ -136,43 +182,79 @@ fn plans_are_judged_like_hetdsl_s_relaunches() {
         roi_seconds: roi,
         balance,
         ranges: vec![run(0, 0, 1000, 1.0), run(1, 1000, 2000, 1.0)],
+        nominal: vec![1.0, 2.0],
+        output_share: 1.0,
     };
     let mut m = RankRecall::default();
     m.record(2, Form::Fresh, &fresh());
-    assert!(m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail());
+    assert!(m.choose(2, 3000, TAIL).unwrap().has_tail());
     // Unbalanced, and only the first (uncounted) fresh call known: fresh next, then plan.
     m.record(2, Form::Planned, &planned(1.0, 0.5));
-    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+    assert_eq!(m.choose(2, 3000, TAIL), None);
     m.record(2, Form::Fresh, &fresh());
-    assert!(m.choose(2, 3000, PLAN_TAIL).is_some());
+    assert!(m.choose(2, 3000, TAIL).is_some());
     m.record(2, Form::Planned, &planned(1.0, 0.99));
-    assert!(!m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail(), "settled: no tails");
+    assert!(!m.choose(2, 3000, TAIL).unwrap().has_tail(), "settled: no tails");
     m.record(2, Form::Planned, &planned(1.0, 0.95));
-    assert!(m.choose(2, 3000, PLAN_TAIL).unwrap().has_tail(), "not settled: tails again");
+    assert!(m.choose(2, 3000, TAIL).unwrap().has_tail(), "not settled: tails again");
     // Unbalanced but faster than fresh (1.0 s): kept.
     m.record(2, Form::Planned, &planned(0.9, 0.8));
-    assert!(m.choose(2, 3000, PLAN_TAIL).is_some() && !m.is_struck());
+    assert!(m.choose(2, 3000, TAIL).is_some() && !m.is_struck());
     // Unbalanced and slower: struck for good.
     m.record(2, Form::Planned, &planned(1.2, 0.8));
     assert!(m.is_struck());
     m.record(2, Form::Fresh, &fresh());
-    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+    assert_eq!(m.choose(2, 3000, TAIL), None);
     // Balanced, but no fresh time to judge it by: one fresh call, then planned again.
     let mut m = RankRecall::default();
     m.record(2, Form::Fresh, &fresh());
     m.record(2, Form::Planned, &planned(1.0, 0.99));
-    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None, "a fresh call for its time");
+    assert_eq!(m.choose(2, 3000, TAIL), None, "a fresh call for its time");
     m.record(2, Form::Fresh, &fresh());
-    assert!(m.choose(2, 3000, PLAN_TAIL).is_some());
+    assert!(m.choose(2, 3000, TAIL).is_some());
     // A fault: fresh next; then planned again.
     let mut m = RankRecall::default();
     m.record(2, Form::Fresh, &fresh());
     m.record(2, Form::Planned, &CallOutcome { clean: false, ..planned(1.0, 1.0) });
-    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+    assert_eq!(m.choose(2, 3000, TAIL), None);
     m.record(2, Form::Fresh, &fresh());
-    assert!(m.choose(2, 3000, PLAN_TAIL).is_some());
+    assert!(m.choose(2, 3000, TAIL).is_some());
     // Another number of ranks than the one remembered: fresh.
-    assert_eq!(m.choose(3, 3000, PLAN_TAIL), None);
+    assert_eq!(m.choose(3, 3000, TAIL), None);
+}
+
+/// An unbalanced plan slower than fresh is kept while each such call ends better balanced
+/// than the last, [`MISSES`] times at most; a fresh call after planned ones only times.
+#[test]
+fn unbalanced_plans_that_improve_are_kept_a_few_times() {
+    let planned = |roi: f64, balance: f64| CallOutcome {
+        clean: true,
+        roi_seconds: roi,
+        balance,
+        ranges: vec![run(0, 0, 1000, 1.0), run(1, 1000, 2000, 1.0)],
+        nominal: vec![1.0, 2.0],
+        output_share: 1.0,
+    };
+    let mut m = RankRecall::default();
+    m.record(2, Form::Fresh, &fresh());
+    m.record(2, Form::Fresh, &fresh());
+    for (k, balance) in [0.6, 0.7, 0.8].into_iter().enumerate() {
+        m.record(2, Form::Planned, &planned(1.5, balance));
+        assert!(!m.is_struck(), "miss {k} at {balance}, better than the last");
+    }
+    let before = m.choose(2, 3000, 0.0).unwrap();
+    // A fresh call now does not teach the map: the next plan is the same.
+    m.record(2, Form::Fresh, &CallOutcome { ranges: vec![run(0, 0, 3000, 9.0)], ..fresh() });
+    assert_eq!(m.choose(2, 3000, 0.0).unwrap(), before);
+    m.record(2, Form::Planned, &planned(1.5, 0.9));
+    assert!(m.is_struck(), "a fourth miss in a row");
+    // One that does not improve on the last is struck at once.
+    let mut m = RankRecall::default();
+    m.record(2, Form::Fresh, &fresh());
+    m.record(2, Form::Fresh, &fresh());
+    m.record(2, Form::Planned, &planned(1.5, 0.7));
+    m.record(2, Form::Planned, &planned(1.5, 0.71));
+    assert!(m.is_struck());
 }
 
 /// A balanced plan that runs slower than the fresh calls (its outputs no longer stream
@@ -184,15 +266,17 @@ fn a_balanced_plan_slower_than_fresh_is_struck() {
         roi_seconds: roi,
         balance: 0.99,
         ranges: vec![run(0, 0, 1000, 1.0), run(1, 1000, 2000, 1.0)],
+        nominal: vec![1.0, 2.0],
+        output_share: 1.0,
     };
     let mut m = RankRecall::default();
     m.record(2, Form::Fresh, &fresh());
     m.record(2, Form::Fresh, &fresh());
     m.record(2, Form::Planned, &planned(1.005));
-    assert!(m.choose(2, 3000, PLAN_TAIL).is_some() && !m.is_struck(), "within 1 %: kept");
+    assert!(m.choose(2, 3000, TAIL).is_some() && !m.is_struck(), "within 1 %: kept");
     m.record(2, Form::Planned, &planned(1.03));
     assert!(m.is_struck());
-    assert_eq!(m.choose(2, 3000, PLAN_TAIL), None);
+    assert_eq!(m.choose(2, 3000, TAIL), None);
 }
 
 #[test]

@@ -1,0 +1,160 @@
+//! What a rank's range costs besides computing, and the pieces a planned call hands it out in.
+//! A remote rank receives a range's inputs before it computes and sends its outputs after, and
+//! with one range per rank none of that overlaps the computing: Mandelbrot's remote rank sent
+//! 400 MB of rows back only once all of them were computed. Handed out in a few pieces, each
+//! piece's outputs go back while the next one computes (the next piece's inputs still wait: a
+//! rank gets its next range once it has told rank 0 the last one is done), at the cost of one
+//! more range's set-up on the node per piece. Pure.
+
+use crate::plan::RangeRun;
+
+/// A remote rank's range is handed out in pieces only when the outputs they would overlap are
+/// over this share of its computing: a GPU package also pays the uneven end of its last wave,
+/// which the seconds besides computing do not show (NBody on an H100: about 60 ms a package,
+/// against 27 ms of moving per rank).
+pub const PIECE_SHARE: f64 = 0.03;
+
+/// What one more piece costs a rank at least, in seconds: a node's set-up of a range (3-7 ms
+/// measured on the H100 ranks) and the end of its GPU package.
+pub const PIECE_SECONDS: f64 = 0.01;
+
+/// The most pieces of one rank's range.
+pub const MAX_PIECES: usize = 4;
+
+/// What a rank's ranges spent besides computing over a fresh call, as `setup + per_unit ·
+/// units` per range (least squares over its ranges after its first: a call's first range on
+/// a node also pays what the node pays once per call, as in [`crate::guided`]), and the share
+/// of the bytes moved that were outputs.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Moving {
+    pub setup: f64,
+    pub per_unit: f64,
+    pub output_share: f64,
+    /// Units the rank ran in that call.
+    pub units: u64,
+}
+
+impl Moving {
+    /// Rank `rank`'s moving in the call that ran `ranges`, whose outputs were `output_share`
+    /// of the bytes moved.
+    pub fn of(ranges: &[RangeRun], rank: usize, output_share: f64) -> Moving {
+        let mine: Vec<(f64, f64)> = ranges
+            .iter()
+            .filter(|r| r.rank == rank && r.package.len > 0)
+            .map(|r| (r.package.len as f64, r.overhead.max(0.0)))
+            .collect();
+        let units = mine.iter().map(|m| m.0).sum::<f64>() as u64;
+        let later = if mine.len() > 1 { &mine[1..] } else { &mine[..] };
+        let n = later.len() as f64;
+        let (sx, so) = later.iter().fold((0.0, 0.0), |(x, o), m| (x + m.0, o + m.1));
+        let share = if output_share.is_finite() { output_share.clamp(0.0, 1.0) } else { 0.5 };
+        let proportional =
+            Moving { setup: 0.0, per_unit: so / sx.max(1.0), output_share: share, units };
+        if later.len() < 2 {
+            return proportional;
+        }
+        let (mx, mo) = (sx / n, so / n);
+        let var: f64 = later.iter().map(|m| (m.0 - mx).powi(2)).sum();
+        let cov: f64 = later.iter().map(|m| (m.0 - mx) * (m.1 - mo)).sum();
+        let per_unit = if var > 0.0 { cov / var } else { -1.0 };
+        let setup = mo - per_unit * mx;
+        if per_unit < 0.0 || setup < 0.0 || !setup.is_finite() {
+            return proportional;
+        }
+        Moving { setup, per_unit, output_share: share, units }
+    }
+
+    /// How many pieces a range of `units` that computes `seconds` is handed out in: one unless
+    /// the outputs it moves take over [`PIECE_SHARE`] of `seconds`; else the square root of
+    /// their seconds over what a piece costs (its set-up, at least [`PIECE_SECONDS`]), which
+    /// makes the pieces' cost and the outputs' wait left alike; at most [`MAX_PIECES`].
+    pub fn pieces(&self, units: u64, seconds: f64) -> usize {
+        let outputs = self.per_unit * units as f64 * self.output_share;
+        if outputs.is_nan() || outputs <= PIECE_SHARE * seconds {
+            return 1;
+        }
+        let each = self.setup.max(PIECE_SECONDS);
+        ((outputs / each).sqrt().ceil() as usize).clamp(1, MAX_PIECES)
+    }
+
+    /// The seconds not computing of a range of `units` in `pieces` pieces, before any was
+    /// measured: each piece's set-up and inputs, and the last piece's outputs.
+    pub fn guess(&self, pieces: usize, units: u64) -> f64 {
+        let moved = self.per_unit * units as f64;
+        let k = pieces.max(1) as f64;
+        self.setup * k + moved * (1.0 - self.output_share) + moved * self.output_share / k
+    }
+}
+
+/// Rank `rank`'s ranges in a call and its seconds not computing, from its first hand-out to
+/// its last range merged.
+pub fn exposed(ranges: &[RangeRun], rank: usize) -> (usize, f64) {
+    let mine: Vec<&RangeRun> = ranges.iter().filter(|r| r.rank == rank).collect();
+    let first = mine.iter().map(|r| r.handed).fold(f64::MAX, f64::min);
+    let last = mine.iter().map(|r| r.handed + r.seconds + r.overhead).fold(f64::MIN, f64::max);
+    let computing: f64 = mine.iter().map(|r| r.seconds).sum();
+    (mine.len(), if mine.is_empty() { 0.0 } else { (last - first - computing).max(0.0) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hetdsl::Package;
+
+    fn run(rank: usize, len: u64, overhead: f64) -> RangeRun {
+        RangeRun { rank, package: Package { offset: 0, len }, seconds: 1.0, overhead, handed: 0.0 }
+    }
+
+    /// Ranges of several sizes: the set-up and the seconds per unit come apart (the first
+    /// range, which paid the node's warm-up, left out), and the pieces follow from them.
+    #[test]
+    fn set_up_and_transfer_come_apart() {
+        // 5 ms a range and 0.1 ms a unit; the first range paid 0.3 s more.
+        let ranges: Vec<RangeRun> = [(400, 0.345), (200, 0.025), (100, 0.015), (50, 0.01)]
+            .into_iter()
+            .map(|(len, o)| run(1, len, o))
+            .collect();
+        let m = Moving::of(&ranges, 1, 0.5);
+        assert!((m.setup - 0.005).abs() < 1e-9 && (m.per_unit - 1e-4).abs() < 1e-9, "{m:?}");
+        assert_eq!(m.units, 750);
+        // 2000 units move 0.2 s, 0.1 s of it outputs: over 3 % of 1 s, in √(0.1 / 0.01) → 4
+        // pieces; under 3 % of 4 s... no: 0.1 > 0.12 is false, one piece.
+        assert_eq!(m.pieces(2000, 1.0), 4);
+        assert_eq!(m.pieces(2000, 4.0), 1);
+        assert_eq!(m.pieces(300, 1.0), 1);
+        // One piece waits for all it moves; four for each set-up, the inputs, a quarter of
+        // the outputs.
+        assert!((m.guess(1, 2000) - 0.205).abs() < 1e-9);
+        assert!((m.guess(4, 2000) - (0.02 + 0.1 + 0.025)).abs() < 1e-9);
+    }
+
+    /// Ranges all of one size, or a single one: the seconds per unit from their total.
+    #[test]
+    fn ranges_of_one_size_give_a_rate() {
+        let ranges = vec![run(1, 100, 0.5), run(1, 100, 0.02), run(1, 100, 0.02), run(0, 9, 9.0)];
+        let m = Moving::of(&ranges, 1, 1.0);
+        assert_eq!((m.setup, m.units), (0.0, 300));
+        assert!((m.per_unit - 2e-4).abs() < 1e-12);
+        let one = Moving::of(&ranges[..1], 1, 1.0);
+        assert!((one.per_unit - 5e-3).abs() < 1e-12);
+        assert_eq!(Moving::of(&ranges, 2, 1.0), Moving { output_share: 1.0, ..Moving::default() });
+    }
+
+    /// A rank's seconds not computing run from its first hand-out to its last merge.
+    #[test]
+    fn exposed_spans_a_rank_s_pieces() {
+        let r = |handed: f64, seconds: f64, overhead: f64| RangeRun {
+            handed,
+            seconds,
+            overhead,
+            ..run(1, 10, 0.0)
+        };
+        // Handed at 0 and 1.1 (its inputs and set-up 0.1 s each), merged 0.2 s after each
+        // computed: busy 2 s of the 2.3 s to the last merge.
+        let ranges = vec![r(0.0, 1.0, 0.3), r(1.1, 1.0, 0.2)];
+        let (k, seconds) = exposed(&ranges, 1);
+        assert_eq!(k, 2);
+        assert!((seconds - 0.3).abs() < 1e-9);
+        assert_eq!(exposed(&ranges, 0), (0, 0.0));
+    }
+}
