@@ -71,26 +71,27 @@ fn a_repeated_call_gets_one_range_per_rank_sized_to_end_together() {
     );
 }
 
-/// A remote rank that moves much besides computing gets its range in pieces of equal units,
-/// shorter by what the pieces leave of its moving; once a planned call measured what it left,
-/// the next cut uses that. Rank 0 gets one piece whatever it moves.
+/// A rank that moves much besides computing gets its range in pieces of equal units, shorter
+/// by what the pieces leave of its moving; once a planned call measured what it left, the next
+/// cut uses that. A rank that moves nothing gets one piece.
 #[test]
-fn a_remote_rank_s_moving_shortens_its_range_and_splits_it() {
+fn a_rank_s_moving_shortens_its_range_and_splits_it() {
     let mut m = RankRecall::default();
     let mut call = fresh();
-    for r in call.ranges.iter_mut() {
+    for r in call.ranges.iter_mut().filter(|r| r.rank == 1) {
         r.overhead = 0.3;
     }
     m.record(2, Form::Fresh, &call);
     let plan = m.choose(2, 3000, 0.0).unwrap();
-    // Each rank moved 0.6 s over two ranges: rank 1 in 4 pieces (√(0.6 / 0.01) = 7.7, at
-    // most 4), leaving 0.15 s; rank 0 one piece, 0.6 s. T = (3000 + 0.6·500 + 0.15·1000) /
-    // 1500 = 2.3 s: rank 0 gets 850 units, rank 1 2150.
-    assert_eq!(plan.main[0], Some(Package { offset: 0, len: 850 }));
-    assert_eq!(plan.main[1], Some(Package { offset: 850, len: 2150 }));
-    assert_eq!(plan.pieces[0], vec![Package { offset: 0, len: 850 }]);
+    // Rank 1 moves 0.3 ms a unit, all of it outputs. Cut with one piece each, it would get
+    // 1800 units, whose outputs (0.54 s) take over 3 % of its 1.8 s: 4 pieces (√(0.54 / 0.01)
+    // = 7.3, at most 4), leaving 0.135 s. T = (3000 + 0.135·1000) / 1500 = 2.09 s: rank 0
+    // gets 1045 units, rank 1 1955.
+    assert_eq!(plan.main[0], Some(Package { offset: 0, len: 1045 }));
+    assert_eq!(plan.main[1], Some(Package { offset: 1045, len: 1955 }));
+    assert_eq!(plan.pieces[0], vec![Package { offset: 0, len: 1045 }]);
     let lens: Vec<u64> = plan.pieces[1].iter().map(|p| p.len).collect();
-    assert_eq!(lens, vec![537, 538, 537, 538]);
+    assert_eq!(lens, vec![488, 489, 489, 489]);
     assert_eq!(plan.ranges().len(), 5);
     assert!(crate::recall::tiles(
         &plan.ranges().iter().map(|p| p.offset..p.end()).collect::<Vec<_>>(),
@@ -102,10 +103,9 @@ fn a_remote_rank_s_moving_shortens_its_range_and_splits_it() {
     let handed: Vec<Package> =
         drain(&mut b, 2).into_iter().filter(|h| h.0 == 1).map(|h| h.1).collect();
     assert_eq!(handed, plan.pieces[1]);
-    // A planned call as predicted, but rank 1's pieces left it only 0.01 s not computing
-    // (rank 0, 0.6 s): the next cut charges it that. T = (3000 + 0.6·500 + 0.01·1000) / 1500:
-    // rank 1 gets 2197 units.
-    let mut ranges = vec![RangeRun { overhead: 0.6, ..run(0, 0, 850, 1.7) }];
+    // A planned call as predicted, but rank 1's pieces left it only 0.01 s not computing:
+    // the next cut charges it that. T = (3000 + 0.01·1000) / 1500: rank 1 gets 1997 units.
+    let mut ranges = vec![run(0, 0, 1045, 2.09)];
     let mut at = 0.0;
     for p in &plan.pieces[1] {
         let seconds = p.len as f64 / 1000.0;
@@ -124,7 +124,7 @@ fn a_remote_rank_s_moving_shortens_its_range_and_splits_it() {
     m.record(2, Form::Fresh, &call);
     m.record(2, Form::Planned, &planned);
     let next = m.choose(2, 3000, 0.0).unwrap();
-    assert_eq!(next.main[1], Some(Package { offset: 803, len: 2197 }));
+    assert_eq!(next.main[1], Some(Package { offset: 1003, len: 1997 }));
 }
 
 /// A rank that overran its prediction has its tail taken by a rank that is free; a rank on
