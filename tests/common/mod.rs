@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)] // each test crate uses its own subset
 
+pub mod events;
+
 use hetdsl::balance::{Balancer, Completion, Next, Package, Setup};
 use hetdsl::{KernelSource, Launch, Pattern, Program, Report, Runtime};
 use std::path::Path;

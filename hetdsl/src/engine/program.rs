@@ -8,6 +8,7 @@ use opencl3::program::Program as ClProgram;
 
 use super::discover::Found;
 use super::signature::{DriverArg, DriverInfo, Signatures};
+use super::worker;
 use super::{KernelSource, Launch};
 use crate::builtins;
 use crate::device::DeviceInfo;
@@ -105,7 +106,22 @@ impl Program {
                 // Registers and shared memory per kernel, for the occupancy bound.
                 opts += " -cl-nv-verbose";
             }
-            let built = program.build(&ids, &opts);
+            // Each GPU's queues and pinned staging are made while the program compiles, and
+            // parked for the first run (`worker::prestage`).
+            let (built, mut staged) = std::thread::scope(|s| {
+                let staging: Vec<_> = members
+                    .iter()
+                    .map(|f| {
+                        let (context, device) = (&context, f.device);
+                        worker::stage_wanted(&f.info)
+                            .then(|| s.spawn(move || worker::stage(context, device)))
+                    })
+                    .collect();
+                let built = program.build(&ids, &opts);
+                let staged: Vec<Option<worker::Parked>> =
+                    staging.into_iter().map(|h| h.and_then(|h| h.join().ok().flatten())).collect();
+                (built, staged)
+            });
             let logs: Vec<String> =
                 ids.iter().map(|id| program.get_build_log(*id).unwrap_or_default()).collect();
             if built.is_err() {
@@ -132,9 +148,13 @@ impl Program {
                 }
             }
             let platform = Arc::new(PlatformProgram { context, program });
-            for (f, log) in members.into_iter().zip(logs) {
+            for ((f, log), staged) in members.into_iter().zip(logs).zip(staged.drain(..)) {
+                let park = worker::Park::default();
+                if let Some(parked) = staged {
+                    park.put(parked);
+                }
                 devices.push(ProgramDevice {
-                    park: Default::default(),
+                    park,
                     info: f.info.clone(),
                     device: f.device,
                     platform: platform.clone(),

@@ -12,7 +12,7 @@
 //! A device thread talks to the rest of the run only through [`Shared`]; it knows nothing of
 //! the coordinator. Its parts: `setup` (queues, kernel, arguments, limits, buffers, warm-up),
 //! `buffers` (device buffers and staging), `ring` (the pinned slots packages are staged
-//! through), `package` (one package's writes, launch, read-back
+//! through), `prestage` (a GPU's queues and slots made while its program builds), `package` (one package's writes, launch, read-back
 //! and merge), `job` (what the thread is given and what it owns).
 //!
 //! [`Shared`]: super::shared::Shared
@@ -23,6 +23,7 @@ mod buffers;
 mod job;
 mod package;
 mod parked;
+mod prestage;
 mod ring;
 mod setup;
 
@@ -33,7 +34,8 @@ use self::job::Device;
 pub(crate) use self::job::Job;
 pub(super) use self::package::{device_seconds, wait_kernel};
 use self::package::{device_span, finish, launch, read_back, transfer, InFlight, Launched};
-pub(crate) use self::parked::Park;
+pub(crate) use self::parked::{Park, Parked};
+pub(crate) use self::prestage::{stage, wanted as stage_wanted};
 pub(super) use self::setup::device_profile;
 pub(crate) use self::setup::{set_local, set_scalar};
 use super::shared::{panic_message, Ask, Release};

@@ -63,7 +63,7 @@ impl Park {
     }
 
     /// Park `parked` for the next run, unless parking is off.
-    pub(super) fn put(&self, parked: Parked) {
+    pub(crate) fn put(&self, parked: Parked) {
         if !self.disabled.load(std::sync::atomic::Ordering::Acquire) {
             *self.slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(parked);
         }

@@ -122,6 +122,8 @@ pub(super) struct Rings {
     pub(super) output: Option<Ring>,
     /// The slot size the output ring is to have, while it is not made yet.
     output_wanted: Option<usize>,
+    /// How many of the two were kept from the last run (or made while the program built).
+    pub(super) reused: usize,
 }
 
 impl Rings {
@@ -146,10 +148,11 @@ impl Rings {
             }
         };
         let kept_input = keep(kept.input.take(), input);
-        let input = kept_input.or_else(|| input.map(|n| Ring::new(queue, context, n)));
         let output_ring = keep(kept.output.take(), output);
+        let reused = usize::from(kept_input.is_some()) + usize::from(output_ring.is_some());
+        let input = kept_input.or_else(|| input.map(|n| Ring::new(queue, context, n)));
         let output_wanted = if output_ring.is_some() { None } else { output };
-        Rings { input, output: output_ring, output_wanted }
+        Rings { input, output: output_ring, output_wanted, reused }
     }
 
     /// Make the output ring if it is wanted and not made yet.

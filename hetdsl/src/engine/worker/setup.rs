@@ -10,7 +10,7 @@
 
 use std::ptr;
 
-use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::command_queue::CommandQueue;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE};
@@ -124,15 +124,7 @@ fn limit(job: &Job, reason: String) -> Error {
 
 /// Three profiling queues: compute, transfer for read-backs, upload for packages' inputs.
 fn new_queues(job: &Job) -> Result<(CommandQueue, CommandQueue, CommandQueue)> {
-    let context = &job.device.platform.context;
-    let id = job.device.device.id();
-    // SAFETY: `id` is a device of `context`; the properties are a valid bit set.
-    let queue = || unsafe {
-        CommandQueue::create_with_properties(context, id, CL_QUEUE_PROFILING_ENABLE, 0)
-    };
-    let compute = queue().call("clCreateCommandQueueWithProperties")?;
-    let transfer = queue().call("clCreateCommandQueueWithProperties")?;
-    Ok((compute, transfer, queue().call("clCreateCommandQueueWithProperties")?))
+    super::prestage::new_queues(&job.device.platform.context, job.device.device)
 }
 
 /// The kernel (the parked one of that name, else a new one), whose argument count must match
@@ -251,6 +243,7 @@ fn make_memory(
             reused,
             allocated,
             freed,
+            rings_reused = rings.reused,
             "device buffers"
         )
     });
