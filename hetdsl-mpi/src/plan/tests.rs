@@ -25,6 +25,16 @@ fn fresh() -> CallOutcome {
     }
 }
 
+/// A planned call of one range per rank over 3 000 units, taking `roi` seconds at `balance`.
+fn planned(roi: f64, balance: f64) -> CallOutcome {
+    CallOutcome {
+        roi_seconds: roi,
+        balance,
+        ranges: vec![run(0, 0, 1000, 1.0), run(1, 1000, 2000, 1.0)],
+        ..fresh()
+    }
+}
+
 fn setup(n: usize, total: u64) -> Setup {
     let d = DeviceProfile { kind: DeviceKind::Gpu, nominal_gflops: 1.0, min_groups: 1 };
     Setup { total_groups: total, devices: vec![d; n] }
@@ -177,14 +187,6 @@ fn tails_absorb_a_late_rank_and_a_lost_one() {
 /// known, the next call runs fresh; a call with a fault makes the next one fresh.
 #[test]
 fn plans_are_judged_like_hetdsl_s_relaunches() {
-    let planned = |roi: f64, balance: f64| CallOutcome {
-        clean: true,
-        roi_seconds: roi,
-        balance,
-        ranges: vec![run(0, 0, 1000, 1.0), run(1, 1000, 2000, 1.0)],
-        nominal: vec![1.0, 2.0],
-        output_share: 1.0,
-    };
     let mut m = RankRecall::default();
     m.record(2, Form::Fresh, &fresh());
     assert!(m.choose(2, 3000, TAIL).unwrap().has_tail());
@@ -227,14 +229,6 @@ fn plans_are_judged_like_hetdsl_s_relaunches() {
 /// than the last, [`MISSES`] times at most; a fresh call after planned ones only times.
 #[test]
 fn unbalanced_plans_that_improve_are_kept_a_few_times() {
-    let planned = |roi: f64, balance: f64| CallOutcome {
-        clean: true,
-        roi_seconds: roi,
-        balance,
-        ranges: vec![run(0, 0, 1000, 1.0), run(1, 1000, 2000, 1.0)],
-        nominal: vec![1.0, 2.0],
-        output_share: 1.0,
-    };
     let mut m = RankRecall::default();
     m.record(2, Form::Fresh, &fresh());
     m.record(2, Form::Fresh, &fresh());
@@ -261,14 +255,7 @@ fn unbalanced_plans_that_improve_are_kept_a_few_times() {
 /// back during the computing) is struck; one within [`SLOWER_THAN_FRESH`] is kept.
 #[test]
 fn a_balanced_plan_slower_than_fresh_is_struck() {
-    let planned = |roi: f64| CallOutcome {
-        clean: true,
-        roi_seconds: roi,
-        balance: 0.99,
-        ranges: vec![run(0, 0, 1000, 1.0), run(1, 1000, 2000, 1.0)],
-        nominal: vec![1.0, 2.0],
-        output_share: 1.0,
-    };
+    let planned = |roi: f64| planned(roi, 0.99);
     let mut m = RankRecall::default();
     m.record(2, Form::Fresh, &fresh());
     m.record(2, Form::Fresh, &fresh());
