@@ -17,13 +17,20 @@
 //! `JOIN` replace the seconds of a rank's first range's set-up, of each range's, and when its
 //! CPU joins its first range; `GBPS` rank 0's link in GB/s. `TRACE=SEED` lists that seed's
 //! ranges.
+//!
+//! `cluster_sim repeated` runs the four jobs of `examples/mpi_compare.rs` as two H100 ranks
+//! measured them (`repeated::h100_jobs`) for 10 calls each, the way the driver repeats a launch
+//! (fresh, then from the plans of `plan.rs`), and prints each call's form, its ROI over one
+//! process's, and its balance, with tails of 5 % and without (the default).
 
 use hetdsl_mpi::scenario::{cluster, profiles};
 use hetdsl_mpi::sim::{simulate_cluster_with, Hierarchy};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    if std::env::args().nth(1).as_deref() == Some("short") {
-        return short();
+    match std::env::args().nth(1).as_deref() {
+        Some("short") => return short(),
+        Some("repeated") => return repeated(),
+        _ => {}
     }
     let counts: Vec<usize> =
         std::env::args().skip(1).map(|a| a.parse()).collect::<Result<_, _>>()?;
@@ -141,6 +148,29 @@ fn short() -> Result<(), Box<dyn std::error::Error>> {
         let min = ratios.iter().copied().fold(f64::INFINITY, f64::min);
         let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
         println!("{} | all | | | min {min:.3}, mean {mean:.3} | | |", job.name);
+    }
+    Ok(())
+}
+
+/// Repeated calls of the four jobs on two simulated H100 ranks (see the module's documentation).
+fn repeated() -> Result<(), Box<dyn std::error::Error>> {
+    use hetdsl_mpi::plan::Form;
+    use hetdsl_mpi::repeated::{h100_jobs, median_from, one_package, simulate_calls};
+    println!("job | tail | calls (F fresh / P planned: ratio to one process / balance) | median of calls 4-10");
+    println!("---|---:|---|---:");
+    for job in h100_jobs() {
+        for tail in [0.05, hetdsl_mpi::plan::PLAN_TAIL] {
+            let calls = simulate_calls(&job.cluster(2), &one_package, 10, tail, 1)?;
+            let shown: Vec<String> = calls
+                .iter()
+                .map(|c| {
+                    let form = if c.form == Form::Planned { "P" } else { "F" };
+                    format!("{form} {:.3}/{:.2}", job.one_process_seconds / c.makespan, c.balance)
+                })
+                .collect();
+            let median = job.one_process_seconds / median_from(&calls, 3);
+            println!("{} | {tail} | {} | {median:.3}", job.name, shown.join(", "));
+        }
     }
     Ok(())
 }

@@ -46,8 +46,8 @@ pub const TAIL_SETTLED: f64 = 0.97;
 /// while the plan is not settled: none. Each tail is one more range on its node (a GPU's extra
 /// package costs the uneven end of its last wave, about 60 ms for NBody on an H100), and what
 /// a tail's time teaches the cost map includes that: on two H100 ranks NBody's plans ended at
-/// balance 0.88-0.99 with tails of 5 % and never settled; simulated ([`crate::repeated`]), tails
-/// of 5 % left Mandelbrot's and Binomial's plans less balanced than none.
+/// balance 0.70-0.99 with tails of 5 % and were struck; simulated ([`crate::repeated`]), plans
+/// with tails of 5 % settle where plans without do, two calls later.
 pub const PLAN_TAIL: f64 = 0.0;
 
 /// A balanced planned call slower than the fresh calls by more than this fraction strikes the

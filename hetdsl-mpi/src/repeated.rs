@@ -249,38 +249,4 @@ mod tests {
             }
         }
     }
-
-    /// Prints what the rules do, call after call, on each job (`cargo test -p hetdsl-mpi
-    /// --release repeated -- --nocapture --ignored`).
-    #[test]
-    #[ignore]
-    fn show() {
-        for job in h100_jobs() {
-            let c = job.cluster(2);
-            for tail in [0.05, crate::plan::PLAN_TAIL] {
-                let calls = simulate_calls(&c, &one_package, 10, tail, 1).unwrap();
-                let shown: Vec<String> = calls
-                    .iter()
-                    .map(|c| {
-                        format!(
-                            "{}{:.3}/{:.2}",
-                            if c.form == Form::Planned { "P" } else { "F" },
-                            job.one_process_seconds / c.makespan,
-                            c.balance
-                        )
-                    })
-                    .collect();
-                println!("{} tail {tail}: {}", job.name, shown.join(" "));
-                if std::env::var("RANGES").is_ok() {
-                    let r = simulate_cluster(&c, None, &one_package, 1).unwrap();
-                    let each: Vec<String> = r
-                        .runs
-                        .iter()
-                        .map(|x| format!("r{}:{}+{}", x.rank, x.package.offset, x.package.len))
-                        .collect();
-                    println!("  fresh ranges: {}", each.join(" "));
-                }
-            }
-        }
-    }
 }
