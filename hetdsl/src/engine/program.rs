@@ -77,6 +77,30 @@ impl Drop for Program {
     }
 }
 
+/// Builds `program` for `members`, each GPU's queues and pinned staging made meanwhile on a
+/// thread of its own, to be parked for its first run (`worker::prestage`).
+fn build_staging(
+    program: &mut ClProgram,
+    context: &Context,
+    members: &[&Found],
+    opts: &str,
+) -> (std::result::Result<(), opencl3::error_codes::ClError>, Vec<Option<worker::Parked>>) {
+    let ids: Vec<_> = members.iter().map(|f| f.device.id()).collect();
+    std::thread::scope(|s| {
+        let staging: Vec<_> = members
+            .iter()
+            .map(|f| {
+                let device = f.device;
+                worker::stage_wanted(&f.info)
+                    .then(|| s.spawn(move || worker::stage(context, device)))
+            })
+            .collect();
+        let built = program.build(&ids, opts);
+        let staged = staging.into_iter().map(|h| h.and_then(|h| h.join().ok().flatten())).collect();
+        (built, staged)
+    })
+}
+
 impl Program {
     pub(crate) fn build(found: &[Found], source: &KernelSource, options: &str) -> Result<Program> {
         // The work-item built-ins answer for the caller's whole NDRange (see `builtins`).
@@ -106,22 +130,7 @@ impl Program {
                 // Registers and shared memory per kernel, for the occupancy bound.
                 opts += " -cl-nv-verbose";
             }
-            // Each GPU's queues and pinned staging are made while the program compiles, and
-            // parked for the first run (`worker::prestage`).
-            let (built, mut staged) = std::thread::scope(|s| {
-                let staging: Vec<_> = members
-                    .iter()
-                    .map(|f| {
-                        let (context, device) = (&context, f.device);
-                        worker::stage_wanted(&f.info)
-                            .then(|| s.spawn(move || worker::stage(context, device)))
-                    })
-                    .collect();
-                let built = program.build(&ids, &opts);
-                let staged: Vec<Option<worker::Parked>> =
-                    staging.into_iter().map(|h| h.and_then(|h| h.join().ok().flatten())).collect();
-                (built, staged)
-            });
+            let (built, mut staged) = build_staging(&mut program, &context, &members, &opts);
             let logs: Vec<String> =
                 ids.iter().map(|id| program.get_build_log(*id).unwrap_or_default()).collect();
             if built.is_err() {
