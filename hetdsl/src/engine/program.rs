@@ -109,6 +109,9 @@ impl Program {
                 hetdsl_decl::flatten::origin(&source.text, e.line.saturating_sub(1), &source.name);
             Error::Source { path: source.name.clone(), reason: format!("{file}:{line}: {e}") }
         })?;
+        if let Some(why) = super::unreadable_env(worker::STAGE_VARIABLE, &worker::STAGE_VALUES) {
+            return Err(Error::BadConfig(why));
+        }
         let _one_at_a_time = super::opencl_lock();
         let mut driver: HashMap<String, DriverInfo> = HashMap::new();
         let mut platforms: Vec<usize> = found.iter().map(|f| f.platform).collect();

@@ -35,7 +35,9 @@ pub(crate) use self::job::Job;
 pub(super) use self::package::{device_seconds, wait_kernel};
 use self::package::{device_span, finish, launch, read_back, transfer, InFlight, Launched};
 pub(crate) use self::parked::{Park, Parked};
-pub(crate) use self::prestage::{stage, wanted as stage_wanted};
+pub(crate) use self::prestage::{
+    stage, wanted as stage_wanted, VALUES as STAGE_VALUES, VARIABLE as STAGE_VARIABLE,
+};
 pub(super) use self::setup::device_profile;
 pub(crate) use self::setup::{set_local, set_scalar};
 use super::shared::{panic_message, Ask, Release};

@@ -4,7 +4,7 @@
 //! 295 ms ROI. Made beside the compilation instead, and parked for the first run (which reuses
 //! rings whose slots are at least as large as it needs), it costs the first call nothing and
 //! the build at most its own time. `HETDSL_STAGE_AT_BUILD`: unset or `gpu` for GPUs, `all` for
-//! every device, `0` for none.
+//! every device, `0` for none; any other value is an error of the build.
 
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
@@ -31,10 +31,15 @@ pub(super) fn new_queues(
     Ok((compute, transfer, queue().call("clCreateCommandQueueWithProperties")?))
 }
 
-/// Whether `info`'s staging is made while the program builds (see the module's documentation).
+/// The environment variable, and the values it takes (unset: `gpu`).
+pub(crate) const VARIABLE: &str = "HETDSL_STAGE_AT_BUILD";
+pub(crate) const VALUES: [&str; 3] = ["gpu", "all", "0"];
+
+/// Whether `info`'s staging is made while the program builds (see the module's documentation;
+/// `Program::build` refuses a value of the variable that means nothing before asking).
 pub(crate) fn wanted(info: &DeviceInfo) -> bool {
-    match std::env::var("HETDSL_STAGE_AT_BUILD").as_deref() {
-        Ok("0") | Ok("off") => false,
+    match std::env::var(VARIABLE).as_deref() {
+        Ok("0") => false,
         Ok("all") => true,
         _ => info.kind == DeviceKind::Gpu,
     }
