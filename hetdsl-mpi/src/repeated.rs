@@ -152,7 +152,7 @@ impl MeasuredJob {
     }
 }
 
-/// The four jobs, from session 18's two-H100 runs: NBody 2 224 384 bodies (17 378 units,
+/// The four jobs, as two H100 ranks ran them (docs/RESULTS.md): NBody 2 224 384 bodies (17 378 units,
 /// 1.795 s in one process, 6.0 kB in and 4.1 kB out per unit), Mandelbrot 17 408 × 11 584
 /// (2 896 rows of 4 pixel rows, 1.341 s, 278 kB out per unit; its cost changes by orders of
 /// magnitude from the rows outside the set to those through it, modelled as a band 50 times
