@@ -493,10 +493,7 @@ fn a_device_thread_that_panics_does_not_hang_the_run() {
     });
     let (r, out, input) = r;
     let r = r.unwrap();
-    let expected: Vec<u32> = input
-        .iter()
-        .flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a])
-        .collect();
+    let expected = common::expand4_reference(&input);
     assert_eq!(out, expected);
     assert!(r.devices[1].fault.as_deref().unwrap_or("").contains("panicked"), "{}", r.table());
 }

@@ -58,10 +58,7 @@ fn a_device_told_to_wait_is_asked_again_after_a_completion_never_taken_for_a_sta
     const RUNS: u32 = 2000;
     let p = program("engine.cl");
     let input = lcg(7, SMALL);
-    let expected: Vec<u32> = input
-        .iter()
-        .flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a])
-        .collect();
+    let expected = common::expand4_reference(&input);
     let started = std::time::Instant::now();
     for run in 0..RUNS {
         let asked_after = Arc::new(AtomicBool::new(false));

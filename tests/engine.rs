@@ -68,10 +68,7 @@ fn four_results_per_work_item() {
         .balancer(round_robin(4))
         .run()
         .unwrap();
-    let expected: Vec<u32> = input
-        .iter()
-        .flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a])
-        .collect();
+    let expected = common::expand4_reference(&input);
     assert_eq!(out, expected);
     assert_coexecuted(&r);
 }

@@ -10,10 +10,6 @@ use std::time::Duration;
 
 const N: usize = 1 << 16;
 
-fn reference(input: &[u32]) -> Vec<u32> {
-    input.iter().flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a]).collect()
-}
-
 /// expand4 (4:1 output) of `input` into `out`, ready for balancer, faults and devices.
 fn expand4<'a>(p: &'a hetdsl::Program, input: &'a [u32], out: &'a mut [u32]) -> hetdsl::Launch<'a> {
     // The faults below name devices 0 and 1: pin the launch to them, so a machine with more
@@ -58,7 +54,7 @@ fn a_device_failing_at_a_random_package_loses_nothing() {
         let r = r.unwrap_or_else(|e| panic!("seed {seed}: run failed: {e}"));
         assert_eq!(
             out,
-            reference(&input),
+            common::expand4_reference(&input),
             "seed {seed}: device {device} failing at package {package}"
         );
         let d = &r.devices[device];
@@ -80,7 +76,7 @@ fn a_hung_device_is_dropped_by_the_watchdog() {
         run_with(vec![Fault::Hang { device: 1, package: 1 }], watchdog)
     });
     let r = r.unwrap();
-    assert_eq!(out, reference(&input));
+    assert_eq!(out, common::expand4_reference(&input));
     let hung = &r.devices[1];
     assert!(hung.fault.as_deref().unwrap_or("").starts_with("hung"), "{}", r.table());
     assert_eq!(hung.packages, 1);
@@ -110,7 +106,7 @@ fn a_slow_device_still_completes_correctly() {
         run_with(vec![Fault::Slow { device: 0, factor: 4 }], WatchdogConfig::default())
     });
     let r = r.unwrap();
-    assert_eq!(out, reference(&input));
+    assert_eq!(out, common::expand4_reference(&input));
     assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
 }
 
@@ -130,7 +126,7 @@ fn a_straggling_package_is_backed_up_on_an_idle_device() {
                 .run()
                 .unwrap()
         });
-        assert_eq!(out, reference(&input), "round {round}");
+        assert_eq!(out, common::expand4_reference(&input), "round {round}");
         assert!(!r.backups.is_empty(), "round {round}: no back-up:\n{}", r.table());
         assert!(r.backups.iter().all(|b| b.0 == 0 && b.1 == 1), "{:?}", r.backups);
         common::assert_coexecuted_once(&r);
@@ -168,7 +164,7 @@ fn a_slow_device_alone_is_not_declared_hung() {
     let r = r.unwrap_or_else(|e| panic!("the lone slow device was dropped: {e}"));
     assert!(r.roi_seconds > 0.005, "not slowed past the floor: {}", r.table());
     assert!(started.elapsed() < Duration::from_secs(60));
-    assert_eq!(out, reference(&input));
+    assert_eq!(out, common::expand4_reference(&input));
     assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
 }
 
@@ -182,7 +178,7 @@ fn ten_thousand_failing_runs_in_a_row_lose_nothing() {
     const RUNS: u32 = 10_000;
     let p = program("engine.cl");
     let input = lcg(99, SMALL);
-    let expected = reference(&input);
+    let expected = common::expand4_reference(&input);
     let started = std::time::Instant::now();
     for run in 0..RUNS {
         let pick = lcg(run + 1, 2);
@@ -364,7 +360,7 @@ fn a_device_whose_set_up_never_ends_is_dropped_not_waited_for() {
         run_with(vec![Fault::HangSetup { device: 1 }], watchdog)
     });
     let r = r.unwrap_or_else(|e| panic!("the run waited on or failed with the hung set-up: {e}"));
-    assert_eq!(out, reference(&input));
+    assert_eq!(out, common::expand4_reference(&input));
     let hung = &r.devices[1];
     assert!(hung.fault.as_deref().unwrap_or("").contains("set-up did not finish"), "{}", r.table());
     assert_eq!(hung.packages, 0);
@@ -380,7 +376,7 @@ fn a_read_back_that_never_completes_is_caught_by_the_watchdog() {
         run_with(vec![Fault::HangReadBack { device: 1, package: 3 }], watchdog)
     });
     let r = r.unwrap_or_else(|e| panic!("the stuck read-back failed the run: {e}"));
-    assert_eq!(out, reference(&input));
+    assert_eq!(out, common::expand4_reference(&input));
     let hung = &r.devices[1];
     assert!(hung.fault.as_deref().unwrap_or("").contains("read-back"), "{}", r.table());
     common::assert_coexecuted_once(&r);
@@ -399,7 +395,7 @@ fn a_device_slow_to_set_up_joins_the_run_late_and_runs_its_share() {
         run_with(vec![Fault::SlowSetup { device: 1, millis: 1500 }], WatchdogConfig::default())
     });
     let r = r.unwrap_or_else(|e| panic!("the run failed: {e}"));
-    assert_eq!(out, reference(&input));
+    assert_eq!(out, common::expand4_reference(&input));
     assert_eq!(r.devices[1].packages, 4, "{}", r.table());
     assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
     let (early, late) = (first_package(&r, 0), first_package(&r, 1));
@@ -420,7 +416,7 @@ fn a_run_does_not_wait_for_a_device_still_setting_up() {
         .run()
         .expect("the run");
     let took = started.elapsed();
-    assert_eq!(out, reference(&input));
+    assert_eq!(out, common::expand4_reference(&input));
     assert_eq!(r.devices[1].packages, 0, "{}", r.table());
     assert!(r.devices.iter().all(|d| d.fault.is_none()), "{}", r.table());
     assert!(took < Duration::from_secs(4), "the caller waited {took:?}");
@@ -432,7 +428,7 @@ fn a_run_does_not_wait_for_a_device_still_setting_up() {
         .backups(false)
         .run()
         .expect("the next run");
-    assert_eq!(again, reference(&input));
+    assert_eq!(again, common::expand4_reference(&input));
     assert_eq!(r.devices[1].packages, 4, "{}", r.table());
 }
 
@@ -445,7 +441,7 @@ fn a_late_device_runs_the_work_of_one_that_failed_before_it_joined() {
     let (r, input, out) =
         within(Duration::from_secs(60), move || run_with(faults, WatchdogConfig::default()));
     let r = r.unwrap_or_else(|e| panic!("the run failed: {e}"));
-    assert_eq!(out, reference(&input));
+    assert_eq!(out, common::expand4_reference(&input));
     assert_eq!(r.devices[0].packages, 0, "{}", r.table());
     assert!(r.devices[0].fault.as_deref().unwrap_or("").contains("injected"), "{}", r.table());
     assert!(r.devices[1].fault.is_none(), "{}", r.table());

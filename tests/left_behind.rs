@@ -13,10 +13,6 @@ use std::time::{Duration, Instant};
 
 const N: usize = 1 << 16;
 
-fn reference(input: &[u32]) -> Vec<u32> {
-    input.iter().flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a]).collect()
-}
-
 /// One package per device; device 0 stopped for `stall` after its package if given.
 fn one_each(
     p: &Program,
@@ -33,7 +29,7 @@ fn one_each(
         launch = launch.inject(Fault::Stall { device: 0, millis: t.as_millis() as u32 });
     }
     let r = launch.run().expect("the run");
-    assert_eq!(out, reference(input), "{}", r.table());
+    assert_eq!(out, common::expand4_reference(input), "{}", r.table());
     r
 }
 
@@ -49,7 +45,7 @@ fn until_device_0_is_back(p: &Program, input: &[u32], limit: Duration) -> Durati
             .balancer(Box::new(Dynamic::packages(16)))
             .run()
             .expect("a run while device 0 is out");
-        assert_eq!(out, reference(input), "{}", r.table());
+        assert_eq!(out, common::expand4_reference(input), "{}", r.table());
         if r.devices[0].packages > 0 && r.devices[0].fault.is_none() {
             return began.elapsed();
         }
@@ -96,7 +92,7 @@ fn a_device_left_behind_delays_no_run_and_comes_back() {
         .run()
         .expect("a run beside the quarantined device");
     assert!(t.elapsed() < Duration::from_millis(800), "waited {:?}", t.elapsed());
-    assert_eq!(out, reference(&input));
+    assert_eq!(out, common::expand4_reference(&input));
     let fault = r.devices[0].fault.clone().unwrap_or_default();
     assert!(fault.contains("quarantined"), "device 0 should be quarantined:\n{}", r.table());
     // Before, a quarantine lasted for the rest of the process.

@@ -12,10 +12,6 @@ use std::time::Duration;
 
 const N: usize = 1 << 14;
 
-fn reference(input: &[u32]) -> Vec<u32> {
-    input.iter().flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a]).collect()
-}
-
 #[test]
 fn a_device_hung_for_good_is_quarantined_and_blocks_nothing() {
     let outcome = within(Duration::from_secs(45), || {
@@ -58,7 +54,7 @@ fn a_device_hung_for_good_is_quarantined_and_blocks_nothing() {
         (first, second, third, input)
     });
     let (first, second, third, input) = outcome;
-    let expected = reference(&input);
+    let expected = common::expand4_reference(&input);
     assert_eq!(first, expected);
     assert_eq!(second, expected);
     assert_eq!(third, expected);

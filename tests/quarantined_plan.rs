@@ -12,10 +12,6 @@ use std::time::Duration;
 
 const N: usize = 1 << 16;
 
-fn reference(input: &[u32]) -> Vec<u32> {
-    input.iter().flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a]).collect()
-}
-
 /// expand4 on devices 0 and 1 under `balancer` (the program's choice if `None`), with `fault`
 /// and `watchdog`, checked against the CPU.
 fn run(
@@ -34,7 +30,7 @@ fn run(
         launch = launch.inject(f);
     }
     let r = launch.run().expect("the run");
-    assert_eq!(out, reference(input), "{}", r.table());
+    assert_eq!(out, common::expand4_reference(input), "{}", r.table());
     r
 }
 

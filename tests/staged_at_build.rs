@@ -12,23 +12,17 @@ use hetdsl::{KernelSource, Runtime};
 
 const N: usize = 1 << 16;
 
-fn reference(input: &[u32]) -> Vec<u32> {
-    input.iter().flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a]).collect()
-}
-
 /// Per device of the first run, how many of its rings it reused.
 fn first_run_rings(setting: &str) -> Vec<(u64, u64)> {
     std::env::set_var("HETDSL_STAGE_AT_BUILD", setting);
-    let rt = Runtime::new().expect("an OpenCL runtime");
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/engine.cl");
-    let p = rt.program(&KernelSource::from_file(&path, &[]).expect("source")).expect("builds");
+    let p = common::program("engine.cl");
     let input = lcg(5, N);
     let mut out = vec![0u32; 4 * N];
     let events = events_of(|| {
         let launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
         launch.balancer(common::round_robin(2)).run().expect("the run");
     });
-    assert_eq!(out, reference(&input), "{setting}: the output is right");
+    assert_eq!(out, common::expand4_reference(&input), "{setting}: the output is right");
     let mut rings: Vec<(u64, u64)> = events
         .iter()
         .filter(|e| e.message == "device buffers")

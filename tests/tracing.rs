@@ -16,10 +16,6 @@ const N: usize = 1 << 16;
 /// Work-groups of 64 work-items in the range.
 const UNITS: u64 = (N / 64) as u64;
 
-fn reference(input: &[u32]) -> Vec<u32> {
-    input.iter().flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a]).collect()
-}
-
 /// The packages `(offset, len)` of the events with `message`, sorted.
 fn packages(events: &[Event], message: &str) -> Vec<(u64, u64, u64)> {
     let mut p: Vec<(u64, u64, u64)> = events
@@ -51,7 +47,7 @@ fn a_launch_on_two_devices_emits_every_package_handed_out_completed_and_merged()
         let report = launch.balancer(round_robin(4)).backups(false).run().expect("the run");
         assert_eq!(report.trace.len(), 8);
     });
-    assert_eq!(out, reference(&input), "the output itself is right");
+    assert_eq!(out, common::expand4_reference(&input), "the output itself is right");
     let handed = packages(&events, "package handed out");
     let completed = packages(&events, "package completed");
     let merged = packages(&events, "package merged");
@@ -85,7 +81,7 @@ fn a_lost_device_emits_its_loss_and_the_rerun_of_its_work() {
         let report = launch.inject(Fault::Fail { device: 1, package: 1 }).run().expect("the run");
         assert!(report.devices[1].fault.is_some());
     });
-    assert_eq!(out, reference(&input), "nothing lost");
+    assert_eq!(out, common::expand4_reference(&input), "nothing lost");
     let lost: Vec<&Event> =
         events.iter().filter(|e| e.message.starts_with("device lost")).collect();
     assert_eq!(lost.len(), 1, "{events:#?}");
@@ -115,7 +111,7 @@ fn a_panicking_subscriber_loses_its_events_but_not_the_run() {
             let mut out = vec![0u32; 4 * N];
             let launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
             let report = launch.balancer(round_robin(4)).backups(false).run();
-            (report.map(|r| r.trace.len()), out == reference(&input))
+            (report.map(|r| r.trace.len()), out == common::expand4_reference(&input))
         });
         let (trace, correct) = result;
         assert_eq!(trace.ok(), Some(8), "the run completes");
@@ -214,7 +210,7 @@ fn run_expand4(
         launch = launch.inject(f);
     }
     let report = launch.run().expect("the run");
-    assert_eq!(out, reference(input));
+    assert_eq!(out, common::expand4_reference(input));
     report
 }
 
@@ -308,7 +304,7 @@ fn a_device_a_repeated_launch_leaves_out_is_not_set_up() {
         let mut out = vec![0u32; 4 * N];
         let launch = expand4(&p, N, &input, &mut out).on_devices(&[0, 1]);
         let report = launch.inject(Fault::Slow { device: 0, factor: 2000 }).run().expect("the run");
-        assert_eq!(out, reference(&input));
+        assert_eq!(out, common::expand4_reference(&input));
         report
     };
     let mut first = None;

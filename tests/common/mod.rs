@@ -38,6 +38,12 @@ pub fn expand4<'a>(p: &'a Program, n: usize, input: &'a [u32], out: &'a mut [u32
         .output(out, Pattern::ratio(4, 1).unwrap())
 }
 
+/// The CPU reference of `expand4` (tests/kernels/engine.cl): each input `v` becomes `v`,
+/// `2v`, `v²` and `v ^ 0x5a5a5a5a`, wrapping.
+pub fn expand4_reference(input: &[u32]) -> Vec<u32> {
+    input.iter().flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a]).collect()
+}
+
 /// Every device ran at least two packages, and the packages tile the range exactly once.
 pub fn assert_coexecuted(r: &Report) {
     for d in &r.devices {
