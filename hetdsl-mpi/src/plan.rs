@@ -308,18 +308,11 @@ impl RankPlan {
             let cut = if cut <= region.start { region.end } else { cut };
             plan.main[r] = piece(region.start, cut);
             plan.tail[r] = piece(cut, region.end);
-            let main = region.start..cut;
-            let k = pieces[r];
-            let mut at = main.start;
-            for i in 1..=k {
-                // Equal in units, so in the bytes each moves: the last piece's outputs are
-                // what is left to wait for.
-                let end = main.start + (main.end - main.start) * i as u64 / k as u64;
-                if let Some(p) = piece(at, end.max(at)) {
-                    plan.pieces[r].push(p);
-                    at = p.end();
-                }
-            }
+            // Pieces equal in units, so in the bytes each moves: the last piece's outputs are
+            // what is left to wait for.
+            let k = pieces[r] as u64;
+            let bound = |i: u64| region.start + (cut - region.start) * i / k;
+            plan.pieces[r] = (0..k).filter_map(|i| piece(bound(i), bound(i + 1))).collect();
             let speed = plan.speeds[r].max(f64::MIN_POSITIVE);
             plan.main_seconds[r] = plan.fixed[r] + profile.cost(region.start, cut) / speed;
             plan.tail_cost[r] = profile.cost(cut, region.end);

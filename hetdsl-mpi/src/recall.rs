@@ -57,13 +57,7 @@ impl CostProfile {
             ran[m.lane].1 += m.seconds.max(0.0);
         }
         self.speeds = ran.iter().map(|&(g, s)| (g > 0 && s > 0.0).then(|| g as f64 / s)).collect();
-        self.map.clear();
-        for m in measured.iter().filter(|m| m.len > 0) {
-            if let Some(w) = self.speeds.get(m.lane).copied().flatten() {
-                let (a, b) = (m.offset, m.offset + m.len);
-                self.set(a, b, &[(a, b, m.seconds * w / m.len as f64)], 1.0);
-            }
-        }
+        self.map_afresh(measured);
     }
 
     /// Learns speeds and costs afresh from a call whose lanes ran ranges that did not mix
@@ -90,6 +84,12 @@ impl CostProfile {
         }
         let scale = units / weighted;
         self.speeds = (0..lanes).map(|l| ran(l).then(|| nominal[l] * scale)).collect();
+        self.map_afresh(measured);
+    }
+
+    /// The map made again from `measured` alone: each piece's cost is its seconds at its
+    /// lane's speed (pieces of lanes without a speed are left out).
+    fn map_afresh(&mut self, measured: &[Measured]) {
         self.map.clear();
         for m in measured.iter().filter(|m| m.len > 0) {
             if let Some(w) = self.speeds.get(m.lane).copied().flatten() {

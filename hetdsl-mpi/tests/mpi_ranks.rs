@@ -209,8 +209,8 @@ fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
 }
 
 /// The same launch three times: the first call runs fresh, the second from what the first
-/// measured (one range per rank, and a tail while the plan is new; each node cuts its ranges
-/// into one package per device); the third as the rules make it (fresh again where the plan
+/// measured (one range per rank, in a few pieces where its outputs are worth overlapping; each
+/// node cuts its ranges into one package per device); the third as the rules make it (fresh again where the plan
 /// ended unbalanced on these shared cores). Every call's image matches the CPU's and its ranges
 /// tile the NDRange exactly once.
 fn repeated(cluster: &Cluster, program: &Program) -> Outcome {
