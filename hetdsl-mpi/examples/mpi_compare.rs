@@ -20,8 +20,9 @@
 //! Taylor 8192² to order 256); each kernel runs once to warm up, then `--reps` times (default 3), and the
 //! medians are reported. `--kernels a,b` runs a subset. Across ranks, a repeated call runs
 //! the plan remembered from the call before (`hetdsl_mpi::plan`); each call's line says which
-//! form it ran, and `--fresh` runs every call fresh, `--plan-tail S` sets the plan's tail. `scripts/mpi-compare.sh` runs all
-//! three steps on a machine where `scripts/mpi-stage.sh` staged the binary. Exit status 0
+//! form it ran, and `--fresh` runs every call fresh, `--plan-tail S` sets the plan's tail,
+//! `--no-queue` hands a rank its next range only once it has answered the last (no inputs
+//! moving while it computes). `scripts/mpi-compare.sh` runs all three steps on a machine where `scripts/mpi-stage.sh` staged the binary. Exit status 0
 //! only when every output was right.
 
 use std::process::ExitCode;
@@ -414,9 +415,11 @@ struct Opts {
     json: Option<String>,
     kernels: Vec<String>,
     files: Vec<String>,
-    /// Ranks: `--plan-tail S` (a repeated call's tail share), `--fresh` (nothing remembered).
+    /// Ranks: `--plan-tail S` (a repeated call's tail share), `--fresh` (nothing remembered),
+    /// `--no-queue` (a rank gets its next range only once it has answered the last).
     plan_tail: Option<f64>,
     fresh: bool,
+    no_queue: bool,
 }
 
 fn options(args: &[String]) -> Result<Opts, String> {
@@ -428,6 +431,7 @@ fn options(args: &[String]) -> Result<Opts, String> {
         files: Vec::new(),
         plan_tail: None,
         fresh: false,
+        no_queue: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -441,6 +445,7 @@ fn options(args: &[String]) -> Result<Opts, String> {
                 o.plan_tail = Some(value()?.parse().map_err(|_| "--plan-tail: a number")?)
             }
             "--fresh" => o.fresh = true,
+            "--no-queue" => o.no_queue = true,
             f => o.files.push(f.to_string()),
         }
     }
@@ -598,6 +603,9 @@ fn ranks(o: &Opts) -> bool {
             let kernel = work.kernel();
             let t = Instant::now();
             let mut launch = work.args(cluster.launch(&program, kernel)).remember(!o.fresh);
+            if o.no_queue {
+                launch = launch.queue_ahead(false);
+            }
             if let Some(tail) = o.plan_tail {
                 launch = launch.plan_tail(tail);
             }
@@ -663,10 +671,11 @@ fn call_line(name: &str, rep: usize, r: &ClusterReport) {
         .map(|k| {
             let packages: Vec<String> = k.devices.iter().map(|d| d.packages.to_string()).collect();
             format!(
-                "r{} {} ranges ({} cut), packages {}",
+                "r{} {} ranges ({} cut, {} queued), packages {}",
                 k.rank,
                 k.packages.len(),
                 k.planned_ranges,
+                k.queued_ranges,
                 packages.join("+")
             )
         })

@@ -115,6 +115,7 @@ impl Cluster {
             carry_speeds: true,
             remember: true,
             plan_tail: crate::plan::PLAN_TAIL,
+            queue_ahead: true,
             node_balancer_given: false,
         }
     }
@@ -182,6 +183,7 @@ pub struct ClusterLaunch<'a> {
     pub(crate) carry_speeds: bool,
     pub(crate) remember: bool,
     pub(crate) plan_tail: f64,
+    pub(crate) queue_ahead: bool,
     pub(crate) node_balancer_given: bool,
 }
 
@@ -345,6 +347,15 @@ impl<'a> ClusterLaunch<'a> {
     /// handed out in pieces where its moving pays for them).
     pub fn plan_tail(mut self, share: f64) -> Self {
         self.plan_tail = if share.is_finite() { share.clamp(0.0, 0.5) } else { 0.0 };
+        self
+    }
+
+    /// Whether a rank gets its next range while it computes the last (on by default), where
+    /// the ranks' balancer has one to give so early: the range's inputs then travel while the
+    /// rank computes, and its node starts it as soon as the last one ends. Off: a rank gets
+    /// its next range once it has said the last is done, as before (for comparisons).
+    pub fn queue_ahead(mut self, on: bool) -> Self {
+        self.queue_ahead = on;
         self
     }
 

@@ -84,8 +84,10 @@ pub struct RankGuided {
     first_fixed: Vec<Option<f64>>,
     /// Per rank: ranges completed.
     completed: Vec<u32>,
-    /// Per rank: the range it runs, and when it was handed out.
+    /// Per rank: the range it runs, and when it was handed out (or, queued, started).
     running: Vec<Option<(Package, f64)>>,
+    /// Per rank: the range queued behind the one it runs ([`Balancer::next_ahead`]).
+    queued: Vec<Option<Package>>,
     /// What each completed range cost per work-group, for the end's predictions.
     costs: CostMap,
     alive: Vec<bool>,
@@ -106,6 +108,7 @@ impl RankGuided {
             first_fixed: Vec::new(),
             completed: Vec::new(),
             running: Vec::new(),
+            queued: Vec::new(),
             costs: CostMap::new(),
             alive: Vec::new(),
             deliveries: Deliveries::new(),
@@ -192,11 +195,48 @@ impl RankGuided {
                 };
                 // Its outputs join the backlog once computed.
                 backlog = backlog.max(end.max(now)) + p.len as f64 * lag;
-                (end.max(now), speed.min(bound))
+                let mut end = end.max(now);
+                // A range queued behind it runs next, its inputs already there.
+                if let Some(q) = self.queued[i] {
+                    end += fixed + self.predicted(i, q, speeds);
+                    backlog = backlog.max(end) + q.len as f64 * lag;
+                }
+                (end, speed.min(bound))
             }
             _ => (now, speed),
         };
         Lane { start: free + fixed, speed, lag, backlog }
+    }
+
+    /// Seconds rank `i` is predicted to compute `p`: by the cost map where it covers `p`,
+    /// else at the rank's speed.
+    fn predicted(&self, i: usize, p: Package, speeds: &[f64]) -> f64 {
+        match self.costs.cost(p.offset, p.len) {
+            Some(c) => c * p.len as f64 / self.nominal[i],
+            None => p.len as f64 / speeds[i].max(f64::MIN_POSITIVE),
+        }
+    }
+
+    /// What rank `j` asking at `now` would get: guided's size over the measured speeds,
+    /// raised to its floors ([`Sizing::len`]), and its share of an even finish. `ahead`: `j`
+    /// asks for a range to queue behind the one it runs, so its own lane starts after it.
+    fn sizing(&self, j: usize, now: f64, ahead: bool) -> Sizing {
+        let speeds = self.speeds();
+        let live: Vec<usize> = (0..self.alive.len()).filter(|i| self.alive[*i]).collect();
+        let total: f64 = live.iter().map(|i| speeds[*i]).sum();
+        let left = self.left.left() as f64;
+        let divisor = (self.k * live.len() as f64).max(MIN_DIVISOR);
+        let size = left * speeds[j] / (divisor * total.max(f64::MIN_POSITIVE));
+        let guided = if size.is_finite() { size.floor() as u64 } else { 0 };
+        let least = self.min_groups[j].max(self.amortised(j, speeds[j]));
+        // Never more than the rank's share of an even finish: near the end a floor that
+        // amortises a range's fixed cost would otherwise hand one rank what all should share.
+        // (No rank is numbered `usize::MAX`: asking ahead, every lane counts its running range.)
+        let asker = if ahead { usize::MAX } else { j };
+        let lanes: Vec<Lane> = live.iter().map(|&i| self.lane(i, asker, now, &speeds)).collect();
+        let mine = self.lane(j, asker, now, &speeds);
+        let together = level(&lanes, left).map_or(left, |t| mine.share(t));
+        Sizing { len: guided.max(least) as f64, together, left, mine, speeds }
     }
 
     /// Whether the ranks running a range would end the run sooner if they took what is left,
@@ -213,6 +253,17 @@ impl RankGuided {
         let finish = mine.finish(units);
         without < rest.max(finish) - WAIT_MARGIN * (finish - now)
     }
+}
+
+/// What a rank asking would get ([`RankGuided::sizing`]).
+struct Sizing {
+    /// Guided's size, raised to the rank's floors.
+    len: f64,
+    /// The rank's share of an even finish.
+    together: f64,
+    left: f64,
+    mine: Lane,
+    speeds: Vec<f64>,
 }
 
 impl Default for RankGuided {
@@ -261,6 +312,7 @@ impl Balancer for RankGuided {
         self.first_fixed = vec![None; n];
         self.completed = vec![0; n];
         self.running = vec![None; n];
+        self.queued = vec![None; n];
         self.costs = CostMap::new();
         self.alive = vec![true; n];
         Ok(())
@@ -270,20 +322,8 @@ impl Balancer for RankGuided {
         if !self.alive.get(device).copied().unwrap_or(false) || self.left.is_empty() {
             return Next::Done;
         }
-        let speeds = self.speeds();
-        let live: Vec<usize> = (0..self.alive.len()).filter(|j| self.alive[*j]).collect();
-        let total: f64 = live.iter().map(|j| speeds[*j]).sum();
-        let left = self.left.left() as f64;
-        let divisor = (self.k * live.len() as f64).max(MIN_DIVISOR);
-        let size = left * speeds[device] / (divisor * total.max(f64::MIN_POSITIVE));
-        let guided = if size.is_finite() { size.floor() as u64 } else { 0 };
-        let least = self.min_groups[device].max(self.amortised(device, speeds[device]));
-        // Never more than the rank's share of an even finish: near the end a floor that
-        // amortises a range's fixed cost would otherwise hand one rank what all should share.
-        let lanes: Vec<Lane> = live.iter().map(|&i| self.lane(i, device, now, &speeds)).collect();
-        let mine = self.lane(device, device, now, &speeds);
-        let together = level(&lanes, left).map_or(left, |t| mine.share(t));
-        let mut len = (guided.max(least) as f64).min(together);
+        let Sizing { len, together, left, mine, speeds } = self.sizing(device, now, false);
+        let mut len = len.min(together);
         let fill = self.min_groups[device] as f64;
         // A crumb left behind would cost whichever rank takes it a whole range's fixed cost.
         if left - len < fill {
@@ -305,6 +345,29 @@ impl Balancer for RankGuided {
         }
     }
 
+    /// The range `next` would give `device` once the one it runs ends, handed out now so that
+    /// its inputs travel meanwhile; never one of the end's ranges (where the share of an even
+    /// finish binds, or a range would leave less than one behind): those are sized when the
+    /// rank is idle, from what is known then.
+    fn next_ahead(&mut self, device: usize, now: f64) -> Next {
+        let alive = self.alive.get(device).copied().unwrap_or(false);
+        if !alive || self.running[device].is_none() || self.queued[device].is_some() {
+            return Next::Wait;
+        }
+        let Sizing { len, together, left, .. } = self.sizing(device, now, true);
+        let fill = self.min_groups[device] as f64;
+        if len > together || len < fill || left - len < fill {
+            return Next::Wait;
+        }
+        match self.left.take(len.round() as u64) {
+            Some(p) => {
+                self.queued[device] = Some(p);
+                Next::Run(p)
+            }
+            None => Next::Wait,
+        }
+    }
+
     fn completed(&mut self, done: &Completion) {
         let j = done.device;
         if j >= self.ran.len() {
@@ -314,7 +377,8 @@ impl Balancer for RankGuided {
         let besides = (done.host_end - done.host_start - seconds).max(0.0);
         self.ran[j].0 += done.package.len;
         self.ran[j].1 += seconds;
-        self.running[j] = None;
+        // A range queued behind it runs from now.
+        self.running[j] = self.queued[j].take().map(|q| (q, done.host_end));
         self.costs.add(done.package.offset, done.package.len, seconds, self.nominal[j]);
         if self.completed[j] == 0 {
             self.first_fixed[j] = Some(besides);
@@ -329,6 +393,7 @@ impl Balancer for RankGuided {
         if let Some(a) = self.alive.get_mut(device) {
             *a = false;
             self.running[device] = None;
+            self.queued[device] = None;
         }
     }
 }
@@ -379,6 +444,30 @@ mod tests {
         }
         assert_eq!(end, 4000);
         assert_eq!(g.next(0, 3.0), Next::Done);
+    }
+
+    /// Queued ahead, a rank gets what it would get next, one range at a time, and that range
+    /// runs from its predecessor's end; the end's ranges wait for an idle rank.
+    #[test]
+    fn a_range_queued_ahead_is_the_next_one_and_never_an_end_s() {
+        let mut g = RankGuided::new(0.5);
+        g.start(&setup(4000, &[1.0, 1.0])).unwrap();
+        let a = Package { offset: 0, len: 1000 };
+        assert_eq!(g.next(0, 0.0), Next::Run(a));
+        assert_eq!(g.next(1, 0.0), Next::Run(Package { offset: 1000, len: 750 }));
+        // ⌊2250 / 4⌋, as `next` would give once rank 0 is idle; well within its share of an
+        // even finish (1000: rank 0 is busy to 1000 s, rank 1 to 750 s, at 1 unit a second).
+        let q = Package { offset: 1750, len: 562 };
+        assert_eq!(g.next_ahead(0, 0.0), Next::Run(q));
+        assert_eq!(g.next_ahead(0, 0.0), Next::Wait, "one range queued at a time");
+        g.completed(&done(0, a, 1.0));
+        assert_eq!(g.running[0], Some((q, 1.0)), "the queued range runs from a's end");
+        // 25 units, ranges of at least 10: queuing 10 would leave a crumb of 5.
+        let mut g = RankGuided::new(0.5);
+        g.start(&setup(25, &[1.0, 1.0])).unwrap();
+        assert_eq!(g.next(0, 0.0), Next::Run(Package { offset: 0, len: 10 }));
+        assert_eq!(g.next_ahead(0, 0.0), Next::Wait);
+        assert_eq!(g.next(1, 0.0), Next::Run(Package { offset: 10, len: 15 }));
     }
 
     /// Two ranks at k = 0.25: k·N = 0.5 would give the first rank twice its share, all of it;

@@ -94,6 +94,11 @@ pub struct Ranks {
     watchdog: WatchdogRule,
     /// Where to record when each range's outputs were merged after its rank's answer.
     deliveries: Option<Deliveries>,
+    /// Queue a rank's next range behind the one it runs ([`Ranks::queue_ahead`]).
+    queue_ahead: bool,
+    /// Per rank: a range has just started running and the balancer has not been asked for
+    /// one to queue behind it yet.
+    started: Vec<bool>,
 }
 
 impl Ranks {
@@ -118,7 +123,27 @@ impl Ranks {
         // No speculative back-ups across ranks: a copy would move a range's data over the
         // network twice and keep two nodes busy; a lost rank's range is re-run instead.
         let dispatch = Dispatcher::start(balancer, setup, names, Config { backups: false })?;
-        Ok(Ranks { dispatch, state: vec![State::Asking; n], watchdog: RANK_WATCHDOG, deliveries })
+        Ok(Ranks {
+            dispatch,
+            state: vec![State::Asking; n],
+            watchdog: RANK_WATCHDOG,
+            deliveries,
+            queue_ahead: false,
+            started: vec![false; n],
+        })
+    }
+
+    /// Hand each rank its next range while it computes the one before, once, as that one
+    /// starts (if the balancer has one to queue, [`Balancer::next_ahead`]): its inputs then
+    /// travel while the rank computes, and its node starts it as soon as the last one ends.
+    /// Asked only as a range starts, so that a queued range's order always reaches a rank long
+    /// before the rank can end the range before it: a rank that leaves on an error after a
+    /// range takes (and drops) every order still on its way.
+    pub fn queue_ahead(&mut self, on: bool) {
+        self.queue_ahead = on;
+        if on {
+            self.dispatch.queue_unmeasured();
+        }
     }
 
     /// Record in `deliveries` when each range's outputs are merged after its rank's answer
@@ -151,12 +176,20 @@ impl Ranks {
             match self.dispatch.ask(r, now)? {
                 Decision::Run(a) => {
                     self.state[r] = State::Running;
+                    self.started[r] = true;
                     orders.push((r, Order::Run(a.package)));
                 }
                 Decision::Wait | Decision::Idle => self.state[r] = State::Waiting,
                 Decision::Stop => {
                     self.state[r] = State::Stopped;
                     orders.push((r, Order::Stop));
+                }
+            }
+        }
+        for r in 0..self.state.len() {
+            if std::mem::take(&mut self.started[r]) && self.queue_ahead {
+                if let Some(a) = self.dispatch.ask_ahead(r, now)? {
+                    orders.push((r, Order::Run(a.package)));
                 }
             }
         }
@@ -172,10 +205,14 @@ impl Ranks {
         now: f64,
         seconds: f64,
     ) -> Result<bool> {
-        if self.state[rank] == State::Running {
-            self.state[rank] = State::Asking;
-        }
         let verdict = self.dispatch.kernel_done(rank, package, now, Some(seconds))?;
+        if self.state[rank] == State::Running {
+            // A range queued behind this one runs now: the rank is still busy.
+            match self.dispatch.running(rank) {
+                Some(_) => self.started[rank] = true,
+                None => self.state[rank] = State::Asking,
+            }
+        }
         let keep = matches!(verdict, Verdict::Keep { .. });
         if let (true, Some(d)) = (keep, &self.deliveries) {
             d.answered(rank, package, now);
@@ -246,6 +283,48 @@ mod tests {
         let r = rank_profile(&[cpu.clone(), gpu(10.0, 100), gpu(10.0, 100)]);
         assert_eq!(r, gpu(21.0, 216 * RANGE_FILLS));
         assert_eq!(rank_profile(std::slice::from_ref(&cpu)).kind, DeviceKind::Cpu);
+    }
+
+    /// Ranks given their next range while they compute get every unit exactly once; a rank
+    /// lost with a range queued has both re-run.
+    #[test]
+    fn queued_ranges_tile_the_range_and_a_lost_rank_hands_both_back() {
+        let total = 10_000;
+        let names = vec!["r0".into(), "r1".into(), "r2".into()];
+        let mut ranks = Ranks::start(None, total, vec![gpu(10.0, 50); 3], names).unwrap();
+        ranks.queue_ahead(true);
+        let mut covered = vec![0u8; total as usize];
+        let mut orders: Vec<std::collections::VecDeque<Package>> = vec![Default::default(); 3];
+        let (mut now, mut turn, mut queued, mut lost_with) = (0.0, 0, 0, 0);
+        while !ranks.is_over() {
+            for (r, o) in ranks.hand_out(now).unwrap() {
+                if let Order::Run(p) = o {
+                    queued += usize::from(!orders[r].is_empty());
+                    orders[r].push_back(p);
+                }
+            }
+            now += 0.01;
+            turn += 1;
+            let r = (0..3).map(|i| (turn + i) % 3).find(|r| !orders[*r].is_empty());
+            let r = r.expect("someone runs while work is left");
+            let p = orders[r].pop_front().unwrap();
+            if r == 1 && lost_with == 0 && !orders[1].is_empty() {
+                lost_with = orders[1].len() + 1;
+                orders[1].clear();
+                ranks.lost(1, now, "devices failed".into()).unwrap();
+                continue;
+            }
+            if ranks.finished(r, p, now, 0.01).unwrap() {
+                for u in p.offset..p.end() {
+                    covered[u as usize] += 1;
+                }
+                ranks.merged(r, p, now).unwrap();
+            }
+        }
+        assert!(covered.iter().all(|c| *c == 1));
+        assert!(queued > 0, "no range was queued ahead");
+        assert_eq!(lost_with, 2, "rank 1 was lost with a range running and one queued");
+        ranks.outcome().unwrap();
     }
 
     /// Ranks finishing in turn get every unit exactly once; a rank lost mid-range has it re-run.

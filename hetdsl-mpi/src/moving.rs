@@ -2,9 +2,10 @@
 //! A remote rank receives a range's inputs before it computes and sends its outputs after, and
 //! with one range per rank none of that overlaps the computing: Mandelbrot's remote rank sent
 //! 400 MB of rows back only once all of them were computed. Handed out in a few pieces, each
-//! piece's outputs go back while the next one computes (the next piece's inputs still wait: a
-//! rank gets its next range once it has told rank 0 the last one is done), at the cost of one
-//! more range's set-up on the node per piece. Pure.
+//! piece's outputs go back while the next one computes, and, where ranks get their next range
+//! while computing the last ([`crate::hier::Ranks::queue_ahead`]), each piece's inputs arrive
+//! while the one before computes; at the cost of one more range's set-up on the node per
+//! piece. Pure.
 
 use crate::plan::RangeRun;
 
@@ -32,24 +33,34 @@ pub struct Moving {
     pub output_share: f64,
     /// Units the rank ran in that call.
     pub units: u64,
+    /// A range's inputs arrive while the rank computes the range before it.
+    pub ahead: bool,
 }
 
 impl Moving {
     /// Rank `rank`'s moving in the call that ran `ranges`, whose outputs were `output_share`
-    /// of the bytes moved.
-    pub fn of(ranges: &[RangeRun], rank: usize, output_share: f64) -> Moving {
-        let mine: Vec<(f64, f64)> = ranges
+    /// of the bytes moved; `ahead`: the next call's ranks get their next range while computing
+    /// the last. A range that was queued so left only its outputs to wait for: its overhead
+    /// counts its units at their output share.
+    pub fn of(ranges: &[RangeRun], rank: usize, output_share: f64, ahead: bool) -> Moving {
+        let share = if output_share.is_finite() { output_share.clamp(0.0, 1.0) } else { 0.5 };
+        let mine: Vec<(f64, f64, f64)> = ranges
             .iter()
             .filter(|r| r.rank == rank && r.package.len > 0)
-            .map(|r| (r.package.len as f64, r.overhead.max(0.0)))
+            .map(|r| {
+                let len = r.package.len as f64;
+                (len, if r.queued { len * share } else { len }, r.overhead.max(0.0))
+            })
             .collect();
         let units = mine.iter().map(|m| m.0).sum::<f64>() as u64;
-        let later = if mine.len() > 1 { &mine[1..] } else { &mine[..] };
+        let later: Vec<(f64, f64)> = match mine.len() {
+            1 => vec![(mine[0].1, mine[0].2)],
+            _ => mine.iter().skip(1).map(|m| (m.1, m.2)).collect(),
+        };
         let n = later.len() as f64;
         let (sx, so) = later.iter().fold((0.0, 0.0), |(x, o), m| (x + m.0, o + m.1));
-        let share = if output_share.is_finite() { output_share.clamp(0.0, 1.0) } else { 0.5 };
         let proportional =
-            Moving { setup: 0.0, per_unit: so / sx.max(1.0), output_share: share, units };
+            Moving { setup: 0.0, per_unit: so / sx.max(1.0), output_share: share, units, ahead };
         if later.len() < 2 {
             return proportional;
         }
@@ -61,28 +72,42 @@ impl Moving {
         if per_unit < 0.0 || setup < 0.0 || !setup.is_finite() {
             return proportional;
         }
-        Moving { setup, per_unit, output_share: share, units }
+        Moving { setup, per_unit, output_share: share, units, ahead }
+    }
+
+    /// Of what a range of `units` moves, the seconds pieces can overlap: its outputs, and with
+    /// queued ranges its inputs too (all but the first piece's).
+    fn overlappable(&self, units: u64) -> f64 {
+        let moved = self.per_unit * units as f64;
+        if self.ahead {
+            moved
+        } else {
+            moved * self.output_share
+        }
     }
 
     /// How many pieces a range of `units` that computes `seconds` is handed out in: one unless
-    /// the outputs it moves take over [`PIECE_SHARE`] of `seconds`; else the square root of
-    /// their seconds over what a piece costs (its set-up, at least [`PIECE_SECONDS`]), which
-    /// makes the pieces' cost and the outputs' wait left alike; at most [`MAX_PIECES`].
+    /// what pieces can overlap ([`Moving::overlappable`]) takes over [`PIECE_SHARE`] of
+    /// `seconds`; else the square root of its seconds over what a piece costs (its set-up, at
+    /// least [`PIECE_SECONDS`]), which makes the pieces' cost and the wait left alike; at most
+    /// [`MAX_PIECES`].
     pub fn pieces(&self, units: u64, seconds: f64) -> usize {
-        let outputs = self.per_unit * units as f64 * self.output_share;
-        if outputs.is_nan() || outputs <= PIECE_SHARE * seconds {
+        let overlappable = self.overlappable(units);
+        if overlappable.is_nan() || overlappable <= PIECE_SHARE * seconds {
             return 1;
         }
         let each = self.setup.max(PIECE_SECONDS);
-        ((outputs / each).sqrt().ceil() as usize).clamp(1, MAX_PIECES)
+        ((overlappable / each).sqrt().ceil() as usize).clamp(1, MAX_PIECES)
     }
 
     /// The seconds not computing of a range of `units` in `pieces` pieces, before any was
-    /// measured: each piece's set-up and inputs, and the last piece's outputs.
+    /// measured: each piece's set-up, what pieces cannot overlap, and a piece's share of what
+    /// they can.
     pub fn guess(&self, pieces: usize, units: u64) -> f64 {
         let moved = self.per_unit * units as f64;
+        let overlappable = self.overlappable(units);
         let k = pieces.max(1) as f64;
-        self.setup * k + moved * (1.0 - self.output_share) + moved * self.output_share / k
+        self.setup * k + (moved - overlappable) + overlappable / k
     }
 }
 
@@ -102,7 +127,8 @@ mod tests {
     use hetdsl::Package;
 
     fn run(rank: usize, len: u64, overhead: f64) -> RangeRun {
-        RangeRun { rank, package: Package { offset: 0, len }, seconds: 1.0, overhead, handed: 0.0 }
+        let package = Package { offset: 0, len };
+        RangeRun { rank, package, seconds: 1.0, overhead, handed: 0.0, queued: false }
     }
 
     /// Ranges of several sizes: the set-up and the seconds per unit come apart (the first
@@ -114,7 +140,7 @@ mod tests {
             .into_iter()
             .map(|(len, o)| run(1, len, o))
             .collect();
-        let m = Moving::of(&ranges, 1, 0.5);
+        let m = Moving::of(&ranges, 1, 0.5, false);
         assert!((m.setup - 0.005).abs() < 1e-9 && (m.per_unit - 1e-4).abs() < 1e-9, "{m:?}");
         assert_eq!(m.units, 750);
         // 2000 units move 0.2 s, 0.1 s of it outputs: over 3 % of 1 s, in √(0.1 / 0.01) → 4
@@ -128,16 +154,39 @@ mod tests {
         assert!((m.guess(4, 2000) - (0.02 + 0.1 + 0.025)).abs() < 1e-9);
     }
 
+    /// Ranges queued ahead waited only for their outputs: their units count at the output
+    /// share, and the pieces of a rank that queues ahead overlap its inputs too.
+    #[test]
+    fn queued_ranges_and_pieces_overlap_their_inputs() {
+        let ranges: Vec<RangeRun> = [(400, 0.345), (200, 0.015), (100, 0.01), (50, 0.0075)]
+            .into_iter()
+            .map(|(len, o)| RangeRun { queued: true, ..run(1, len, o) })
+            .collect();
+        let m = Moving::of(&ranges, 1, 0.5, true);
+        assert!((m.setup - 0.005).abs() < 1e-9 && (m.per_unit - 1e-4).abs() < 1e-9, "{m:?}");
+        // 2000 units move 0.2 s, all of it overlappable: √(0.2 / 0.01) → at most 4 pieces,
+        // which wait for each set-up and a quarter of the moving.
+        assert_eq!(m.pieces(2000, 1.0), 4);
+        assert!((m.guess(1, 2000) - 0.205).abs() < 1e-9);
+        assert!((m.guess(4, 2000) - (0.02 + 0.05)).abs() < 1e-9);
+        // Without queuing, half of it (the outputs) is, as before.
+        let before = Moving { ahead: false, ..m };
+        assert!((before.guess(4, 2000) - (0.02 + 0.1 + 0.025)).abs() < 1e-9);
+    }
+
     /// Ranges all of one size, or a single one: the seconds per unit from their total.
     #[test]
     fn ranges_of_one_size_give_a_rate() {
         let ranges = vec![run(1, 100, 0.5), run(1, 100, 0.02), run(1, 100, 0.02), run(0, 9, 9.0)];
-        let m = Moving::of(&ranges, 1, 1.0);
+        let m = Moving::of(&ranges, 1, 1.0, false);
         assert_eq!((m.setup, m.units), (0.0, 300));
         assert!((m.per_unit - 2e-4).abs() < 1e-12);
-        let one = Moving::of(&ranges[..1], 1, 1.0);
+        let one = Moving::of(&ranges[..1], 1, 1.0, false);
         assert!((one.per_unit - 5e-3).abs() < 1e-12);
-        assert_eq!(Moving::of(&ranges, 2, 1.0), Moving { output_share: 1.0, ..Moving::default() });
+        assert_eq!(
+            Moving::of(&ranges, 2, 1.0, false),
+            Moving { output_share: 1.0, ..Moving::default() }
+        );
     }
 
     /// A rank's seconds not computing run from its first hand-out to its last merge.

@@ -96,8 +96,11 @@ pub struct RangeRun {
     /// Seconds from handing it out to its outputs merged, beyond `seconds`: messages, inputs
     /// and outputs moving.
     pub overhead: f64,
-    /// When it was handed out, seconds from the call's start.
+    /// When it was handed out, seconds from the call's start; queued, when it started (its
+    /// rank's range before it answered).
     pub handed: f64,
+    /// Queued behind the rank's range before it: its inputs travelled while that one ran.
+    pub queued: bool,
 }
 
 /// What rank 0 saw of one call.
@@ -110,8 +113,11 @@ pub struct CallOutcome {
     pub ranges: Vec<RangeRun>,
     /// Per rank, the nominal GFLOP/s of its devices together.
     pub nominal: Vec<f64>,
-    /// Of the bytes the ranges moved, the share that were outputs (what pieces overlap).
+    /// Of the bytes the ranges moved, the share that were outputs.
     pub output_share: f64,
+    /// The ranks got their next range while computing the last ([`crate::hier::Ranks::queue_ahead`]):
+    /// pieces overlap their inputs too.
+    pub queue_ahead: bool,
 }
 
 /// What the cluster remembers of one launch across ranks.
@@ -189,9 +195,9 @@ impl RankRecall {
                 // only timed: its few long ranges would teach a coarser map than the plan's.
                 if !self.refined {
                     self.profile.learn_by_nominal(ranks, &measured, &outcome.nominal);
-                    let share = outcome.output_share;
+                    let (share, ahead) = (outcome.output_share, outcome.queue_ahead);
                     self.moving =
-                        (0..ranks).map(|r| Moving::of(&outcome.ranges, r, share)).collect();
+                        (0..ranks).map(|r| Moving::of(&outcome.ranges, r, share, ahead)).collect();
                     self.exposed.clear();
                 }
                 self.settled = false;
@@ -344,6 +350,8 @@ pub struct PlannedRanks {
     orphans: VecDeque<Package>,
     /// Per rank: when its main range was handed out, while it runs.
     running_main: Vec<Option<f64>>,
+    /// Per rank: pieces of its main range handed out and not completed.
+    pieces_out: Vec<u32>,
     alive: Vec<bool>,
 }
 
@@ -355,8 +363,20 @@ impl PlannedRanks {
             plan,
             orphans: VecDeque::new(),
             running_main: Vec::new(),
+            pieces_out: Vec::new(),
             alive: Vec::new(),
         }
+    }
+
+    /// Rank `r`'s next piece of its main range, if any is left.
+    fn main_piece(&mut self, r: usize, now: f64) -> Option<Package> {
+        let p = self.main.get_mut(r)?.pop_front()?;
+        // The main range runs from its first piece's hand-out.
+        if self.main[r].len() + 1 == self.plan.pieces[r].len() {
+            self.running_main[r] = Some(now);
+        }
+        self.pieces_out[r] += 1;
+        Some(p)
     }
 
     /// When rank `r` would end the tail of `owner` if it took it at `now`.
@@ -408,6 +428,7 @@ impl Balancer for PlannedRanks {
         self.tails = self.plan.tail.clone();
         self.orphans.clear();
         self.running_main = vec![None; n];
+        self.pieces_out = vec![0; n];
         self.alive = vec![true; n];
         Ok(())
     }
@@ -416,12 +437,7 @@ impl Balancer for PlannedRanks {
         if !self.alive.get(device).copied().unwrap_or(false) {
             return Next::Done;
         }
-        if let Some(p) = self.main[device].pop_front() {
-            // The main range runs from its first piece's hand-out.
-            let full = self.main[device].len() + 1 == self.plan.pieces[device].len();
-            if full {
-                self.running_main[device] = Some(now);
-            }
+        if let Some(p) = self.main_piece(device, now) {
             return Next::Run(p);
         }
         if let Some(p) = self.tails[device].take().or_else(|| self.orphans.pop_front()) {
@@ -438,9 +454,20 @@ impl Balancer for PlannedRanks {
         }
     }
 
+    /// The next piece of a rank's main range, queued behind the one it runs: its inputs then
+    /// travel while the rank computes. Tails and orphans wait for an idle rank.
+    fn next_ahead(&mut self, device: usize, now: f64) -> Next {
+        if !self.alive.get(device).copied().unwrap_or(false) {
+            return Next::Wait;
+        }
+        self.main_piece(device, now).map_or(Next::Wait, Next::Run)
+    }
+
     fn completed(&mut self, done: &Completion) {
-        let left = self.main.get(done.device).map_or(0, VecDeque::len);
-        if let (Some(slot), 0) = (self.running_main.get_mut(done.device), left) {
+        let Some(out) = self.pieces_out.get_mut(done.device) else { return };
+        *out = out.saturating_sub(1);
+        let left = self.main[done.device].len();
+        if let (Some(slot), 0, 0) = (self.running_main.get_mut(done.device), left, *out) {
             *slot = None;
         }
     }

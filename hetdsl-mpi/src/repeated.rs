@@ -82,6 +82,7 @@ pub fn simulate_calls(
                 seconds: x.computed - x.start,
                 overhead: (x.merged - x.handed) - (x.computed - x.start),
                 handed: x.handed,
+                queued: false,
             })
             .collect();
         let outcome = CallOutcome {
@@ -91,6 +92,7 @@ pub fn simulate_calls(
             ranges,
             nominal: nominal.clone(),
             output_share,
+            queue_ahead: false,
         };
         recall.record(ranks, form, &outcome);
         out.push(SimCall { form, makespan: r.makespan, balance, ranges: r.runs.len() });

@@ -34,6 +34,10 @@ pub struct RankReport {
     /// package per device that got work (the others ran with the node's balancer).
     #[serde(default)]
     pub planned_ranges: usize,
+    /// Ranges handed out while the rank ran the one before (their inputs travelled meanwhile;
+    /// `ClusterLaunch::queue_ahead`).
+    #[serde(default)]
+    pub queued_ranges: usize,
     /// Why the rank was dropped from the run, if it was.
     pub fault: Option<String>,
 }
@@ -82,12 +86,13 @@ impl ClusterReport {
         for r in &self.ranks {
             let groups: u64 = r.packages.iter().map(|p| p.len).sum();
             s += &format!(
-                "rank {} @ {}: {} ranges ({} cut from memory), {} units, sent {} B, received {} B, \
-                 done at {:.4} s{}\n",
+                "rank {} @ {}: {} ranges ({} cut from memory, {} queued), {} units, sent {} B, \
+                 received {} B, done at {:.4} s{}\n",
                 r.rank,
                 r.host,
                 r.packages.len(),
                 r.planned_ranges,
+                r.queued_ranges,
                 groups,
                 r.bytes_sent,
                 r.bytes_received,
@@ -130,6 +135,7 @@ mod tests {
             compute_seconds: 0.0,
             setup_seconds: 0.0,
             planned_ranges: 0,
+            queued_ranges: 0,
             fault: None,
         }
     }

@@ -51,12 +51,23 @@ pub(crate) struct Root<'l, 'a> {
     form: Form,
     key: Option<String>,
     /// Per rank: the ranges handed out whose outputs are not merged yet (the next is handed
-    /// out while the last one's outputs still travel), each with when it was handed out and the
-    /// seconds its node took for it once answered.
-    handed: Vec<Vec<(Package, f64, f64)>>,
+    /// out while the last one's outputs still travel, or queued while it computes).
+    handed: Vec<Vec<Handed>>,
     /// The ranges merged, and each rank's nominal GFLOP/s, for the next call of the launch.
     ranges: Vec<RangeRun>,
     nominal: Vec<f64>,
+}
+
+/// A range handed out to a rank, until its outputs are merged.
+#[derive(Debug, Clone, Copy)]
+struct Handed {
+    package: Package,
+    /// When it was handed out, or, queued behind another range, when that one was answered.
+    start: f64,
+    /// Handed out while the rank ran another range.
+    queued: bool,
+    /// The seconds its node took for it, once answered.
+    seconds: f64,
 }
 
 /// What rank 0 heard.
@@ -109,6 +120,7 @@ impl<'a> Root<'_, 'a> {
             }
         };
         ranks.set_watchdog(launch.watchdog);
+        ranks.queue_ahead(launch.queue_ahead);
         let reports = joined
             .iter()
             .enumerate()
@@ -119,7 +131,7 @@ impl<'a> Root<'_, 'a> {
         let local_spares = node.spares();
         std::thread::scope(|s| {
             let worker = s.spawn(move || {
-                let mut link = ChannelLink { to_root: local_tx, from_root: local_rx };
+                let mut link = ChannelLink::new(local_tx, local_rx);
                 let served = serve(&mut node, &mut link);
                 (node, served)
             });
@@ -249,7 +261,9 @@ impl<'a> Root<'_, 'a> {
         match order {
             Order::Run(p) => {
                 let now = self.now();
-                self.handed[r].push((p, now, 0.0));
+                // Queued: the rank still runs a range handed out before, not answered yet.
+                let queued = self.handed[r].iter().any(|h| h.seconds == 0.0);
+                self.handed[r].push(Handed { package: p, start: now, queued, seconds: 0.0 });
                 let pieces = layout(&self.launch.spec, p, Side::Inputs)?;
                 self.reports[r].bytes_sent += total(&pieces);
                 let mut m = Msg::new(Kind::Run, p);
@@ -299,8 +313,12 @@ impl<'a> Root<'_, 'a> {
                 if keep {
                     self.reports[r].compute_seconds += msg.seconds;
                 }
-                if let Some(h) = self.handed[r].iter_mut().find(|h| h.0 == msg.package) {
-                    h.2 = msg.seconds;
+                if let Some(h) = self.handed[r].iter_mut().find(|h| h.package == msg.package) {
+                    h.seconds = msg.seconds.max(f64::MIN_POSITIVE);
+                }
+                // A range queued behind it starts now.
+                if let Some(h) = self.handed[r].iter_mut().find(|h| h.seconds == 0.0) {
+                    h.start = h.start.max(now);
                 }
                 if let Some(incoming) = &mut self.incoming[r] {
                     incoming.keep = keep;
@@ -317,6 +335,8 @@ impl<'a> Root<'_, 'a> {
                 }
                 Ok(())
             }
+            // A rank already dropped: its queued range failed too, or came late.
+            Kind::Failed if self.ranks.is_lost(r) => Ok(()),
             Kind::Failed if msg.flag => Err(Error::BadConfig(format!(
                 "rank {r} refused the launch: {}",
                 reason().unwrap_or_default()
@@ -350,10 +370,17 @@ impl<'a> Root<'_, 'a> {
         // After the copy: a large range's merge is part of the time its outputs take to land.
         let now = self.now();
         self.ranks.merged(r, package, now)?;
-        let at = self.handed[r].iter().position(|h| h.0 == package);
-        if let Some((p, at, seconds)) = at.map(|i| self.handed[r].remove(i)) {
-            let overhead = now - at - seconds;
-            self.ranges.push(RangeRun { rank: r, package: p, seconds, overhead, handed: at });
+        let at = self.handed[r].iter().position(|h| h.package == package);
+        if let Some(h) = at.map(|i| self.handed[r].remove(i)) {
+            self.reports[r].queued_ranges += usize::from(h.queued);
+            self.ranges.push(RangeRun {
+                rank: r,
+                package: h.package,
+                seconds: h.seconds,
+                overhead: now - h.start - h.seconds,
+                handed: h.start,
+                queued: h.queued,
+            });
         }
         self.reports[r].packages.push(package);
         self.reports[r].finish_seconds = now;
@@ -533,6 +560,7 @@ impl<'a> Root<'_, 'a> {
             ranges: self.ranges.clone(),
             nominal: self.nominal.clone(),
             output_share: self.output_share(report.total_units),
+            queue_ahead: self.launch.queue_ahead,
         };
         self.launch.cluster.remember_call(key, self.reports.len(), self.form, &outcome);
     }

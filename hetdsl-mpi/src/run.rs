@@ -16,7 +16,7 @@ use hetdsl::{Error, Pattern, Result};
 
 use crate::cluster::{ClusterLaunch, MpiLink};
 use crate::node::Node;
-use crate::payload::{fits, layout, windows, Piece, Side, Spares};
+use crate::payload::{fits, layout, windows, Side, Spares};
 use crate::report::{ClusterReport, RankReport};
 use crate::root::Root;
 use crate::serve::{serve, ChannelLink, Link};
@@ -174,7 +174,7 @@ fn serve_rank(
     let (node, relayed) = std::thread::scope(|s| {
         let worker = s.spawn(move || {
             let mut node = node;
-            let mut channel = ChannelLink { to_root: node_tx, from_root: node_rx };
+            let mut channel = ChannelLink::new(node_tx, node_rx);
             let served = serve(&mut node, &mut channel);
             (node, served)
         });
@@ -228,12 +228,29 @@ fn summary(report: &RankReport, relayed: &Result<Msg>) -> Msg {
     m
 }
 
-/// Passes rank 0's orders to the node and its answers back. A finished range is announced by
-/// a small `Done` first, so that rank 0 can hand out the next range at once; its outputs follow
-/// as a payload sent straight from the node's staging buffers, in non-blocking sends that
-/// complete while the node already runs that next range; the buffers then go back to the
-/// node's spares. Returns the stop order.
+/// Passes rank 0's orders to the node and its answers back. Orders are taken as they come, a
+/// range queued ahead included, whose inputs so arrive while the node computes the range
+/// before it. A finished range is announced by a small `Done` first, so that rank 0 can hand
+/// out the next range at once; its outputs follow as a payload sent straight from the node's
+/// staging buffers, in non-blocking sends that complete while the node already runs the next
+/// range; the buffers then go back to the node's spares. Returns the stop order. On an error
+/// of its own, the rank drops whatever rank 0 still sends it before it leaves, so that rank 0's
+/// sends end.
 fn relay(
+    link: &mut MpiLink<'_>,
+    node: (&mpsc::Sender<Msg>, &mpsc::Receiver<Msg>),
+    spec: &LaunchSpec,
+    spares: &Spares,
+    leave: Option<usize>,
+) -> Result<Msg> {
+    let relayed = relay_orders(link, node, spec, spares, leave);
+    if relayed.is_err() {
+        crate::transfer::drain(link.world, link.tag);
+    }
+    relayed
+}
+
+fn relay_orders(
     link: &mut MpiLink<'_>,
     node: (&mpsc::Sender<Msg>, &mpsc::Receiver<Msg>),
     spec: &LaunchSpec,
@@ -243,42 +260,34 @@ fn relay(
     let (to_node, from_node) = node;
     let (world, tag) = (link.world, link.tag);
     let root = world.process_at_rank(0);
-    let mut outputs: Option<(Vec<Piece>, Vec<Vec<u8>>)> = None;
+    let take = || -> Result<Option<Msg>> {
+        if root.immediate_probe_with_tag(tag).is_none() {
+            return Ok(None);
+        }
+        Ok(forward(to_node, receive_order(world, tag, spec, spares)?))
+    };
     let mut answered = 0;
     loop {
-        let stop = match outputs.take() {
-            None => forward(to_node, receive_order(world, tag, spec, spares)?),
-            Some((pieces, buffers)) => {
-                let stop = mpi::request::scope(|scope| {
-                    let sending: Vec<_> = windows(&pieces, &buffers)?
-                        .into_iter()
-                        .map(|w| root.immediate_send_with_tag(scope, w, tag))
-                        .collect();
-                    // The node starts on the next range while the outputs are still moving.
-                    let stop = receive_order(world, tag, spec, spares).map(|o| forward(to_node, o));
-                    for s in sending {
-                        s.wait();
-                    }
-                    stop
-                });
-                spares.give_all(buffers);
-                stop?
+        let answer = loop {
+            if let Some(stop) = take()? {
+                return Ok(stop);
+            }
+            match from_node.try_recv() {
+                Ok(answer) => break answer,
+                Err(mpsc::TryRecvError::Empty) => pause(),
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    return Err(Error::BadConfig("this rank's node stopped answering".into()))
+                }
             }
         };
-        if let Some(stop) = stop {
-            return Ok(stop);
-        }
-        let answer = from_node
-            .recv()
-            .map_err(|_| Error::BadConfig("this rank's node stopped answering".into()))?;
         // Rank 0 dropped this rank while it ran (its watchdog): the stop order is already
         // here, and the range is re-run elsewhere. Sending its outputs now could wait forever
-        // for a rank 0 that has finished the launch.
-        // (A probe that finds nothing may only have let MPI move the message along: a few more
-        // before concluding, microseconds in all.)
-        if (0..64).any(|_| root.immediate_probe_with_tag(tag).is_some()) {
-            let order = receive_order(world, tag, spec, spares)?;
-            return Ok(forward(to_node, order.clone()).unwrap_or(order));
+        // for a rank 0 that has finished the launch. (A probe that finds nothing may only have
+        // let MPI move the message along: a few more before concluding, microseconds in all.)
+        for _ in 0..64 {
+            if let Some(stop) = take()? {
+                return Ok(stop);
+            }
         }
         if leave == Some(answered) {
             return Err(Error::BadConfig(format!(
@@ -297,7 +306,28 @@ fn relay(
         let mut done = Msg::new(Kind::Done, answer.package);
         done.seconds = answer.seconds;
         link.send(done)?;
-        outputs = Some((pieces, answer.parts));
+        let stop = mpi::request::scope(|scope| {
+            let mut sending: Vec<_> = windows(&pieces, &answer.parts)?
+                .into_iter()
+                .map(|w| root.immediate_send_with_tag(scope, w, tag))
+                .collect();
+            // The node runs the next range while the outputs move, and orders keep coming.
+            let mut stop = Ok(None);
+            while !sending.is_empty() {
+                if matches!(stop, Ok(None)) {
+                    stop = take();
+                }
+                sending = sending.into_iter().filter_map(|s| s.test().err()).collect();
+                if !sending.is_empty() {
+                    pause();
+                }
+            }
+            stop
+        });
+        spares.give_all(answer.parts);
+        if let Some(stop) = stop? {
+            return Ok(stop);
+        }
     }
 }
 
@@ -329,6 +359,7 @@ pub(crate) fn rank_report(devices: &[DeviceReport], rank: usize, host: &str) -> 
         compute_seconds: 0.0,
         setup_seconds: 0.0,
         planned_ranges: 0,
+        queued_ranges: 0,
         fault: None,
     }
 }

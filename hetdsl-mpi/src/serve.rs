@@ -52,19 +52,41 @@ pub fn serve(node: &mut Node<'_>, link: &mut dyn Link) -> Result<Msg> {
     }
 }
 
-/// Rank 0's own node, served from a thread: messages travel over channels.
+/// A node served from a thread (rank 0's own, or a remote rank's behind its relay): messages
+/// travel over channels.
 pub struct ChannelLink {
-    pub to_root: std::sync::mpsc::Sender<Msg>,
-    pub from_root: std::sync::mpsc::Receiver<Msg>,
+    to_root: std::sync::mpsc::Sender<Msg>,
+    from_root: std::sync::mpsc::Receiver<Msg>,
+    /// Orders received and not served yet.
+    pending: std::collections::VecDeque<Msg>,
+}
+
+impl ChannelLink {
+    pub fn new(
+        to_root: std::sync::mpsc::Sender<Msg>,
+        from_root: std::sync::mpsc::Receiver<Msg>,
+    ) -> Self {
+        ChannelLink { to_root, from_root, pending: Default::default() }
+    }
 }
 
 impl Link for ChannelLink {
+    /// The next order; a stop behind ranges queued ahead comes first, and they are dropped: a
+    /// rank is stopped with ranges queued only when it was dropped (they are re-run elsewhere)
+    /// or the run failed.
     fn recv(&mut self) -> Result<Msg> {
-        // Rank 0 gone means the run is over for this node too.
-        Ok(self
-            .from_root
-            .recv()
-            .unwrap_or_else(|_| Msg::new(Kind::Stop, hetdsl::Package { offset: 0, len: 0 })))
+        let stop = || Msg::new(Kind::Stop, hetdsl::Package { offset: 0, len: 0 });
+        if self.pending.is_empty() {
+            // Rank 0 gone means the run is over for this node too.
+            self.pending.push_back(self.from_root.recv().unwrap_or_else(|_| stop()));
+        }
+        self.pending.extend(self.from_root.try_iter());
+        if let Some(at) = self.pending.iter().position(|m| m.kind == Kind::Stop) {
+            let order = self.pending.remove(at).unwrap_or_else(stop);
+            self.pending.clear();
+            return Ok(order);
+        }
+        Ok(self.pending.pop_front().unwrap_or_else(stop))
     }
     fn send(&mut self, msg: Msg) -> Result<()> {
         // Rank 0 stopped listening (the run ended with an error): nothing to tell.

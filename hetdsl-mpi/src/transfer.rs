@@ -103,7 +103,7 @@ pub(crate) fn receive_order(
 
 /// Receives and drops whatever rank 0 sends on `tag` until it has been quiet for a moment
 /// (rank 0 sends an order's pieces right after it).
-fn drain(world: &SimpleCommunicator, tag: i32) {
+pub(crate) fn drain(world: &SimpleCommunicator, tag: i32) {
     let root = world.process_at_rank(0);
     let mut scratch = Vec::new();
     let mut quiet = std::time::Instant::now();

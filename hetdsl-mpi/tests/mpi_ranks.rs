@@ -160,6 +160,10 @@ fn saxpy(cluster: &Cluster, program: &Program) -> Outcome {
     check_report(cluster, &report)?;
     if root {
         axpy_matches(2.5, &x, &y0, &y)?;
+        // The ranks got ranges while computing others (on by default), and those still tile.
+        if report.ranks.iter().all(|r| r.queued_ranges == 0) {
+            return Err(format!("no range was queued ahead:\n{}", report.table()));
+        }
         // Each rank received exactly its ranges' x and y, and sent back its ranges' y.
         for r in &report.ranks {
             let units: u64 = r.packages.iter().map(|p| p.len).sum();

@@ -5,7 +5,8 @@ const TAIL: f64 = 0.05;
 use hetdsl::balance::{DeviceKind, DeviceProfile};
 
 fn run(rank: usize, offset: u64, len: u64, seconds: f64) -> RangeRun {
-    RangeRun { rank, package: Package { offset, len }, seconds, overhead: 0.0, handed: 0.0 }
+    let package = Package { offset, len };
+    RangeRun { rank, package, seconds, overhead: 0.0, handed: 0.0, queued: false }
 }
 
 /// A fresh call of two ranks, rank 1 twice as fast, on uniform work of 3 000 units.
@@ -22,6 +23,7 @@ fn fresh() -> CallOutcome {
         ],
         nominal: vec![1.0, 2.0],
         output_share: 1.0,
+        queue_ahead: false,
     }
 }
 
@@ -130,11 +132,50 @@ fn a_rank_s_moving_shortens_its_range_and_splits_it() {
         ranges,
         nominal: vec![1.0, 2.0],
         output_share: 1.0,
+        queue_ahead: false,
     };
     m.record(2, Form::Fresh, &call);
     m.record(2, Form::Planned, &planned);
     let next = m.choose(2, 3000, 0.0).unwrap();
     assert_eq!(next.main[1], Some(Package { offset: 1003, len: 1997 }));
+}
+
+/// Queued ahead, a rank gets the next piece of its main range, never a tail nor an orphan.
+#[test]
+fn pieces_queue_behind_each_other_and_tails_wait() {
+    let total = 4000;
+    let p = |offset, len| Package { offset, len };
+    let plan = RankPlan {
+        total,
+        main: vec![Some(p(0, 1800)), Some(p(2000, 1800))],
+        pieces: vec![vec![p(0, 900), p(900, 900)], vec![p(2000, 900), p(2900, 900)]],
+        tail: vec![Some(p(1800, 200)), Some(p(3800, 200))],
+        speeds: vec![1000.0; 2],
+        fixed: vec![0.0; 2],
+        main_seconds: vec![1.8; 2],
+        tail_cost: vec![0.2; 2],
+    };
+    let mut b = PlannedRanks::new(plan);
+    b.start(&setup(2, total)).unwrap();
+    assert_eq!(b.next(0, 0.0), Next::Run(p(0, 900)));
+    assert_eq!(b.next_ahead(0, 0.0), Next::Run(p(900, 900)));
+    assert_eq!(b.next_ahead(0, 0.0), Next::Wait, "its tail waits for it to be idle");
+    let done = |device, package, t| Completion {
+        device,
+        package,
+        kernel_seconds: 0.9,
+        host_start: t - 0.9,
+        host_end: t,
+    };
+    b.completed(&done(0, p(0, 900), 0.9));
+    assert!(b.running_main[0].is_some(), "its second piece still runs");
+    b.completed(&done(0, p(900, 900), 1.8));
+    assert!(b.running_main[0].is_none());
+    assert_eq!(b.next(0, 1.8), Next::Run(p(1800, 200)));
+    b.device_lost(1);
+    assert_eq!(b.next_ahead(1, 1.8), Next::Wait, "a lost rank gets nothing");
+    assert_eq!(b.next_ahead(0, 1.8), Next::Wait, "orphans wait for an idle rank");
+    assert_eq!(b.next(0, 1.8), Next::Run(p(2000, 900)));
 }
 
 /// A rank that overran its prediction has its tail taken by a rank that is free; a rank on

@@ -55,9 +55,21 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         Ok(Some(Assignment { package: p, origin: Origin::Balancer }))
     }
 
+    /// Let [`Dispatcher::ask_ahead`] queue on any device running one package, measured or not,
+    /// leaving to the balancer's [`Balancer::next_ahead`] whether to: for "devices" whose next
+    /// package costs a transfer the balancer knows to hide (the ranks of a cluster, whose next
+    /// range's inputs travel while they compute), the rules of [`QUEUE_CLASS`] and
+    /// [`QUEUE_KERNEL_SHARE`], made for GPUs sharing a host, do not apply.
+    pub fn queue_unmeasured(&mut self) {
+        self.queue_unmeasured = true;
+    }
+
     /// Whether `device` has completed a package that spent at least [`QUEUE_KERNEL_SHARE`] of
     /// its span in the kernel, and is measured within [`QUEUE_CLASS`] of the fastest device.
     fn may_queue(&self, device: usize) -> bool {
+        if self.queue_unmeasured {
+            return true;
+        }
         let d = &self.devices[device];
         let (Some(v), Some(share)) = (d.stats.speed, d.kernel_share) else { return false };
         let fastest = self

@@ -173,6 +173,8 @@ pub struct Dispatcher<B> {
     /// The number each device goes by in the events (its position; see
     /// [`Dispatcher::label_devices`]).
     labels: Vec<usize>,
+    /// Queue ahead on devices not measured yet ([`Dispatcher::queue_unmeasured`]).
+    queue_unmeasured: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -252,6 +254,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
             backups: Vec::new(),
             faults: Vec::new(),
             fatal: None,
+            queue_unmeasured: false,
         })
     }
 
