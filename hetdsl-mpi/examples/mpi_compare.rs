@@ -671,10 +671,11 @@ fn call_line(name: &str, rep: usize, r: &ClusterReport) {
         .map(|k| {
             let packages: Vec<String> = k.devices.iter().map(|d| d.packages.to_string()).collect();
             format!(
-                "r{} {} ranges ({} cut, {} queued), packages {}",
+                "r{} {} ranges ({} cut, {} in pieces, {} queued), packages {}",
                 k.rank,
                 k.packages.len(),
                 k.planned_ranges,
+                k.pieces_ranges,
                 k.queued_ranges,
                 packages.join("+")
             )

@@ -14,7 +14,7 @@ use hetdsl::{Balancer, Direction, Error, Fault, Package, Program};
 
 use crate::carry::{Carried, NodeMemory};
 use crate::payload::Spares;
-use crate::recall::{Measured, NodeRecall};
+use crate::recall::{Measured, NodeForm, NodeRecall};
 use crate::spec::{ArgKind, LaunchSpec};
 
 /// Builds a node's balancer for each range (a balancer serves one run).
@@ -75,6 +75,8 @@ pub struct Node<'p> {
     recall: Option<Arc<Mutex<NodeRecall>>>,
     /// Ranges of this call cut from `recall`, one package per device that got work.
     pub planned_ranges: usize,
+    /// Of those, the ranges run with each device's block in pieces ([`NodeForm::Pieces`]).
+    pub pieces_ranges: usize,
     /// Seconds of every range's run outside the engine's ROI (set-up, joining), added up.
     pub setup_seconds: f64,
     /// Every device's share over every range, as the engine reported it.
@@ -100,6 +102,7 @@ impl<'p> Node<'p> {
             memory: Some(NodeMemory::new()),
             recall: None,
             planned_ranges: 0,
+            pieces_ranges: 0,
             setup_seconds: 0.0,
             devices: Vec::new(),
         }
@@ -200,9 +203,10 @@ impl<'p> Node<'p> {
         // The devices a cut gives work to, by position; the others are not set up at all.
         let taking: Option<Vec<usize>> = split
             .as_ref()
-            .map(|blocks| (0..blocks.len()).filter(|&d| blocks[d].is_some()).collect());
+            .map(|cut| (0..cut.blocks.len()).filter(|&d| cut.blocks[d].is_some()).collect());
         launch = match (&split, &taking) {
-            (Some(blocks), Some(taking)) => {
+            (Some(cut), Some(taking)) => {
+                let blocks = &cut.blocks;
                 let devices = taking
                     .iter()
                     .filter_map(|&d| blocks[d].clone())
@@ -213,7 +217,11 @@ impl<'p> Node<'p> {
                     })
                     .collect();
                 let history = History { total_groups: package.len, devices };
-                launch.on_devices(taking).balancer(Box::new(Replay::planned(history)))
+                let replay = match cut.form {
+                    NodeForm::Whole => Replay::planned(history),
+                    NodeForm::Pieces => Replay::planned(history).in_pieces(),
+                };
+                launch.on_devices(taking).balancer(Box::new(replay))
             }
             _ => launch.balancer(match &self.memory {
                 Some(m) => Box::new(Carried::new((self.balancer)(), m.clone())),
@@ -241,7 +249,7 @@ impl<'p> Node<'p> {
         let mut report = match ran {
             Ok(r) => r,
             Err(e) => {
-                lock(recall).ran(split.is_some(), Vec::new(), false, 0.0);
+                lock(recall).ran(split.as_ref().map(|c| (c, 0.0)), Vec::new(), false, 0.0);
                 return Err(e);
             }
         };
@@ -267,8 +275,10 @@ impl<'p> Node<'p> {
             })
             .collect();
         let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
-        lock(recall).ran(split.is_some(), measured, clean, report.balance);
+        let cut = split.as_ref().map(|c| (c, report.roi_seconds));
+        lock(recall).ran(cut, measured, clean, report.balance);
         self.planned_ranges += usize::from(split.is_some());
+        self.pieces_ranges += usize::from(split.is_some_and(|c| c.form == NodeForm::Pieces));
         Ok(report)
     }
 

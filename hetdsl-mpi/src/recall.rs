@@ -14,6 +14,8 @@
 
 use std::ops::Range;
 
+use hetdsl::balance::relaunch::RecentTimes;
+
 /// One measured piece of the range: the lane that ran it, its units, and the seconds it took.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Measured {
@@ -303,13 +305,42 @@ pub struct NodeRecall {
     /// A range of this call cut from memory ended unbalanced: the call's other ranges run
     /// with the dynamic balancer, whose measurements the next call learns from.
     missed: bool,
+    /// Per form ([`NodeForm::Whole`], [`NodeForm::Pieces`]): the seconds of the latest cut
+    /// ranges that ran in it, over what the cost map predicted for them.
+    forms: [RecentTimes; 2],
 }
+
+/// How a cut range runs on the node's devices: one package per device, or each device's
+/// block in pieces (hetdsl's `Replay::in_pieces`), each piece's read-back overlapping the next
+/// piece's kernel. A rank's range is one launch on its node, which reads all its outputs back
+/// after its kernels: on two H100 ranks, Taylor's nodes spent 3.74-3.78 s over ranges whose
+/// GPU kernels took 3.61 s (a GiB of outputs per rank), where one process, running its blocks
+/// in pieces, took 3.63 s for both halves. Pieces cost a kernel whose packages pay a fixed cost
+/// each (NBody) more than they save, so the node tries both forms and keeps the faster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeForm {
+    Whole = 0,
+    Pieces = 1,
+}
+
+/// A range cut from memory: one block per device (`None`: none), the form it runs in, and the
+/// seconds the cost map predicts for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeCut {
+    pub blocks: Vec<Option<Range<u64>>>,
+    pub form: NodeForm,
+    pub predicted: f64,
+}
+
+/// Cut ranges a node runs in each form before it compares them.
+pub const FORM_TRIES: usize = 2;
 
 impl NodeRecall {
     /// A new call on a node of `devices` devices: learns what the last call measured.
     pub fn begin_call(&mut self, devices: usize) {
         if self.dirty || self.devices != devices {
             self.profile = CostProfile::default();
+            self.forms = Default::default();
         } else {
             if !self.fresh.is_empty() {
                 self.profile.learn_interleaved(devices, &self.fresh);
@@ -326,24 +357,58 @@ impl NodeRecall {
     /// `range` as one block per device, laid end to end, sized so that all end together; a
     /// device whose share would be under hetdsl's `relaunch::MIN_SHARE` gets none. `None`:
     /// nothing known yet, or a cut range of this call ended unbalanced; run it fresh.
-    pub fn split(&self, range: Range<u64>) -> Option<Vec<Option<Range<u64>>>> {
+    pub fn split(&self, range: Range<u64>) -> Option<NodeCut> {
         if self.missed || self.profile.speeds().len() != self.devices {
             return None;
         }
         let everyone = vec![true; self.devices];
-        self.profile.cut(range, &[], &everyone, hetdsl::balance::relaunch::MIN_SHARE)
+        let blocks =
+            self.profile.cut(range, &[], &everyone, hetdsl::balance::relaunch::MIN_SHARE)?;
+        let predicted = (blocks.iter().enumerate())
+            .filter_map(|(d, b)| {
+                let (b, speed) = (b.as_ref()?, self.profile.speeds()[d]?);
+                Some(self.profile.cost(b.start, b.end) / speed)
+            })
+            .fold(0.0, f64::max);
+        Some(NodeCut { blocks, form: self.form(), predicted })
     }
 
-    /// A range ran: cut from memory (`planned`) or not, its merged packages `measured` (lanes
-    /// are the node's devices, offsets in the NDRange), whether it ran without a fault, and its
-    /// balance across devices.
-    pub fn ran(&mut self, planned: bool, measured: Vec<Measured>, clean: bool, balance: f64) {
+    /// The form the next cut range runs in: each tried [`FORM_TRIES`] times (one package per
+    /// device first), then the one whose ranges ran faster against their prediction.
+    fn form(&self) -> NodeForm {
+        let [whole, pieces] = &self.forms;
+        if whole.times().len() < FORM_TRIES {
+            return NodeForm::Whole;
+        }
+        if pieces.times().len() < FORM_TRIES {
+            return NodeForm::Pieces;
+        }
+        match (whole.median(), pieces.median()) {
+            (Some(w), Some(p)) if p < w => NodeForm::Pieces,
+            _ => NodeForm::Whole,
+        }
+    }
+
+    /// A range ran: `cut` from memory (and then it took `seconds`) or not, its merged
+    /// packages `measured` (lanes are the node's devices, offsets in the NDRange), whether it
+    /// ran without a fault, and its balance across devices.
+    pub fn ran(
+        &mut self,
+        cut: Option<(&NodeCut, f64)>,
+        measured: Vec<Measured>,
+        clean: bool,
+        balance: f64,
+    ) {
         self.dirty |= !clean;
-        if planned {
-            self.missed |= balance < hetdsl::balance::relaunch::SETTLED;
-            self.planned.extend(measured);
-        } else {
-            self.fresh.extend(measured);
+        match cut {
+            Some((cut, seconds)) => {
+                self.missed |= balance < hetdsl::balance::relaunch::SETTLED;
+                self.planned.extend(measured);
+                if clean && cut.predicted > 0.0 && seconds > 0.0 {
+                    self.forms[cut.form as usize].push(seconds / cut.predicted);
+                }
+            }
+            None => self.fresh.extend(measured),
         }
     }
 }
@@ -457,24 +522,53 @@ mod tests {
         r.begin_call(2);
         assert_eq!(r.split(0..100), None);
         // A CPU (device 0) ten times slower than the GPU, interleaved over 0..1000.
-        r.ran(false, vec![m(0, 0, 10, 1.0), m(1, 10, 490, 4.9), m(1, 500, 500, 5.0)], true, 0.9);
+        r.ran(None, vec![m(0, 0, 10, 1.0), m(1, 10, 490, 4.9), m(1, 500, 500, 5.0)], true, 0.9);
         assert_eq!(r.split(0..100), None, "learned when the next call begins");
         r.begin_call(2);
-        // The CPU gets 1/11 of a range.
-        assert_eq!(r.split(0..1000).unwrap(), vec![Some(0..91), Some(91..1000)]);
-        r.ran(true, vec![m(0, 0, 91, 0.91), m(1, 91, 909, 9.09)], true, 0.99);
-        assert!(r.split(200..300).is_some());
-        r.ran(true, vec![m(0, 200, 9, 3.0), m(1, 209, 91, 0.91)], true, 0.3);
+        // The CPU gets 1/11 of a range; both end in 9.1 s.
+        let cut = r.split(0..1000).unwrap();
+        assert_eq!(cut.blocks, vec![Some(0..91), Some(91..1000)]);
+        assert!((cut.predicted - 9.1).abs() < 1e-9, "{cut:?}");
+        r.ran(Some((&cut, 9.1)), vec![m(0, 0, 91, 0.91), m(1, 91, 909, 9.09)], true, 0.99);
+        let cut = r.split(200..300).unwrap();
+        r.ran(Some((&cut, 3.0)), vec![m(0, 200, 9, 3.0), m(1, 209, 91, 0.91)], true, 0.3);
         assert_eq!(r.split(300..400), None, "the rest of the call runs fresh");
         r.begin_call(2);
         // The planned call's CPU block at 200..209 cost three times its prediction: it gets
         // less of that part of the range from now on.
         let cut = r.split(200..300).unwrap();
-        assert!(cut[0].as_ref().unwrap().end < 209, "{cut:?}");
-        r.ran(false, vec![m(0, 0, 1000, 1.0)], false, 1.0);
+        assert!(cut.blocks[0].as_ref().unwrap().end < 209, "{cut:?}");
+        r.ran(None, vec![m(0, 0, 1000, 1.0)], false, 1.0);
         r.begin_call(2);
         assert_eq!(r.split(0..1000), None, "a call with a fault is not learned from");
         r.begin_call(3);
         assert_eq!(r.split(0..1000), None);
+    }
+
+    /// Cut ranges run whole, then in pieces, each twice; then in whichever ran faster against
+    /// the cost map's prediction. A reset of what the node knows tries both again.
+    #[test]
+    fn a_node_tries_both_forms_and_keeps_the_faster() {
+        let mut r = NodeRecall::default();
+        r.begin_call(1);
+        r.ran(None, vec![m(0, 0, 1000, 1.0)], true, 1.0);
+        r.begin_call(1);
+        let mut forms = Vec::new();
+        for (i, slower) in [1.10, 1.12, 1.0, 1.02, 1.0, 1.0].into_iter().enumerate() {
+            let a = i as u64 * 100;
+            let cut = r.split(a..a + 100).unwrap();
+            assert!((cut.predicted - 0.1).abs() < 1e-9, "{cut:?}");
+            let ran = vec![m(0, a, 100, 0.1)];
+            // Whole ranges take 10-12 % over their prediction, pieces 0-2 %.
+            let seconds = if cut.form == NodeForm::Whole { 0.1 * slower } else { 0.1 };
+            r.ran(Some((&cut, seconds)), ran, true, 1.0);
+            forms.push(cut.form);
+        }
+        use NodeForm::{Pieces, Whole};
+        assert_eq!(forms, vec![Whole, Whole, Pieces, Pieces, Pieces, Pieces]);
+        r.begin_call(2);
+        r.ran(None, vec![m(0, 0, 10, 1.0), m(1, 10, 990, 1.0)], true, 1.0);
+        r.begin_call(2);
+        assert_eq!(r.split(0..100).unwrap().form, Whole);
     }
 }

@@ -38,6 +38,10 @@ pub struct RankReport {
     /// `ClusterLaunch::queue_ahead`).
     #[serde(default)]
     pub queued_ranges: usize,
+    /// Of the ranges cut from memory, those the node ran with each device's block in pieces
+    /// (`recall::NodeForm`).
+    #[serde(default)]
+    pub pieces_ranges: usize,
     /// Why the rank was dropped from the run, if it was.
     pub fault: Option<String>,
 }
@@ -86,12 +90,13 @@ impl ClusterReport {
         for r in &self.ranks {
             let groups: u64 = r.packages.iter().map(|p| p.len).sum();
             s += &format!(
-                "rank {} @ {}: {} ranges ({} cut from memory, {} queued), {} units, sent {} B, \
-                 received {} B, done at {:.4} s{}\n",
+                "rank {} @ {}: {} ranges ({} cut from memory, {} of them in pieces, {} queued), \
+                 {} units, sent {} B, received {} B, done at {:.4} s{}\n",
                 r.rank,
                 r.host,
                 r.packages.len(),
                 r.planned_ranges,
+                r.pieces_ranges,
                 r.queued_ranges,
                 groups,
                 r.bytes_sent,
@@ -136,6 +141,7 @@ mod tests {
             setup_seconds: 0.0,
             planned_ranges: 0,
             queued_ranges: 0,
+            pieces_ranges: 0,
             fault: None,
         }
     }

@@ -163,6 +163,7 @@ impl<'a> Root<'_, 'a> {
             root.reports[0].devices = rank_report(&node.devices, 0, &root.reports[0].host).devices;
             root.reports[0].setup_seconds = node.setup_seconds;
             root.reports[0].planned_ranges = node.planned_ranges;
+            root.reports[0].pieces_ranges = node.pieces_ranges;
             root.collect_summaries(outcome.is_err() || served.is_err());
             let ended = outcome.and(served);
             let report = root.report();
@@ -542,6 +543,7 @@ impl<'a> Root<'_, 'a> {
             self.reports[r].devices = s.devices;
             self.reports[r].setup_seconds = s.setup_seconds;
             self.reports[r].planned_ranges = s.planned_ranges;
+            self.reports[r].pieces_ranges = s.pieces_ranges;
         }
         self.summarised[r] = true;
     }

@@ -187,6 +187,7 @@ fn serve_rank(
     let report = RankReport {
         setup_seconds: node.setup_seconds,
         planned_ranges: node.planned_ranges,
+        pieces_ranges: node.pieces_ranges,
         ..rank_report(&node.devices, rank, host)
     };
     if let Some(delay) = late {
@@ -360,6 +361,7 @@ pub(crate) fn rank_report(devices: &[DeviceReport], rank: usize, host: &str) -> 
         setup_seconds: 0.0,
         planned_ranges: 0,
         queued_ranges: 0,
+        pieces_ranges: 0,
         fault: None,
     }
 }

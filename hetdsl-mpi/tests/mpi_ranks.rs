@@ -212,22 +212,29 @@ fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
     Ok(())
 }
 
-/// The same launch three times: the first call runs fresh, the second from what the first
-/// measured (one range per rank, in a few pieces where its outputs are worth overlapping; each
-/// node cuts its ranges into one package per device); the third as the rules make it (fresh again where the plan
-/// ended unbalanced on these shared cores). Every call's image matches the CPU's and its ranges
+/// The same launch five times: the first call runs fresh, the second from what the first
+/// measured (one range per rank, in a few pieces where its moving is worth overlapping; each
+/// node cuts its ranges into one package per device, or into pieces once it has tried that
+/// twice); the later ones as the rules make them (fresh again where a plan ended unbalanced on
+/// these shared cores). Every call's image matches the CPU's and its ranges
 /// tile the NDRange exactly once.
 fn repeated(cluster: &Cluster, program: &Program) -> Outcome {
     let (width, height, max) = (256, 512, 300u32);
     let root = cluster.rank() == 0;
     // Every rank makes every call, whatever rank 0 finds: the first failure is returned last.
     let mut failure = None;
-    for call in 0..3 {
+    let mut in_pieces = 0;
+    for call in 0..5 {
         let mut counts = vec![0u32; if root { width * height } else { 0 }];
         let report = launch_mandelbrot(cluster, program, (width, height, max), &mut counts)?;
         if root && failure.is_none() {
             failure = check_call(cluster, call, &report, &counts, (width, height, max)).err();
         }
+        in_pieces += report.ranks.iter().map(|r| r.pieces_ranges).sum::<usize>();
+    }
+    // Each node tries its cut ranges whole, then with each device's block in pieces.
+    if root && failure.is_none() && in_pieces == 0 {
+        failure = Some("no node ran a cut range in pieces in five calls".into());
     }
     failure.map_or(Ok(()), Err)
 }
