@@ -8,7 +8,8 @@
 //! `RANK_BALANCER` and `NODE_BALANCER` (balancer names as `--balancer` takes them, e.g.
 //! `hguided`; `previous` for the rank level's Sigmoid of before, `hier::sigmoid_rank_balancer`)
 //! replace the default at either level. `SEED` seeds the devices' jitter (default 7). `CARRY=0` gives each range's node balancer no
-//! memory of the node's earlier ranges (the behaviour before `hetdsl_mpi::carry`).
+//! memory of the node's earlier ranges (the behaviour before `hetdsl_mpi::carry`); `QUEUE=0`
+//! hands a rank its next range only once it has answered the last (no range queued ahead).
 //! `JSON=FILE` also writes the rows as JSON.
 //!
 //! `cluster_sim short` instead runs the short jobs of `examples/mpi_compare.rs` on the machine
@@ -49,7 +50,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let node_spec = spec("NODE_BALANCER")?;
     let node = || node_spec.build();
-    let hierarchy = Hierarchy { carry_speeds: std::env::var("CARRY").map_or(true, |v| v != "0") };
+    let on = |name: &str| std::env::var(name).map_or(true, |v| v != "0");
+    let hierarchy = Hierarchy { carry_speeds: on("CARRY"), queue_ahead: on("QUEUE") };
     let mut rows = Vec::new();
     let seed: u64 = std::env::var("SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(7);
     println!("nodes | nodes are      | kernel          | makespan s | ideal s | efficiency | balance | ranges/rank | rank 0 link busy");

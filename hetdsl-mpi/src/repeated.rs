@@ -80,9 +80,9 @@ pub fn simulate_calls(
                 rank: x.rank,
                 package: x.package,
                 seconds: x.computed - x.start,
-                overhead: (x.merged - x.handed) - (x.computed - x.start),
-                handed: x.handed,
-                queued: false,
+                overhead: (x.merged - x.free) - (x.computed - x.start),
+                handed: x.free,
+                queued: x.free > x.handed,
             })
             .collect();
         let outcome = CallOutcome {
@@ -92,7 +92,7 @@ pub fn simulate_calls(
             ranges,
             nominal: nominal.clone(),
             output_share,
-            queue_ahead: false,
+            queue_ahead: true,
         };
         recall.record(ranks, form, &outcome);
         out.push(SimCall { form, makespan: r.makespan, balance, ranges: r.runs.len() });

@@ -90,13 +90,16 @@ pub struct ClusterResult {
     pub rank_balancer: String,
 }
 
-/// One range as it ran: handed out to `rank` at `handed`, its devices computing from `start`
-/// (its inputs arrived and its run set up) to `computed`, its outputs merged at `merged`.
+/// One range as it ran: handed out to `rank` at `handed`, its node free for it from `free`
+/// (later than `handed` when it was queued behind the rank's range before), its devices
+/// computing from `start` (its inputs arrived and its run set up) to `computed`, its outputs
+/// merged at `merged`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RangeRun {
     pub rank: usize,
     pub package: Package,
     pub handed: f64,
+    pub free: f64,
     pub start: f64,
     pub computed: f64,
     pub merged: f64,
@@ -165,6 +168,8 @@ struct Sim<'c> {
     memory: Vec<Option<NodeMemory>>,
     /// Per rank, whether its node has started a range (its first pays `Node::first_overhead`).
     started: Vec<bool>,
+    /// Per rank, when its node ends the last range it was given.
+    node_free: Vec<f64>,
 }
 
 /// How the hierarchy runs, beside the balancers themselves.
@@ -173,11 +178,14 @@ pub struct Hierarchy {
     /// Each node carries its devices' measured speeds from range to range ([`Carried`]), as
     /// the MPI driver does by default (`ClusterLaunch::carry_speeds`).
     pub carry_speeds: bool,
+    /// A rank gets its next range while it computes the last, its inputs travelling meanwhile
+    /// ([`Ranks::queue_ahead`]), as the MPI driver does by default.
+    pub queue_ahead: bool,
 }
 
 impl Default for Hierarchy {
     fn default() -> Self {
-        Hierarchy { carry_speeds: true }
+        Hierarchy { carry_speeds: true, queue_ahead: true }
     }
 }
 
@@ -203,9 +211,13 @@ impl Sim<'_> {
                 self.send_free + net.latency
             };
             let (setup, compute) = self.compute(rank, package)?;
-            let (start, computed) = (arrive + setup, arrive + setup + compute);
+            // Queued behind a range the node still computes: it starts once that one ends.
+            let free = self.node_free[rank].max(now);
+            let start = arrive.max(free) + setup;
+            let computed = start + compute;
+            self.node_free[rank] = computed;
             let merged = f64::NAN;
-            self.runs.push(RangeRun { rank, package, handed: now, start, computed, merged });
+            self.runs.push(RangeRun { rank, package, handed: now, free, start, computed, merged });
             self.at(computed, Event::Computed { rank, package, compute });
         }
         Ok(())
@@ -325,7 +337,8 @@ pub fn simulate_cluster_with(
         .enumerate()
         .map(|(r, node)| format!("rank {r} ({})", node.name))
         .collect();
-    let ranks = Ranks::start(rank_balancer, w.total_groups, profiles, names)?;
+    let mut ranks = Ranks::start(rank_balancer, w.total_groups, profiles, names)?;
+    ranks.queue_ahead(hierarchy.queue_ahead);
     let mut sim = Sim {
         cluster,
         table: CostTable::new(&w.profile, w.total_groups, 4096),
@@ -341,6 +354,7 @@ pub fn simulate_cluster_with(
         runs: Vec::new(),
         memory: (0..n).map(|_| hierarchy.carry_speeds.then(NodeMemory::new)).collect(),
         started: vec![false; n],
+        node_free: vec![0.0; n],
     };
     // A binomial tree reaches n ranks in ⌈log2 n⌉ rounds of one whole copy each.
     let rounds = (n as f64).log2().ceil();
@@ -438,7 +452,14 @@ mod tests {
         let c = cluster(64, false, CostProfile::Uniform);
         let node = hetdsl::balance::default_balancer;
         let with = |carry_speeds| {
-            simulate_cluster_with(&c, None, &node, 7, Hierarchy { carry_speeds }).unwrap()
+            simulate_cluster_with(
+                &c,
+                None,
+                &node,
+                7,
+                Hierarchy { carry_speeds, ..Default::default() },
+            )
+            .unwrap()
         };
         let (on, off) = (with(true), with(false));
         assert!(on.efficiency > off.efficiency + 0.05, "{} vs {}", on.efficiency, off.efficiency);
@@ -482,7 +503,8 @@ mod tests {
         for rank in 0..2 {
             let runs: Vec<&RangeRun> = r.runs.iter().filter(|x| x.rank == rank).collect();
             assert!(runs.len() >= 2, "rank {rank}: {runs:?}");
-            let setup = |x: &RangeRun| x.start - x.handed;
+            // From when its node was free for it (queued ranges are handed out earlier).
+            let setup = |x: &RangeRun| x.start - x.free;
             let (first, each) = (c.nodes[rank].first_overhead, c.nodes[rank].range_overhead);
             assert!((setup(runs[0]) - first - each).abs() < 1e-3, "{:?}", runs[0]);
             assert!(runs[1..].iter().all(|x| (setup(x) - each).abs() < 1e-3), "{runs:?}");
