@@ -151,7 +151,8 @@ fn a_declared_halo_ping_pongs_on_buffers_and_runs_one_shot_on_slices() {
         }
     }
     close(&a.to_vec().unwrap(), &want, "stencil x8 on buffers");
-    // One-shot, the halo input goes whole to each device; its length is still checked.
+    // One-shot, each package reads its rows and the halo from the caller's memory; the
+    // input's length is still checked, naming the parameter.
     let mut out = vec![0.0f32; N];
     stencil.run(N, &start, &mut out, N as u32).expect("one-shot stencil");
     close(&out, &stencil_cpu(&start), "one-shot stencil");

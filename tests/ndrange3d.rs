@@ -1,5 +1,6 @@
 //! 3-D NDRanges on PoCL's two CPU devices: a 7-point stencil on a volume co-executed with
-//! several balancers (one-shot and in a session with a halo of one plane), the built-ins'
+//! several balancers (one-shot, its input whole or with a halo of one plane, and in a session
+//! with a halo of one plane), the built-ins'
 //! answers for dimension 2, and the mistakes a 3-D range can carry. Checked against CPU loops.
 
 mod common;
@@ -51,7 +52,10 @@ fn a_3d_stencil_co_executes_with_every_listed_balancer() {
     let p = common::program("ndrange3d.cl");
     let input = volume();
     let want = stencil_cpu(&input);
-    for spec in ["sigmoid", "static", "dynamic:3", "dynamic:10", "halves", "round-robin"] {
+    let specs = ["sigmoid", "static", "dynamic:3", "dynamic:10", "halves", "round-robin"];
+    for (spec, input_pattern) in
+        specs.into_iter().flat_map(|s| [(s, Pattern::Whole), (s, Pattern::halo(1))])
+    {
         // Halves and round-robin give both devices slabs whatever their speeds, so these passes
         // always co-execute; the named balancers may give a fast device every slab.
         let balancer: Box<dyn Balancer> = match spec {
@@ -64,7 +68,7 @@ fn a_3d_stencil_co_executes_with_every_listed_balancer() {
             .launch("stencil7")
             .global(&[W, H, D])
             .local(&LOCAL)
-            .input(&input, Pattern::Whole)
+            .input(&input, input_pattern)
             .output(&mut out, Pattern::ONE_TO_ONE)
             .balancer(balancer);
         if matches!(spec, "halves" | "round-robin") {
@@ -78,7 +82,15 @@ fn a_3d_stencil_co_executes_with_every_listed_balancer() {
             "round-robin" => common::assert_coexecuted(&r),
             _ => {}
         }
-        close(&out, &want, spec);
+        close(&out, &want, &format!("{spec}, input {input_pattern}"));
+        // A halo input moves each slab and a plane each side of it, never the whole volume.
+        let plane = (W * H * 4) as u64;
+        for t in r.trace.iter().filter(|t| t.merged && input_pattern != Pattern::Whole) {
+            let slabs = t.package.len * LOCAL[2] as u64;
+            let edges =
+                u64::from(t.package.offset > 0) + u64::from(t.package.end() < r.total_groups);
+            assert_eq!(t.written.bytes, plane * (slabs + edges), "{spec}: {t:?}");
+        }
     }
 }
 

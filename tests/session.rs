@@ -450,22 +450,69 @@ fn a_tiny_allocation_cap_runs_in_slices_until_one_group_does_not_fit() {
     );
 }
 
+/// A one-shot launch reads a halo input from the caller's memory: each package is written its
+/// own rows and `r` more on each side (clamped at the ends), never the whole buffer, and the
+/// result matches the CPU's, in 1-D (elements) and 2-D (rows). A halo output is refused.
 #[test]
-fn a_halo_in_a_one_shot_launch_is_refused() {
+fn a_halo_output_is_refused_and_a_one_shot_halo_moves_only_its_rows() {
     let p = common::program("session.cl");
-    let a = vec![0f32; N];
+    // Written bytes of a package of `items` work-items from `first`: its elements and `reach`
+    // more each side, clamped to the buffer's `len` elements.
+    let expected = |first: u64, items: u64, reach: u64, len: u64| {
+        4 * ((first + items + reach).min(len) - first.saturating_sub(reach))
+    };
+    let (a, _) = inputs();
+    let mut out = vec![0f32; N];
+    let r = p
+        .launch("stencil3")
+        .global(&[N])
+        .local(&[64])
+        .input(&a, Pattern::halo(1))
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .scalar(N as u32)
+        .balancer(Box::new(hetdsl::balance::Dynamic::packages(16)))
+        .run()
+        .expect("a one-shot halo");
+    close(&out, &stencil_cpu(&a), "one-shot stencil3 with a halo");
+    let merged: Vec<_> = r.trace.iter().filter(|t| t.merged).collect();
+    assert!(merged.len() > 2, "{} packages", merged.len());
+    for t in &merged {
+        let (first, items) = ((r.first_group + t.package.offset) * 64, t.package.len * 64);
+        assert_eq!(t.written.bytes, expected(first, items, 1, N as u64), "{t:?}");
+    }
+    // 2-D: a unit is a row of work-groups (4 rows of 128); the halo is one row each side.
+    let (w, h) = (128usize, 128usize);
+    let grid: Vec<f32> = (0..w * h).map(|i| ((i * 37) % 101) as f32).collect();
+    let mut next = vec![0f32; w * h];
+    let r = p
+        .launch("jacobi")
+        .global(&[w, h])
+        .local(&[16, 4])
+        .input(&grid, Pattern::halo(1))
+        .output(&mut next, Pattern::ONE_TO_ONE)
+        .scalar(w as u32)
+        .scalar(h as u32)
+        .balancer(Box::new(hetdsl::balance::Dynamic::packages(8)))
+        .run()
+        .expect("a one-shot 2-D halo");
+    close(&next, &jacobi_cpu(&grid, w, h), "one-shot jacobi with a halo");
+    for t in r.trace.iter().filter(|t| t.merged) {
+        let (first, items) =
+            ((r.first_group + t.package.offset) * 4 * w as u64, t.package.len * 4 * w as u64);
+        assert_eq!(t.written.bytes, expected(first, items, w as u64, (w * h) as u64), "{t:?}");
+    }
     let mut b = vec![0f32; N];
     let e = p
         .launch("stencil3")
         .global(&[N])
         .local(&[64])
-        .input(&a, Pattern::halo(1))
-        .output(&mut b, Pattern::ONE_TO_ONE)
+        .input(&a, Pattern::ONE_TO_ONE)
+        .output(&mut b, Pattern::halo(1))
         .scalar(N as u32)
         .run()
         .unwrap_err();
     assert!(
-        matches!(&e, Error::BadArgument { index: 0, reason } if reason.contains("session launches")),
+        matches!(&e, Error::BadArgument { index: 1, reason } if reason.contains("read-only")),
         "{e}"
     );
 }

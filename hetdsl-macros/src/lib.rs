@@ -89,8 +89,8 @@ use proc_macro::TokenStream;
 ///   `a:b` may name a `const` in scope or an integer scalar parameter (`#[input(cols:1)]` with
 ///   `cols: i32`): it is checked at each call, by the rules literal sides are checked by now.
 /// - a stencil's input: `#[input(1:1, halo = r)] x: &[T]`, read `r` elements (1-D), rows (2-D)
-///   or planes (3-D) past each side of a package: `Pattern::halo(r)` on session buffers, `whole`
-///   in the one-shot form (each device gets all of it; its length is still checked).
+///   or planes (3-D) past each side of a package (`Pattern::halo(r)`), on session buffers and
+///   in the one-shot form alike.
 /// - an output every device writes in full, reduced element-wise across devices:
 ///   `#[output(whole, merge = "sum")] bins: &mut [u32]` (or `#[inout(..)]`); the merges are
 ///   `sum`, `max`, `min` (integers, `f32`, `f64`) and `or`, `and` (integers only).

@@ -19,8 +19,9 @@ pub enum Pattern {
     /// The whole buffer goes to every device.
     Whole,
     /// `1:1` plus `r` elements (1-D NDRange), `r` rows of elements (2-D) or `r` planes (3-D) on
-    /// each side, clamped at both ends of the buffer: a stencil's read-only input. Session
-    /// launches only.
+    /// each side, clamped at both ends of the buffer: a stencil's read-only input. A session
+    /// moves only the halo between devices; a one-shot launch writes each package's rows and
+    /// its halo from the caller's memory.
     Halo { r: u64 },
 }
 

@@ -170,9 +170,9 @@ pub trait MergedOutputOnSession {
     fn session(&self) -> &Session;
 }
 
-/// The pattern a one-shot launch gives an input declared `1:1, halo = r`: `whole` (each device
-/// reads all of it, the halo included), once its length is checked as a session launch checks
-/// a halo's: one element per work-item of `global`.
+/// The pattern a one-shot launch gives an input declared `1:1, halo = r`: the halo (each
+/// package gets its rows and `r` more on each side), once its length is checked, with the
+/// parameter's name in the error: one element per work-item of `global`.
 pub fn halo_one_shot(
     index: usize,
     name: &str,
@@ -191,7 +191,7 @@ pub fn halo_one_shot(
             ),
         });
     }
-    Ok(Pattern::Whole)
+    Ok(Pattern::Halo { r })
 }
 
 /// `error`, with the parameter named as the declaration names it (`names`: every parameter, in

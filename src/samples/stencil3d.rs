@@ -1,7 +1,7 @@
 //! 3-D stencil (ours): one sweep of a 7-point stencil on a `w × h × d` volume, one work-item per
 //! voxel over a 3-D NDRange. hetdsl splits a 3-D range along z in slabs of work-groups, so each
-//! package writes a contiguous run of the output (1:1); the input is read whole, since a slab
-//! reads one plane beyond each of its faces.
+//! package writes a contiguous run of the output (1:1) and reads its slab of the input with a
+//! halo of one plane beyond each of its faces.
 
 use hetdsl::{Launch, Program, Runtime};
 
@@ -11,10 +11,10 @@ use super::{cached_reference, Sample, Size};
 pub const LOCAL: [usize; 3] = [8, 8, 4];
 
 hetdsl::kernel! {
-    /// The whole volume in, one voxel out per work-item.
+    /// A slab and a plane each side of it in, one voxel out per work-item.
     #[kernel(file = "kernels/stencil3d.cl", local = [8, 8, 4])]
     pub struct Stencil3dKernel {
-        fn stencil3d(#[input(whole)] input: &[f32], #[output(1:1)] output: &mut [f32]);
+        fn stencil3d(#[input(1:1, halo = 1)] input: &[f32], #[output(1:1)] output: &mut [f32]);
     }
 }
 

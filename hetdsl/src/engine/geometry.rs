@@ -84,6 +84,12 @@ impl Geometry {
         (p.offset * self.items_per_unit, p.len * self.items_per_unit)
     }
 
+    /// Work-items per step of the slowest dimension: a 1-D range's one, a 2-D range's row, a
+    /// 3-D range's plane (the rows a halo counts, [`crate::Pattern::elements_in_rows`]).
+    pub(crate) fn row_len(&self) -> u64 {
+        self.global[..self.global.len() - 1].iter().map(|x| *x as u64).product()
+    }
+
     /// Global work offset and size of the launch for a package.
     pub(super) fn launch(&self, p: Package) -> (Vec<usize>, Vec<usize>) {
         let slow = self.global.len() - 1;

@@ -266,13 +266,14 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
                 ))
             }
             Pattern::Whole => {}
-            Pattern::Halo { .. } => {
+            Pattern::Halo { .. } if dir.writes() => {
                 return Err(bad(format!(
-                    "pattern {pattern} is for session launches (`Session::launch`), whose \
-                     devices keep their data; give a one-shot launch's stencil input `whole`"
+                    "pattern {pattern} is read-only: a halo overlaps its neighbours' packages; \
+                     give the output 1:1"
                 )))
             }
-            Pattern::Ratio { .. } => {
+            // A halo input: each package's rows and `r` more on each side, from the caller's.
+            Pattern::Ratio { .. } | Pattern::Halo { .. } => {
                 pattern.check_granularity(geo.items_per_unit).map_err(bad)?;
                 let Some(need) = pattern.required_len(total_items) else {
                     return Err(bad(format!(

@@ -120,7 +120,8 @@ impl DeviceBuffer {
     /// Byte range of this buffer that a package touches.
     pub(super) fn bytes(&self, geo: &Geometry, p: Package) -> Range<usize> {
         let (first, items) = geo.items(p);
-        let elems = self.pattern.elements(first, items, (self.host.len / self.elem) as u64);
+        let len = (self.host.len / self.elem) as u64;
+        let elems = self.pattern.elements_in_rows(first, items, len, geo.row_len());
         elems.start as usize * self.elem..elems.end as usize * self.elem
     }
 }
