@@ -116,6 +116,7 @@ impl Cluster {
             remember: true,
             plan_tail: crate::plan::PLAN_TAIL,
             queue_ahead: true,
+            piece_rule: crate::recall::PieceRule::default(),
             node_balancer_given: false,
         }
     }
@@ -184,6 +185,7 @@ pub struct ClusterLaunch<'a> {
     pub(crate) remember: bool,
     pub(crate) plan_tail: f64,
     pub(crate) queue_ahead: bool,
+    pub(crate) piece_rule: crate::recall::PieceRule,
     pub(crate) node_balancer_given: bool,
 }
 
@@ -359,6 +361,13 @@ impl<'a> ClusterLaunch<'a> {
         self
     }
 
+    /// When each node runs a range cut from memory with each device's block in pieces
+    /// (default [`crate::recall::PieceRule::default`]; see `recall::NodeForm`).
+    pub fn node_pieces(mut self, rule: crate::recall::PieceRule) -> Self {
+        self.piece_rule = rule;
+        self
+    }
+
     /// What identifies this launch for [`Self::remember`] (the spec as agreed with rank 0).
     pub(crate) fn key(&self) -> String {
         let mut spec = self.spec.clone();
@@ -387,6 +396,7 @@ impl<'a> ClusterLaunch<'a> {
                 .collect(),
         );
         node.carry_speeds(self.carry_speeds);
+        node.piece_rule(self.piece_rule);
         if self.remember && !self.node_balancer_given {
             node.recall(self.cluster.node_recall(&self.key()));
         }

@@ -14,7 +14,7 @@ use hetdsl::{Balancer, Direction, Error, Fault, Package, Program};
 
 use crate::carry::{Carried, NodeMemory};
 use crate::payload::Spares;
-use crate::recall::{Measured, NodeForm, NodeRecall};
+use crate::recall::{CutRan, Measured, NodeForm, NodeRecall, PieceRule};
 use crate::spec::{ArgKind, LaunchSpec};
 
 /// Builds a node's balancer for each range (a balancer serves one run).
@@ -77,6 +77,8 @@ pub struct Node<'p> {
     pub planned_ranges: usize,
     /// Of those, the ranges run with each device's block in pieces ([`NodeForm::Pieces`]).
     pub pieces_ranges: usize,
+    /// When a cut range runs in pieces.
+    piece_rule: PieceRule,
     /// Seconds of every range's run outside the engine's ROI (set-up, joining), added up.
     pub setup_seconds: f64,
     /// Every device's share over every range, as the engine reported it.
@@ -103,6 +105,7 @@ impl<'p> Node<'p> {
             recall: None,
             planned_ranges: 0,
             pieces_ranges: 0,
+            piece_rule: PieceRule::default(),
             setup_seconds: 0.0,
             devices: Vec::new(),
         }
@@ -130,6 +133,11 @@ impl<'p> Node<'p> {
     pub fn recall(&mut self, recall: Arc<Mutex<NodeRecall>>) {
         lock(&recall).begin_call(self.program.devices().len());
         self.recall = Some(recall);
+    }
+
+    /// When a cut range runs with each device's block in pieces ([`NodeForm`]).
+    pub fn piece_rule(&mut self, rule: PieceRule) {
+        self.piece_rule = rule;
     }
 
     /// The staging buffer of argument `arg` (to receive a `Whole` input once).
@@ -189,7 +197,7 @@ impl<'p> Node<'p> {
         // devices out would shift: such a range runs with every device.
         let faulted = self.faults.iter().any(|(from, _)| self.ranges >= *from);
         let split = match &self.recall {
-            Some(r) if !faulted => lock(r).split(range.clone()),
+            Some(r) if !faulted => lock(r).split(range.clone(), self.piece_rule),
             _ => None,
         };
         let spec = &self.spec;
@@ -249,7 +257,8 @@ impl<'p> Node<'p> {
         let mut report = match ran {
             Ok(r) => r,
             Err(e) => {
-                lock(recall).ran(split.as_ref().map(|c| (c, 0.0)), Vec::new(), false, 0.0);
+                let ran = CutRan { seconds: 0.0, busiest: 0.0 };
+                lock(recall).ran(split.as_ref().map(|c| (c, ran)), Vec::new(), false, 0.0);
                 return Err(e);
             }
         };
@@ -275,8 +284,9 @@ impl<'p> Node<'p> {
             })
             .collect();
         let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
-        let cut = split.as_ref().map(|c| (c, report.roi_seconds));
-        lock(recall).ran(cut, measured, clean, report.balance);
+        let busiest = report.devices.iter().map(|d| d.busy_seconds).fold(0.0, f64::max);
+        let ran = CutRan { seconds: report.roi_seconds, busiest };
+        lock(recall).ran(split.as_ref().map(|c| (c, ran)), measured, clean, report.balance);
         self.planned_ranges += usize::from(split.is_some());
         self.pieces_ranges += usize::from(split.is_some_and(|c| c.form == NodeForm::Pieces));
         Ok(report)

@@ -305,18 +305,22 @@ pub struct NodeRecall {
     /// A range of this call cut from memory ended unbalanced: the call's other ranges run
     /// with the dynamic balancer, whose measurements the next call learns from.
     missed: bool,
-    /// Per form ([`NodeForm::Whole`], [`NodeForm::Pieces`]): the seconds of the latest cut
-    /// ranges that ran in it, over what the cost map predicted for them.
-    forms: [RecentTimes; 2],
+    /// The share of the latest cut ranges run whole that their busiest device spent outside
+    /// its kernels (inputs written, outputs read back, set-up): what pieces could hide.
+    exposed: RecentTimes,
 }
 
 /// How a cut range runs on the node's devices: one package per device, or each device's
 /// block in pieces (hetdsl's `Replay::in_pieces`), each piece's read-back overlapping the next
 /// piece's kernel. A rank's range is one launch on its node, which reads all its outputs back
-/// after its kernels: on two H100 ranks, Taylor's nodes spent 3.74-3.78 s over ranges whose
+/// after its kernels: on two H100 ranks, Taylor's nodes spent 3.71-3.77 s over ranges whose
 /// GPU kernels took 3.61 s (a GiB of outputs per rank), where one process, running its blocks
-/// in pieces, took 3.63 s for both halves. Pieces cost a kernel whose packages pay a fixed cost
-/// each (NBody) more than they save, so the node tries both forms and keeps the faster.
+/// in pieces, took 3.63 s for both halves; in pieces, 3.66-3.69 s. Pieces cost each package's
+/// fixed cost: NBody's (60 ms on an H100) is more than the 0.6 % its ranges leave exposed, and
+/// Binomial's ranges of 60 ms ran 7 % slower in four pieces than whole. So a cut range runs
+/// in pieces only where the ranges run whole left at least [`PIECES_EXPOSED`] of their time
+/// outside the busiest device's kernels, and each piece would compute at least
+/// [`PIECE_MIN_SECONDS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeForm {
     Whole = 0,
@@ -332,15 +336,43 @@ pub struct NodeCut {
     pub predicted: f64,
 }
 
-/// Cut ranges a node runs in each form before it compares them.
-pub const FORM_TRIES: usize = 2;
+/// Ranges run whole must leave this share of their time outside the busiest device's kernels
+/// for the next to run in pieces ([`NodeForm`]).
+pub const PIECES_EXPOSED: f64 = 0.02;
+
+/// Each piece of a range run in pieces is predicted to compute at least this long
+/// ([`NodeForm`]): a package's fixed cost of a few milliseconds is then a few per cent of it.
+pub const PIECE_MIN_SECONDS: f64 = 0.1;
+
+/// When a node runs a cut range in pieces ([`NodeForm`]): the ranges run whole left at least
+/// `exposed` of their time outside the busiest device's kernels, and each piece computes at
+/// least `min_piece_seconds`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PieceRule {
+    pub exposed: f64,
+    pub min_piece_seconds: f64,
+}
+
+impl Default for PieceRule {
+    fn default() -> Self {
+        PieceRule { exposed: PIECES_EXPOSED, min_piece_seconds: PIECE_MIN_SECONDS }
+    }
+}
+
+/// A cut range as it ran: its seconds (the engine's ROI) and its busiest device's kernel
+/// seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CutRan {
+    pub seconds: f64,
+    pub busiest: f64,
+}
 
 impl NodeRecall {
     /// A new call on a node of `devices` devices: learns what the last call measured.
     pub fn begin_call(&mut self, devices: usize) {
         if self.dirty || self.devices != devices {
             self.profile = CostProfile::default();
-            self.forms = Default::default();
+            self.exposed = RecentTimes::default();
         } else {
             if !self.fresh.is_empty() {
                 self.profile.learn_interleaved(devices, &self.fresh);
@@ -357,7 +389,7 @@ impl NodeRecall {
     /// `range` as one block per device, laid end to end, sized so that all end together; a
     /// device whose share would be under hetdsl's `relaunch::MIN_SHARE` gets none. `None`:
     /// nothing known yet, or a cut range of this call ended unbalanced; run it fresh.
-    pub fn split(&self, range: Range<u64>) -> Option<NodeCut> {
+    pub fn split(&self, range: Range<u64>, rule: PieceRule) -> Option<NodeCut> {
         if self.missed || self.profile.speeds().len() != self.devices {
             return None;
         }
@@ -370,42 +402,36 @@ impl NodeRecall {
                 Some(self.profile.cost(b.start, b.end) / speed)
             })
             .fold(0.0, f64::max);
-        Some(NodeCut { blocks, form: self.form(), predicted })
+        Some(NodeCut { blocks, form: self.form(predicted, rule), predicted })
     }
 
-    /// The form the next cut range runs in: each tried [`FORM_TRIES`] times (one package per
-    /// device first), then the one whose ranges ran faster against their prediction.
-    fn form(&self) -> NodeForm {
-        let [whole, pieces] = &self.forms;
-        if whole.times().len() < FORM_TRIES {
-            return NodeForm::Whole;
-        }
-        if pieces.times().len() < FORM_TRIES {
-            return NodeForm::Pieces;
-        }
-        match (whole.median(), pieces.median()) {
-            (Some(w), Some(p)) if p < w => NodeForm::Pieces,
+    /// The form of a cut range predicted to compute `seconds` (see [`NodeForm`]).
+    fn form(&self, seconds: f64, rule: PieceRule) -> NodeForm {
+        let long = seconds / hetdsl::balance::PIECES as f64 >= rule.min_piece_seconds;
+        match self.exposed.median() {
+            Some(e) if e >= rule.exposed && long => NodeForm::Pieces,
             _ => NodeForm::Whole,
         }
     }
 
-    /// A range ran: `cut` from memory (and then it took `seconds`) or not, its merged
-    /// packages `measured` (lanes are the node's devices, offsets in the NDRange), whether it
-    /// ran without a fault, and its balance across devices.
+    /// A range ran: `cut` from memory (and then how it ran) or not, its merged packages
+    /// `measured` (lanes are the node's devices, offsets in the NDRange), whether it ran
+    /// without a fault, and its balance across devices.
     pub fn ran(
         &mut self,
-        cut: Option<(&NodeCut, f64)>,
+        cut: Option<(&NodeCut, CutRan)>,
         measured: Vec<Measured>,
         clean: bool,
         balance: f64,
     ) {
         self.dirty |= !clean;
         match cut {
-            Some((cut, seconds)) => {
+            Some((cut, ran)) => {
                 self.missed |= balance < hetdsl::balance::relaunch::SETTLED;
                 self.planned.extend(measured);
-                if clean && cut.predicted > 0.0 && seconds > 0.0 {
-                    self.forms[cut.form as usize].push(seconds / cut.predicted);
+                if clean && cut.form == NodeForm::Whole && ran.seconds > 0.0 {
+                    let outside = (ran.seconds - ran.busiest).max(0.0) / ran.seconds;
+                    self.exposed.push(outside);
                 }
             }
             None => self.fresh.extend(measured),
@@ -520,55 +546,85 @@ mod tests {
     fn a_node_cuts_ranges_of_a_repeated_call_from_the_last_one() {
         let mut r = NodeRecall::default();
         r.begin_call(2);
-        assert_eq!(r.split(0..100), None);
+        assert_eq!(r.split(0..100, PieceRule::default()), None);
         // A CPU (device 0) ten times slower than the GPU, interleaved over 0..1000.
         r.ran(None, vec![m(0, 0, 10, 1.0), m(1, 10, 490, 4.9), m(1, 500, 500, 5.0)], true, 0.9);
-        assert_eq!(r.split(0..100), None, "learned when the next call begins");
+        assert_eq!(
+            r.split(0..100, PieceRule::default()),
+            None,
+            "learned when the next call begins"
+        );
         r.begin_call(2);
         // The CPU gets 1/11 of a range; both end in 9.1 s.
-        let cut = r.split(0..1000).unwrap();
+        let cut = r.split(0..1000, PieceRule::default()).unwrap();
         assert_eq!(cut.blocks, vec![Some(0..91), Some(91..1000)]);
         assert!((cut.predicted - 9.1).abs() < 1e-9, "{cut:?}");
-        r.ran(Some((&cut, 9.1)), vec![m(0, 0, 91, 0.91), m(1, 91, 909, 9.09)], true, 0.99);
-        let cut = r.split(200..300).unwrap();
-        r.ran(Some((&cut, 3.0)), vec![m(0, 200, 9, 3.0), m(1, 209, 91, 0.91)], true, 0.3);
-        assert_eq!(r.split(300..400), None, "the rest of the call runs fresh");
+        r.ran(
+            Some((&cut, CutRan { seconds: 9.1, busiest: 9.1 })),
+            vec![m(0, 0, 91, 0.91), m(1, 91, 909, 9.09)],
+            true,
+            0.99,
+        );
+        let cut = r.split(200..300, PieceRule::default()).unwrap();
+        r.ran(
+            Some((&cut, CutRan { seconds: 3.0, busiest: 3.0 })),
+            vec![m(0, 200, 9, 3.0), m(1, 209, 91, 0.91)],
+            true,
+            0.3,
+        );
+        assert_eq!(
+            r.split(300..400, PieceRule::default()),
+            None,
+            "the rest of the call runs fresh"
+        );
         r.begin_call(2);
         // The planned call's CPU block at 200..209 cost three times its prediction: it gets
         // less of that part of the range from now on.
-        let cut = r.split(200..300).unwrap();
+        let cut = r.split(200..300, PieceRule::default()).unwrap();
         assert!(cut.blocks[0].as_ref().unwrap().end < 209, "{cut:?}");
         r.ran(None, vec![m(0, 0, 1000, 1.0)], false, 1.0);
         r.begin_call(2);
-        assert_eq!(r.split(0..1000), None, "a call with a fault is not learned from");
+        assert_eq!(
+            r.split(0..1000, PieceRule::default()),
+            None,
+            "a call with a fault is not learned from"
+        );
         r.begin_call(3);
-        assert_eq!(r.split(0..1000), None);
+        assert_eq!(r.split(0..1000, PieceRule::default()), None);
     }
 
-    /// Cut ranges run whole, then in pieces, each twice; then in whichever ran faster against
-    /// the cost map's prediction. A reset of what the node knows tries both again.
+    /// Cut ranges run whole until the ranges run whole show what pieces could hide: at least
+    /// 2 % of their time outside the busiest device's kernels; then in pieces where each piece
+    /// computes long enough. A reset of what the node knows starts whole again.
     #[test]
-    fn a_node_tries_both_forms_and_keeps_the_faster() {
+    fn a_node_runs_long_ranges_in_pieces_where_whole_ones_left_time_exposed() {
         let mut r = NodeRecall::default();
         r.begin_call(1);
-        r.ran(None, vec![m(0, 0, 1000, 1.0)], true, 1.0);
+        r.ran(None, vec![m(0, 0, 1000, 10.0)], true, 1.0);
         r.begin_call(1);
-        let mut forms = Vec::new();
-        for (i, slower) in [1.10, 1.12, 1.0, 1.02, 1.0, 1.0].into_iter().enumerate() {
-            let a = i as u64 * 100;
-            let cut = r.split(a..a + 100).unwrap();
-            assert!((cut.predicted - 0.1).abs() < 1e-9, "{cut:?}");
-            let ran = vec![m(0, a, 100, 0.1)];
-            // Whole ranges take 10-12 % over their prediction, pieces 0-2 %.
-            let seconds = if cut.form == NodeForm::Whole { 0.1 * slower } else { 0.1 };
-            r.ran(Some((&cut, seconds)), ran, true, 1.0);
-            forms.push(cut.form);
-        }
+        // 100 units are predicted to compute 1 s; ranges of 30 units, 0.3 s (75 ms a piece).
+        let run = |r: &mut NodeRecall, a: u64, len: u64, busy: f64| {
+            let cut = r.split(a..a + len, PieceRule::default()).unwrap();
+            assert!((cut.predicted - len as f64 / 100.0).abs() < 1e-9, "{cut:?}");
+            let ran = CutRan { seconds: len as f64 / 100.0, busiest: busy * len as f64 / 100.0 };
+            r.ran(Some((&cut, ran)), vec![m(0, a, len, ran.seconds)], true, 1.0);
+            cut.form
+        };
         use NodeForm::{Pieces, Whole};
-        assert_eq!(forms, vec![Whole, Whole, Pieces, Pieces, Pieces, Pieces]);
+        // 1 % exposed: always whole.
+        assert_eq!(run(&mut r, 0, 100, 0.99), Whole);
+        assert_eq!(run(&mut r, 100, 100, 0.99), Whole);
+        assert_eq!(run(&mut r, 200, 100, 0.99), Whole);
+        // 5 % exposed from now on: once the median says so, long ranges run in pieces, short
+        // ones whole.
+        assert_eq!(run(&mut r, 300, 100, 0.95), Whole);
+        assert_eq!(run(&mut r, 400, 100, 0.95), Whole);
+        assert_eq!(run(&mut r, 500, 100, 0.95), Pieces);
+        assert_eq!(run(&mut r, 600, 30, 0.95), Whole);
+        assert_eq!(run(&mut r, 630, 100, 0.95), Pieces);
         r.begin_call(2);
         r.ran(None, vec![m(0, 0, 10, 1.0), m(1, 10, 990, 1.0)], true, 1.0);
         r.begin_call(2);
-        assert_eq!(r.split(0..100).unwrap().form, Whole);
+        assert_eq!(r.split(0..1000, PieceRule::default()).unwrap().form, Whole);
     }
 }

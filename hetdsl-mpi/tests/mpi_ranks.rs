@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use hetdsl::{Fault, KernelSource, Pattern, Program, Runtime};
 use hetdsl_mpi::guided::RankGuided;
+use hetdsl_mpi::recall::PieceRule;
 use hetdsl_mpi::{reference, Cluster, ClusterReport};
 
 /// A case still running after this long is taken as a hang: the rank says so and exits with a
@@ -186,9 +187,11 @@ fn launch_mandelbrot(
     program: &Program,
     (width, height, max): (usize, usize, u32),
     counts: &mut [u32],
+    pieces: PieceRule,
 ) -> Result<ClusterReport, String> {
     cluster
         .launch(program, "mandelbrot")
+        .node_pieces(pieces)
         .global(&[width, height])
         .local(&[16, 4])
         .output(counts, Pattern::ONE_TO_ONE)
@@ -204,7 +207,13 @@ fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
     let (width, height, max) = (256, 768, 200u32);
     let root = cluster.rank() == 0;
     let mut counts = vec![0u32; if root { width * height } else { 0 }];
-    let report = launch_mandelbrot(cluster, program, (width, height, max), &mut counts)?;
+    let report = launch_mandelbrot(
+        cluster,
+        program,
+        (width, height, max),
+        &mut counts,
+        PieceRule::default(),
+    )?;
     check_report(cluster, &report)?;
     if root {
         mandelbrot_matches(&counts, width, height, max)?;
@@ -214,8 +223,8 @@ fn mandelbrot(cluster: &Cluster, program: &Program) -> Outcome {
 
 /// The same launch five times: the first call runs fresh, the second from what the first
 /// measured (one range per rank, in a few pieces where its moving is worth overlapping; each
-/// node cuts its ranges into one package per device, or into pieces once it has tried that
-/// twice); the later ones as the rules make them (fresh again where a plan ended unbalanced on
+/// node cuts its ranges into one package per device, then into pieces, told to as soon as it
+/// has measured ranges run whole); the later ones as the rules make them (fresh again where a plan ended unbalanced on
 /// these shared cores). Every call's image matches the CPU's and its ranges
 /// tile the NDRange exactly once.
 fn repeated(cluster: &Cluster, program: &Program) -> Outcome {
@@ -224,9 +233,13 @@ fn repeated(cluster: &Cluster, program: &Program) -> Outcome {
     // Every rank makes every call, whatever rank 0 finds: the first failure is returned last.
     let mut failure = None;
     let mut in_pieces = 0;
+    // Ranges of milliseconds on these cores: every cut range runs in pieces once the whole
+    // ones were measured, so that the pieces' outputs are checked too.
+    let always = PieceRule { exposed: 0.0, min_piece_seconds: 0.0 };
     for call in 0..5 {
         let mut counts = vec![0u32; if root { width * height } else { 0 }];
-        let report = launch_mandelbrot(cluster, program, (width, height, max), &mut counts)?;
+        let shape = (width, height, max);
+        let report = launch_mandelbrot(cluster, program, shape, &mut counts, always)?;
         if root && failure.is_none() {
             failure = check_call(cluster, call, &report, &counts, (width, height, max)).err();
         }
