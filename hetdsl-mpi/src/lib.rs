@@ -13,8 +13,9 @@
 //!
 //! Every rank makes the same call (SPMD). Rank 0 holds the caller's buffers: each rank receives
 //! only the input elements of the ranges it runs (`whole` inputs are broadcast once), and each
-//! range's outputs come back to rank 0 as soon as it finishes. A rank asks rank 0 for its next
-//! range when it is idle. A rank whose devices all fail hands its range back; one that leaves
+//! range's outputs come back to rank 0 as soon as it finishes. A rank gets its next range while
+//! it computes the last, where the ranks' balancer has one to give so early (its inputs then
+//! travel meanwhile), else when it is idle. A rank whose devices all fail hands its range back; one that leaves
 //! on an error or outlives the watchdog is dropped and its range re-run elsewhere.
 //!
 //! The MPI part (`Cluster`, `ClusterLaunch`) needs the `mpi` feature (and Open MPI or another
