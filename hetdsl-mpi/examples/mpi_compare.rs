@@ -22,7 +22,8 @@
 //! the plan remembered from the call before (`hetdsl_mpi::plan`); each call's line says which
 //! form it ran, and `--fresh` runs every call fresh, `--plan-tail S` sets the plan's tail,
 //! `--no-queue` hands a rank its next range only once it has answered the last (no inputs
-//! moving while it computes). `scripts/mpi-compare.sh` runs all three steps on a machine where `scripts/mpi-stage.sh` staged the binary. Exit status 0
+//! moving while it computes), `--piece-min S` runs a node's cut range in pieces only where each
+//! computes at least S seconds (`recall::PieceRule`). `scripts/mpi-compare.sh` runs all three steps on a machine where `scripts/mpi-stage.sh` staged the binary. Exit status 0
 //! only when every output was right.
 
 use std::process::ExitCode;
@@ -416,10 +417,12 @@ struct Opts {
     kernels: Vec<String>,
     files: Vec<String>,
     /// Ranks: `--plan-tail S` (a repeated call's tail share), `--fresh` (nothing remembered),
-    /// `--no-queue` (a rank gets its next range only once it has answered the last).
+    /// `--no-queue` (a rank gets its next range only once it has answered the last),
+    /// `--piece-min S` (a node's pieces of a cut range compute at least S seconds).
     plan_tail: Option<f64>,
     fresh: bool,
     no_queue: bool,
+    piece_min: Option<f64>,
 }
 
 fn options(args: &[String]) -> Result<Opts, String> {
@@ -432,6 +435,7 @@ fn options(args: &[String]) -> Result<Opts, String> {
         plan_tail: None,
         fresh: false,
         no_queue: false,
+        piece_min: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -446,6 +450,9 @@ fn options(args: &[String]) -> Result<Opts, String> {
             }
             "--fresh" => o.fresh = true,
             "--no-queue" => o.no_queue = true,
+            "--piece-min" => {
+                o.piece_min = Some(value()?.parse().map_err(|_| "--piece-min: seconds")?)
+            }
             f => o.files.push(f.to_string()),
         }
     }
@@ -605,6 +612,11 @@ fn ranks(o: &Opts) -> bool {
             let mut launch = work.args(cluster.launch(&program, kernel)).remember(!o.fresh);
             if o.no_queue {
                 launch = launch.queue_ahead(false);
+            }
+            if let Some(min_piece_seconds) = o.piece_min {
+                let rule =
+                    hetdsl_mpi::recall::PieceRule { min_piece_seconds, ..Default::default() };
+                launch = launch.node_pieces(rule);
             }
             if let Some(tail) = o.plan_tail {
                 launch = launch.plan_tail(tail);
