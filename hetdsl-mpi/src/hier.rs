@@ -285,6 +285,16 @@ mod tests {
         assert_eq!(rank_profile(std::slice::from_ref(&cpu)).kind, DeviceKind::Cpu);
     }
 
+    /// Rank `r` ends `p` at `now`: its units count in `covered` where its output is kept.
+    fn end(ranks: &mut Ranks, (r, p): (usize, Package), now: f64, covered: &mut [u8]) {
+        if ranks.finished(r, p, now, 0.01).unwrap() {
+            for u in p.offset..p.end() {
+                covered[u as usize] += 1;
+            }
+            ranks.merged(r, p, now).unwrap();
+        }
+    }
+
     /// Ranks given their next range while they compute get every unit exactly once; a rank
     /// lost with a range queued has both re-run.
     #[test]
@@ -314,12 +324,7 @@ mod tests {
                 ranks.lost(1, now, "devices failed".into()).unwrap();
                 continue;
             }
-            if ranks.finished(r, p, now, 0.01).unwrap() {
-                for u in p.offset..p.end() {
-                    covered[u as usize] += 1;
-                }
-                ranks.merged(r, p, now).unwrap();
-            }
+            end(&mut ranks, (r, p), now, &mut covered);
         }
         assert!(covered.iter().all(|c| *c == 1));
         assert!(queued > 0, "no range was queued ahead");
@@ -357,12 +362,7 @@ mod tests {
                 ranks.lost(1, now, "devices failed".into()).unwrap();
                 continue;
             }
-            if ranks.finished(r, p, now, 0.01).unwrap() {
-                for u in p.offset..p.end() {
-                    covered[u as usize] += 1;
-                }
-                ranks.merged(r, p, now).unwrap();
-            }
+            end(&mut ranks, (r, p), now, &mut covered);
         }
         assert!(covered.iter().all(|c| *c == 1));
         assert_eq!(ranks.faults().len(), 1);

@@ -87,7 +87,7 @@ impl Moving {
     }
 
     /// How many pieces a range of `units` that computes `seconds` is handed out in: one unless
-    /// what pieces can overlap ([`Moving::overlappable`]) takes over [`PIECE_SHARE`] of
+    /// what pieces can overlap (its outputs; with `ahead`, its inputs too) takes over [`PIECE_SHARE`] of
     /// `seconds`; else the square root of its seconds over what a piece costs (its set-up, at
     /// least [`PIECE_SECONDS`]), which makes the pieces' cost and the wait left alike; at most
     /// [`MAX_PIECES`].
