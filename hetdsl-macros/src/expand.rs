@@ -263,16 +263,8 @@ impl<'a> Parts<'a> {
         let refused = &self.checked.refused_merges;
         let args = self.func.params.iter().map(|p| arg_expr(p, items_per_group, refused));
         let patterns = self.patterns();
-        let halos = self.func.params.iter().enumerate().filter_map(|(index, p)| {
-            let Role::Buffer { pattern: Pattern::Halo(r), .. } = &p.role else { return None };
-            let (ident, name, var) = (&p.ident, p.ident.to_string(), pattern_var(&p.ident));
-            Some(quote! {
-                let #var = ::hetdsl::__private::halo_one_shot(#index, #name, #ident.len(), #r, #global)?;
-            })
-        });
         let balancer = self.balancer();
         quote! {
-            #(#halos)*
             #(#patterns)*
             ::core::result::Result::Ok(
                 (#program).launch(#kernel)
@@ -339,8 +331,8 @@ fn arg_expr(p: &Param, items_per_group: u64, refused_merges: &HashSet<String>) -
         Role::Buffer { dir, pattern, elem, .. } => {
             let pattern = match pattern {
                 Pattern::Whole => quote!(::hetdsl::Pattern::Whole),
-                // Checked and made `whole` before the launch (see `launch_body`).
-                Pattern::Halo(_) => pattern_var(ident),
+                // Its length is checked by the launch, as a session's is.
+                Pattern::Halo(r) => quote!(::hetdsl::Pattern::halo(#r)),
                 Pattern::Ratio(..) => match pattern.literal() {
                     Some((a, b)) => quote!(::hetdsl::Pattern::Ratio { a: #a, b: #b }),
                     // Computed and checked before the launch (see `named_pattern`).

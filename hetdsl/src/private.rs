@@ -170,30 +170,6 @@ pub trait MergedOutputOnSession {
     fn session(&self) -> &Session;
 }
 
-/// The pattern a one-shot launch gives an input declared `1:1, halo = r`: the halo (each
-/// package gets its rows and `r` more on each side), once its length is checked, with the
-/// parameter's name in the error: one element per work-item of `global`.
-pub fn halo_one_shot(
-    index: usize,
-    name: &str,
-    len: usize,
-    r: u64,
-    global: &[usize],
-) -> Result<Pattern> {
-    let items: u128 = global.iter().map(|g| *g as u128).product();
-    // An empty range is the range check's to report, with its own words.
-    if items != len as u128 && !global.contains(&0) {
-        return Err(Error::BadDeclaredArgument {
-            index,
-            name: name.to_string(),
-            reason: format!(
-                "buffer has {len} elements but pattern halo({r}) over {items} work-items needs {items}"
-            ),
-        });
-    }
-    Ok(Pattern::Halo { r })
-}
-
 /// `error`, with the parameter named as the declaration names it (`names`: every parameter, in
 /// the kernel's order) when it is about one argument.
 pub fn name_argument(error: Error, names: &[&str]) -> Error {
