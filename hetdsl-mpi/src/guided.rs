@@ -180,11 +180,7 @@ impl RankGuided {
             Some((p, handed)) if i != j => {
                 let first = if self.completed[i] == 0 { self.first_fixed_cost() } else { fixed };
                 let mapped = self.costs.cost(p.offset, p.len);
-                let seconds = match mapped {
-                    Some(c) => c * p.len as f64 / self.nominal[i],
-                    None => p.len as f64 / speeds[i],
-                };
-                let end = handed + first + seconds;
+                let end = handed + first + self.predicted(i, p, speeds);
                 // Without a cost map, a range still running past its predicted end shows its
                 // rank slower than measured: at most its length over the time it has computed
                 // so far. With one, it shows a costlier region, not a slower rank.
@@ -213,7 +209,7 @@ impl RankGuided {
     fn predicted(&self, i: usize, p: Package, speeds: &[f64]) -> f64 {
         match self.costs.cost(p.offset, p.len) {
             Some(c) => c * p.len as f64 / self.nominal[i],
-            None => p.len as f64 / speeds[i].max(f64::MIN_POSITIVE),
+            None => p.len as f64 / speeds[i],
         }
     }
 

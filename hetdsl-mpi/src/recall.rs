@@ -323,8 +323,8 @@ pub struct NodeRecall {
 /// [`PIECE_MIN_SECONDS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeForm {
-    Whole = 0,
-    Pieces = 1,
+    Whole,
+    Pieces,
 }
 
 /// A range cut from memory: one block per device (`None`: none), the form it runs in, and the

@@ -69,7 +69,7 @@ struct Handed {
     /// Handed out while the rank ran another range.
     queued: bool,
     /// The seconds its node took for it, once answered.
-    seconds: f64,
+    seconds: Option<f64>,
 }
 
 /// What rank 0 heard.
@@ -265,8 +265,8 @@ impl<'a> Root<'_, 'a> {
             Order::Run(p) => {
                 let now = self.now();
                 // Queued: the rank still runs a range handed out before, not answered yet.
-                let queued = self.handed[r].iter().any(|h| h.seconds == 0.0);
-                self.handed[r].push(Handed { package: p, start: now, queued, seconds: 0.0 });
+                let queued = self.handed[r].iter().any(|h| h.seconds.is_none());
+                self.handed[r].push(Handed { package: p, start: now, queued, seconds: None });
                 let pieces = layout(&self.launch.spec, p, Side::Inputs)?;
                 self.reports[r].bytes_sent += total(&pieces);
                 let mut m = Msg::new(Kind::Run, p);
@@ -317,10 +317,10 @@ impl<'a> Root<'_, 'a> {
                     self.reports[r].compute_seconds += msg.seconds;
                 }
                 if let Some(h) = self.handed[r].iter_mut().find(|h| h.package == msg.package) {
-                    h.seconds = msg.seconds.max(f64::MIN_POSITIVE);
+                    h.seconds = Some(msg.seconds);
                 }
                 // A range queued behind it starts now.
-                if let Some(h) = self.handed[r].iter_mut().find(|h| h.seconds == 0.0) {
+                if let Some(h) = self.handed[r].iter_mut().find(|h| h.seconds.is_none()) {
                     h.start = h.start.max(now);
                 }
                 if let Some(incoming) = &mut self.incoming[r] {
@@ -376,11 +376,12 @@ impl<'a> Root<'_, 'a> {
         let at = self.handed[r].iter().position(|h| h.package == package);
         if let Some(h) = at.map(|i| self.handed[r].remove(i)) {
             self.reports[r].queued_ranges += usize::from(h.queued);
+            let seconds = h.seconds.unwrap_or(0.0);
             self.ranges.push(RangeRun {
                 rank: r,
                 package: h.package,
-                seconds: h.seconds,
-                overhead: now - h.start - h.seconds,
+                seconds,
+                overhead: now - h.start - seconds,
                 handed: h.start,
                 queued: h.queued,
             });
