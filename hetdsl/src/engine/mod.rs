@@ -19,6 +19,7 @@ mod limits;
 mod plan;
 mod program;
 mod quarantine;
+mod region;
 mod repeat;
 mod run;
 mod session;
@@ -40,6 +41,7 @@ use crate::pod::{bytes_of, bytes_of_mut, HostType, Pod};
 use crate::report::Report;
 
 pub use program::Program;
+pub use region::HostRegion;
 pub use run::quarantined_devices;
 pub use session::{Buffer, Session, SessionLaunch};
 pub use verify::{Difference, Verification};
@@ -149,6 +151,8 @@ pub enum Arg<'a> {
     LocalPerItem(usize),
     /// An output merged by reduction (see [`Launch::reduce`]).
     Reduce { bytes: &'a mut [u8], elem: usize, merge: Merge, ops: ReduceOps },
+    /// A buffer given by address ([`HostRegion`]), read (`In`), written (`Out`) or both.
+    Region { region: HostRegion<'a>, elem: usize, pattern: Pattern, dir: Direction },
 }
 
 impl<'a> Arg<'a> {
@@ -171,6 +175,9 @@ impl std::fmt::Debug for Arg<'_> {
             }
             Arg::Out { bytes, elem, pattern, dir } => {
                 write!(f, "{dir:?}({} B, elem {elem}, {pattern})", bytes.len())
+            }
+            Arg::Region { region, elem, pattern, dir } => {
+                write!(f, "{dir:?}({region:?}, elem {elem}, {pattern})")
             }
             Arg::Scalar(b) => write!(f, "Scalar({} B)", b.len()),
             Arg::Local(n) => write!(f, "Local({n} B)"),
@@ -569,6 +576,9 @@ fn host_arg(arg: &Arg<'_>, ty: Option<HostType>) -> hetdsl_decl::argcheck::HostA
         Arg::In { .. } => HostArg::Buffer { ty, writes: false, reads: true },
         Arg::Out { dir, .. } => {
             HostArg::Buffer { ty, writes: true, reads: *dir == Direction::InOut }
+        }
+        Arg::Region { dir, .. } => {
+            HostArg::Buffer { ty, writes: dir.writes(), reads: *dir != Direction::Out }
         }
         Arg::Scalar(bytes) => HostArg::Scalar { ty, size: bytes.len() },
         Arg::Local(_) | Arg::LocalPerItem(_) => HostArg::Local { ty },

@@ -251,6 +251,9 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
             Arg::Out { bytes, elem, pattern, dir } => {
                 (bytes.as_mut_ptr(), bytes.len(), elem, pattern, dir)
             }
+            Arg::Region { region, elem, pattern, dir } => {
+                (region.as_ptr(), region.len(), elem, pattern, dir)
+            }
         };
         if len == 0 {
             return Err(bad("an empty buffer (OpenCL cannot allocate 0 bytes)".into()));

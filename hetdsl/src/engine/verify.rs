@@ -13,7 +13,7 @@ use hetdsl_decl::clsig::{Scalar, Ty};
 use super::geometry::Geometry;
 use super::{Arg, Launch};
 use crate::balance::{Package, RandomSplit, Static};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::pattern::Pattern;
 use crate::report::Report;
 
@@ -141,6 +141,10 @@ fn build<'b>(base: &Base<'b>, slots: &'b [Arg<'_>], copies: &'b mut [Vec<u8>]) -
                 let bytes = copies.next().map_or(&mut [][..], |c| c.as_mut_slice());
                 Arg::Reduce { bytes, elem: *elem, merge: *merge, ops: *ops }
             }
+            // Refused by `verify` before any run.
+            Arg::Region { region, elem, pattern, dir } => {
+                Arg::Region { region: *region, elem: *elem, pattern: *pattern, dir: *dir }
+            }
         };
         launch = launch.arg(arg);
     }
@@ -178,6 +182,13 @@ pub(crate) fn verify(launch: Launch<'_>) -> Result<Verification> {
         seed,
         ..
     } = launch;
+    if args.iter().any(|a| matches!(a, Arg::Region { .. })) {
+        return Err(Error::BadConfig(
+            "verify copies the caller's outputs, which an argument given by address \
+             (Arg::Region) does not lend: pass slices to verify"
+                .into(),
+        ));
+    }
     let seed = seed.unwrap_or(DEFAULT_SEED);
     let devices = devices.unwrap_or_else(|| (0..program.devices.len()).collect());
     let mut slots = args;
