@@ -76,6 +76,8 @@ pub mod spec;
 pub mod wire;
 
 #[cfg(feature = "mpi")]
+mod caller;
+#[cfg(feature = "mpi")]
 mod cluster;
 #[cfg(feature = "mpi")]
 pub mod node;

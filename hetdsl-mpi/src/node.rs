@@ -2,13 +2,14 @@
 //! with `Launch::groups` and the node's balancer, over staging buffers as long as the caller's
 //! (only the elements of the ranges it runs are ever filled or read back). A range's inputs
 //! arrive in such buffers, which the node swaps in, and its outputs leave in them, lent: the
-//! node never copies a range's bytes, and gets buffers back through its [`Spares`].
+//! node never copies a range's bytes, and gets buffers back through its [`Spares`]. Rank 0's
+//! own node works in the caller's buffers in place instead, where it can (`crate::caller`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use hetdsl::balance::{DeviceHistory, History, Replay};
-use hetdsl::engine::Arg;
+use hetdsl::engine::{Arg, HostRegion};
 use hetdsl::report::DeviceReport;
 use hetdsl::{Balancer, Direction, Error, Fault, Package, Program};
 
@@ -57,9 +58,11 @@ pub struct Finished {
 pub struct Node<'p> {
     program: &'p Program,
     spec: LaunchSpec,
-    /// One staging buffer per argument (empty for the others, and for an output's while it is
-    /// lent with a finished range's elements).
+    /// One staging buffer per argument (empty for the others, for one worked in place, and
+    /// for an output's while it is lent with a finished range's elements).
     buffers: Vec<Vec<u8>>,
+    /// Per argument, the caller's memory worked in place (rank 0's node; empty elsewhere).
+    in_place: Vec<Option<HostRegion<'p>>>,
     spares: Spares,
     balancer: BalancerFactory,
     /// Faults injected into the ranges from the given one on (0-based), for testing.
@@ -96,6 +99,7 @@ impl<'p> Node<'p> {
             program,
             spec,
             buffers,
+            in_place: Vec::new(),
             spares: Spares::default(),
             balancer,
             faults: Vec::new(),
@@ -140,6 +144,22 @@ impl<'p> Node<'p> {
         self.piece_rule = rule;
     }
 
+    /// Works in the caller's memory in place, per argument where given (rank 0's node): its
+    /// ranges' inputs are read and outputs written there, neither arriving nor leaving in
+    /// staging buffers. `crate::caller` says why nothing else touches those bytes meanwhile.
+    pub(crate) fn work_in_place(&mut self, regions: Vec<Option<HostRegion<'p>>>) {
+        for (buffer, region) in self.buffers.iter_mut().zip(&regions) {
+            if region.is_some() {
+                *buffer = Vec::new();
+            }
+        }
+        self.in_place = regions;
+    }
+
+    fn region(&self, arg: usize) -> Option<HostRegion<'p>> {
+        self.in_place.get(arg).copied().flatten()
+    }
+
     /// The staging buffer of argument `arg` (to receive a `Whole` input once).
     pub fn buffer_mut(&mut self, arg: usize) -> &mut [u8] {
         &mut self.buffers[arg]
@@ -156,13 +176,16 @@ impl<'p> Node<'p> {
         self.spares.clone()
     }
 
-    /// Runs `package` with `inputs`: one buffer per sliced input (in argument order) as long as
-    /// its argument's, holding the range's elements at their place; each replaces the node's
-    /// staging buffer, which goes to the spares.
+    /// Runs `package` with `inputs`: one buffer per sliced input not worked in place (in
+    /// argument order) as long as its argument's, holding the range's elements at their place;
+    /// each replaces the node's staging buffer, which goes to the spares.
     pub fn run(&mut self, package: Package, inputs: Vec<Vec<u8>>) -> Result<Finished, Failure> {
         let mut next = inputs.into_iter();
         for (i, a) in self.spec.args.iter().enumerate() {
             let full = a.bytes() as usize;
+            if self.region(i).is_some() {
+                continue;
+            }
             if a.kind.reads() && a.pattern != Some(hetdsl::Pattern::Whole) {
                 let part = next.next().filter(|p| p.len() == full).ok_or_else(|| {
                     Failure::User(Error::BadConfig(format!(
@@ -239,17 +262,7 @@ impl<'p> Node<'p> {
         for (_, f) in self.faults.iter().filter(|(from, _)| self.ranges >= *from) {
             launch = launch.inject(*f);
         }
-        for (a, buf) in spec.args.iter().zip(self.buffers.iter_mut()) {
-            let (elem, pattern) = (a.elem as usize, a.pattern.unwrap_or(hetdsl::Pattern::Whole));
-            let word = || u64::from_le_bytes(a.value.get(..8)?.try_into().ok()?).try_into().ok();
-            let arg = match a.kind {
-                ArgKind::In => Arg::In { bytes: buf, elem, pattern },
-                ArgKind::Out => Arg::Out { bytes: buf, elem, pattern, dir: Direction::Out },
-                ArgKind::InOut => Arg::Out { bytes: buf, elem, pattern, dir: Direction::InOut },
-                ArgKind::Scalar => Arg::Scalar(a.value.clone()),
-                ArgKind::Local => Arg::Local(word().unwrap_or(usize::MAX)),
-                ArgKind::LocalPerItem => Arg::LocalPerItem(word().unwrap_or(usize::MAX)),
-            };
+        for arg in kernel_args(spec, &mut self.buffers, &self.in_place) {
             launch = launch.arg(arg);
         }
         let ran = launch.run();
@@ -306,6 +319,35 @@ impl<'p> Node<'p> {
             }
         }
     }
+}
+
+/// The launch's arguments: the node's staging buffers, or the caller's memory in place.
+fn kernel_args<'s>(
+    spec: &'s LaunchSpec,
+    buffers: &'s mut [Vec<u8>],
+    in_place: &[Option<HostRegion<'s>>],
+) -> Vec<Arg<'s>> {
+    let mut args = Vec::with_capacity(spec.args.len());
+    for (i, (a, buf)) in spec.args.iter().zip(buffers.iter_mut()).enumerate() {
+        let (elem, pattern) = (a.elem as usize, a.pattern.unwrap_or(hetdsl::Pattern::Whole));
+        let word = || u64::from_le_bytes(a.value.get(..8)?.try_into().ok()?).try_into().ok();
+        let region = in_place.get(i).copied().flatten();
+        args.push(match (region, a.kind) {
+            (Some(region), ArgKind::In) => {
+                Arg::Region { region, elem, pattern, dir: Direction::In }
+            }
+            (Some(region), ArgKind::Out) => {
+                Arg::Region { region, elem, pattern, dir: Direction::Out }
+            }
+            (_, ArgKind::In) => Arg::In { bytes: buf, elem, pattern },
+            (_, ArgKind::Out) => Arg::Out { bytes: buf, elem, pattern, dir: Direction::Out },
+            (_, ArgKind::InOut) => Arg::Out { bytes: buf, elem, pattern, dir: Direction::InOut },
+            (_, ArgKind::Scalar) => Arg::Scalar(a.value.clone()),
+            (_, ArgKind::Local) => Arg::Local(word().unwrap_or(usize::MAX)),
+            (_, ArgKind::LocalPerItem) => Arg::LocalPerItem(word().unwrap_or(usize::MAX)),
+        });
+    }
+    args
 }
 
 fn lock(recall: &Mutex<NodeRecall>) -> std::sync::MutexGuard<'_, NodeRecall> {

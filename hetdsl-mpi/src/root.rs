@@ -11,7 +11,8 @@ use mpi::traits::*;
 
 use hetdsl::{Error, Package, Result};
 
-use crate::cluster::{sendable, ClusterLaunch, HostBuf};
+use crate::caller::CallerMemory;
+use crate::cluster::{sendable, ClusterLaunch};
 use crate::hier::{Order, Ranks};
 use crate::node::Node;
 use crate::payload::{fits, layout, total, windows, Incoming, Piece, Side, Spares};
@@ -32,6 +33,8 @@ const SHORT_SUMMARY_WAIT: Duration = Duration::from_secs(2);
 
 pub(crate) struct Root<'l, 'a> {
     launch: ClusterLaunch<'a>,
+    /// The caller's buffers, which rank 0's node works in in place.
+    memory: CallerMemory<'a>,
     ranks: Ranks,
     tag: i32,
     t0: Instant,
@@ -131,6 +134,8 @@ impl<'a> Root<'_, 'a> {
         let (to_local, local_rx) = mpsc::channel();
         let (local_tx, from_local) = mpsc::channel();
         let local_spares = node.spares();
+        let memory = CallerMemory::new(std::mem::take(&mut launch.host), &launch.spec);
+        node.work_in_place(memory.node_regions());
         std::thread::scope(|s| {
             let worker = s.spawn(move || {
                 let mut link = ChannelLink::new(local_tx, local_rx);
@@ -139,6 +144,7 @@ impl<'a> Root<'_, 'a> {
             });
             let mut root = Root {
                 launch,
+                memory,
                 ranks,
                 tag,
                 t0: Instant::now(),
@@ -191,7 +197,11 @@ impl<'a> Root<'_, 'a> {
                 Heard::Msg(r, msg) => self.handle(r, msg)?,
                 Heard::Piece => {}
                 Heard::Nothing => {
-                    for (r, reason) in self.ranks.hung(self.now()) {
+                    // Never rank 0: its node works in the caller's buffers, so its ranges may
+                    // not be run elsewhere while its launch still could write them; that
+                    // launch has a watchdog of its own, and ends with an answer.
+                    let hung = self.ranks.hung(self.now()).into_iter().filter(|(r, _)| *r != 0);
+                    for (r, reason) in hung {
                         self.dropped[r] = true;
                         self.lose(r, reason)?;
                     }
@@ -250,12 +260,7 @@ impl<'a> Root<'_, 'a> {
 
     /// The caller's bytes of an input piece.
     fn host_piece(&self, piece: &Piece) -> Result<&[u8]> {
-        let bytes = match &self.launch.host[piece.arg] {
-            HostBuf::In(b) => b.get(piece.bytes.clone()),
-            HostBuf::Out(b) => b.get(piece.bytes.clone()),
-            HostBuf::None => None,
-        };
-        bytes.ok_or_else(|| {
+        self.memory.read(piece).ok_or_else(|| {
             Error::BadConfig(format!("argument {}: no bytes {:?} to send", piece.arg, piece.bytes))
         })
     }
@@ -267,11 +272,13 @@ impl<'a> Root<'_, 'a> {
                 // Queued: the rank still runs a range handed out before, not answered yet.
                 let queued = self.handed[r].iter().any(|h| h.seconds.is_none());
                 self.handed[r].push(Handed { package: p, start: now, queued, seconds: None });
-                let pieces = layout(&self.launch.spec, p, Side::Inputs)?;
-                self.reports[r].bytes_sent += total(&pieces);
+                let mut pieces = layout(&self.launch.spec, p, Side::Inputs)?;
                 let mut m = Msg::new(Kind::Run, p);
                 if r == 0 {
-                    // The node swaps these in as its staging: one copy, from the caller's.
+                    // The node reads the others in place; these it swaps in as its staging:
+                    // one copy, from the caller's.
+                    pieces.retain(|piece| !self.memory.in_place(piece.arg));
+                    self.reports[r].bytes_sent += total(&pieces);
                     for piece in &pieces {
                         let full = self.launch.spec.args[piece.arg].bytes() as usize;
                         let mut buffer = self.local_spares.take(full);
@@ -280,6 +287,7 @@ impl<'a> Root<'_, 'a> {
                     }
                     return self.send(0, m);
                 }
+                self.reports[r].bytes_sent += total(&pieces);
                 // Checked before the order: once it is sent, the rank waits for every piece.
                 fits(&pieces)?;
                 let sources = pieces
@@ -327,10 +335,15 @@ impl<'a> Root<'_, 'a> {
                     incoming.keep = keep;
                     return self.received(r);
                 }
-                // Rank 0's own node lent its staging buffers: copied now, then given back.
+                // Rank 0's own node wrote its in-place outputs already, and lent its staging
+                // buffers for the others (an inout's): copied now, then given back.
+                let (pieces, parts): (Vec<Piece>, Vec<Vec<u8>>) = (pieces.into_iter())
+                    .zip(msg.parts)
+                    .filter(|(piece, _)| !self.memory.in_place(piece.arg))
+                    .unzip();
                 let merged =
-                    if keep { self.merge_local(msg.package, &pieces, &msg.parts) } else { Ok(()) };
-                self.local_spares.give_all(msg.parts);
+                    if keep { self.merge_local(msg.package, &pieces, &parts) } else { Ok(()) };
+                self.local_spares.give_all(parts);
                 merged?;
                 if keep {
                     self.reports[0].bytes_received += total(&pieces);
@@ -398,13 +411,7 @@ impl<'a> Root<'_, 'a> {
         };
         let sources = windows(pieces, staging)?;
         for (piece, src) in pieces.iter().zip(sources) {
-            match &mut self.launch.host[piece.arg] {
-                HostBuf::Out(dst) => copy(
-                    dst.get_mut(piece.bytes.clone()).ok_or_else(|| incomplete(piece.arg))?,
-                    src,
-                ),
-                _ => return Err(incomplete(piece.arg)),
-            }
+            copy(self.memory.write(piece).ok_or_else(|| incomplete(piece.arg))?, src);
         }
         Ok(())
     }
@@ -422,11 +429,8 @@ impl<'a> Root<'_, 'a> {
         };
         let (accepted, keep) = (incoming.accept(probed.len), incoming.keep && !lost);
         self.reports[r].bytes_received += probed.len as u64;
-        let dst = match (&accepted, &mut self.launch.host) {
-            (Ok(piece), host) if keep => match &mut host[piece.arg] {
-                HostBuf::Out(dst) => dst.get_mut(piece.bytes.clone()),
-                _ => None,
-            },
+        let dst = match &accepted {
+            Ok(piece) if keep => self.memory.write(piece),
             _ => None,
         };
         let placed = dst.is_some();

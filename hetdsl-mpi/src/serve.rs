@@ -16,11 +16,24 @@ pub trait Link {
 /// Serves `node` until rank 0 says stop; returns the stop order (its flag set: the run failed,
 /// `parts[0]` says why).
 pub fn serve(node: &mut Node<'_>, link: &mut dyn Link) -> Result<Msg> {
+    // Once a range failed, rank 0 drops this rank and runs its ranges elsewhere: a range queued
+    // behind the failed one must not run here too (rank 0's node writes the caller's buffers
+    // in place, `crate::caller`), so it fails unrun.
+    let mut failed: Option<String> = None;
     loop {
         let order = link.recv()?;
         match order.kind {
             Kind::Run => {
-                let answer = match node.run(order.package, order.parts) {
+                let ran = match &failed {
+                    Some(why) => Err(Failure::Devices(Error::BadConfig(format!(
+                        "not run: an earlier range failed on this node ({why})"
+                    )))),
+                    None => node.run(order.package, order.parts),
+                };
+                if let Err(Failure::User(e) | Failure::Devices(e)) = &ran {
+                    failed.get_or_insert_with(|| e.to_string());
+                }
+                let answer = match ran {
                     Ok(f) => Msg {
                         kind: Kind::Done,
                         package: order.package,

@@ -1,0 +1,113 @@
+//! Rank 0's view of the caller's buffers during a call. Its own node works in them in place:
+//! its devices read a range's sliced inputs from the caller's slices and write the range's
+//! outputs straight into the caller's buffer, while the coordinator receives the other ranks'
+//! outputs into other ranges of the same buffer. Before, the node ran over staging buffers of
+//! its own, and the coordinator copied each of its ranges in and out: Mandelbrot's rank 0
+//! spent 0.06 s after its last kernel copying 400 MB into the caller's buffer, and Binomial's
+//! copied 70 MB of inputs before its first.
+//!
+//! Why sharing one buffer is sound: the ranks' balancer hands each range to one rank at a
+//! time, and hands a range out again only once its rank is lost. Rank 0's node is lost only by
+//! answering that a range failed, after its launch ended, and runs nothing after that
+//! (`crate::serve`); rank 0 is never dropped as hung, since its node's launch has a watchdog of
+//! its own. So while the node's launch writes a range, nobody else touches those bytes, and the
+//! coordinator writes only ranges of other ranks that it keeps.
+
+use hetdsl::engine::HostRegion;
+use hetdsl::Pattern;
+
+use crate::cluster::HostBuf;
+use crate::payload::Piece;
+use crate::spec::{ArgKind, LaunchSpec};
+
+/// The caller's buffers of one call, by argument: inputs borrowed, outputs by address.
+pub(crate) struct CallerMemory<'a> {
+    buffers: Vec<Caller<'a>>,
+    /// Per argument: rank 0's node reads or writes it in place.
+    in_place: Vec<bool>,
+}
+
+enum Caller<'a> {
+    In(&'a [u8]),
+    Out(HostRegion<'a>),
+    None,
+}
+
+impl<'a> CallerMemory<'a> {
+    /// Takes the caller's buffers of `spec`'s arguments. From here on an output is only
+    /// reached through its address, by the coordinator and the node alike.
+    pub(crate) fn new(host: Vec<HostBuf<'a>>, spec: &LaunchSpec) -> CallerMemory<'a> {
+        let buffers: Vec<Caller<'a>> = host
+            .into_iter()
+            .map(|b| match b {
+                HostBuf::In(b) => Caller::In(b),
+                // SAFETY: the caller's buffer stays borrowed for 'a (the region says so), and
+                // every access from here on goes through this address (see the module's
+                // documentation for why the node's and the coordinator's never meet).
+                HostBuf::Out(b) => Caller::Out(unsafe { HostRegion::new(b.as_mut_ptr(), b.len()) }),
+                HostBuf::None => Caller::None,
+            })
+            .collect();
+        // An inout's inputs would be overwritten by a range that fails halfway and is run
+        // again elsewhere; a whole input is copied once for the broadcast anyway.
+        let in_place = (spec.args.iter().enumerate())
+            .map(|(i, a)| match (a.kind, &buffers.get(i)) {
+                (ArgKind::In, Some(Caller::In(_))) => a.pattern != Some(Pattern::Whole),
+                (ArgKind::Out, Some(Caller::Out(_))) => true,
+                _ => false,
+            })
+            .collect();
+        CallerMemory { buffers, in_place }
+    }
+
+    /// Whether rank 0's node reads or writes argument `arg` in place.
+    pub(crate) fn in_place(&self, arg: usize) -> bool {
+        self.in_place.get(arg).copied().unwrap_or(false)
+    }
+
+    /// For rank 0's node: per argument, the caller's memory it works in place.
+    pub(crate) fn node_regions(&self) -> Vec<Option<HostRegion<'a>>> {
+        (self.buffers.iter().enumerate())
+            .map(|(i, b)| match b {
+                Caller::In(s) if self.in_place(i) => {
+                    // SAFETY: the caller's input is borrowed for 'a and only ever read.
+                    Some(unsafe { HostRegion::new(s.as_ptr() as *mut u8, s.len()) })
+                }
+                Caller::Out(r) if self.in_place(i) => Some(*r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The caller's bytes of an input piece (an inout's included), to send or copy.
+    pub(crate) fn read(&self, piece: &Piece) -> Option<&[u8]> {
+        let bytes = piece.bytes.clone();
+        match self.buffers.get(piece.arg)? {
+            Caller::In(s) => s.get(bytes),
+            Caller::Out(r) if bytes.end <= r.len() => {
+                // SAFETY: within the buffer; an inout's bytes are never written in place by
+                // the node, and the coordinator writes them only once the range ran.
+                Some(unsafe {
+                    std::slice::from_raw_parts(r.as_ptr().add(bytes.start), bytes.len())
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The caller's bytes of an output piece, to receive or copy a range's outputs into: only
+    /// for a range kept from a rank, which no other rank runs (see the module's documentation).
+    pub(crate) fn write(&mut self, piece: &Piece) -> Option<&mut [u8]> {
+        let bytes = piece.bytes.clone();
+        match self.buffers.get_mut(piece.arg)? {
+            Caller::Out(r) if bytes.end <= r.len() && bytes.start <= bytes.end => {
+                // SAFETY: within the buffer, and no one else touches a kept range's bytes
+                // meanwhile; the borrow of `self` keeps this the only slice made here.
+                Some(unsafe {
+                    std::slice::from_raw_parts_mut(r.as_ptr().add(bytes.start), bytes.len())
+                })
+            }
+            _ => None,
+        }
+    }
+}
