@@ -30,6 +30,8 @@ pub struct Replay {
     /// Ranges of lost devices, for any device that asks.
     orphans: VecDeque<Package>,
     alive: Vec<bool>,
+    /// Per device: it was handed a package in this run.
+    started: Vec<bool>,
     /// The history is a plan for this launch (`relaunch`), not the ranges a launch ran.
     planned: bool,
     /// Each range runs as up to this many packages, in order (see [`Replay::in_pieces`]).
@@ -51,6 +53,7 @@ impl Replay {
             own: Vec::new(),
             orphans: VecDeque::new(),
             alive: Vec::new(),
+            started: Vec::new(),
             planned: false,
             pieces: 1,
             alone: false,
@@ -140,6 +143,7 @@ impl Balancer for Replay {
             })
             .collect();
         self.alive = vec![true; setup.devices.len()];
+        self.started = vec![false; setup.devices.len()];
         self.orphans.clear();
         Ok(())
     }
@@ -151,8 +155,12 @@ impl Balancer for Replay {
         if !self.alive.get(device).copied().unwrap_or(false) {
             return Next::Done;
         }
-        match self.own[device].pop_front().or_else(|| self.orphans.pop_front()) {
-            Some(p) => Next::Run(p),
+        let own = self.own[device].pop_front().or_else(|| self.orphans.pop_front());
+        match own.or_else(|| self.late_device_s(device)) {
+            Some(p) => {
+                self.started[device] = true;
+                Next::Run(p)
+            }
             None => Next::Done,
         }
     }
@@ -165,7 +173,9 @@ impl Balancer for Replay {
         if self.fallback.is_some() || !self.alive.get(device).copied().unwrap_or(false) {
             return Next::Wait;
         }
-        self.own[device].pop_front().map_or(Next::Wait, Next::Run)
+        let next = self.own[device].pop_front();
+        self.started[device] |= next.is_some();
+        next.map_or(Next::Wait, Next::Run)
     }
 
     fn completed(&mut self, done: &Completion) {
@@ -183,6 +193,24 @@ impl Balancer for Replay {
             let left: Vec<Package> = self.own[device].drain(..).collect();
             self.orphans.extend(left);
         }
+    }
+}
+
+impl Replay {
+    /// For `device`, idle with nothing of its own left: in a plan, a range of a device that has
+    /// not started yet. Such a device joins the run late, its thread still waiting for one of an
+    /// earlier run that is out on it (the losing copy of a backed-up package, which cannot be
+    /// cancelled): a node of two H100 ranks waited 6 and 59 s for its CPU's share of a cut range
+    /// while its CPU finished an earlier Mandelbrot package. A replay of a session keeps its
+    /// ranges where their data is.
+    fn late_device_s(&mut self, device: usize) -> Option<Package> {
+        if !self.planned {
+            return None;
+        }
+        let late = (0..self.own.len()).find(|&d| {
+            d != device && self.alive[d] && !self.started[d] && !self.own[d].is_empty()
+        })?;
+        self.own[late].pop_front()
     }
 }
 
@@ -247,9 +275,11 @@ mod tests {
         b.start(&s).unwrap();
         assert_eq!(b.name(), "relaunch-pieces");
         let p = |offset, len| Package { offset, len };
+        // Both started (an idle device may take the ranges of one that has not).
+        assert_eq!(b.next(1, 0.0), Next::Run(p(100, 256)));
         assert_eq!(drain(&mut b, 0), vec![p(0, 25), p(25, 25), p(50, 25), p(75, 25)]);
         // 900 groups in fills of 64: pieces of 256, the last the rest.
-        assert_eq!(drain(&mut b, 1), vec![p(100, 256), p(356, 256), p(612, 256), p(868, 132)]);
+        assert_eq!(drain(&mut b, 1), vec![p(356, 256), p(612, 256), p(868, 132)]);
         // A range under two fills stays whole.
         assert_eq!(cut(0..100, PIECES, 64), vec![p(0, 100)]);
         assert_eq!(cut(0..3, PIECES, 1), vec![p(0, 1), p(1, 1), p(2, 1)]);
@@ -286,6 +316,34 @@ mod tests {
         f.start(&setup(2, 100)).unwrap();
         assert!(matches!(f.next(0, 0.0), Next::Run(_)));
         assert_eq!(f.next_ahead(0, 0.0), Next::Wait);
+    }
+
+    /// In a plan, a device idle with nothing of its own left takes the ranges of a device that
+    /// has not started (late to join), one at a time, never those of one that has; the late
+    /// device then gets what is left. A replay of a session does not.
+    #[test]
+    fn a_plan_s_idle_device_takes_a_late_device_s_ranges() {
+        let p = |offset, len| Package { offset, len };
+        let owned = vec![vec![0..30], vec![30..60, 60..100]];
+        let mut b = Replay::planned(history(owned.clone(), 100));
+        b.start(&setup(2, 100)).unwrap();
+        assert_eq!(b.next(0, 0.0), Next::Run(p(0, 30)));
+        assert_eq!(b.next(0, 0.0), Next::Run(p(30, 30)), "device 1 has not started");
+        assert_eq!(b.next(1, 0.0), Next::Run(p(60, 40)), "what is left of its own");
+        assert_eq!(b.next(0, 0.0), Next::Done);
+        assert_eq!(b.next(1, 0.0), Next::Done);
+        // Once device 1 started, its ranges stay its own.
+        let mut b = Replay::planned(history(owned.clone(), 100));
+        b.start(&setup(2, 100)).unwrap();
+        assert_eq!(b.next(1, 0.0), Next::Run(p(30, 30)));
+        assert_eq!(b.next(0, 0.0), Next::Run(p(0, 30)));
+        assert_eq!(b.next(0, 0.0), Next::Done);
+        assert_eq!(drain(&mut b, 1), vec![p(60, 40)]);
+        // A session's replay waits for the late device.
+        let mut b = Replay::new(history(owned, 100));
+        b.start(&setup(2, 100)).unwrap();
+        assert_eq!(b.next(0, 0.0), Next::Run(p(0, 30)));
+        assert_eq!(b.next(0, 0.0), Next::Done);
     }
 
     #[test]
