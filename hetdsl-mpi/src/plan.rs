@@ -32,7 +32,7 @@ use hetdsl::balance::relaunch::RecentTimes;
 use hetdsl::balance::{Completion, Next, Setup};
 use hetdsl::{Balancer, Error, Package, Result};
 
-use crate::moving::{exposed, Moving};
+use crate::moving::{exposed, piece_weights, Moving};
 use crate::recall::{CostProfile, Measured};
 
 /// A planned call that ends with a balance under this is judged against the fresh calls' time
@@ -247,7 +247,8 @@ impl RankRecall {
 pub struct RankPlan {
     pub total: u64,
     pub main: Vec<Option<Package>>,
-    /// Per rank, its main range in the pieces it is handed out in, of equal units, in order.
+    /// Per rank, its main range in the pieces it is handed out in, the end ones half the others
+    /// (`crate::moving::piece_weights`), in order.
     pub pieces: Vec<Vec<Package>>,
     pub tail: Vec<Option<Package>>,
     /// Per rank: units per second on average work, seconds besides computing.
@@ -314,11 +315,18 @@ impl RankPlan {
             let cut = if cut <= region.start { region.end } else { cut };
             plan.main[r] = piece(region.start, cut);
             plan.tail[r] = piece(cut, region.end);
-            // Pieces equal in units, so in the bytes each moves: the last piece's outputs are
-            // what is left to wait for.
-            let k = pieces[r] as u64;
-            let bound = |i: u64| region.start + (cut - region.start) * i / k;
-            plan.pieces[r] = (0..k).filter_map(|i| piece(bound(i), bound(i + 1))).collect();
+            // Pieces by `piece_weights` (the end ones half the others), so in the bytes each
+            // moves: the first piece's inputs and the last one's outputs are what is left to
+            // wait for.
+            let weights = piece_weights(pieces[r]);
+            let total: u64 = weights.iter().sum();
+            let mut at = 0;
+            let mut bounds = vec![region.start];
+            for w in &weights {
+                at += w;
+                bounds.push(region.start + (cut - region.start) * at / total);
+            }
+            plan.pieces[r] = bounds.windows(2).filter_map(|b| piece(b[0], b[1])).collect();
             let speed = plan.speeds[r].max(f64::MIN_POSITIVE);
             plan.main_seconds[r] = plan.fixed[r] + profile.cost(region.start, cut) / speed;
             plan.tail_cost[r] = profile.cost(cut, region.end);
