@@ -15,7 +15,10 @@
 # HETDSL_DEVICES list (indices of the unified device list) and leaves CUDA_VISIBLE_DEVICES
 # alone; otherwise HETDSL_DEVICES (default all) filters what each rank sees. Every rank prints
 # its devices and their compute units, to check the split. Where the device tool's $OUT is
-# set, the JSON and the output go there; otherwise to /tmp.
+# set, the JSON and the output go there; otherwise to /tmp. Ranks exchange data through shared
+# memory, copied twice (Open MPI's btl_vader_single_copy_mechanism=none, which every machine
+# allows); set OMPI_MCA_btl_vader_single_copy_mechanism=cma to try single copies where ptrace
+# between the ranks is allowed.
 set -uo pipefail
 compare=0
 if [ "${1:-}" = compare ]; then
@@ -38,7 +41,7 @@ export PMIX_MCA_mca_base_component_path=$root/pmix
 export OMPI_MCA_mca_base_component_show_load_errors=0
 export OMPI_MCA_btl=self,vader,tcp
 export OMPI_MCA_pml=ob1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 export HETDSL_DEVICES=${HETDSL_DEVICES:-all}
 export RANK_DEVICES=${RANK_DEVICES:-}
 out=${OUT:-/tmp}
