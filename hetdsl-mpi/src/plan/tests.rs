@@ -96,9 +96,8 @@ fn a_rank_s_moving_shortens_its_range_and_splits_it() {
     m.record(2, Form::Fresh, &call);
     let plan = m.choose(2, 3000, 0.0).unwrap();
     // Rank 1 moves 0.3 ms a unit, all of it outputs. Cut with one piece each, it would get
-    // 1800 units, whose outputs (0.54 s) take over 3 % of its 1.8 s: 4 pieces (0.04 s of
-    // set-ups and the last piece's sixth of the outputs, 0.09 s, against 0.03 + 0.135 for 3),
-    // leaving 0.09 s. T = (3000 + 0.09·1000) / 1500 = 2.06 s: rank 0 gets 1030 units, rank 1
+    // 1800 units, whose outputs (0.54 s) take over 3 % of its 1.8 s: 4 pieces (√(0.54 / 0.01)
+    // = 7.3, at most 4), tapered (the work is uniform), leaving the last piece's sixth, 0.09 s. T = (3000 + 0.09·1000) / 1500 = 2.06 s: rank 0 gets 1030 units, rank 1
     // 1970, in pieces of 1, 2, 2 and 1 sixths.
     assert_eq!(plan.main[0], Some(Package { offset: 0, len: 1030 }));
     assert_eq!(plan.main[1], Some(Package { offset: 1030, len: 1970 }));
@@ -294,7 +293,8 @@ fn unbalanced_plans_that_improve_are_kept_a_few_times() {
 }
 
 /// A balanced plan that runs slower than the fresh calls (its outputs no longer stream
-/// back during the computing) is struck; one within [`SLOWER_THAN_FRESH`] is kept.
+/// back during the computing) is struck; one within [`SLOWER_THAN_FRESH`] is kept. Against a
+/// single fresh time, a slower plan is judged again after one more fresh call.
 #[test]
 fn a_balanced_plan_slower_than_fresh_is_struck() {
     let planned = |roi: f64| planned(roi, 0.99);
@@ -304,7 +304,12 @@ fn a_balanced_plan_slower_than_fresh_is_struck() {
     m.record(2, Form::Planned, &planned(1.005));
     assert!(m.choose(2, 3000, TAIL).is_some() && !m.is_struck(), "within 1 %: kept");
     m.record(2, Form::Planned, &planned(1.03));
-    assert!(m.is_struck());
+    assert!(!m.is_struck(), "one fresh time to go by");
+    assert_eq!(m.choose(2, 3000, TAIL), None, "a fresh call for a second time");
+    m.record(2, Form::Fresh, &fresh());
+    assert!(m.choose(2, 3000, TAIL).is_some());
+    m.record(2, Form::Planned, &planned(1.03));
+    assert!(m.is_struck(), "slower than two fresh calls");
     assert_eq!(m.choose(2, 3000, TAIL), None);
 }
 
@@ -317,4 +322,36 @@ fn memory_keeps_the_latest_launches() {
     }
     assert_eq!(*m.entry("a"), 0, "the oldest was forgotten");
     assert_eq!(*m.entry("5"), 2);
+}
+
+/// A rank's pieces are tapered where the cost per unit is even along its range, equal where it
+/// varies (a short last piece of cheap units would not hide the outputs of the one before).
+#[test]
+fn pieces_taper_only_over_even_cost() {
+    let p = |offset, len| Package { offset, len };
+    assert_eq!(
+        cut_pieces(100..700, 4, Shape::Tapered),
+        vec![p(100, 100), p(200, 200), p(400, 200), p(600, 100)]
+    );
+    assert_eq!(cut_pieces(100..700, 3, Shape::Equal), vec![p(100, 200), p(300, 200), p(500, 200)]);
+    // Uniform work (one second per 500 or 1000 units of the same rank): even.
+    let mut even = CostProfile::default();
+    let measured: Vec<Measured> = fresh()
+        .ranges
+        .iter()
+        .map(|r| Measured {
+            lane: r.rank,
+            offset: r.package.offset,
+            len: r.package.len,
+            seconds: r.seconds,
+        })
+        .collect();
+    even.learn_by_nominal(2, &measured, &[1.0, 2.0]);
+    assert_eq!(shape(&even, 0..3000), Shape::Tapered);
+    // The last thousand units twice as dear: varies.
+    let mut dear = measured.clone();
+    dear[3].seconds = 2.0;
+    let mut varies = CostProfile::default();
+    varies.learn_by_nominal(2, &dear, &[1.0, 2.0]);
+    assert_eq!(shape(&varies, 0..3000), Shape::Equal);
 }
