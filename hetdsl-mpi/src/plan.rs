@@ -183,16 +183,7 @@ impl RankRecall {
             (self.settled, self.refined, self.missed, self.last_balance) = (false, false, 0, 0.0);
             return;
         }
-        let measured: Vec<Measured> = outcome
-            .ranges
-            .iter()
-            .map(|r| Measured {
-                lane: r.rank,
-                offset: r.package.offset,
-                len: r.package.len,
-                seconds: r.seconds,
-            })
-            .collect();
+        let measured = measured(&outcome.ranges);
 
         match form {
             Form::Fresh => {
@@ -249,6 +240,18 @@ impl RankRecall {
             }
         }
     }
+}
+
+/// The ranges of a call as the cost map learns them: lanes are ranks.
+fn measured(ranges: &[RangeRun]) -> Vec<Measured> {
+    (ranges.iter())
+        .map(|r| Measured {
+            lane: r.rank,
+            offset: r.package.offset,
+            len: r.package.len,
+            seconds: r.seconds,
+        })
+        .collect()
 }
 
 /// How `range`'s pieces are sized: tapered where its cost per unit, over eight equal parts,

@@ -336,16 +336,7 @@ fn pieces_taper_only_over_even_cost() {
     assert_eq!(cut_pieces(100..700, 3, Shape::Equal), vec![p(100, 200), p(300, 200), p(500, 200)]);
     // Uniform work (one second per 500 or 1000 units of the same rank): even.
     let mut even = CostProfile::default();
-    let measured: Vec<Measured> = fresh()
-        .ranges
-        .iter()
-        .map(|r| Measured {
-            lane: r.rank,
-            offset: r.package.offset,
-            len: r.package.len,
-            seconds: r.seconds,
-        })
-        .collect();
+    let measured = measured(&fresh().ranges);
     even.learn_by_nominal(2, &measured, &[1.0, 2.0]);
     assert_eq!(shape(&even, 0..3000), Shape::Tapered);
     // The last thousand units twice as dear: varies.
