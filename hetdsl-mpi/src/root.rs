@@ -227,7 +227,7 @@ impl<'a> Root<'_, 'a> {
                 return Ok(Heard::Msg(
                     r,
                     Msg::decode(&probed.into_bytes()).unwrap_or_else(|e| {
-                        let mut m = Msg::new(Kind::Failed, Package { offset: 0, len: 0 });
+                        let mut m = Msg::unranged(Kind::Failed);
                         m.parts = vec![e.to_string().into_bytes()];
                         m
                     }),
@@ -304,7 +304,7 @@ impl<'a> Root<'_, 'a> {
             }
             Order::Stop => {
                 self.stopped[r] = true;
-                self.send(r, Msg::new(Kind::Stop, Package { offset: 0, len: 0 }))
+                self.send(r, Msg::unranged(Kind::Stop))
             }
         }
     }
@@ -462,7 +462,7 @@ impl<'a> Root<'_, 'a> {
         let lost = self.ranks.lost(r, self.now(), reason);
         if !self.stopped[r] {
             self.stopped[r] = true;
-            self.send(r, Msg::new(Kind::Stop, Package { offset: 0, len: 0 }))?;
+            self.send(r, Msg::unranged(Kind::Stop))?;
         }
         lost
     }
@@ -472,11 +472,7 @@ impl<'a> Root<'_, 'a> {
         for r in 0..self.stopped.len() {
             if !self.stopped[r] {
                 self.stopped[r] = true;
-                let mut m = Msg::new(Kind::Stop, Package { offset: 0, len: 0 });
-                if let Some(e) = error {
-                    m.flag = true;
-                    m.parts = vec![e.to_string().into_bytes()];
-                }
+                let m = error.map_or_else(|| Msg::unranged(Kind::Stop), Msg::stop_failed);
                 let _ = self.send(r, m);
             }
         }
@@ -537,10 +533,7 @@ pub(crate) fn stop_ranks(
     n: usize,
     error: &Error,
 ) {
-    let mut m = Msg::new(Kind::Stop, Package { offset: 0, len: 0 });
-    m.flag = true;
-    m.parts = vec![error.to_string().into_bytes()];
-    let bytes = m.encode();
+    let bytes = Msg::stop_failed(error).encode();
     for r in 1..n {
         world.process_at_rank(r as i32).send_with_tag(&bytes[..], tag);
     }

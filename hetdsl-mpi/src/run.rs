@@ -40,7 +40,7 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
     let joined = Joined { host: cluster.host().to_string(), profile: node_profile(&launch)? };
     if cluster.rank() != 0 {
         let mut link = MpiLink { world, tag };
-        let mut m = Msg::new(Kind::Summary, hetdsl::Package { offset: 0, len: 0 });
+        let mut m = Msg::unranged(Kind::Summary);
         m.parts = vec![serde_json::to_vec(&joined).unwrap_or_default()];
         link.send(m)?;
         broadcast_whole(world, &mut node, None)?;
@@ -219,7 +219,7 @@ fn serve_rank(
 /// rank 0 drops the rank at once and re-runs its range); after a failed run, no device reports:
 /// rank 0 may have stopped listening, and a message this small is sent without waiting for it.
 fn summary(report: &RankReport, relayed: &Result<Msg>) -> Msg {
-    let mut m = Msg::new(Kind::Summary, hetdsl::Package { offset: 0, len: 0 });
+    let mut m = Msg::unranged(Kind::Summary);
     let failed = matches!(relayed, Ok(stop) if stop.flag);
     let compact = RankReport { devices: Vec::new(), ..report.clone() };
     m.parts = vec![serde_json::to_vec(if failed { &compact } else { report }).unwrap_or_default()];

@@ -88,7 +88,7 @@ impl Link for ChannelLink {
     /// rank is stopped with ranges queued only when it was dropped (they are re-run elsewhere)
     /// or the run failed.
     fn recv(&mut self) -> Result<Msg> {
-        let stop = || Msg::new(Kind::Stop, hetdsl::Package { offset: 0, len: 0 });
+        let stop = || Msg::unranged(Kind::Stop);
         if self.pending.is_empty() {
             // Rank 0 gone means the run is over for this node too.
             self.pending.push_back(self.from_root.recv().unwrap_or_else(|_| stop()));

@@ -58,6 +58,19 @@ impl Msg {
         Msg { kind, package, seconds: 0.0, flag: false, parts: Vec::new() }
     }
 
+    /// A message about no range (a stop, a summary, a message that could not be read).
+    pub fn unranged(kind: Kind) -> Self {
+        Msg::new(kind, Package { offset: 0, len: 0 })
+    }
+
+    /// A stop that says the run failed, and why.
+    pub fn stop_failed(why: &impl std::fmt::Display) -> Self {
+        let mut m = Msg::unranged(Kind::Stop);
+        m.flag = true;
+        m.parts = vec![why.to_string().into_bytes()];
+        m
+    }
+
     /// Bytes of payload (what the report counts as moved).
     pub fn payload(&self) -> u64 {
         self.parts.iter().map(|p| p.len() as u64).sum()
