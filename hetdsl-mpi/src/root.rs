@@ -1,6 +1,7 @@
 //! Rank 0 during a run: balances the ranks through [`Ranks`], sends each range's inputs to the
 //! rank that runs it straight from the caller's buffers, receives each range's outputs
-//! straight into them as they arrive (its own node's are copied from the node's staging),
+//! straight into them as they arrive (its own node works in them in place, `crate::caller`;
+//! only an inout's ranges are copied from the node's staging),
 //! drops a rank whose devices all failed or that outlives the watchdog (its range is re-run
 //! elsewhere), and ends by collecting every rank's summary.
 
