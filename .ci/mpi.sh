@@ -16,6 +16,9 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 flags=(-n 3 --oversubscribe)
 [ "$(id -u)" = 0 ] && flags+=(--allow-run-as-root)
 cargo build --release -p hetdsl-mpi --features mpi --example mpi_samples --example mpi_compare
+# The unit tests of the parts only the `mpi` feature builds (rank 0's view of the caller's
+# buffers), beside the pure ones the workspace's tests already ran.
+cargo test --release -p hetdsl-mpi --features mpi --lib
 # The path of test binary $1 (cargo names it with a hash).
 test_bin() {
     cargo test --release -p hetdsl-mpi --features mpi --test "$1" --no-run --message-format=json |

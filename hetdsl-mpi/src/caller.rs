@@ -111,3 +111,66 @@ impl<'a> CallerMemory<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::ArgSpec;
+
+    fn buffer(kind: ArgKind, len: u64, pattern: Pattern) -> ArgSpec {
+        ArgSpec { kind, elem: 4, len, pattern: Some(pattern), value: Vec::new() }
+    }
+
+    /// Sliced inputs and outputs are worked in place, a `whole` input and an inout are not;
+    /// reads and writes reach exactly the bytes asked for, and nothing out of bounds.
+    #[test]
+    fn rank_0_works_in_place_where_a_range_can_be_run_again() {
+        let spec = LaunchSpec {
+            kernel: "k".into(),
+            global: vec![16],
+            local: vec![4],
+            args: vec![
+                buffer(ArgKind::In, 16, Pattern::ONE_TO_ONE),
+                buffer(ArgKind::In, 3, Pattern::Whole),
+                buffer(ArgKind::Out, 16, Pattern::ONE_TO_ONE),
+                buffer(ArgKind::InOut, 16, Pattern::ONE_TO_ONE),
+                ArgSpec {
+                    kind: ArgKind::Scalar,
+                    elem: 0,
+                    len: 0,
+                    pattern: None,
+                    value: vec![0; 4],
+                },
+            ],
+        };
+        let input: Vec<u8> = (0..64).collect();
+        let table = vec![9u8; 12];
+        let mut out = vec![0u8; 64];
+        let mut inout: Vec<u8> = (100..164).collect();
+        let host = vec![
+            HostBuf::In(&input),
+            HostBuf::In(&table),
+            HostBuf::Out(&mut out),
+            HostBuf::Out(&mut inout),
+            HostBuf::None,
+        ];
+        let mut memory = CallerMemory::new(host, &spec);
+        let in_place: Vec<bool> = (0..6).map(|a| memory.in_place(a)).collect();
+        assert_eq!(in_place, [true, false, true, false, false, false]);
+        let regions = memory.node_regions();
+        let lens: Vec<Option<usize>> = regions.iter().map(|r| r.map(|r| r.len())).collect();
+        assert_eq!(lens, [Some(64), None, Some(64), None, None]);
+        let piece = |arg, bytes| Piece { arg, bytes };
+        assert_eq!(memory.read(&piece(0, 8..12)), Some(&input[8..12]));
+        assert_eq!(memory.read(&piece(3, 4..8)), Some(&[104u8, 105, 106, 107][..]));
+        assert_eq!(memory.read(&piece(3, 60..68)), None, "past the buffer");
+        assert!(memory.write(&piece(0, 0..4)).is_none(), "an input is never written");
+        assert!(memory.write(&piece(2, 62..66)).is_none(), "past the buffer");
+        memory.write(&piece(2, 16..20)).unwrap().copy_from_slice(&[1, 2, 3, 4]);
+        memory.write(&piece(3, 0..2)).unwrap().copy_from_slice(&[7, 7]);
+        drop(memory);
+        assert_eq!(&out[16..20], &[1, 2, 3, 4]);
+        assert!(out[..16].iter().chain(&out[20..]).all(|b| *b == 0), "nothing else written");
+        assert_eq!(&inout[..3], &[7, 7, 102]);
+    }
+}
