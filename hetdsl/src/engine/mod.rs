@@ -577,9 +577,7 @@ fn host_arg(arg: &Arg<'_>, ty: Option<HostType>) -> hetdsl_decl::argcheck::HostA
         Arg::Out { dir, .. } => {
             HostArg::Buffer { ty, writes: true, reads: *dir == Direction::InOut }
         }
-        Arg::Region { dir, .. } => {
-            HostArg::Buffer { ty, writes: dir.writes(), reads: *dir != Direction::Out }
-        }
+        Arg::Region { dir, .. } => HostArg::Buffer { ty, writes: dir.writes(), reads: dir.reads() },
         Arg::Scalar(bytes) => HostArg::Scalar { ty, size: bytes.len() },
         Arg::Local(_) | Arg::LocalPerItem(_) => HostArg::Local { ty },
         // Every device writes the whole buffer, starting from the reduction's identity.

@@ -352,7 +352,7 @@ impl<'s> SessionLaunch<'s> {
             args.push(SArg::Scalar { index: args.len(), bytes: bytes_of(&sizes).to_vec() });
         }
         // A halo of r reaches r rows (2-D) or r planes (3-D): every faster dimension whole.
-        let row_len: u64 = geo.global[..geo.global.len() - 1].iter().map(|x| *x as u64).product();
+        let row_len = geo.row_len();
         // Each `__global` pointer's hidden window offset comes after every other argument.
         let pointers = session.pointers.get(&self.kernel).cloned().unwrap_or_default();
         let offsets = pointers.iter().enumerate().map(|(k, &i)| (i, args.len() + k)).collect();
