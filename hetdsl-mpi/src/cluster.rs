@@ -13,6 +13,7 @@ use hetdsl::balance::dispatch::WatchdogRule;
 use hetdsl::{Balancer, Error, Fault, Pattern, Pod, Program, Result};
 
 use crate::node::{BalancerFactory, Node};
+use crate::payload::Spares;
 use crate::plan::{CallOutcome, Form, Memory, RankPlan, RankRecall};
 use crate::recall::NodeRecall;
 use crate::report::ClusterReport;
@@ -35,6 +36,9 @@ pub struct Cluster {
     /// Every rank: what the last call of each launch measured of its node's devices, shared
     /// with the node's thread during a call ([`crate::recall::NodeRecall`]).
     nodes_recalled: RefCell<Memory<Arc<Mutex<NodeRecall>>>>,
+    /// Every rank: its node's staging buffers, kept from one call to the next (see
+    /// [`Spares`]; freed by [`Cluster::free_buffers`]).
+    staging: Spares,
 }
 
 impl Cluster {
@@ -52,6 +56,7 @@ impl Cluster {
             stragglers: Default::default(),
             ranks_recalled: Default::default(),
             nodes_recalled: Default::default(),
+            staging: Spares::default(),
         })
     }
 
@@ -126,6 +131,12 @@ impl Cluster {
     pub fn forget_calls(&self) {
         *self.ranks_recalled.borrow_mut() = Memory::default();
         *self.nodes_recalled.borrow_mut() = Memory::default();
+    }
+
+    /// Frees the staging buffers this rank keeps for the next call (on rank 0, those of
+    /// arguments it cannot work on in place). They hold at most what the last call wrote to.
+    pub fn free_buffers(&self) {
+        self.staging.clear();
     }
 
     /// Rank 0: the plan for the next call of the launch `key` on `ranks` ranks over `total`
@@ -386,7 +397,12 @@ impl<'a> ClusterLaunch<'a> {
     }
 
     pub(crate) fn node(&self) -> Node<'a> {
-        let mut node = Node::new(self.program, self.spec.clone(), self.node_balancer.clone());
+        let mut node = Node::with_spares(
+            self.program,
+            self.spec.clone(),
+            self.node_balancer.clone(),
+            self.cluster.staging.clone(),
+        );
         let me = self.cluster.rank();
         node.inject_from(
             self.faults

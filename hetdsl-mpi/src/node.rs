@@ -90,17 +90,33 @@ pub struct Node<'p> {
 
 impl<'p> Node<'p> {
     pub fn new(program: &'p Program, spec: LaunchSpec, balancer: BalancerFactory) -> Self {
+        Node::with_spares(program, spec, balancer, Spares::default())
+    }
+
+    /// A node whose staging buffers come from `spares` and go back to it when the node is
+    /// dropped, so that the next call's node finds them already written to (a
+    /// [`crate::Cluster`] keeps one pool across calls). Buffers of lengths this launch never
+    /// takes are freed first.
+    pub fn with_spares(
+        program: &'p Program,
+        spec: LaunchSpec,
+        balancer: BalancerFactory,
+        spares: Spares,
+    ) -> Self {
+        let lengths: Vec<usize> =
+            spec.args.iter().filter(|a| a.kind.is_buffer()).map(|a| a.bytes() as usize).collect();
+        spares.keep_lengths(&lengths);
         let buffers = spec
             .args
             .iter()
-            .map(|a| if a.kind.is_buffer() { vec![0u8; a.bytes() as usize] } else { Vec::new() })
+            .map(|a| if a.kind.is_buffer() { spares.take(a.bytes() as usize) } else { Vec::new() })
             .collect();
         Node {
             program,
             spec,
             buffers,
             in_place: Vec::new(),
-            spares: Spares::default(),
+            spares,
             balancer,
             faults: Vec::new(),
             ranges: 0,
@@ -321,6 +337,13 @@ impl<'p> Node<'p> {
     }
 }
 
+impl Drop for Node<'_> {
+    /// The staging buffers go back to the pool, for the next call's node.
+    fn drop(&mut self) {
+        self.spares.give_all(self.buffers.drain(..));
+    }
+}
+
 /// The launch's arguments: the node's staging buffers, or the caller's memory in place.
 fn kernel_args<'s>(
     spec: &'s LaunchSpec,
@@ -352,4 +375,67 @@ fn kernel_args<'s>(
 
 fn lock(recall: &Mutex<NodeRecall>) -> std::sync::MutexGuard<'_, NodeRecall> {
     recall.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::ArgSpec;
+    use hetdsl::{KernelSource, Pattern, Runtime};
+
+    const SOURCE: &str = "__kernel void twice(__global const uint* x, __global uint* y) {
+        size_t i = get_global_id(0);
+        y[i] = 2u * x[i] + 1u;
+    }";
+
+    fn buffer(kind: ArgKind, len: u64) -> ArgSpec {
+        ArgSpec { kind, elem: 4, len, pattern: Some(Pattern::ONE_TO_ONE), value: Vec::new() }
+    }
+
+    /// A dropped node's staging buffers go back to its pool and the next node takes its
+    /// buffers from there (no fresh pages); its range still comes out right, whatever the
+    /// last one left in them.
+    #[test]
+    fn a_nodes_staging_outlives_it_for_the_next_call() {
+        let rt = Runtime::new().expect("an OpenCL runtime (install pocl-opencl-icd)");
+        let program = rt.program(&KernelSource::from_text("twice.cl", SOURCE)).expect("builds");
+        let n = 1usize << 12;
+        let spec = LaunchSpec {
+            kernel: "twice".into(),
+            global: vec![n],
+            local: vec![64],
+            args: vec![buffer(ArgKind::In, n as u64), buffer(ArgKind::Out, n as u64)],
+        };
+        let full = 4 * n;
+        let balancer: BalancerFactory = Arc::new(hetdsl::balance::default_balancer);
+        let pool = Spares::default();
+        pool.give(vec![7u8; 3]); // a length this launch never takes: freed
+        let input: Vec<u8> = (0..n as u32).flat_map(|i| (i * 3).to_le_bytes()).collect();
+        let mut pooled: Vec<usize> = Vec::new();
+        for (call, groups) in [(0, 0..40u64), (1, 20..64)] {
+            let mut node =
+                Node::with_spares(&program, spec.clone(), balancer.clone(), pool.clone());
+            assert_eq!(pool.len(), pooled.len().saturating_sub(2), "call {call}: 2 taken");
+            for b in &node.buffers {
+                let reused = pooled.contains(&(b.as_ptr() as usize));
+                assert_eq!(reused, call > 0, "call {call}: staging from the pool");
+            }
+            let package = Package { offset: groups.start, len: groups.end - groups.start };
+            let finished = node.run(package, vec![input.clone()]).expect("the range runs");
+            let out = &finished.outputs[0];
+            for i in (groups.start * 64) as usize..(groups.end * 64) as usize {
+                let got = u32::from_le_bytes(out[4 * i..4 * i + 4].try_into().unwrap());
+                assert_eq!(got, 2 * (3 * i as u32) + 1, "call {call}, element {i}");
+            }
+            node.spares().give_all(finished.outputs);
+            drop(node);
+            // The staging buffers it started with, the input it swapped in, the output lent.
+            // Taken out to see where they are, and given back.
+            let back: Vec<Vec<u8>> = (0..pool.len()).map(|_| pool.take(full)).collect();
+            // One more each call: the input, which arrives in a buffer of its own.
+            assert_eq!(back.len(), 3 + call, "call {call}: every buffer back in the pool");
+            pooled = back.iter().map(|b| b.as_ptr() as usize).collect();
+            pool.give_all(back);
+        }
+    }
 }

@@ -139,7 +139,10 @@ const POOL: usize = 16;
 /// Full-length staging buffers given back after their range's bytes were sent or merged, so
 /// that the next range reuses them instead of having fresh memory mapped in page by page.
 /// Each range writes only its own bytes of a buffer, so a pool holds no more touched memory
-/// than one staging buffer per argument would.
+/// than one staging buffer per argument would. A [`crate::Cluster`] keeps its pool from one
+/// call to the next: memory first written costs a page fault per page (1-1.3 GB/s measured
+/// on the 2-core build machine, against 5 GB/s for a copy into touched pages), which a
+/// remote rank paid on every range's inputs and outputs of every call.
 #[derive(Debug, Clone, Default)]
 pub struct Spares(Arc<Mutex<Vec<Vec<u8>>>>);
 
@@ -163,6 +166,18 @@ impl Spares {
 
     pub fn give_all(&self, buffers: impl IntoIterator<Item = Vec<u8>>) {
         buffers.into_iter().for_each(|b| self.give(b));
+    }
+
+    /// Frees every buffer whose length is not in `lengths` (a new launch's buffer lengths): a
+    /// pool kept across calls holds only what the launch at hand may take.
+    pub fn keep_lengths(&self, lengths: &[usize]) {
+        let mut pool = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        pool.retain(|b| lengths.contains(&b.len()));
+    }
+
+    /// Frees every buffer.
+    pub fn clear(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// Buffers waiting in the pool.
@@ -298,5 +313,22 @@ mod tests {
         assert!(spares.is_empty());
         spares.give_all((0..POOL + 4).map(|_| vec![0u8; 8]));
         assert_eq!(spares.len(), POOL);
+    }
+
+    #[test]
+    fn spares_keep_only_the_lengths_asked_for() {
+        let spares = Spares::default();
+        spares.give_all([vec![1u8; 8], vec![2u8; 16], vec![3u8; 8], vec![4u8; 32]]);
+        spares.keep_lengths(&[8, 32]);
+        assert_eq!(spares.len(), 3);
+        assert_eq!(spares.take(16), vec![0u8; 16], "freed: a new buffer");
+        let mut eights = [spares.take(8)[0], spares.take(8)[0]];
+        eights.sort();
+        assert_eq!(eights, [1, 3]);
+        assert_eq!(spares.take(32)[0], 4);
+        assert!(spares.is_empty());
+        spares.give(vec![0u8; 8]);
+        spares.clear();
+        assert!(spares.is_empty());
     }
 }
