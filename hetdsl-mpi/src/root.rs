@@ -282,7 +282,7 @@ impl<'a> Root<'_, 'a> {
                     self.reports[r].bytes_sent += total(&pieces);
                     for piece in &pieces {
                         let full = self.launch.spec.args[piece.arg].bytes() as usize;
-                        let mut buffer = self.local_spares.take(full);
+                        let mut buffer = self.local_spares.take(full, piece.bytes.clone());
                         copy(&mut buffer[piece.bytes.clone()], self.host_piece(piece)?);
                         m.parts.push(buffer);
                     }

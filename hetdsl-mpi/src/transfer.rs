@@ -88,7 +88,8 @@ pub(crate) fn receive_order(
         let probed = matched(message, status);
         match incoming.accept(probed.len) {
             Ok(piece) => {
-                let mut buffer = spares.take(spec.args[piece.arg].bytes() as usize);
+                let full = spec.args[piece.arg].bytes() as usize;
+                let mut buffer = spares.take(full, piece.bytes.clone());
                 probed.into_slice(&mut buffer[piece.bytes]);
                 order.parts.push(buffer);
             }
