@@ -191,11 +191,14 @@ impl RankRecall {
                 // only timed: its few long ranges would teach a coarser map than the plan's.
                 if !self.refined {
                     self.profile.learn_by_nominal(ranks, &measured, &outcome.nominal);
-                    let (share, ahead) = (outcome.output_share, outcome.queue_ahead);
-                    self.moving =
-                        (0..ranks).map(|r| Moving::of(&outcome.ranges, r, share, ahead)).collect();
                     self.exposed.clear();
                 }
+                // What the ranks spend moving is learned again from every fresh call: the
+                // first also paid what a node pays once (its staging's pages, first written),
+                // and a remote rank's pieces were then sized for costs later calls never see.
+                let (share, ahead) = (outcome.output_share, outcome.queue_ahead);
+                self.moving =
+                    (0..ranks).map(|r| Moving::of(&outcome.ranges, r, share, ahead)).collect();
                 self.settled = false;
                 if !first {
                     self.fresh_times.push(outcome.roi_seconds);

@@ -140,6 +140,23 @@ fn a_rank_s_moving_shortens_its_range_and_splits_it() {
     assert_eq!(next.main[1], Some(Package { offset: 1003, len: 1997 }));
 }
 
+/// What a rank spends moving is learned again from each fresh call: the first call's costs
+/// (a node's staging first written) do not size the pieces of every later plan.
+#[test]
+fn a_later_fresh_call_relearns_what_ranks_spend_moving() {
+    let mut m = RankRecall::default();
+    let mut cold = fresh();
+    for r in cold.ranges.iter_mut().filter(|r| r.rank == 1) {
+        r.overhead = 0.3;
+    }
+    m.record(2, Form::Fresh, &cold);
+    assert_eq!(m.choose(2, 3000, 0.0).unwrap().pieces[1].len(), 4);
+    m.record(2, Form::Planned, &planned(1.0, 0.99));
+    m.record(2, Form::Fresh, &fresh());
+    let plan = m.choose(2, 3000, 0.0).unwrap();
+    assert_eq!(plan.pieces[1], vec![Package { offset: 1000, len: 2000 }], "moves nothing now");
+}
+
 /// Queued ahead, a rank gets the next piece of its main range, never a tail nor an orphan.
 #[test]
 fn pieces_queue_behind_each_other_and_tails_wait() {
