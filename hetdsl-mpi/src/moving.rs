@@ -65,6 +65,9 @@ pub struct Moving {
     pub units: u64,
     /// A range's inputs arrive while the rank computes the range before it.
     pub ahead: bool,
+    /// Its ranges moved no bytes (rank 0's node, in the caller's memory): what it spent
+    /// besides computing is its node's, which pieces would only add to.
+    pub in_place: bool,
 }
 
 impl Moving {
@@ -89,8 +92,14 @@ impl Moving {
         };
         let n = later.len() as f64;
         let (sx, so) = later.iter().fold((0.0, 0.0), |(x, o), m| (x + m.0, o + m.1));
-        let proportional =
-            Moving { setup: 0.0, per_unit: so / sx.max(1.0), output_share: share, units, ahead };
+        let proportional = Moving {
+            setup: 0.0,
+            per_unit: so / sx.max(1.0),
+            output_share: share,
+            units,
+            ahead,
+            in_place: false,
+        };
         if later.len() < 2 {
             return proportional;
         }
@@ -102,7 +111,7 @@ impl Moving {
         if per_unit < 0.0 || setup < 0.0 || !setup.is_finite() {
             return proportional;
         }
-        Moving { setup, per_unit, output_share: share, units, ahead }
+        Moving { setup, per_unit, output_share: share, units, ahead, in_place: false }
     }
 
     /// Of what a range of `units` moves, the seconds pieces can overlap: its outputs, and with
@@ -124,7 +133,7 @@ impl Moving {
     /// gave fewer pieces, and Mandelbrot's simulated ranks 0.958 of one process against 0.961.)
     pub fn pieces(&self, units: u64, seconds: f64) -> usize {
         let overlappable = self.overlappable(units);
-        if overlappable.is_nan() || overlappable <= PIECE_SHARE * seconds {
+        if self.in_place || overlappable.is_nan() || overlappable <= PIECE_SHARE * seconds {
             return 1;
         }
         let each = self.setup.max(PIECE_SECONDS);
@@ -220,7 +229,7 @@ mod tests {
         assert_eq!(shares, vec![1.0, 0.5, 0.25, 1.0 / 6.0]);
         assert_eq!(end_share(4, Shape::Equal), 0.25);
         // Equal pieces of the same moving: 4 of them leave a quarter.
-        let m = Moving { setup: 0.0, per_unit: 1e-4, output_share: 1.0, units: 0, ahead: false };
+        let m = Moving { per_unit: 1e-4, output_share: 1.0, ..Moving::default() };
         assert!((m.guess(4, 2000, Shape::Equal) - 0.05).abs() < 1e-12);
     }
 

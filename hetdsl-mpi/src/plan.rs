@@ -123,6 +123,9 @@ pub struct CallOutcome {
     /// The ranks got their next range while computing the last ([`crate::hier::Ranks::queue_ahead`]):
     /// pieces overlap their inputs too.
     pub queue_ahead: bool,
+    /// Per rank, the bytes its ranges moved, inputs and outputs (not the `whole` inputs, sent
+    /// once); empty where not known: every rank is taken to move some.
+    pub moved: Vec<u64>,
 }
 
 /// What the cluster remembers of one launch across ranks.
@@ -197,8 +200,12 @@ impl RankRecall {
                 // first also paid what a node pays once (its staging's pages, first written),
                 // and a remote rank's pieces were then sized for costs later calls never see.
                 let (share, ahead) = (outcome.output_share, outcome.queue_ahead);
-                self.moving =
-                    (0..ranks).map(|r| Moving::of(&outcome.ranges, r, share, ahead)).collect();
+                self.moving = (0..ranks)
+                    .map(|r| Moving {
+                        in_place: outcome.moved.get(r) == Some(&0),
+                        ..Moving::of(&outcome.ranges, r, share, ahead)
+                    })
+                    .collect();
                 self.settled = false;
                 if !first {
                     self.fresh_times.push(outcome.roi_seconds);

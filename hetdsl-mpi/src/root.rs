@@ -494,8 +494,25 @@ impl<'a> Root<'_, 'a> {
             nominal: self.nominal.clone(),
             output_share: self.output_share(report.total_units),
             queue_ahead: self.launch.queue_ahead,
+            moved: self.moved(),
         };
         self.launch.cluster.remember_call(key, self.reports.len(), self.form, &outcome);
+    }
+
+    /// Per rank, the bytes its merged ranges moved: inputs and outputs, on rank 0 those its
+    /// node does not work on in place.
+    fn moved(&self) -> Vec<u64> {
+        let mut moved = vec![0u64; self.reports.len()];
+        for run in &self.ranges {
+            for side in [Side::Inputs, Side::Outputs] {
+                let pieces = layout(&self.launch.spec, run.package, side).unwrap_or_default();
+                moved[run.rank] += (pieces.iter())
+                    .filter(|p| run.rank != 0 || !self.memory.in_place(p.arg))
+                    .map(|p| p.bytes.len() as u64)
+                    .sum::<u64>();
+            }
+        }
+        moved
     }
 
     /// Of the bytes the launch's ranges move over `units`, the share that are outputs.

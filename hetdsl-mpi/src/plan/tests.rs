@@ -24,6 +24,7 @@ fn fresh() -> CallOutcome {
         nominal: vec![1.0, 2.0],
         output_share: 1.0,
         queue_ahead: false,
+        moved: Vec::new(),
     }
 }
 
@@ -133,6 +134,7 @@ fn a_rank_s_moving_shortens_its_range_and_splits_it() {
         nominal: vec![1.0, 2.0],
         output_share: 1.0,
         queue_ahead: false,
+        moved: Vec::new(),
     };
     m.record(2, Form::Fresh, &call);
     m.record(2, Form::Planned, &planned);
@@ -155,6 +157,22 @@ fn a_later_fresh_call_relearns_what_ranks_spend_moving() {
     m.record(2, Form::Fresh, &fresh());
     let plan = m.choose(2, 3000, 0.0).unwrap();
     assert_eq!(plan.pieces[1], vec![Package { offset: 1000, len: 2000 }], "moves nothing now");
+}
+
+/// A rank whose ranges moved no bytes (rank 0's node, in the caller's memory) gets its range
+/// whole however long it spent besides computing: pieces would have nothing to overlap.
+#[test]
+fn a_rank_that_moves_nothing_gets_one_piece() {
+    let mut m = RankRecall::default();
+    let mut call = fresh();
+    for r in call.ranges.iter_mut() {
+        r.overhead = 0.3;
+    }
+    call.moved = vec![0, 3_000_000];
+    m.record(2, Form::Fresh, &call);
+    let plan = m.choose(2, 3000, 0.0).unwrap();
+    assert_eq!(plan.pieces[0].len(), 1);
+    assert_eq!(plan.pieces[1].len(), 4);
 }
 
 /// Queued ahead, a rank gets the next piece of its main range, never a tail nor an orphan.
