@@ -89,6 +89,93 @@ fn a_region_argument_is_refused_by_verify_not_run() {
     assert!(out.iter().all(|&v| v == 7), "nothing ran");
 }
 
+/// Windows (`HostRegion::window`): staging that holds only the bytes a launch over groups
+/// `a..b` touches, input and output, gives the same outputs as the whole buffers.
+#[test]
+fn windows_of_the_touched_bytes_are_enough() {
+    let p = program("engine.cl");
+    let (n, lws) = (1usize << 14, 64usize);
+    let (a, b) = (37usize, 201usize); // work-groups
+    let input = lcg(13, n);
+    let want = expand4_reference(&input);
+    // The input's elements of groups a..b (1:1), the output's (4:1), nothing else.
+    let mut inside: Vec<u32> = input[a * lws..b * lws].to_vec();
+    let mut out = vec![0u32; 4 * (b - a) * lws];
+    let (in_origin, out_origin) = (a * lws * 4, 4 * a * lws * 4);
+    // SAFETY: both vectors outlive the launch, which alone touches them meanwhile.
+    let (inp, outp) = unsafe {
+        (
+            HostRegion::window(inside.as_mut_ptr() as *mut u8, inside.len() * 4, in_origin, n * 4),
+            HostRegion::window(out.as_mut_ptr() as *mut u8, out.len() * 4, out_origin, 16 * n),
+        )
+    };
+    let report = p
+        .launch("expand4")
+        .global(&[n])
+        .local(&[lws])
+        .arg(Arg::Region { region: inp, elem: 4, pattern: Pattern::ONE_TO_ONE, dir: Direction::In })
+        .arg(Arg::Region {
+            region: outp,
+            elem: 4,
+            pattern: Pattern::ratio(4, 1).unwrap(),
+            dir: Direction::Out,
+        })
+        .groups(a as u64..b as u64)
+        .balancer(round_robin(5))
+        .run()
+        .unwrap();
+    assert_coexecuted_once(&report);
+    assert_eq!(out, want[4 * a * lws..4 * b * lws]);
+}
+
+/// A window that misses bytes the launch's groups touch, or a `whole` input given in part, is
+/// the caller's error, named, and nothing runs.
+#[test]
+fn a_window_short_of_the_launch_is_refused() {
+    let p = program("engine.cl");
+    let (n, lws) = (1usize << 12, 64usize);
+    let mut inside = vec![1u32; 10 * lws];
+    let mut out = vec![7u32; 4 * n];
+    let out_len = out.len() * 4;
+    // SAFETY: the vectors outlive the launches, which alone touch them.
+    let (short, outp) = unsafe {
+        (
+            HostRegion::window(inside.as_mut_ptr() as *mut u8, inside.len() * 4, 0, n * 4),
+            HostRegion::new(out.as_mut_ptr() as *mut u8, out_len),
+        )
+    };
+    let launch = |input: Arg<'static>, groups: std::ops::Range<u64>| {
+        p.launch("expand4")
+            .global(&[n])
+            .local(&[lws])
+            .arg(input)
+            .arg(Arg::Region {
+                region: outp,
+                elem: 4,
+                pattern: Pattern::ratio(4, 1).unwrap(),
+                dir: Direction::Out,
+            })
+            .groups(groups)
+            .run()
+    };
+    let sliced =
+        Arg::Region { region: short, elem: 4, pattern: Pattern::ONE_TO_ONE, dir: Direction::In };
+    let e = launch(sliced, 0..11).unwrap_err();
+    assert!(
+        matches!(&e, Error::BadArgument { index: 0, reason } if reason.contains("window")),
+        "{e}"
+    );
+    let whole = Arg::Region { region: short, elem: 4, pattern: Pattern::Whole, dir: Direction::In };
+    let e = launch(whole, 0..2).unwrap_err();
+    assert!(matches!(&e, Error::BadArgument { index: 0, .. }), "{e}");
+    assert!(out.iter().all(|&v| v == 7), "nothing ran");
+    // Groups 0..10 are all the window holds: that runs.
+    let sliced =
+        Arg::Region { region: short, elem: 4, pattern: Pattern::ONE_TO_ONE, dir: Direction::In };
+    launch(sliced, 0..10).unwrap();
+    assert!(out[..4 * 10 * lws].chunks(4).all(|c| c == [1, 2, 1, 1 ^ 0x5a5a_5a5a]));
+}
+
 /// A raw pointer moved into the writer thread (the test vouches for its use).
 #[derive(Clone, Copy)]
 struct SendPtr(*mut u32);

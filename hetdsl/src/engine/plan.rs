@@ -16,11 +16,31 @@ use crate::error::{Error, Result};
 use crate::merge::{Merge, ReduceOps};
 use crate::pattern::{Direction, Pattern};
 
-/// The caller's memory for one buffer argument. Only dereferenced under the run's gate.
+/// The caller's memory for one buffer argument of `len` bytes: `span` bytes of it from byte
+/// `origin` at `ptr` (all of it but for a window, `HostRegion::window`). Only dereferenced
+/// under the run's gate.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HostPtr {
     pub(crate) ptr: *mut u8,
     pub(crate) len: usize,
+    pub(crate) origin: usize,
+    pub(crate) span: usize,
+}
+
+impl HostPtr {
+    /// All `len` bytes at `ptr`.
+    pub(crate) fn whole(ptr: *mut u8, len: usize) -> HostPtr {
+        HostPtr { ptr, len, origin: 0, span: len }
+    }
+
+    /// Where the argument's `bytes` are, if the caller's memory holds them all (the plan
+    /// checked that every package's do).
+    pub(crate) fn at(&self, bytes: &Range<usize>) -> Option<*mut u8> {
+        let inside =
+            bytes.start >= self.origin && bytes.end <= self.origin.saturating_add(self.span);
+        // SAFETY: `bytes.start - origin` lies within the `span` bytes at `ptr`.
+        inside.then(|| unsafe { self.ptr.add(bytes.start - self.origin) })
+    }
 }
 // SAFETY: the pointer is only dereferenced by device threads under `Shared::gate`, while the
 // `Launch` that borrowed the caller's slices is still inside `run`; packages touch disjoint
@@ -139,7 +159,7 @@ impl Plan {
                 found: String::new(),
             });
         }
-        let args = plan_arguments(args, &geo)?;
+        let args = plan_arguments(args, &geo, &span)?;
         Ok(Plan {
             kernel,
             geo,
@@ -199,12 +219,12 @@ impl Plan {
 }
 
 /// Everything a launch asks for, checked against the kernel's geometry.
-fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
+fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry, span: &Range<u64>) -> Result<Vec<ArgPlan>> {
     let total_items = geo.total_items();
     let mut plans = Vec::with_capacity(args.len());
     for (index, arg) in args.into_iter().enumerate() {
         let bad = |reason: String| Error::BadArgument { index, reason };
-        let (ptr, len, elem, pattern, dir) = match arg {
+        let (host, elem, pattern, dir) = match arg {
             Arg::Scalar(bytes) => {
                 plans.push(ArgPlan::Scalar { index, bytes });
                 continue;
@@ -241,20 +261,28 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
                          use sum, max or min"
                     )));
                 }
-                let host = HostPtr { ptr: bytes.as_mut_ptr(), len };
+                let host = HostPtr::whole(bytes.as_mut_ptr(), len);
                 plans.push(ArgPlan::Reduce { index, host, elem, merge, ops });
                 continue;
             }
             Arg::In { bytes, elem, pattern } => {
-                (bytes.as_ptr() as *mut u8, bytes.len(), elem, pattern, Direction::In)
+                let host = HostPtr::whole(bytes.as_ptr() as *mut u8, bytes.len());
+                (host, elem, pattern, Direction::In)
             }
             Arg::Out { bytes, elem, pattern, dir } => {
-                (bytes.as_mut_ptr(), bytes.len(), elem, pattern, dir)
+                (HostPtr::whole(bytes.as_mut_ptr(), bytes.len()), elem, pattern, dir)
             }
             Arg::Region { region, elem, pattern, dir } => {
-                (region.as_ptr(), region.len(), elem, pattern, dir)
+                let host = HostPtr {
+                    ptr: region.as_ptr(),
+                    len: region.arg_len(),
+                    origin: region.origin(),
+                    span: region.len(),
+                };
+                (host, elem, pattern, dir)
             }
         };
+        let len = host.len;
         if len == 0 {
             return Err(bad("an empty buffer (OpenCL cannot allocate 0 bytes)".into()));
         }
@@ -290,9 +318,44 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry) -> Result<Vec<ArgPlan>> {
                 }
             }
         }
-        plans.push(ArgPlan::Buffer { index, host: HostPtr { ptr, len }, elem, pattern, dir });
+        if host.origin > 0 || host.span < host.len {
+            check_window(&host, elem, pattern, geo, span).map_err(bad)?;
+        }
+        plans.push(ArgPlan::Buffer { index, host, elem, pattern, dir });
     }
     Ok(plans)
+}
+
+/// A window of an argument (`HostRegion::window`) must hold every byte the launch's
+/// work-groups `span` touch by `pattern`: a package never reads or writes outside it.
+fn check_window(
+    host: &HostPtr,
+    elem: usize,
+    pattern: Pattern,
+    geo: &Geometry,
+    span: &Range<u64>,
+) -> std::result::Result<(), String> {
+    let all = crate::work::Package { offset: span.start, len: span.end - span.start };
+    let (first, items) = geo.items(all);
+    let elems = pattern.elements_in_rows(first, items, (host.len / elem) as u64, geo.row_len());
+    let touched = elems.start as usize * elem..elems.end as usize * elem;
+    if host.origin.checked_add(host.span).is_none_or(|end| end > host.len) {
+        return Err(format!(
+            "a window of bytes {}..{} of a {}-byte argument runs past its end",
+            host.origin,
+            host.origin.saturating_add(host.span),
+            host.len
+        ));
+    }
+    match host.at(&touched) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "the launch's work-groups {span:?} touch bytes {touched:?} ({pattern}), and the window \
+             holds only bytes {}..{}",
+            host.origin,
+            host.origin + host.span
+        )),
+    }
 }
 
 /// Every setting of a launch that is not an argument or the geometry, checked before anything
@@ -400,6 +463,7 @@ mod tests {
                 Arg::Scalar(vec![0; 4]),
             ],
             &geo,
+            &(0..geo.units),
         );
         assert_eq!(ok.unwrap().len(), 3);
         let bad = plan_arguments(
@@ -409,6 +473,7 @@ mod tests {
                 pattern: Pattern::ONE_TO_ONE,
             }],
             &geo,
+            &(0..geo.units),
         );
         assert!(matches!(bad, Err(Error::BadArgument { index: 0, .. })));
         let whole_out = plan_arguments(
@@ -419,6 +484,7 @@ mod tests {
                 dir: Direction::Out,
             }],
             &geo,
+            &(0..geo.units),
         );
         assert!(matches!(whole_out, Err(Error::BadArgument { .. })));
         let split = plan_arguments(
@@ -428,6 +494,7 @@ mod tests {
                 pattern: Pattern::ratio(1, 128).unwrap(),
             }],
             &geo,
+            &(0..geo.units),
         );
         assert!(matches!(split, Err(Error::BadArgument { .. })), "1:128 cannot split groups of 64");
     }

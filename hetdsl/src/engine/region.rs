@@ -5,10 +5,15 @@
 /// caller whose other threads use the parts of the same buffer that the launch leaves alone
 /// while it runs (a cluster's rank 0 receives other ranks' outputs into the buffer its own
 /// devices write). Made only by the unsafe [`HostRegion::new`].
+/// A region may also hold only a window of its argument ([`HostRegion::window`]): bytes
+/// `origin..origin + len` of an argument of `arg_len` bytes, for a caller that stages only the
+/// part a launch over some work-groups touches.
 #[derive(Clone, Copy)]
 pub struct HostRegion<'a> {
     ptr: *mut u8,
     len: usize,
+    origin: usize,
+    arg_len: usize,
     borrow: std::marker::PhantomData<&'a mut [u8]>,
 }
 
@@ -29,11 +34,38 @@ impl<'a> HostRegion<'a> {
     ///   (a halo's rows around them, a `whole` input all of it) and writes an output's elements
     ///   of its work-groups (`Launch::groups`), nothing else.
     pub unsafe fn new(ptr: *mut u8, len: usize) -> HostRegion<'a> {
-        HostRegion { ptr, len, borrow: std::marker::PhantomData }
+        HostRegion { ptr, len, origin: 0, arg_len: len, borrow: std::marker::PhantomData }
     }
 
+    /// The `len` bytes at `ptr`, which are bytes `origin..origin + len` of an argument of
+    /// `arg_len` bytes. A launch refuses the window unless it holds every byte the launch's
+    /// work-groups touch (by the pattern, halos included); a `whole` input's window must be
+    /// all of it.
+    ///
+    /// # Safety
+    /// As for [`HostRegion::new`], for the `len` bytes at `ptr`.
+    pub unsafe fn window(
+        ptr: *mut u8,
+        len: usize,
+        origin: usize,
+        arg_len: usize,
+    ) -> HostRegion<'a> {
+        HostRegion { ptr, len, origin, arg_len, borrow: std::marker::PhantomData }
+    }
+
+    /// Bytes at [`HostRegion::as_ptr`].
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// The argument's byte at [`HostRegion::as_ptr`] (0 unless a window).
+    pub fn origin(&self) -> usize {
+        self.origin
+    }
+
+    /// The argument's length in bytes, all of which the kernel sees.
+    pub fn arg_len(&self) -> usize {
+        self.arg_len
     }
 
     pub fn is_empty(&self) -> bool {
@@ -47,6 +79,11 @@ impl<'a> HostRegion<'a> {
 
 impl std::fmt::Debug for HostRegion<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "HostRegion({} B at {:p})", self.len, self.ptr)
+        if self.origin == 0 && self.len == self.arg_len {
+            write!(f, "HostRegion({} B at {:p})", self.len, self.ptr)
+        } else {
+            let (a, b) = (self.origin, self.origin + self.len);
+            write!(f, "HostRegion(bytes {a}..{b} of {} B at {:p})", self.arg_len, self.ptr)
+        }
     }
 }

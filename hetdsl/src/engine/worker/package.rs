@@ -13,6 +13,7 @@ use std::ops::Range;
 use std::ptr;
 use std::time::{Duration, Instant};
 
+use opencl3::error_codes::CL_INVALID_VALUE;
 use opencl3::event::Event;
 use opencl3::event::CL_COMPLETE;
 use opencl3::memory::ClMem;
@@ -127,9 +128,11 @@ fn write_chunk(
     let k = ring.take()?;
     let dst = &mut ring.slot(k)[..chunk.range.len()];
     let (host, range) = (b.host, chunk.range.clone());
+    // The plan checked that every package's bytes lie in the caller's memory.
+    let at = host.at(&range).ok_or(opencl3::error_codes::ClError(CL_INVALID_VALUE))?;
     let copied = job.shared.with_caller_memory(|| {
-        // SAFETY: inside the gate; `range` lies within the caller's slice (checked by the plan).
-        let src = unsafe { std::slice::from_raw_parts(host.ptr.add(range.start), range.len()) };
+        // SAFETY: inside the gate; the `range.len()` bytes at `at` are the caller's.
+        let src = unsafe { std::slice::from_raw_parts(at, range.len()) };
         crate::engine::copy::copy(dst, src);
     });
     if !copied {
@@ -283,11 +286,12 @@ fn pump(job: &Job, d: &mut Device, f: &mut InFlight, block: bool) -> Result<(), 
         let host = d.buffers[part.buffer].host;
         let ring = d.rings.output.as_mut().expect("parts come through the output ring");
         let src = &ring.slot(j % SLOTS)[..part.range.len()];
+        // The plan checked that every package's bytes lie in the caller's memory.
+        let at = host.at(&part.range).ok_or_else(|| failed(&"outside the caller's window"))?;
         let merged = job.shared.merge_part(job.me, p, || {
-            // SAFETY: under the gate and this device's commit lock; packages are disjoint.
-            let dst = unsafe {
-                std::slice::from_raw_parts_mut(host.ptr.add(part.range.start), part.range.len())
-            };
+            // SAFETY: under the gate and this device's commit lock; packages are disjoint, and
+            // the `part.range.len()` bytes at `at` are the caller's.
+            let dst = unsafe { std::slice::from_raw_parts_mut(at, part.range.len()) };
             crate::engine::copy::copy(dst, src);
         });
         if !merged {
