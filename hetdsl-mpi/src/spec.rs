@@ -90,7 +90,10 @@ impl LaunchSpec {
         let a = &self.args[arg];
         let Some(pattern) = a.pattern.filter(|_| a.kind.is_buffer()) else { return Ok(0..0) };
         let (_, per_unit) = self.units()?;
-        let items = pattern.elements(package.offset * per_unit, package.len * per_unit, a.len);
+        // A halo counts rows of the 2-D range (as the engine does), not single elements.
+        let row_len = if self.global.len() == 2 { self.global[0] as u64 } else { 1 };
+        let (first, items) = (package.offset * per_unit, package.len * per_unit);
+        let items = pattern.elements_in_rows(first, items, a.len, row_len);
         if items.end > a.len {
             return Err(Error::BadArgument {
                 index: arg,
@@ -176,6 +179,25 @@ mod tests {
         };
         assert_eq!(spec.units().unwrap(), (8, 256));
         assert_eq!(spec.byte_range(0, Package { offset: 2, len: 3 }).unwrap(), 2048..5120);
+    }
+
+    /// A halo reaches whole rows of a 2-D range (of 64 items here), one element per side in
+    /// 1-D, clamped to the buffer.
+    #[test]
+    fn a_halo_reaches_rows_in_2d_and_elements_in_1d() {
+        let mut spec = LaunchSpec {
+            kernel: "k".into(),
+            global: vec![64, 32],
+            local: vec![16, 4],
+            args: vec![buffer(ArgKind::In, 4, 64 * 32, Pattern::halo(1))],
+        };
+        let p = Package { offset: 2, len: 3 }; // rows 8..20
+        assert_eq!(spec.byte_range(0, p).unwrap(), 4 * 64 * 7..4 * 64 * 21);
+        assert_eq!(spec.byte_range(0, Package { offset: 0, len: 1 }).unwrap(), 0..4 * 64 * 5);
+        spec.global = vec![1024];
+        spec.local = vec![64];
+        spec.args = vec![buffer(ArgKind::In, 4, 1024, Pattern::halo(1))];
+        assert_eq!(spec.byte_range(0, Package { offset: 1, len: 2 }).unwrap(), 4 * 63..4 * 193);
     }
 
     #[test]
