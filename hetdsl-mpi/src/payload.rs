@@ -3,9 +3,9 @@
 //! [`crate::wire`], one raw message per argument, sent from and received into the buffers the
 //! bytes belong in, so that no side packs or unpacks them; between the threads of one rank
 //! they travel inside the node's staging buffers, lent and then given back to a [`Spares`]
-//! pool. Pure.
+//! pool. A staging buffer holds one piece's bytes from its start (it may be longer: the rest
+//! is left from earlier use). Pure.
 
-use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
@@ -56,8 +56,9 @@ pub fn total(pieces: &[Piece]) -> u64 {
     pieces.iter().map(|p| p.bytes.len() as u64).sum()
 }
 
-/// The pieces' bytes inside `buffers`, one full-length buffer per piece in the same order (a
-/// node's staging buffers): an error rather than a panic if one is missing or too short.
+/// The pieces' bytes inside `buffers`, one staging buffer per piece in the same order, each
+/// holding its piece's bytes from its start: an error rather than a panic if one is missing or
+/// too short.
 pub fn windows<'b>(pieces: &[Piece], buffers: &'b [Vec<u8>]) -> Result<Vec<&'b [u8]>> {
     if pieces.len() != buffers.len() {
         return Err(Error::BadConfig(format!(
@@ -70,9 +71,9 @@ pub fn windows<'b>(pieces: &[Piece], buffers: &'b [Vec<u8>]) -> Result<Vec<&'b [
         .iter()
         .zip(buffers)
         .map(|(p, b)| {
-            b.get(p.bytes.clone()).ok_or_else(|| {
+            b.get(..p.bytes.len()).ok_or_else(|| {
                 Error::BadConfig(format!(
-                    "argument {}: a buffer of {} bytes holds no bytes {:?}",
+                    "argument {}: a buffer of {} bytes cannot hold bytes {:?}",
                     p.arg,
                     b.len(),
                     p.bytes
@@ -137,107 +138,47 @@ impl Incoming {
 /// sliced input each range, so a few cover any launch; beyond them, buffers are freed.
 const POOL: usize = 16;
 
-/// The most written ranges remembered per buffer; beyond, their hull stands for them.
-const RANGES_PER_BUFFER: usize = 32;
-
-/// Full-length staging buffers given back after their range's bytes were sent or merged, so
-/// that the next range reuses them instead of having fresh memory mapped in page by page.
-/// Each range writes only its own bytes of a buffer, so a pool holds no more touched memory
-/// than one staging buffer per argument would. A [`crate::Cluster`] keeps its pool from one
-/// call to the next: memory first written costs a page fault per page (1-1.3 GB/s measured
-/// on the 2-core build machine, against 5 GB/s for a copy into touched pages), which a
-/// remote rank paid on every range's inputs and outputs of every call. So a range takes the
-/// buffer that has had most of its bytes written before: a plan's next call cuts the same
-/// ranges, and then finds each one's pages already there.
+/// Staging buffers given back after their range's bytes were sent or merged, so that the next
+/// range reuses them instead of having fresh memory mapped in page by page. A buffer is as
+/// long as the longest piece it held, every byte of it written, and serves any piece up to
+/// that length. A `Cluster` (with the `mpi` feature) keeps its pool from one call to the next: memory first
+/// written costs a page fault per page (1-1.3 GB/s measured on the 2-core build machine,
+/// against 5 GB/s for a copy into pages written before), which a remote rank otherwise paid
+/// on every range's inputs and outputs of every call.
 #[derive(Debug, Clone, Default)]
-pub struct Spares(Arc<Mutex<Pool>>);
-
-#[derive(Debug, Default)]
-struct Pool {
-    free: Vec<Vec<u8>>,
-    /// Per buffer handed out by [`Spares::take`] (by address), the byte ranges written to it
-    /// so far, sorted and merged. Only a hint: a buffer freed elsewhere leaves its entry,
-    /// which a later buffer at that address inherits until the pool prunes it.
-    written: HashMap<usize, Vec<Range<usize>>>,
-}
-
-impl Pool {
-    /// The bytes of `want` already written in `buffer`.
-    fn overlap(&self, buffer: &[u8], want: &Range<usize>) -> usize {
-        let ranges = self.written.get(&(buffer.as_ptr() as usize));
-        (ranges.into_iter().flatten())
-            .map(|r| r.end.min(want.end).saturating_sub(r.start.max(want.start)))
-            .sum()
-    }
-
-    fn note(&mut self, buffer: &[u8], bytes: Range<usize>) {
-        if self.written.len() > 4 * POOL {
-            // Entries of buffers freed elsewhere: keep those of the buffers waiting here.
-            let live: Vec<usize> = self.free.iter().map(|b| b.as_ptr() as usize).collect();
-            self.written.retain(|k, _| live.contains(k));
-        }
-        let ranges = self.written.entry(buffer.as_ptr() as usize).or_default();
-        ranges.push(bytes);
-        *ranges = merged(std::mem::take(ranges));
-        if ranges.len() > RANGES_PER_BUFFER {
-            let hull = ranges[0].start..ranges[ranges.len() - 1].end;
-            *ranges = vec![hull];
-        }
-    }
-
-    fn forget(&mut self, buffer: &[u8]) {
-        self.written.remove(&(buffer.as_ptr() as usize));
-    }
-}
-
-/// `ranges` sorted, with overlapping or touching ones merged.
-fn merged(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
-    ranges.sort_by_key(|r| r.start);
-    let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
-    for r in ranges.into_iter().filter(|r| r.end > r.start) {
-        match out.last_mut() {
-            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-            _ => out.push(r),
-        }
-    }
-    out
-}
+pub struct Spares(Arc<Mutex<Vec<Vec<u8>>>>);
 
 impl Spares {
-    fn pool(&self) -> std::sync::MutexGuard<'_, Pool> {
+    fn pool(&self) -> std::sync::MutexGuard<'_, Vec<Vec<u8>>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A buffer of exactly `len` bytes, whose `bytes` the taker is about to write: of those
-    /// given back, the one with most of `bytes` written before, or else a new zeroed one
-    /// (whose pages the system maps only when they are first written).
-    pub fn take(&self, len: usize, bytes: Range<usize>) -> Vec<u8> {
+    /// A buffer of at least `len` bytes to hold a piece from its start: the shortest given back
+    /// that is long enough, else the longest grown to `len` (only the added bytes are new
+    /// pages), else a new zeroed one (whose pages the system maps as they are first written).
+    pub fn take(&self, len: usize) -> Vec<u8> {
         let mut pool = self.pool();
-        let best = (pool.free.iter().enumerate())
-            .filter(|(_, b)| b.len() == len)
-            .max_by_key(|(_, b)| pool.overlap(b, &bytes))
+        let fits = (pool.iter().enumerate())
+            .filter(|(_, b)| b.len() >= len)
+            .min_by_key(|(_, b)| b.len())
             .map(|(i, _)| i);
-        let buffer = match best {
-            Some(i) => pool.free.swap_remove(i),
-            None => {
-                let fresh = vec![0; len];
-                pool.forget(&fresh);
-                fresh
+        let grown = || (pool.iter().enumerate()).max_by_key(|(_, b)| b.len()).map(|(i, _)| i);
+        match fits.or_else(grown) {
+            Some(i) => {
+                let mut buffer = pool.swap_remove(i);
+                if buffer.len() < len {
+                    buffer.resize(len, 0);
+                }
+                buffer
             }
-        };
-        pool.note(&buffer, bytes);
-        buffer
+            None => vec![0; len],
+        }
     }
 
     pub fn give(&self, buffer: Vec<u8>) {
         let mut pool = self.pool();
-        if buffer.is_empty() {
-            return;
-        }
-        if pool.free.len() < POOL {
-            pool.free.push(buffer);
-        } else {
-            pool.forget(&buffer);
+        if !buffer.is_empty() && pool.len() < POOL {
+            pool.push(buffer);
         }
     }
 
@@ -245,26 +186,14 @@ impl Spares {
         buffers.into_iter().for_each(|b| self.give(b));
     }
 
-    /// Frees every buffer whose length is not in `lengths` (a new launch's buffer lengths): a
-    /// pool kept across calls holds only what the launch at hand may take.
-    pub fn keep_lengths(&self, lengths: &[usize]) {
-        let mut pool = self.pool();
-        let (keep, drop): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut pool.free).into_iter().partition(|b| lengths.contains(&b.len()));
-        drop.iter().for_each(|b| pool.forget(b));
-        pool.free = keep;
-    }
-
     /// Frees every buffer.
     pub fn clear(&self) {
-        let mut pool = self.pool();
-        pool.free.clear();
-        pool.written.clear();
+        self.pool().clear();
     }
 
     /// Buffers waiting in the pool.
     pub fn len(&self) -> usize {
-        self.pool().free.len()
+        self.pool().len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -326,11 +255,11 @@ mod tests {
         let spec = spec();
         let p = Package { offset: 5, len: 7 };
         let pieces = layout(&spec, p, Side::Outputs).unwrap();
+        // Each piece's bytes from its buffer's start, and more after them (left from before).
         let staging: Vec<Vec<u8>> = pieces
             .iter()
             .map(|piece| {
-                let len = spec.args[piece.arg].bytes() as usize;
-                (0..len).map(|i| (i * 31 + piece.arg) as u8 | 1).collect()
+                (0..piece.bytes.len() + 100).map(|i| (i * 31 + piece.arg) as u8 | 1).collect()
             })
             .collect();
         let sent = windows(&pieces, &staging).unwrap();
@@ -346,7 +275,7 @@ mod tests {
         assert!(incoming.is_complete());
         for (piece, stage) in pieces.iter().zip(&staging) {
             let got = &host[piece.arg];
-            assert_eq!(&got[piece.bytes.clone()], &stage[piece.bytes.clone()]);
+            assert_eq!(&got[piece.bytes.clone()], &stage[..piece.bytes.len()]);
             assert!(got[..piece.bytes.start]
                 .iter()
                 .chain(&got[piece.bytes.end..])
@@ -372,65 +301,35 @@ mod tests {
     fn windows_refuse_missing_or_short_buffers() {
         let p = Package { offset: 2, len: 2 };
         let pieces = layout(&spec(), p, Side::Outputs).unwrap();
-        let full = vec![vec![0u8; 8192], vec![0u8; 4096]];
-        let w = windows(&pieces, &full).unwrap();
+        let long = vec![vec![0u8; 8192], vec![0u8; 4096]];
+        let w = windows(&pieces, &long).unwrap();
         assert_eq!((w[0].len(), w[1].len()), (1024, 512));
-        assert!(windows(&pieces, &full[..1]).is_err());
-        let short = vec![vec![0u8; 8192], vec![0u8; 700]];
+        assert!(windows(&pieces, &long[..1]).is_err());
+        let short = vec![vec![0u8; 1024], vec![0u8; 511]];
         assert!(windows(&pieces, &short).is_err());
     }
 
+    /// A piece gets the shortest buffer long enough, else the longest grown: every byte it
+    /// hands out was written before, but for a grown buffer's new end.
     #[test]
-    fn spares_hand_back_a_buffer_of_the_length_asked_for() {
+    fn spares_hand_back_the_shortest_buffer_long_enough() {
         let spares = Spares::default();
-        let mut a = spares.take(100, 0..100);
+        let mut a = spares.take(100);
         assert_eq!(a.len(), 100);
         a[7] = 7;
         spares.give(a);
         spares.give(Vec::new());
         assert_eq!(spares.len(), 1);
-        assert_eq!(spares.take(50, 0..50).len(), 50);
-        let again = spares.take(100, 0..10);
-        assert_eq!(again[7], 7, "the buffer given back");
+        let again = spares.take(50);
+        assert_eq!((again.len(), again[7]), (100, 7), "the buffer given back, whole");
+        spares.give_all([again, vec![2u8; 60], vec![3u8; 400]]);
+        assert_eq!(spares.take(55)[0], 2, "the shortest long enough");
+        let grown = spares.take(1000);
+        assert_eq!((grown.len(), grown[0], grown[999]), (1000, 3, 0), "the longest, grown");
+        assert_eq!(spares.take(10)[7], 7);
         assert!(spares.is_empty());
         spares.give_all((0..POOL + 4).map(|_| vec![0u8; 8]));
         assert_eq!(spares.len(), POOL);
-    }
-
-    /// A range goes to the buffer that has most of its bytes written already.
-    #[test]
-    fn spares_give_a_range_the_buffer_it_was_written_in() {
-        let spares = Spares::default();
-        let (mut low, mut high) = (spares.take(1000, 0..400), spares.take(1000, 600..1000));
-        (low[0], high[0]) = (1, 2);
-        spares.give_all([low, high]);
-        let high = spares.take(1000, 650..900);
-        assert_eq!(high[0], 2, "inside the high range");
-        spares.give(high);
-        let low = spares.take(1000, 300..550);
-        assert_eq!(low[0], 1, "100 bytes written before in the low buffer, none in the high");
-        assert_eq!(spares.take(1000, 0..10)[0], 2, "none written: still one given back");
-        assert!(spares.is_empty());
-    }
-
-    #[test]
-    fn written_ranges_merge() {
-        assert_eq!(merged(vec![5..9, 0..2, 2..3, 8..12, 20..20]), vec![0..3, 5..12]);
-    }
-
-    #[test]
-    fn spares_keep_only_the_lengths_asked_for() {
-        let spares = Spares::default();
-        spares.give_all([vec![1u8; 8], vec![2u8; 16], vec![3u8; 8], vec![4u8; 32]]);
-        spares.keep_lengths(&[8, 32]);
-        assert_eq!(spares.len(), 3);
-        assert_eq!(spares.take(16, 0..16), vec![0u8; 16], "freed: a new buffer");
-        let mut eights = [spares.take(8, 0..8)[0], spares.take(8, 0..8)[0]];
-        eights.sort();
-        assert_eq!(eights, [1, 3]);
-        assert_eq!(spares.take(32, 0..32)[0], 4);
-        assert!(spares.is_empty());
-        spares.give(vec![0u8; 8]);
         spares.clear();
         assert!(spares.is_empty());
     }

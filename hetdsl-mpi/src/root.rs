@@ -281,9 +281,8 @@ impl<'a> Root<'_, 'a> {
                     pieces.retain(|piece| !self.memory.in_place(piece.arg));
                     self.reports[r].bytes_sent += total(&pieces);
                     for piece in &pieces {
-                        let full = self.launch.spec.args[piece.arg].bytes() as usize;
-                        let mut buffer = self.local_spares.take(full, piece.bytes.clone());
-                        copy(&mut buffer[piece.bytes.clone()], self.host_piece(piece)?);
+                        let mut buffer = self.local_spares.take(piece.bytes.len());
+                        copy(&mut buffer[..piece.bytes.len()], self.host_piece(piece)?);
                         m.parts.push(buffer);
                     }
                     return self.send(0, m);

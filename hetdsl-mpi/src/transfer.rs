@@ -88,9 +88,8 @@ pub(crate) fn receive_order(
         let probed = matched(message, status);
         match incoming.accept(probed.len) {
             Ok(piece) => {
-                let full = spec.args[piece.arg].bytes() as usize;
-                let mut buffer = spares.take(full, piece.bytes.clone());
-                probed.into_slice(&mut buffer[piece.bytes]);
+                let mut buffer = spares.take(piece.bytes.len());
+                probed.into_slice(&mut buffer[..piece.bytes.len()]);
                 order.parts.push(buffer);
             }
             Err(e) => {
