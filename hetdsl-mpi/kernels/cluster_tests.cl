@@ -37,3 +37,16 @@ __kernel void weigh(__global const uint* table, const uint n, __global const uin
     }
     out[i] = acc;
 }
+
+// A vertical three-point sum over a 2-D range: each pixel plus the pixels above and below it
+// (zero past the edges), so a range's input is its rows and one row on each side (halo 1).
+__kernel void column_sum(__global const uint* in, __global uint* out) {
+    const size_t x = get_global_id(0);
+    const size_t y = get_global_id(1);
+    const size_t w = get_global_size(0);
+    const size_t h = get_global_size(1);
+    uint s = in[y * w + x];
+    if (y > 0) s += in[(y - 1) * w + x];
+    if (y + 1 < h) s += in[(y + 1) * w + x];
+    out[y * w + x] = s;
+}
