@@ -220,7 +220,6 @@ impl Plan {
 
 /// Everything a launch asks for, checked against the kernel's geometry.
 fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry, span: &Range<u64>) -> Result<Vec<ArgPlan>> {
-    let total_items = geo.total_items();
     let mut plans = Vec::with_capacity(args.len());
     for (index, arg) in args.into_iter().enumerate() {
         let bad = |reason: String| Error::BadArgument { index, reason };
@@ -282,48 +281,62 @@ fn plan_arguments(args: Vec<Arg<'_>>, geo: &Geometry, span: &Range<u64>) -> Resu
                 (host, elem, pattern, dir)
             }
         };
-        let len = host.len;
-        if len == 0 {
-            return Err(bad("an empty buffer (OpenCL cannot allocate 0 bytes)".into()));
-        }
-        if elem == 0 || len % elem != 0 {
-            return Err(bad(format!("{len} bytes is not a whole number of {elem}-byte elements")));
-        }
-        let elems = (len / elem) as u64;
-        match pattern {
-            Pattern::Whole if dir.writes() => {
-                return Err(bad(
-                    "an output cannot be `whole`: each device would write all of it; give it a pattern a:b".into(),
-                ))
-            }
-            Pattern::Whole => {}
-            Pattern::Halo { .. } if dir.writes() => {
-                return Err(bad(format!(
-                    "pattern {pattern} is read-only: a halo overlaps its neighbours' packages; \
-                     give the output 1:1"
-                )))
-            }
-            // A halo input: each package's rows and `r` more on each side, from the caller's.
-            Pattern::Ratio { .. } | Pattern::Halo { .. } => {
-                pattern.check_granularity(geo.items_per_unit).map_err(bad)?;
-                let Some(need) = pattern.required_len(total_items) else {
-                    return Err(bad(format!(
-                        "pattern {pattern} does not give a whole number of elements for {total_items} work-items"
-                    )));
-                };
-                if need != elems {
-                    return Err(bad(format!(
-                        "buffer has {elems} elements but pattern {pattern} over {total_items} work-items needs {need}",
-                    )));
-                }
-            }
-        }
-        if host.origin > 0 || host.span < host.len {
-            check_window(&host, elem, pattern, geo, span).map_err(bad)?;
-        }
+        check_buffer(&host, elem, pattern, dir, geo, span).map_err(bad)?;
         plans.push(ArgPlan::Buffer { index, host, elem, pattern, dir });
     }
     Ok(plans)
+}
+
+/// A buffer argument's length against its element size and pattern, and a window against
+/// what the launch's work-groups `span` touch.
+fn check_buffer(
+    host: &HostPtr,
+    elem: usize,
+    pattern: Pattern,
+    dir: Direction,
+    geo: &Geometry,
+    span: &Range<u64>,
+) -> std::result::Result<(), String> {
+    let total_items = geo.total_items();
+    let len = host.len;
+    if len == 0 {
+        return Err("an empty buffer (OpenCL cannot allocate 0 bytes)".into());
+    }
+    if elem == 0 || !len.is_multiple_of(elem) {
+        return Err(format!("{len} bytes is not a whole number of {elem}-byte elements"));
+    }
+    let elems = (len / elem) as u64;
+    match pattern {
+        Pattern::Whole if dir.writes() => return Err(
+            "an output cannot be `whole`: each device would write all of it; give it a pattern a:b"
+                .into(),
+        ),
+        Pattern::Whole => {}
+        Pattern::Halo { .. } if dir.writes() => {
+            return Err(format!(
+                "pattern {pattern} is read-only: a halo overlaps its neighbours' packages; \
+                 give the output 1:1"
+            ))
+        }
+        // A halo input: each package's rows and `r` more on each side, from the caller's.
+        Pattern::Ratio { .. } | Pattern::Halo { .. } => {
+            pattern.check_granularity(geo.items_per_unit)?;
+            let Some(need) = pattern.required_len(total_items) else {
+                return Err(format!(
+                    "pattern {pattern} does not give a whole number of elements for {total_items} work-items"
+                ));
+            };
+            if need != elems {
+                return Err(format!(
+                    "buffer has {elems} elements but pattern {pattern} over {total_items} work-items needs {need}",
+                ));
+            }
+        }
+    }
+    if host.origin > 0 || host.span < host.len {
+        check_window(host, elem, pattern, geo, span)?;
+    }
+    Ok(())
 }
 
 /// A window of an argument (`HostRegion::window`) must hold every byte the launch's
