@@ -1,9 +1,10 @@
 //! One node's share: the ranges rank 0 hands this rank, each run on the node's own devices
-//! with `Launch::groups` and the node's balancer, over staging buffers as long as the caller's
-//! (only the elements of the ranges it runs are ever filled or read back). A range's inputs
-//! arrive in such buffers, which the node swaps in, and its outputs leave in them, lent: the
-//! node never copies a range's bytes, and gets buffers back through its [`Spares`]. Rank 0's
-//! own node works in the caller's buffers in place instead, where it can (`crate::caller`).
+//! with `Launch::groups` and the node's balancer, over staging buffers that hold the range's
+//! bytes of each sliced argument (the engine sees a window of the argument,
+//! `HostRegion::window`). A range's inputs arrive in such buffers, which the node swaps in, and
+//! its outputs leave in them, lent: the node never copies a range's bytes, and gets buffers
+//! back through its [`Spares`]. Rank 0's own node works in the caller's buffers in place
+//! instead, where it can (`crate::caller`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -43,9 +44,9 @@ impl Failure {
     }
 }
 
-/// A finished range: each output's staging buffer (in argument order, as long as the
-/// argument's buffer, the range's elements at their place; give it back to [`Node::spares`]
-/// once they are sent or merged), the seconds the whole run took and the seconds its devices
+/// A finished range: each output's staging buffer (in argument order, holding the range's
+/// bytes of it from its start, empty for one worked in place; give it back to
+/// [`Node::spares`] once they are sent or merged), the seconds the whole run took and the seconds its devices
 /// computed (the engine's ROI: the run less its set-up of queues, buffers and threads).
 #[derive(Debug)]
 pub struct Finished {
@@ -58,10 +59,10 @@ pub struct Finished {
 pub struct Node<'p> {
     program: &'p Program,
     spec: LaunchSpec,
-    /// One staging buffer per buffer argument, as long as the caller's: a `whole` input's
-    /// from the start, a sliced input's as its range arrives, an output's taken for its range
-    /// (empty until then, while it is lent with a finished range's elements, for the other
-    /// arguments and for one worked in place).
+    /// One staging buffer per buffer argument: a `whole` input's, all of it, from the start;
+    /// a sliced input's as its range arrives and an output's taken for its range, each holding
+    /// the range's bytes from its start (empty until then, while an output's is lent with a
+    /// finished range's bytes, for the other arguments and for one worked in place).
     buffers: Vec<Vec<u8>>,
     /// Per argument, the caller's memory worked in place (rank 0's node; empty elsewhere).
     in_place: Vec<Option<HostRegion<'p>>>,

@@ -23,15 +23,15 @@ pub fn fits_one_message(bytes: usize) -> Result<()> {
 pub enum Kind {
     /// Rank 0 → rank: run this range. Over MPI, no `parts`: the range's inputs follow as the
     /// payload [`crate::payload::layout`] gives. To a node (over a channel), `parts` are one
-    /// staging buffer per sliced input in argument order, as long as its argument's buffer, the
-    /// range's elements at their place.
+    /// staging buffer per sliced input in argument order, holding the range's bytes of it from
+    /// its start.
     Run = 1,
     /// Rank 0 → rank: nothing more; answer with a summary.
     Stop = 2,
     /// Rank → rank 0: the range is done. Over MPI, no `parts`: the outputs follow as the
     /// payload [`crate::payload::layout`] gives, sent while the rank already runs its next
     /// range. From a node (over a channel), `parts` are its staging buffers, one per output in
-    /// argument order, lent with the range's elements at their place.
+    /// argument order, lent with the range's bytes of it from their start.
     Done = 3,
     /// Rank → rank 0: the range could not run; `parts[0]` is the reason. `flag` set: a user
     /// mistake that every rank would make (the run ends with it); clear: this rank's devices
