@@ -28,6 +28,15 @@ fn fresh() -> CallOutcome {
     }
 }
 
+/// [`fresh`], the ranges of `ranks` spending 0.3 s each besides computing.
+fn fresh_moving(ranks: &[usize]) -> CallOutcome {
+    let mut call = fresh();
+    for r in call.ranges.iter_mut().filter(|r| ranks.contains(&r.rank)) {
+        r.overhead = 0.3;
+    }
+    call
+}
+
 /// A planned call of one range per rank over 3 000 units, taking `roi` seconds at `balance`.
 fn planned(roi: f64, balance: f64) -> CallOutcome {
     CallOutcome {
@@ -90,10 +99,7 @@ fn a_repeated_call_gets_one_range_per_rank_sized_to_end_together() {
 #[test]
 fn a_rank_s_moving_shortens_its_range_and_splits_it() {
     let mut m = RankRecall::default();
-    let mut call = fresh();
-    for r in call.ranges.iter_mut().filter(|r| r.rank == 1) {
-        r.overhead = 0.3;
-    }
+    let call = fresh_moving(&[1]);
     m.record(2, Form::Fresh, &call);
     let plan = m.choose(2, 3000, 0.0).unwrap();
     // Rank 1 moves 0.3 ms a unit, all of it outputs. Cut with one piece each, it would get
@@ -147,11 +153,7 @@ fn a_rank_s_moving_shortens_its_range_and_splits_it() {
 #[test]
 fn a_later_fresh_call_relearns_what_ranks_spend_moving() {
     let mut m = RankRecall::default();
-    let mut cold = fresh();
-    for r in cold.ranges.iter_mut().filter(|r| r.rank == 1) {
-        r.overhead = 0.3;
-    }
-    m.record(2, Form::Fresh, &cold);
+    m.record(2, Form::Fresh, &fresh_moving(&[1]));
     assert_eq!(m.choose(2, 3000, 0.0).unwrap().pieces[1].len(), 4);
     m.record(2, Form::Planned, &planned(1.0, 0.99));
     m.record(2, Form::Fresh, &fresh());
@@ -164,11 +166,7 @@ fn a_later_fresh_call_relearns_what_ranks_spend_moving() {
 #[test]
 fn a_rank_that_moves_nothing_gets_one_piece() {
     let mut m = RankRecall::default();
-    let mut call = fresh();
-    for r in call.ranges.iter_mut() {
-        r.overhead = 0.3;
-    }
-    call.moved = vec![0, 3_000_000];
+    let call = CallOutcome { moved: vec![0, 3_000_000], ..fresh_moving(&[0, 1]) };
     m.record(2, Form::Fresh, &call);
     let plan = m.choose(2, 3000, 0.0).unwrap();
     assert_eq!(plan.pieces[0].len(), 1);
