@@ -84,14 +84,13 @@ impl<'a> CallerMemory<'a> {
         let bytes = piece.bytes.clone();
         match self.buffers.get(piece.arg)? {
             Caller::In(s) => s.get(bytes),
-            Caller::Out(r) if bytes.end <= r.len() => {
+            Caller::Out(r) => {
+                let at = r.at(&bytes)?;
                 // SAFETY: within the buffer; an inout's bytes are never written in place by
                 // the node, and the coordinator writes them only once the range ran.
-                Some(unsafe {
-                    std::slice::from_raw_parts(r.as_ptr().add(bytes.start), bytes.len())
-                })
+                Some(unsafe { std::slice::from_raw_parts(at, bytes.len()) })
             }
-            _ => None,
+            Caller::None => None,
         }
     }
 
@@ -100,12 +99,11 @@ impl<'a> CallerMemory<'a> {
     pub(crate) fn write(&mut self, piece: &Piece) -> Option<&mut [u8]> {
         let bytes = piece.bytes.clone();
         match self.buffers.get_mut(piece.arg)? {
-            Caller::Out(r) if bytes.end <= r.len() && bytes.start <= bytes.end => {
+            Caller::Out(r) => {
+                let at = r.at(&bytes)?;
                 // SAFETY: within the buffer, and no one else touches a kept range's bytes
                 // meanwhile; the borrow of `self` keeps this the only slice made here.
-                Some(unsafe {
-                    std::slice::from_raw_parts_mut(r.as_ptr().add(bytes.start), bytes.len())
-                })
+                Some(unsafe { std::slice::from_raw_parts_mut(at, bytes.len()) })
             }
             _ => None,
         }
@@ -164,6 +162,10 @@ mod tests {
         assert_eq!(memory.read(&piece(0, 8..12)), Some(&input[8..12]));
         assert_eq!(memory.read(&piece(3, 4..8)), Some(&[104u8, 105, 106, 107][..]));
         assert_eq!(memory.read(&piece(3, 60..68)), None, "past the buffer");
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = 8..4;
+        assert_eq!(memory.read(&piece(3, reversed.clone())), None, "a reversed range");
+        assert!(memory.write(&piece(2, reversed)).is_none(), "a reversed range");
         assert!(memory.write(&piece(0, 0..4)).is_none(), "an input is never written");
         assert!(memory.write(&piece(2, 62..66)).is_none(), "past the buffer");
         memory.write(&piece(2, 16..20)).unwrap().copy_from_slice(&[1, 2, 3, 4]);

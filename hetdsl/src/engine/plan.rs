@@ -36,10 +36,8 @@ impl HostPtr {
     /// Where the argument's `bytes` are, if the caller's memory holds them all (the plan
     /// checked that every package's do).
     pub(crate) fn at(&self, bytes: &Range<usize>) -> Option<*mut u8> {
-        let inside =
-            bytes.start >= self.origin && bytes.end <= self.origin.saturating_add(self.span);
-        // SAFETY: `bytes.start - origin` lies within the `span` bytes at `ptr`.
-        inside.then(|| unsafe { self.ptr.add(bytes.start - self.origin) })
+        // SAFETY: the `span` bytes at `ptr` are the caller's slice or region.
+        unsafe { super::region::locate(self.ptr, self.origin, self.span, bytes) }
     }
 }
 // SAFETY: the pointer is only dereferenced by device threads under `Shared::gate`, while the

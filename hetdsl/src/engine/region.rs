@@ -1,10 +1,13 @@
 //! Buffer arguments given by address ([`HostRegion`]), for callers that share a buffer with
 //! a launch.
 
+use std::ops::Range;
+
 /// The caller's memory of one buffer argument given by address rather than borrowed, for a
 /// caller whose other threads use the parts of the same buffer that the launch leaves alone
 /// while it runs (a cluster's rank 0 receives other ranks' outputs into the buffer its own
-/// devices write). Made only by the unsafe [`HostRegion::new`].
+/// devices write). Made only by the unsafe [`HostRegion::new`] and [`HostRegion::window`].
+///
 /// A region may also hold only a window of its argument ([`HostRegion::window`]): bytes
 /// `origin..origin + len` of an argument of `arg_len` bytes, for a caller that stages only the
 /// part a launch over some work-groups touches.
@@ -75,6 +78,31 @@ impl<'a> HostRegion<'a> {
     pub fn as_ptr(&self) -> *mut u8 {
         self.ptr
     }
+
+    /// Where the argument's `bytes` are, if the region holds them all (`None` otherwise, or
+    /// for a reversed range).
+    pub fn at(&self, bytes: &Range<usize>) -> Option<*mut u8> {
+        // SAFETY: the constructors' contract: `len` bytes at `ptr`, from the argument's `origin`.
+        unsafe { locate(self.ptr, self.origin, self.len, bytes) }
+    }
+}
+
+/// Where bytes `bytes` of an argument are, given `span` bytes of it from its byte `origin` at
+/// `ptr`: `None` unless the span holds them all.
+///
+/// # Safety
+/// `ptr..ptr + span` lies within one allocation.
+pub(crate) unsafe fn locate(
+    ptr: *mut u8,
+    origin: usize,
+    span: usize,
+    bytes: &Range<usize>,
+) -> Option<*mut u8> {
+    let inside = origin <= bytes.start
+        && bytes.start <= bytes.end
+        && bytes.end <= origin.saturating_add(span);
+    // SAFETY: `bytes.start - origin` is at most `span` (the caller's allocation).
+    inside.then(|| unsafe { ptr.add(bytes.start - origin) })
 }
 
 impl std::fmt::Debug for HostRegion<'_> {
