@@ -123,9 +123,9 @@ pub struct CallOutcome {
     /// The ranks got their next range while computing the last ([`crate::hier::Ranks::queue_ahead`]):
     /// pieces overlap their inputs too.
     pub queue_ahead: bool,
-    /// Per rank, the bytes its ranges moved, inputs and outputs (not the `whole` inputs, sent
-    /// once); empty where not known: every rank is taken to move some.
-    pub moved: Vec<u64>,
+    /// Per rank: its ranges move no bytes (rank 0's node, working in the caller's memory);
+    /// empty where not known: every rank is taken to move some.
+    pub in_place: Vec<bool>,
 }
 
 /// What the cluster remembers of one launch across ranks.
@@ -202,7 +202,7 @@ impl RankRecall {
                 let (share, ahead) = (outcome.output_share, outcome.queue_ahead);
                 self.moving = (0..ranks)
                     .map(|r| Moving {
-                        in_place: outcome.moved.get(r) == Some(&0),
+                        in_place: outcome.in_place.get(r) == Some(&true),
                         ..Moving::of(&outcome.ranges, r, share, ahead)
                     })
                     .collect();
@@ -340,8 +340,8 @@ impl RankPlan {
         let units = |r: usize| whole[r].as_ref().map_or(0, |g| g.end - g.start);
         let shapes: Vec<Shape> =
             whole.iter().map(|g| g.clone().map_or(Shape::Equal, |g| shape(profile, g))).collect();
-        // Rank 0's too: where it copies a range's bytes (an inout's), or where its node is
-        // remote in all but name (a rank of its own process).
+        // Rank 0's too where it copies a range's bytes (an inout's); one that moves none gets
+        // one piece (`Moving::in_place`).
         let pieces: Vec<usize> = (0..n)
             .map(|r| match &whole[r] {
                 Some(g) => moving[r].pieces(

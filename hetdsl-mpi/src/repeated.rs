@@ -93,19 +93,8 @@ pub fn simulate_calls(
             nominal: nominal.clone(),
             output_share,
             queue_ahead: true,
-            // Rank 0 moves nothing; the others a group's inputs and outputs for each group.
-            moved: (0..ranks)
-                .map(|rank| {
-                    let groups = (r.runs.iter().filter(|x| x.rank == rank))
-                        .map(|x| x.package.len)
-                        .sum::<u64>();
-                    if rank == 0 {
-                        0
-                    } else {
-                        (groups as f64 * moved).ceil() as u64
-                    }
-                })
-                .collect(),
+            // Rank 0 works in the caller's memory; the others move each group's bytes.
+            in_place: (0..ranks).map(|rank| rank == 0 || moved == 0.0).collect(),
         };
         recall.record(ranks, form, &outcome);
         out.push(SimCall { form, makespan: r.makespan, balance, ranges: r.runs.len() });

@@ -493,25 +493,19 @@ impl<'a> Root<'_, 'a> {
             nominal: self.nominal.clone(),
             output_share: self.output_share(report.total_units),
             queue_ahead: self.launch.queue_ahead,
-            moved: self.moved(),
+            in_place: (0..self.reports.len()).map(|r| r == 0 && self.all_in_place()).collect(),
         };
         self.launch.cluster.remember_call(key, self.reports.len(), self.form, &outcome);
     }
 
-    /// Per rank, the bytes its merged ranges moved: inputs and outputs, on rank 0 those its
-    /// node does not work on in place.
-    fn moved(&self) -> Vec<u64> {
-        let mut moved = vec![0u64; self.reports.len()];
-        for run in &self.ranges {
-            for side in [Side::Inputs, Side::Outputs] {
-                let pieces = layout(&self.launch.spec, run.package, side).unwrap_or_default();
-                moved[run.rank] += (pieces.iter())
-                    .filter(|p| run.rank != 0 || !self.memory.in_place(p.arg))
-                    .map(|p| p.bytes.len() as u64)
-                    .sum::<u64>();
-            }
-        }
-        moved
+    /// Whether rank 0's node works on every argument a range carries (its sliced inputs and
+    /// its outputs) in place, so that its ranges move no bytes.
+    fn all_in_place(&self) -> bool {
+        let none = Package { offset: 0, len: 0 };
+        [Side::Inputs, Side::Outputs]
+            .into_iter()
+            .flat_map(|side| layout(&self.launch.spec, none, side).unwrap_or_default())
+            .all(|piece| self.memory.in_place(piece.arg))
     }
 
     /// Of the bytes the launch's ranges move over `units`, the share that are outputs.

@@ -24,7 +24,7 @@ fn fresh() -> CallOutcome {
         nominal: vec![1.0, 2.0],
         output_share: 1.0,
         queue_ahead: false,
-        moved: Vec::new(),
+        in_place: Vec::new(),
     }
 }
 
@@ -140,7 +140,7 @@ fn a_rank_s_moving_shortens_its_range_and_splits_it() {
         nominal: vec![1.0, 2.0],
         output_share: 1.0,
         queue_ahead: false,
-        moved: Vec::new(),
+        in_place: Vec::new(),
     };
     m.record(2, Form::Fresh, &call);
     m.record(2, Form::Planned, &planned);
@@ -166,7 +166,7 @@ fn a_later_fresh_call_relearns_what_ranks_spend_moving() {
 #[test]
 fn a_rank_that_moves_nothing_gets_one_piece() {
     let mut m = RankRecall::default();
-    let call = CallOutcome { moved: vec![0, 3_000_000], ..fresh_moving(&[0, 1]) };
+    let call = CallOutcome { in_place: vec![true, false], ..fresh_moving(&[0, 1]) };
     m.record(2, Form::Fresh, &call);
     let plan = m.choose(2, 3000, 0.0).unwrap();
     assert_eq!(plan.pieces[0].len(), 1);
