@@ -5,7 +5,10 @@
 //! index) for 3-D ranges, so that every package is a contiguous range of the row-major
 //! linearised work-item index `(z · height + y) · width + x`, which is what patterns apply to.
 
+use std::ops::Range;
+
 use crate::error::{Error, Result};
+use crate::pattern::Pattern;
 use crate::work::Package;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +91,20 @@ impl Geometry {
     /// 3-D range's plane (the rows a halo counts, [`crate::Pattern::elements_in_rows`]).
     pub(crate) fn row_len(&self) -> u64 {
         self.global[..self.global.len() - 1].iter().map(|x| *x as u64).product()
+    }
+
+    /// The bytes of a buffer of `len` bytes in `elem`-byte elements that package `p` touches by
+    /// `pattern` (a halo's rows included).
+    pub(super) fn bytes(
+        &self,
+        p: Package,
+        pattern: Pattern,
+        elem: usize,
+        len: usize,
+    ) -> Range<usize> {
+        let (first, items) = self.items(p);
+        let elems = pattern.elements_in_rows(first, items, (len / elem) as u64, self.row_len());
+        elems.start as usize * elem..elems.end as usize * elem
     }
 
     /// Global work offset and size of the launch for a package.

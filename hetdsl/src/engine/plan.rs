@@ -347,9 +347,7 @@ fn check_window(
     span: &Range<u64>,
 ) -> std::result::Result<(), String> {
     let all = crate::work::Package { offset: span.start, len: span.end - span.start };
-    let (first, items) = geo.items(all);
-    let elems = pattern.elements_in_rows(first, items, (host.len / elem) as u64, geo.row_len());
-    let touched = elems.start as usize * elem..elems.end as usize * elem;
+    let touched = geo.bytes(all, pattern, elem, host.len);
     if host.origin.checked_add(host.span).is_none_or(|end| end > host.len) {
         return Err(format!(
             "a window of bytes {}..{} of a {}-byte argument runs past its end",

@@ -119,9 +119,6 @@ pub(super) struct Reduction {
 impl DeviceBuffer {
     /// Byte range of this buffer that a package touches.
     pub(super) fn bytes(&self, geo: &Geometry, p: Package) -> Range<usize> {
-        let (first, items) = geo.items(p);
-        let len = (self.host.len / self.elem) as u64;
-        let elems = self.pattern.elements_in_rows(first, items, len, geo.row_len());
-        elems.start as usize * self.elem..elems.end as usize * self.elem
+        geo.bytes(p, self.pattern, self.elem, self.host.len)
     }
 }
