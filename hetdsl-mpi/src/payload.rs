@@ -141,10 +141,10 @@ const POOL: usize = 16;
 /// Staging buffers given back after their range's bytes were sent or merged, so that the next
 /// range reuses them instead of having fresh memory mapped in page by page. A buffer is as
 /// long as the longest piece it held, every byte of it written, and serves any piece up to
-/// that length. A `Cluster` (with the `mpi` feature) keeps its pool from one call to the next: memory first
-/// written costs a page fault per page (1-1.3 GB/s measured on the 2-core build machine,
-/// against 5 GB/s for a copy into pages written before), which a remote rank otherwise paid
-/// on every range's inputs and outputs of every call.
+/// that length. A `Cluster` (with the `mpi` feature) keeps its pool from one call to the
+/// next: memory first written costs a page fault per page (1-1.3 GB/s measured on the 2-core
+/// build machine, against 5 GB/s for a copy into pages written before), which a remote rank
+/// otherwise paid on every range's inputs and outputs of every call.
 #[derive(Debug, Clone, Default)]
 pub struct Spares(Arc<Mutex<Vec<Vec<u8>>>>);
 
