@@ -151,7 +151,7 @@ fn a_node_runs_long_ranges_in_pieces_where_whole_ones_left_time_exposed() {
     r.begin_call(1);
     r.ran(None, vec![m(0, 0, 1000, 10.0)], true, 1.0);
     r.begin_call(1);
-    // 100 units are predicted to compute 1 s; ranges of 30 units, 0.3 s (75 ms a piece).
+    // 100 units are predicted to compute 1 s; ranges of 15 units, 0.15 s (37.5 ms a piece).
     let run = |r: &mut NodeRecall, a: u64, len: u64, busy: f64| {
         let cut = r.split(a..a + len, PieceRule::default()).unwrap();
         assert!((cut.predicted - len as f64 / 100.0).abs() < 1e-9, "{cut:?}");
@@ -169,8 +169,8 @@ fn a_node_runs_long_ranges_in_pieces_where_whole_ones_left_time_exposed() {
     assert_eq!(run(&mut r, 300, 100, 0.95), Whole);
     assert_eq!(run(&mut r, 400, 100, 0.95), Whole);
     assert_eq!(run(&mut r, 500, 100, 0.95), Pieces);
-    assert_eq!(run(&mut r, 600, 30, 0.95), Whole);
-    assert_eq!(run(&mut r, 630, 100, 0.95), Pieces);
+    assert_eq!(run(&mut r, 600, 15, 0.95), Whole);
+    assert_eq!(run(&mut r, 615, 100, 0.95), Pieces);
     r.begin_call(2);
     r.ran(None, vec![m(0, 0, 10, 1.0), m(1, 10, 990, 1.0)], true, 1.0);
     r.begin_call(2);
