@@ -114,6 +114,16 @@ impl Moving {
         Moving { setup, per_unit, output_share: share, units, ahead, in_place: false }
     }
 
+    /// Learns again from a planned call in which the rank ran `units` as one range and spent
+    /// `exposed` seconds not computing: one range waits for all it moves, so that is its set-up
+    /// and its moving. A fresh call's few ranges, some queued, can misjudge it: on two H100
+    /// ranks, Binomial's remote rank got one range from such a guess and ended 0.05 s late.
+    pub fn learn_whole(&mut self, units: u64, exposed: f64) {
+        if !self.in_place && units > 0 && exposed.is_finite() {
+            self.per_unit = (exposed - self.setup).max(0.0) / units as f64;
+        }
+    }
+
     /// Of what a range of `units` moves, the seconds pieces can overlap: its outputs, and with
     /// queued ranges its inputs too (all but the first piece's).
     fn overlappable(&self, units: u64) -> f64 {

@@ -257,6 +257,13 @@ impl RankRecall {
                 self.last_balance = outcome.balance;
                 self.profile.learn_planned(&measured);
                 self.exposed = (0..ranks).map(|r| exposed(&outcome.ranges, r)).collect();
+                for (r, &(k, seconds)) in self.exposed.iter().enumerate() {
+                    let units = outcome.ranges.iter().filter(|x| x.rank == r);
+                    let units = units.map(|x| x.package.len).sum();
+                    if let (1, Some(m)) = (k, self.moving.get_mut(r)) {
+                        m.learn_whole(units, seconds);
+                    }
+                }
                 self.refined = true;
                 self.settled = outcome.balance >= TAIL_SETTLED;
             }

@@ -161,6 +161,22 @@ fn a_later_fresh_call_relearns_what_ranks_spend_moving() {
     assert_eq!(plan.pieces[1], vec![Package { offset: 1000, len: 2000 }], "moves nothing now");
 }
 
+/// A rank that a fresh call showed moving next to nothing gets one range; once a planned call
+/// shows that range waiting 0.3 s besides computing, the next plan hands it out in pieces.
+#[test]
+fn a_whole_range_that_waited_teaches_the_next_plan_pieces() {
+    let mut m = RankRecall::default();
+    m.record(2, Form::Fresh, &fresh());
+    m.record(2, Form::Fresh, &fresh());
+    assert_eq!(m.choose(2, 3000, 0.0).unwrap().pieces[1].len(), 1);
+    let mut call = planned(1.0, 0.99);
+    call.ranges[1].overhead = 0.3;
+    m.record(2, Form::Planned, &call);
+    let plan = m.choose(2, 3000, 0.0).unwrap();
+    assert!(plan.pieces[1].len() > 1, "{plan:?}");
+    assert_eq!(plan.pieces[0].len(), 1, "rank 0 waited for nothing");
+}
+
 /// A rank whose ranges moved no bytes (rank 0's node, in the caller's memory) gets its range
 /// whole however long it spent besides computing: pieces would have nothing to overlap.
 #[test]
