@@ -227,8 +227,8 @@ impl RankRecall {
                     // Judged once a fresh call has a time: the next call gives it one.
                     self.time_wanted = true;
                 } else if outcome.balance >= SETTLED {
-                    // One call 6 % slower than the plan's calls before it, at the same
-                    // balance, happened on two H100 ranks (Binomial, 0.240 s then 0.254 s).
+                    // A balanced call 6 % slower than the plan's calls before it happened on
+                    // two H100 ranks (Binomial, 0.240 s then 0.254 s at balance 0.956).
                     if slower(planned, SLOWER_THAN_FRESH) {
                         // One fresh time is within the noise of a percent (Mandelbrot's fresh
                         // calls on two H100 ranks: 1.394-1.417 s): judged again after another.
