@@ -23,7 +23,8 @@
 //! [`SETTLED`] is kept where it ran faster than the fresh calls (the median of their last
 //! three); where it ran slower, it is kept for the first such call in a row, then only while
 //! each ends better balanced than the one before, for [`MISSES`] calls at most, and then struck
-//! for good: the launch always runs fresh. A balanced plan is struck where its last three
+//! for good: the launch always runs fresh. A settled plan's first such call is taken for noise:
+//! the plan runs again unchanged, and only a second one in a row counts. A balanced plan is struck where its last three
 //! calls' median ran over [`SLOWER_THAN_FRESH`] slower than [`FRESH_TO_STRIKE`] fresh calls,
 //! since balance does not show outputs that no longer stream back while the ranks compute.
 //! Pure.
@@ -154,6 +155,9 @@ pub struct RankRecall {
     time_wanted: bool,
     /// A planned call has refined the cost map.
     refined: bool,
+    /// The last planned call was a settled plan's first unbalanced call slower than fresh,
+    /// and not learned from.
+    replayed: bool,
     /// The last planned call's balance, and how many planned calls in a row ended unbalanced
     /// and slower than fresh.
     last_balance: f64,
@@ -189,6 +193,7 @@ impl RankRecall {
             self.profile = CostProfile::default();
             (self.settled, self.refined, self.missed, self.last_balance) = (false, false, 0, 0.0);
             self.planned_times = RecentTimes::default();
+            self.replayed = false;
             return;
         }
         let measured = measured(&outcome.ranges);
@@ -240,6 +245,13 @@ impl RankRecall {
                     }
                     self.missed = 0;
                 } else if slower(outcome.roi_seconds, 0.0) {
+                    if self.settled && !self.replayed {
+                        // A settled plan's first such call is taken for noise, not learned
+                        // from: its plan runs again as it was. Learned, one rank's slow call
+                        // moves the next cuts the other way, and that call misses too.
+                        self.replayed = true;
+                        return;
+                    }
                     // Unbalanced and slower than fresh: the cuts may still move towards balance,
                     // for a few calls while each ends better balanced than the last such call.
                     // The first in a row is kept: a plan that followed a fresh call may have
@@ -254,6 +266,7 @@ impl RankRecall {
                     // Unbalanced, yet faster than fresh: kept, and the cuts move.
                     self.missed = 0;
                 }
+                self.replayed = false;
                 self.last_balance = outcome.balance;
                 self.profile.learn_planned(&measured);
                 self.exposed = (0..ranks).map(|r| exposed(&outcome.ranges, r)).collect();

@@ -344,6 +344,28 @@ fn unbalanced_plans_that_improve_are_kept_a_few_times() {
     assert!(m.is_struck());
 }
 
+/// A settled plan's first unbalanced call slower than fresh is not learned from: the same plan
+/// runs again. A second in a row is learned from and kept; a third no better is struck.
+#[test]
+fn a_settled_plan_replays_its_first_miss_unchanged() {
+    let mut m = RankRecall::default();
+    m.record(2, Form::Fresh, &fresh());
+    m.record(2, Form::Fresh, &fresh());
+    m.record(2, Form::Planned, &planned(0.9, 0.99));
+    let settled = m.choose(2, 3000, 0.0).unwrap();
+    // Rank 1 took twice as long as planned.
+    let mut miss = planned(1.5, 0.6);
+    miss.ranges[1].seconds = 2.0;
+    m.record(2, Form::Planned, &miss);
+    assert_eq!(m.choose(2, 3000, 0.0).unwrap(), settled, "replayed as it was");
+    m.record(2, Form::Planned, &miss);
+    let learned = m.choose(2, 3000, 0.0).unwrap();
+    assert!(!m.is_struck());
+    assert!(learned.main[1].unwrap().len < settled.main[1].unwrap().len, "{learned:?}");
+    m.record(2, Form::Planned, &miss);
+    assert!(m.is_struck(), "a second miss no better balanced");
+}
+
 /// A balanced plan whose recent calls run slower than the fresh calls (its outputs no longer
 /// stream back during the computing) is struck; one within [`SLOWER_THAN_FRESH`] is kept, and
 /// so is one slow call among faster ones. Against a single fresh time, a slower plan is judged
