@@ -139,7 +139,8 @@ impl MeasuredJob {
     }
 
     /// The job on `ranks` ranks of one H100 each, a node's set-up per range as measured
-    /// (about 7 ms), rank 1's data at 3 GB/s.
+    /// (about 1 ms: 0.001-0.003 s a call over one to four ranges, since nodes keep their
+    /// staging; 7 ms before), rank 1's data at 3 GB/s.
     pub fn cluster(&self, ranks: usize) -> Cluster {
         let gpu = SimDevice {
             name: "H100".into(),
@@ -154,7 +155,7 @@ impl MeasuredJob {
         let node = |r: usize| Node {
             name: format!("H100 (rank {r})"),
             devices: vec![gpu.clone()],
-            range_overhead: 0.007,
+            range_overhead: 0.001,
             first_overhead: 0.0,
             first_joins: Vec::new(),
         };
@@ -249,10 +250,10 @@ mod tests {
     #[test]
     fn plans_settle_near_one_process_on_the_h100_jobs() {
         let floor = |name: &str| match name {
-            "mandelbrot" => 0.95,
-            "nbody" => 0.97,
-            "binomial" => 0.87,
-            _ => 0.96,
+            "mandelbrot" => 0.96,
+            "nbody" => 0.975,
+            "binomial" => 0.93,
+            _ => 0.97,
         };
         for job in h100_jobs() {
             for seed in 1..=3 {
@@ -296,6 +297,24 @@ mod tests {
                 assert!(forms[3..].iter().all(|f| *f == Form::Planned), "{what}: {forms:?}");
                 assert!(calls[6].makespan > calls[5].makespan * 1.03, "{what}: call 6 was slow");
             }
+        }
+    }
+
+    /// One rank slower from call 6 on, for good: its first slow call is replayed unchanged,
+    /// the second teaches the plan, and the third runs planned and balanced again. (Under
+    /// the rules before cbbfabf the plan was struck at once and every later call ran fresh.)
+    #[test]
+    fn a_lasting_slowdown_is_learned_after_one_replay() {
+        let job = h100_jobs().into_iter().find(|j| j.name == "binomial").unwrap();
+        let slower = |call: usize, rank: usize| if call >= 6 && rank == 1 { 0.8 } else { 1.0 };
+        for seed in 1..=3 {
+            let calls =
+                simulate_noisy_calls(&job.cluster(2), &one_package, 9, 0.0, seed, &slower).unwrap();
+            let forms: Vec<Form> = calls.iter().map(|c| c.form).collect();
+            assert!(forms[6..].iter().all(|f| *f == Form::Planned), "{forms:?}");
+            assert!(calls[6].balance < 0.9 && calls[7].balance < 0.9, "{calls:?}");
+            assert!(calls[8].balance >= 0.95, "{:?}", calls[8]);
+            assert!(calls[8].makespan < calls[7].makespan * 0.95, "{calls:?}");
         }
     }
 }
