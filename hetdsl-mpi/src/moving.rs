@@ -7,7 +7,10 @@
 //! while the one before computes; at the cost of one more range's set-up on the node per
 //! piece. Pure.
 
+use hetdsl::Package;
+
 use crate::plan::RangeRun;
+use crate::recall::CostProfile;
 
 /// A remote rank's range is handed out in pieces only when the outputs they would overlap are
 /// over this share of its computing: a GPU package also pays the uneven end of its last wave,
@@ -50,6 +53,41 @@ pub fn piece_weights(k: usize, shape: Shape) -> Vec<u64> {
 pub fn end_share(k: usize, shape: Shape) -> f64 {
     let w = piece_weights(k, shape);
     w[0] as f64 / w.iter().sum::<u64>() as f64
+}
+
+/// How `range`'s pieces are sized: tapered where its cost per unit, over eight equal parts,
+/// varies by at most hetdsl's `relaunch::REGULAR_SPREAD` ([`Shape`]).
+pub fn shape(profile: &CostProfile, range: std::ops::Range<u64>) -> Shape {
+    let len = range.end - range.start;
+    let parts = len.min(8);
+    let density = |i: u64| {
+        let (a, b) = (range.start + len * i / parts, range.start + len * (i + 1) / parts);
+        profile.cost(a, b) / (b - a).max(1) as f64
+    };
+    let (lo, hi) =
+        (0..parts).map(density).fold((f64::MAX, 0.0f64), |(lo, hi), d| (lo.min(d), hi.max(d)));
+    if parts > 0 && lo > 0.0 && hi / lo <= hetdsl::balance::relaunch::REGULAR_SPREAD {
+        Shape::Tapered
+    } else {
+        Shape::Equal
+    }
+}
+
+/// `range` in `k` pieces of [`piece_weights`] (so in the bytes each moves), in order.
+pub fn cut_pieces(range: std::ops::Range<u64>, k: usize, shape: Shape) -> Vec<Package> {
+    let weights = piece_weights(k, shape);
+    let total: u64 = weights.iter().sum();
+    let len = range.end - range.start;
+    let mut at = 0;
+    let mut bounds = vec![range.start];
+    for w in &weights {
+        at += w;
+        bounds.push(range.start + len * at / total);
+    }
+    (bounds.windows(2))
+        .filter(|b| b[1] > b[0])
+        .map(|b| Package { offset: b[0], len: b[1] - b[0] })
+        .collect()
 }
 
 /// What a rank's ranges spent besides computing over a fresh call, as `setup + per_unit ·
@@ -174,7 +212,6 @@ pub fn exposed(ranges: &[RangeRun], rank: usize) -> (usize, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hetdsl::Package;
 
     const T: Shape = Shape::Tapered;
 

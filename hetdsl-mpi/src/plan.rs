@@ -35,7 +35,7 @@ use hetdsl::balance::relaunch::RecentTimes;
 use hetdsl::balance::{Completion, Next, Setup};
 use hetdsl::{Balancer, Error, Package, Result};
 
-use crate::moving::{exposed, piece_weights, Moving, Shape};
+use crate::moving::{cut_pieces, exposed, shape, Moving, Shape};
 use crate::recall::{CostProfile, Measured};
 
 /// A planned call that ends with a balance under this is judged against the fresh calls' time
@@ -293,41 +293,6 @@ fn measured(ranges: &[RangeRun]) -> Vec<Measured> {
             len: r.package.len,
             seconds: r.seconds,
         })
-        .collect()
-}
-
-/// How `range`'s pieces are sized: tapered where its cost per unit, over eight equal parts,
-/// varies by at most hetdsl's `relaunch::REGULAR_SPREAD` ([`Shape`]).
-fn shape(profile: &CostProfile, range: std::ops::Range<u64>) -> Shape {
-    let len = range.end - range.start;
-    let parts = len.min(8);
-    let density = |i: u64| {
-        let (a, b) = (range.start + len * i / parts, range.start + len * (i + 1) / parts);
-        profile.cost(a, b) / (b - a).max(1) as f64
-    };
-    let (lo, hi) =
-        (0..parts).map(density).fold((f64::MAX, 0.0f64), |(lo, hi), d| (lo.min(d), hi.max(d)));
-    if parts > 0 && lo > 0.0 && hi / lo <= hetdsl::balance::relaunch::REGULAR_SPREAD {
-        Shape::Tapered
-    } else {
-        Shape::Equal
-    }
-}
-
-/// `range` in `k` pieces of [`piece_weights`] (so in the bytes each moves), in order.
-fn cut_pieces(range: std::ops::Range<u64>, k: usize, shape: Shape) -> Vec<Package> {
-    let weights = piece_weights(k, shape);
-    let total: u64 = weights.iter().sum();
-    let len = range.end - range.start;
-    let mut at = 0;
-    let mut bounds = vec![range.start];
-    for w in &weights {
-        at += w;
-        bounds.push(range.start + len * at / total);
-    }
-    (bounds.windows(2))
-        .filter(|b| b[1] > b[0])
-        .map(|b| Package { offset: b[0], len: b[1] - b[0] })
         .collect()
 }
 
