@@ -24,10 +24,10 @@
 //! three); where it ran slower, it is kept for the first such call in a row, then only while
 //! each ends better balanced than the one before, for [`MISSES`] calls at most, and then struck
 //! for good: the launch always runs fresh. A settled plan's first such call is taken for noise:
-//! the plan runs again unchanged, and only a second one in a row counts. A balanced plan is struck where its last three
-//! calls' median ran over [`SLOWER_THAN_FRESH`] slower than [`FRESH_TO_STRIKE`] fresh calls,
-//! since balance does not show outputs that no longer stream back while the ranks compute.
-//! Pure.
+//! the plan runs again unchanged, and only a second one in a row counts. A balanced plan is
+//! struck where its last three calls' median ran over [`SLOWER_THAN_FRESH`] slower than
+//! [`FRESH_TO_STRIKE`] fresh calls, since balance does not show outputs that no longer stream
+//! back while the ranks compute. Pure.
 
 use std::collections::VecDeque;
 
