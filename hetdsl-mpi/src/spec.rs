@@ -90,8 +90,9 @@ impl LaunchSpec {
         let a = &self.args[arg];
         let Some(pattern) = a.pattern.filter(|_| a.kind.is_buffer()) else { return Ok(0..0) };
         let (_, per_unit) = self.units()?;
-        // A halo counts rows of the 2-D range (as the engine does), not single elements.
-        let row_len = if self.global.len() == 2 { self.global[0] as u64 } else { 1 };
+        // A halo counts steps of the slowest dimension, as the engine does: a 2-D range's rows,
+        // a 1-D range's single elements (`units` checked that `global` is not empty).
+        let row_len: u64 = self.global[..self.global.len() - 1].iter().map(|&x| x as u64).product();
         let (first, items) = (package.offset * per_unit, package.len * per_unit);
         let items = pattern.elements_in_rows(first, items, a.len, row_len);
         if items.end > a.len {
