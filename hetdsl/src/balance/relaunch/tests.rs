@@ -217,3 +217,29 @@ fn a_form_s_time_is_the_median_of_its_last_three() {
     }
     assert_eq!(t.times(), [2.0, 5.0, 6.0]);
 }
+
+#[test]
+fn an_irregular_kernel_s_map_is_what_the_devices_spent_not_the_spans() {
+    // Two GPUs, four pieces each, a cost symmetric about the middle (Mandelbrot's band). The
+    // second GPU's last piece is cheap, and its span (30 ms for a 1 ms kernel) holds the merge
+    // of the piece before, which its kernel could not hide; every piece read back in 3 ms.
+    let costs = [0.001, 0.05, 0.2, 0.5, 0.5, 0.2, 0.05, 0.001];
+    let pieces: Vec<_> =
+        costs.iter().enumerate().map(|(i, &k)| (i / 4, i as u64 * 1000, 1000, k)).collect();
+    let mut r = report(8000, &["G", "G"], &pieces);
+    r.balancer = "relaunch-pieces".into();
+    for t in &mut r.trace {
+        t.read = Transfer { bytes: 1 << 27, seconds: Some(0.003) };
+        t.written = Transfer { bytes: 0, seconds: Some(0.0) };
+    }
+    r.trace[7].host_end = r.trace[7].host_start + 0.030;
+    let b = blocks(&one_block_per_device(&r).expect("a cost map"));
+    // Costed by its span, the last piece would move the cut 29 groups past the middle.
+    assert_eq!(b, vec![vec![0..4000], vec![4000..8000]]);
+    // Without the device's own transfer times the spans are all there is to go by.
+    for t in &mut r.trace {
+        t.read.seconds = None;
+    }
+    let b = blocks(&one_block_per_device(&r).expect("a cost map"));
+    assert!(b[0][0].end > 4010, "{b:?}");
+}
