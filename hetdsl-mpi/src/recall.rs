@@ -319,8 +319,8 @@ pub struct NodeRecall {
 /// fixed cost: NBody's (60 ms on an H100) is more than the 0.6 % its ranges leave exposed, and
 /// Binomial's ranges of 60 ms ran 7 % slower in four pieces than whole. So a cut range runs
 /// in pieces only where the ranges run whole left at least [`PIECES_EXPOSED`] of their time
-/// outside the busiest device's kernels, and each piece would compute at least
-/// [`PIECE_MIN_SECONDS`].
+/// outside the busiest device's kernels, and a piece of the mean size (a quarter of the
+/// range; the end pieces are half that) would compute at least [`PIECE_MIN_SECONDS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeForm {
     Whole,
@@ -340,15 +340,16 @@ pub struct NodeCut {
 /// for the next to run in pieces ([`NodeForm`]).
 pub const PIECES_EXPOSED: f64 = 0.02;
 
-/// Each piece of a range run in pieces is predicted to compute at least this long
-/// ([`NodeForm`]): a package's fixed cost of a few milliseconds is then a few per cent of it.
+/// A piece of the mean size of a range run in pieces is predicted to compute at least this
+/// long ([`NodeForm`]): a package's fixed cost of a few milliseconds is then a few per cent of
+/// it.
 /// (Binomial's rank 0 on two H100 ranks, one range of 0.24 s: its settled plans ran
 /// 0.238-0.242 s in four pieces, 0.242-0.246 s whole, with 0.1 here.)
 pub const PIECE_MIN_SECONDS: f64 = 0.05;
 
 /// When a node runs a cut range in pieces ([`NodeForm`]): the ranges run whole left at least
-/// `exposed` of their time outside the busiest device's kernels, and each piece computes at
-/// least `min_piece_seconds`.
+/// `exposed` of their time outside the busiest device's kernels, and a piece of the mean size
+/// computes at least `min_piece_seconds`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PieceRule {
     pub exposed: f64,

@@ -41,8 +41,8 @@ pub struct Replay {
 }
 
 /// How many packages [`Replay::in_pieces`] cuts a range into: with two in flight, a device reads
-/// back each piece while it computes the next, so all but a quarter of the read-back hides
-/// behind compute.
+/// back each piece while it computes the next, so all but the last piece's read-back (an
+/// eighth of the range's, see `cut`) hides behind compute.
 pub const PIECES: u64 = 4;
 
 impl Replay {
@@ -214,17 +214,30 @@ impl Replay {
     }
 }
 
-/// `range` as up to `pieces` consecutive packages of whole `fill`s (the last takes the rest).
+/// `range` as up to `pieces` consecutive packages of whole `fill`s (the last takes the rest),
+/// the first and the last a third the size of those between. The device writes the first
+/// piece's inputs before any kernel and reads the last piece's outputs after every kernel;
+/// small end pieces leave less of either exposed, while the pieces between have kernels long
+/// enough to hide their neighbours' transfers.
 fn cut(range: std::ops::Range<u64>, pieces: u64, fill: u64) -> Vec<Package> {
     let len = range.end - range.start;
     let n = pieces.min(len / fill).max(1);
-    let each = len.div_ceil(n).div_ceil(fill) * fill;
+    let weight = |i: u64| if n > 2 && i > 0 && i + 1 < n { 3 } else { 1 };
+    let total: u64 = (0..n).map(weight).sum();
     let mut out = Vec::new();
-    let mut at = range.start;
-    while at < range.end {
-        let len = each.min(range.end - at);
-        out.push(Package { offset: at, len });
-        at += len;
+    let (mut at, mut sum) = (range.start, 0);
+    for i in 0..n {
+        sum += weight(i);
+        let end = if i + 1 == n {
+            range.end
+        } else {
+            let fills = (len as f64 * sum as f64 / total as f64 / fill as f64).round() as u64;
+            (range.start + fills * fill).clamp(at, range.end)
+        };
+        if end > at {
+            out.push(Package { offset: at, len: end - at });
+            at = end;
+        }
     }
     out
 }
@@ -276,12 +289,14 @@ mod tests {
         assert_eq!(b.name(), "relaunch-pieces");
         let p = |offset, len| Package { offset, len };
         // Both started (an idle device may take the ranges of one that has not).
-        assert_eq!(b.next(1, 0.0), Next::Run(p(100, 256)));
-        assert_eq!(drain(&mut b, 0), vec![p(0, 25), p(25, 25), p(50, 25), p(75, 25)]);
-        // 900 groups in fills of 64: pieces of 256, the last the rest.
-        assert_eq!(drain(&mut b, 1), vec![p(356, 256), p(612, 256), p(868, 132)]);
-        // A range under two fills stays whole.
+        assert_eq!(b.next(1, 0.0), Next::Run(p(100, 128)));
+        // An eighth, three eighths, three eighths, an eighth.
+        assert_eq!(drain(&mut b, 0), vec![p(0, 13), p(13, 37), p(50, 38), p(88, 12)]);
+        // 900 groups in fills of 64: the cuts at 112.5, 450 and 787.5 rounded to fills.
+        assert_eq!(drain(&mut b, 1), vec![p(228, 320), p(548, 320), p(868, 132)]);
+        // A range under two fills stays whole; two fills make two pieces alike.
         assert_eq!(cut(0..100, PIECES, 64), vec![p(0, 100)]);
+        assert_eq!(cut(0..128, PIECES, 64), vec![p(0, 64), p(64, 64)]);
         assert_eq!(cut(0..3, PIECES, 1), vec![p(0, 1), p(1, 1), p(2, 1)]);
     }
 
