@@ -25,12 +25,15 @@
 //!   each group costs what its package cost per group, on the fastest model's scale, and each
 //!   device's block holds the cost it ends in the common time. A map from large packages is
 //!   coarse, so the first relaunch may miss; each relaunch measures its blocks and the next
-//!   moves the cut towards balance. The map holds what the device itself spent on each
-//!   package (kernel, writes and reads), never a span: a device's last package's span holds
-//!   the merge of the ones before it that its short kernel could not hide, which lies where
-//!   the device's block ends, not where the costly groups are. On two H100s that put
-//!   Mandelbrot's cut 1013 work-groups (0.8 %) off the image's middle after a 0.2 ms package
-//!   that took 29 ms, and the GPUs' blocks then ran 0.748 and 0.712 s.
+//!   moves the cut towards balance. The map holds kernel times wherever the device gave them,
+//!   never spans: a device's last package's span holds the merge of the ones before it that
+//!   its short kernel could not hide, which lies where the device's block ends, not where the
+//!   costly groups are (on two H100s that put Mandelbrot's cut 1013 work-groups, 0.8 %, off
+//!   the image's middle, and the GPUs' blocks ran 0.748 and 0.712 s). Nor transfer times: they
+//!   follow the groups, not the cost, and in pieces they overlap the next kernel; counted, they
+//!   made Ray1's block of 2.26 M groups look dearer than the other GPU's 0.89 M, and the
+//!   blocks' kernels ran 0.531 and 0.538 s where kernel times alone had cut them 0.534 and
+//!   0.535 s.
 //!
 //! Only from a run that merged every work-group once and lost no device, and not from a
 //! relaunch that ended with a balance under [`SETTLED`] (the cost moved with new data, or the
@@ -106,9 +109,8 @@ struct Measured {
     device: usize,
     range: Range<u64>,
     seconds: f64,
-    /// Its kernel and transfer times on the device, where the device gave them: the cost map
-    /// of an irregular kernel (see [`plan`]).
-    device_seconds: Option<f64>,
+    /// Its kernel time, where the device gave one: the cost map of an irregular kernel.
+    kernel: Option<f64>,
     /// Costed by its span: it has no kernel time, or its transfers dominated it (as Sigmoid
     /// judges a package, [`transfer_dominated`]).
     transfer_bound: bool,
@@ -159,15 +161,8 @@ fn plan(previous: &Report, resident: bool) -> Option<History> {
             let seconds = if resident && timed { k } else { package_cost(&done, 0) };
             let transfer_bound = !timed || (!resident && transfer_dominated(&done, 0));
             let range = t.package.offset..t.package.end();
-            let moved = [t.written.seconds, t.read.seconds];
-            // Resident data's moves were that launch's alone (`seconds` is its kernel already).
-            let device_seconds = match moved {
-                [Some(w), Some(r)] if timed && !resident && w.is_finite() && r.is_finite() => {
-                    Some(k + w + r)
-                }
-                _ => None,
-            };
-            Measured { device: t.device, range, seconds, device_seconds, transfer_bound }
+            let kernel = timed.then_some(k);
+            Measured { device: t.device, range, seconds, kernel, transfer_bound }
         })
         .collect();
     measured.sort_by_key(|m| m.range.start);
@@ -182,7 +177,7 @@ fn plan(previous: &Report, resident: bool) -> Option<History> {
     let regular = regular(&names, &measured, total) || mostly_transfers(&measured);
     if !regular {
         for m in &mut measured {
-            m.seconds = m.device_seconds.unwrap_or(m.seconds);
+            m.seconds = m.kernel.unwrap_or(m.seconds);
         }
     }
     // An irregular kernel's lines are flat: its speeds alone, which its cost map also needs.

@@ -219,27 +219,33 @@ fn a_form_s_time_is_the_median_of_its_last_three() {
 }
 
 #[test]
-fn an_irregular_kernel_s_map_is_what_the_devices_spent_not_the_spans() {
+fn an_irregular_kernel_s_map_is_its_kernel_times() {
     // Two GPUs, four pieces each, a cost symmetric about the middle (Mandelbrot's band). The
     // second GPU's last piece is cheap, and its span (30 ms for a 1 ms kernel) holds the merge
-    // of the piece before, which its kernel could not hide; every piece read back in 3 ms.
+    // of the piece before, which its kernel could not hide.
     let costs = [0.001, 0.05, 0.2, 0.5, 0.5, 0.2, 0.05, 0.001];
     let pieces: Vec<_> =
         costs.iter().enumerate().map(|(i, &k)| (i / 4, i as u64 * 1000, 1000, k)).collect();
     let mut r = report(8000, &["G", "G"], &pieces);
     r.balancer = "relaunch-pieces".into();
-    for t in &mut r.trace {
-        t.read = Transfer { bytes: 1 << 27, seconds: Some(0.003) };
-        t.written = Transfer { bytes: 0, seconds: Some(0.0) };
-    }
     r.trace[7].host_end = r.trace[7].host_start + 0.030;
-    let b = blocks(&one_block_per_device(&r).expect("a cost map"));
     // Costed by its span, the last piece would move the cut 29 groups past the middle.
+    let b = blocks(&one_block_per_device(&r).expect("a cost map"));
     assert_eq!(b, vec![vec![0..4000], vec![4000..8000]]);
-    // Without the device's own transfer times the spans are all there is to go by.
+    // Reads follow the groups, not the cost: a first block of 6000 cheap groups reads back
+    // three times what the second does, and counted they would move the cut into it.
+    let costs = [0.001, 0.001, 0.001, 0.001, 0.001, 0.3, 0.4, 0.3];
+    let pieces: Vec<_> = costs
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| (usize::from(i >= 6), i as u64 * 1000, 1000, k))
+        .collect();
+    let mut r = report(8000, &["G", "G"], &pieces);
     for t in &mut r.trace {
-        t.read.seconds = None;
+        t.read = Transfer { bytes: 1 << 27, seconds: Some(0.02) };
     }
     let b = blocks(&one_block_per_device(&r).expect("a cost map"));
-    assert!(b[0][0].end > 4010, "{b:?}");
+    // Half the kernel time (0.5025 s) ends 494 groups into the seventh thousand; with the
+    // reads counted (0.5825 s of 1.165) it would end at 6375.
+    assert_eq!(b, vec![vec![0..6494], vec![6494..8000]]);
 }
