@@ -143,29 +143,7 @@ fn plan(previous: &Report, resident: bool) -> Option<History> {
     if relaunched && previous.balance < SETTLED {
         return None;
     }
-    let mut measured: Vec<Measured> = previous
-        .trace
-        .iter()
-        .filter(|t| t.merged)
-        .map(|t| {
-            let done = Completion {
-                device: t.device,
-                package: t.package,
-                kernel_seconds: t.kernel_seconds.unwrap_or(0.0),
-                host_start: t.host_start,
-                host_end: t.host_end,
-            };
-            let k = done.kernel_seconds;
-            let timed = k.is_finite() && k > 0.0;
-            // No fill: the looser bound for one-fill probes is for Sigmoid's live speeds.
-            let seconds = if resident && timed { k } else { package_cost(&done, 0) };
-            let transfer_bound = !timed || (!resident && transfer_dominated(&done, 0));
-            let range = t.package.offset..t.package.end();
-            let kernel = timed.then_some(k);
-            Measured { device: t.device, range, seconds, kernel, transfer_bound }
-        })
-        .collect();
-    measured.sort_by_key(|m| m.range.start);
+    let mut measured = measured_packages(previous, resident);
     if !tiles(&measured, total)
         || measured.iter().any(|m| m.seconds.is_nan() || m.seconds <= 0.0 || m.device >= n)
     {
@@ -233,6 +211,34 @@ fn plan(previous: &Report, resident: bool) -> Option<History> {
             })
             .collect(),
     })
+}
+
+/// The merged packages of `previous`, in range order, costed as [`plan`] costs them.
+fn measured_packages(previous: &Report, resident: bool) -> Vec<Measured> {
+    let mut measured: Vec<Measured> = previous
+        .trace
+        .iter()
+        .filter(|t| t.merged)
+        .map(|t| {
+            let done = Completion {
+                device: t.device,
+                package: t.package,
+                kernel_seconds: t.kernel_seconds.unwrap_or(0.0),
+                host_start: t.host_start,
+                host_end: t.host_end,
+            };
+            let k = done.kernel_seconds;
+            let timed = k.is_finite() && k > 0.0;
+            // No fill: the looser bound for one-fill probes is for Sigmoid's live speeds.
+            let seconds = if resident && timed { k } else { package_cost(&done, 0) };
+            let transfer_bound = !timed || (!resident && transfer_dominated(&done, 0));
+            let range = t.package.offset..t.package.end();
+            let kernel = timed.then_some(k);
+            Measured { device: t.device, range, seconds, kernel, transfer_bound }
+        })
+        .collect();
+    measured.sort_by_key(|m| m.range.start);
+    measured
 }
 
 /// Sorted packages cover `0..total` exactly once.
