@@ -32,8 +32,8 @@
 //!   the image's middle, and the GPUs' blocks ran 0.748 and 0.712 s). Nor transfer times: they
 //!   follow the groups, not the cost, and in pieces they overlap the next kernel; counted, they
 //!   made Ray1's block of 2.26 M groups look dearer than the other GPU's 0.89 M, and the
-//!   blocks' kernels ran 0.531 and 0.538 s where kernel times alone had cut them 0.534 and
-//!   0.535 s.
+//!   blocks' kernels ran 0.531 and 0.538 s, where cut by kernel times alone they ran 0.5347
+//!   and 0.5346 s.
 //!
 //! Only from a run that merged every work-group once and lost no device, and not from a
 //! relaunch that ended with a balance under [`SETTLED`] (the cost moved with new data, or the
