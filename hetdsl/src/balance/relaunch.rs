@@ -213,6 +213,40 @@ fn plan(previous: &Report, resident: bool) -> Option<History> {
     })
 }
 
+/// A block's first half must cost this many times its second half, as `previous` measured
+/// them, for its pieces to run from its end ([`falling_blocks`]): a regular kernel's halves
+/// differ by their packages' noise.
+const FALLING: f64 = 1.2;
+
+/// Per device of `plan`, whether the cost of its block (its first range) falls along it, as
+/// `previous` measured it: kernel times where the device gave them, each package's spread
+/// evenly over its groups. A map from one package per device is flat and says no.
+pub(crate) fn falling_blocks(previous: &Report, plan: &History) -> Vec<bool> {
+    let measured = measured_packages(previous, false);
+    let cost = |from: u64, to: u64| -> f64 {
+        (measured.iter())
+            .map(|m| {
+                let (s, e) = (m.range.start.max(from), m.range.end.min(to));
+                let len = (m.range.end - m.range.start) as f64;
+                let seconds = m.kernel.unwrap_or(m.seconds);
+                if e > s {
+                    seconds * (e - s) as f64 / len
+                } else {
+                    0.0
+                }
+            })
+            .sum()
+    };
+    (plan.devices.iter())
+        .map(|d| {
+            d.owned.first().is_some_and(|b| {
+                let mid = b.start + (b.end - b.start) / 2;
+                cost(b.start, mid) > FALLING * cost(mid, b.end)
+            })
+        })
+        .collect()
+}
+
 /// The merged packages of `previous`, in range order, costed as [`plan`] costs them.
 fn measured_packages(previous: &Report, resident: bool) -> Vec<Measured> {
     let mut measured: Vec<Measured> = previous

@@ -102,8 +102,9 @@ impl Choice {
         Choice { balancer: balance::default_balancer(), taking, form: Some(Form::Default) }
     }
 
-    /// `plan` replayed, in pieces or not, by the devices it gives work to.
-    fn planned(plan: History, pieces: bool, form: Form) -> Choice {
+    /// `plan` replayed, in pieces or not, by the devices it gives work to; in pieces, each
+    /// block whose cost falls along it (as `last` measured it) from its end.
+    fn planned(plan: History, pieces: bool, form: Form, last: &Report) -> Choice {
         let taking: Vec<usize> =
             (0..plan.devices.len()).filter(|&d| !plan.devices[d].owned.is_empty()).collect();
         let (plan, taking) = if taking.len() < plan.devices.len() {
@@ -112,9 +113,10 @@ impl Choice {
         } else {
             (plan, None)
         };
+        let backwards = pieces.then(|| balance::relaunch::falling_blocks(last, &plan));
         let mut replay = balance::Replay::planned(plan);
-        if pieces {
-            replay = replay.in_pieces();
+        if let Some(backwards) = backwards {
+            replay = replay.in_pieces().from_the_end(backwards);
         }
         if form == Form::Alone {
             replay = replay.alone();
@@ -172,7 +174,7 @@ impl Remembered {
         };
         forms.extend(alone.map(|_| Form::Alone));
         let form = self.pick(&forms);
-        let planned = |plan: History, pieces: bool| Choice::planned(plan, pieces, form);
+        let planned = |plan: History, pieces: bool| Choice::planned(plan, pieces, form, last);
         match (form, plan, alone) {
             (Form::Whole, Some(p), _) => planned(p, false),
             (Form::Pieces, Some(p), _) => planned(p, true),
@@ -531,6 +533,37 @@ mod tests {
                 record(&runs, timed(named(names, name, groups0, [1.0, 1.0]), roi));
             }
         }
+    }
+
+    #[test]
+    fn in_pieces_a_block_whose_cost_falls_runs_from_its_end() {
+        use crate::balance::{DeviceProfile, Next, Setup};
+        // Two GPUs, four packages each, a costly band across the middle (Mandelbrot's image).
+        let costs = [0.001, 0.05, 0.2, 0.5, 0.5, 0.2, 0.05, 0.001];
+        let mut r = report("sigmoid", [1.0, 1.0]);
+        r.trace = (0..8)
+            .map(|i| PackageTrace {
+                device: i / 4,
+                package: Package { offset: i as u64 * 256, len: 256 },
+                kernel_seconds: Some(costs[i]),
+                host_end: costs[i],
+                ..r.trace[0].clone()
+            })
+            .collect();
+        let runs = LastRuns::default();
+        record(&runs, r.clone());
+        record(&runs, timed(Report { balancer: "relaunch".into(), ..r }, 1.0));
+        let mut choice = runs.choose(&key());
+        assert_eq!(choice.balancer.name(), "relaunch-pieces");
+        let gpu = DeviceProfile { kind: DeviceKind::Gpu, nominal_gflops: 1.0, min_groups: 1 };
+        choice.balancer.start(&Setup { total_groups: TOTAL, devices: vec![gpu; 2] }).unwrap();
+        // The first block's cost rises along it, the second's falls: each ends at the middle.
+        let mut first = |d| match choice.balancer.next(d, 0.0) {
+            Next::Run(p) => p,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(first(0), Package { offset: 0, len: 128 });
+        assert_eq!(first(1), Package { offset: 1920, len: 128 });
     }
 
     #[test]

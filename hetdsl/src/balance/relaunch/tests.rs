@@ -249,3 +249,23 @@ fn an_irregular_kernel_s_map_is_its_kernel_times() {
     // reads counted (0.5825 s of 1.165) it would end at 6375.
     assert_eq!(b, vec![vec![0..6494], vec![6494..8000]]);
 }
+
+#[test]
+fn a_block_falls_where_its_first_half_cost_more_than_its_second() {
+    let costs = [0.001, 0.05, 0.2, 0.5, 0.5, 0.2, 0.05, 0.001];
+    let pieces: Vec<_> =
+        costs.iter().enumerate().map(|(i, &k)| (i / 4, i as u64 * 1000, 1000, k)).collect();
+    let r = report(8000, &["G", "G"], &pieces);
+    let plan = one_block_per_device(&r).expect("a cost map");
+    assert_eq!(falling_blocks(&r, &plan), vec![false, true]);
+    // One package per device: each block's cost looks even along it.
+    let whole = report(8000, &["G", "G"], &[(0, 0, 4000, 0.75), (1, 4000, 4000, 0.75)]);
+    assert_eq!(falling_blocks(&whole, &plan), vec![false, false]);
+    // A regular kernel's noise (10 %) is no fall.
+    let noisy = report(8000, &["G", "G"], &[(0, 0, 2000, 0.11), (0, 2000, 2000, 0.1)]);
+    let one = History {
+        total_groups: 8000,
+        devices: vec![DeviceHistory { speed: 1.0, owned: vec![0..4000] }],
+    };
+    assert_eq!(falling_blocks(&noisy, &one), vec![false]);
+}
