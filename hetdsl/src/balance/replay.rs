@@ -38,8 +38,8 @@ pub struct Replay {
     pieces: u64,
     /// The plan is the fastest device's alone (see [`Replay::alone`]); only its name says so.
     alone: bool,
-    /// Per device, its pieces run from its last range's end backwards (see
-    /// [`Replay::from_the_end`]); empty: every device in order.
+    /// Per device, its pieces run in reverse order, from its block's end (see
+    /// [`Replay::backwards`]); empty: every device in order.
     backwards: Vec<bool>,
 }
 
@@ -77,9 +77,9 @@ impl Replay {
     /// Runs the pieces of the devices marked in `backwards` (in the history's device order)
     /// from the end of their blocks: a block whose cost falls along it would otherwise end with
     /// its cheapest pieces, whose short kernels cannot hide the read-back and merge of the
-    /// pieces before them (on two H100s, Mandelbrot's second block ended 9.6 ms after its last
-    /// costly kernel, the first block 4.3 ms). Run backwards, it ends with costly ones.
-    pub(crate) fn from_the_end(self, backwards: Vec<bool>) -> Replay {
+    /// pieces before them (on two H100s, Mandelbrot's second block ended 11-14 ms after its
+    /// last costly kernel, the first 3-6 ms). Run backwards, it ends with costly ones.
+    pub(crate) fn backwards(self, backwards: Vec<bool>) -> Replay {
         Replay { backwards, ..self }
     }
 
@@ -319,7 +319,7 @@ mod tests {
     fn a_device_marked_backwards_runs_its_pieces_from_its_block_s_end() {
         let p = |offset, len| Package { offset, len };
         let plan = history(vec![vec![0..80], vec![80..160]], 160);
-        let mut b = Replay::planned(plan).in_pieces().from_the_end(vec![false, true]);
+        let mut b = Replay::planned(plan).in_pieces().backwards(vec![false, true]);
         b.start(&setup(2, 160)).unwrap();
         assert_eq!(b.next(1, 0.0), Next::Run(p(150, 10)));
         assert_eq!(drain(&mut b, 0), vec![p(0, 10), p(10, 30), p(40, 30), p(70, 10)]);

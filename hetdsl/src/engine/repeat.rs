@@ -116,7 +116,7 @@ impl Choice {
         let backwards = pieces.then(|| balance::relaunch::falling_blocks(last, &plan));
         let mut replay = balance::Replay::planned(plan);
         if let Some(backwards) = backwards {
-            replay = replay.in_pieces().from_the_end(backwards);
+            replay = replay.in_pieces().backwards(backwards);
         }
         if form == Form::Alone {
             replay = replay.alone();

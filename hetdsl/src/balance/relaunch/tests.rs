@@ -263,9 +263,10 @@ fn a_block_falls_where_its_first_half_cost_more_than_its_second() {
     assert_eq!(falling_blocks(&whole, &plan), vec![false, false]);
     // A regular kernel's noise (10 %) is no fall.
     let noisy = report(8000, &["G", "G"], &[(0, 0, 2000, 0.11), (0, 2000, 2000, 0.1)]);
+    let block = 0..4000;
     let one = History {
         total_groups: 8000,
-        devices: vec![DeviceHistory { speed: 1.0, owned: vec![0..4000] }],
+        devices: vec![DeviceHistory { speed: 1.0, owned: vec![block] }],
     };
     assert_eq!(falling_blocks(&noisy, &one), vec![false]);
 }
