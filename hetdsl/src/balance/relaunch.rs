@@ -223,19 +223,8 @@ const FALLING: f64 = 1.2;
 /// evenly over its groups. A map from one package per device is flat and says no.
 pub(crate) fn falling_blocks(previous: &Report, plan: &History) -> Vec<bool> {
     let measured = measured_packages(previous, false);
-    let cost = |from: u64, to: u64| -> f64 {
-        (measured.iter())
-            .map(|m| {
-                let (s, e) = (m.range.start.max(from), m.range.end.min(to));
-                let len = (m.range.end - m.range.start) as f64;
-                let seconds = m.kernel.unwrap_or(m.seconds);
-                if e > s {
-                    seconds * (e - s) as f64 / len
-                } else {
-                    0.0
-                }
-            })
-            .sum()
+    let cost = |from: u64, to: u64| {
+        spread(&measured, from as f64, to as f64, |m| m.kernel.unwrap_or(m.seconds))
     };
     (plan.devices.iter())
         .map(|d| {
@@ -437,14 +426,7 @@ fn cut_by_cost(
     let fastest = speeds.iter().flatten().copied().fold(0.0, f64::max);
     // Reference seconds of groups 0..g.
     let cost_to = |g: f64| -> f64 {
-        measured
-            .iter()
-            .map(|m| {
-                let v = speeds[m.device].unwrap_or(fastest);
-                let (s, e) = (m.range.start as f64, m.range.end as f64);
-                m.seconds * v / fastest / (e - s) * (g.min(e) - s).max(0.0)
-            })
-            .sum()
+        spread(measured, 0.0, g, |m| m.seconds * speeds[m.device].unwrap_or(fastest) / fastest)
     };
     let whole = cost_to(total as f64);
     let taking: Vec<(usize, f64)> = (0..speeds.len())
@@ -472,6 +454,17 @@ fn cut_by_cost(
         start = end;
     }
     Some(blocks)
+}
+
+/// The seconds of groups `from..to` by `measured`, each package's `seconds` spread evenly over
+/// its groups.
+fn spread(measured: &[Measured], from: f64, to: f64, seconds: impl Fn(&Measured) -> f64) -> f64 {
+    (measured.iter())
+        .map(|m| {
+            let (s, e) = (m.range.start as f64, m.range.end as f64);
+            seconds(m) / (e - s) * (to.min(e) - from.max(s)).max(0.0)
+        })
+        .sum()
 }
 
 /// The group boundary in `from..=total` whose cost from 0 is nearest `target` (bisection: the
