@@ -103,8 +103,8 @@ impl Choice {
     }
 
     /// `plan` replayed, in pieces or not, by the devices it gives work to; in pieces, each
-    /// block whose cost falls along it (as `last` measured it) from its end.
-    fn planned(plan: History, pieces: bool, form: Form, last: &Report) -> Choice {
+    /// block whose cost falls along it (as `shape` measured it) from its end.
+    fn planned(plan: History, pieces: bool, form: Form, shape: &Report) -> Choice {
         let taking: Vec<usize> =
             (0..plan.devices.len()).filter(|&d| !plan.devices[d].owned.is_empty()).collect();
         let (plan, taking) = if taking.len() < plan.devices.len() {
@@ -113,7 +113,7 @@ impl Choice {
         } else {
             (plan, None)
         };
-        let backwards = pieces.then(|| balance::relaunch::falling_blocks(last, &plan));
+        let backwards = pieces.then(|| balance::relaunch::falling_blocks(shape, &plan));
         let mut replay = balance::Replay::planned(plan);
         if let Some(backwards) = backwards {
             replay = replay.in_pieces().backwards(backwards);
@@ -131,6 +131,11 @@ struct Remembered {
     key: LaunchKey,
     /// Its last clean report that planning can start from (a run in the alone form is not).
     last: Option<Report>,
+    /// Its last clean report with a device that ran more than one package: the cost along
+    /// each block that orders a plan's pieces. A plan run whole measures one package per
+    /// device, a flat map, and the next run in pieces would lose its order (on two H200s
+    /// Mandelbrot's second GPU then ran its block forwards and the call ended 5 ms later).
+    shape: Option<Report>,
     /// A relaunch of it ended far from balance and slower than the default: its plans
     /// misjudge this launch (a device whose speed depends on the others', a cost that moves
     /// with the data), so it keeps the default balancer, rather than alternating between a bad
@@ -174,7 +179,8 @@ impl Remembered {
         };
         forms.extend(alone.map(|_| Form::Alone));
         let form = self.pick(&forms);
-        let planned = |plan: History, pieces: bool| Choice::planned(plan, pieces, form, last);
+        let shape = self.shape.as_ref().unwrap_or(last);
+        let planned = |plan: History, pieces: bool| Choice::planned(plan, pieces, form, shape);
         match (form, plan, alone) {
             (Form::Whole, Some(p), _) => planned(p, false),
             (Form::Pieces, Some(p), _) => planned(p, true),
@@ -244,7 +250,8 @@ impl LastRuns {
         let mut entry = match at {
             Some(i) => runs.remove(i),
             None => {
-                Remembered { key, last: None, struck: false, runs: 0, times: Default::default() }
+                let times = Default::default();
+                Remembered { key, last: None, shape: None, struck: false, runs: 0, times }
             }
         };
         // A launch's first run pays its devices' first use (kernels compiled for the sizes,
@@ -255,6 +262,9 @@ impl LastRuns {
         let planned = matches!(form, Some(Form::Whole | Form::Pieces));
         let unbalanced = planned && report.balance < balance::relaunch::SETTLED;
         let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
+        if clean && report.devices.iter().any(|d| d.packages > 1) {
+            entry.shape = Some(report.clone());
+        }
         let default_time = entry.times[Form::Default as usize].median();
         if unbalanced && default_time.is_none() {
             // Nothing to judge the plan by: it may come from the launch's first run, whose costs
@@ -299,279 +309,4 @@ impl LastRuns {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::{DeviceReport, PackageTrace, Transfer};
-    use crate::work::{DeviceKind, Package};
-
-    const TOTAL: u64 = 2048;
-
-    fn key() -> LaunchKey {
-        LaunchKey {
-            kernel: "k".into(),
-            global: vec![TOTAL as usize],
-            local: vec![1],
-            devices: vec![0, 1],
-            span: 0..TOTAL,
-        }
-    }
-
-    /// A CPU (device 0) and a GPU: the CPU ran one package of `groups0` groups and the GPU the
-    /// rest, in `seconds` each.
-    fn split(balancer: &str, groups0: u64, seconds: [f64; 2]) -> Report {
-        named(["C", "G"], balancer, groups0, seconds)
-    }
-
-    /// [`split`] over devices named `names`.
-    fn named(names: [&str; 2], balancer: &str, groups0: u64, seconds: [f64; 2]) -> Report {
-        let groups = [groups0, TOTAL - groups0];
-        let devices = (0..2)
-            .map(|index| DeviceReport {
-                index,
-                name: names[index].into(),
-                kind: DeviceKind::Gpu,
-                packages: 1,
-                groups: groups[index],
-                busy_seconds: seconds[index],
-                finish_seconds: seconds[index],
-                fault: None,
-            })
-            .collect();
-        let trace = (0..2)
-            .map(|d| PackageTrace {
-                device: d,
-                package: Package { offset: [0, groups0][d], len: groups[d] },
-                host_start: 0.0,
-                host_end: seconds[d],
-                kernel_seconds: Some(seconds[d]),
-                written: Transfer::default(),
-                read: Transfer::default(),
-                merged: true,
-                idle_before: None,
-            })
-            .collect();
-        let balance = seconds[0].min(seconds[1]) / seconds[0].max(seconds[1]);
-        Report { balancer: balancer.into(), balance, ..Report::fixture(TOTAL, devices, trace) }
-    }
-
-    /// Two identical devices, each ran one package of half the range in `seconds`.
-    fn report(balancer: &str, seconds: [f64; 2]) -> Report {
-        named(["G", "G"], balancer, TOTAL / 2, seconds)
-    }
-
-    fn timed(r: Report, roi: f64) -> Report {
-        Report { roi_seconds: roi, ..r }
-    }
-
-    /// The form a balancer of that name runs.
-    fn form_of(name: &str) -> Option<Form> {
-        match name {
-            "sigmoid" => Some(Form::Default),
-            "relaunch" => Some(Form::Whole),
-            "relaunch-pieces" => Some(Form::Pieces),
-            n if n.starts_with("relaunch-alone") => Some(Form::Alone),
-            _ => None,
-        }
-    }
-
-    fn record(runs: &LastRuns, r: Report) {
-        let form = form_of(&r.balancer);
-        runs.record(key(), &r, form);
-    }
-
-    /// The next run's balancer and the devices taking part.
-    fn next(runs: &LastRuns) -> (String, Option<Vec<usize>>) {
-        let c = runs.choose(&key());
-        assert_eq!(c.form, form_of(&c.balancer.name()));
-        (c.balancer.name(), c.taking)
-    }
-
-    fn name(runs: &LastRuns) -> String {
-        next(runs).0
-    }
-
-    #[test]
-    fn a_relaunch_far_from_balance_makes_the_launch_keep_the_default() {
-        let runs = LastRuns::default();
-        assert_eq!(name(&runs), "sigmoid", "nothing remembered");
-        record(&runs, report("sigmoid", [1.0, 1.0]));
-        assert_eq!(name(&runs), "relaunch");
-        // The plan (from the first run) ran 1 : 2: the default runs again, and the next plan
-        // comes from that run.
-        record(&runs, report("relaunch", [1.0, 2.0]));
-        assert_eq!(name(&runs), "sigmoid");
-        record(&runs, report("sigmoid", [1.0, 1.0]));
-        assert_eq!(name(&runs), "relaunch");
-        // That one ran 1 : 2 too: the default runs, and so does every run after it, even from
-        // a balanced default run.
-        record(&runs, report("relaunch", [1.0, 2.0]));
-        assert_eq!(name(&runs), "sigmoid");
-        record(&runs, report("sigmoid", [1.0, 1.0]));
-        assert_eq!(name(&runs), "sigmoid");
-        runs.clear();
-        record(&runs, report("sigmoid", [1.0, 1.0]));
-        assert_eq!(name(&runs), "relaunch", "forgotten");
-    }
-
-    #[test]
-    fn an_unbalanced_plan_faster_than_the_default_is_kept() {
-        let runs = LastRuns::default();
-        record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
-        record(&runs, timed(report("relaunch", [1.0, 2.0]), 0.8));
-        assert_eq!(name(&runs), "sigmoid", "the first run's plan missed: the default again");
-        record(&runs, timed(report("sigmoid", [1.0, 1.0]), 1.1));
-        // Unbalanced (1 : 1.25), but 0.8 s against the default's 1.1 s: planned again, from the
-        // same default run, and pieces are tried.
-        record(&runs, timed(report("relaunch", [1.0, 1.25]), 0.8));
-        assert_eq!(name(&runs), "relaunch-pieces");
-        record(&runs, timed(report("relaunch-pieces", [1.0, 1.25]), 0.9));
-        assert_eq!(name(&runs), "relaunch", "the faster form");
-        // Unbalanced and slower than the default: struck.
-        record(&runs, timed(report("relaunch", [1.0, 1.25]), 1.2));
-        record(&runs, timed(report("relaunch", [1.0, 1.25]), 1.2));
-        assert_eq!(name(&runs), "sigmoid");
-        record(&runs, timed(report("sigmoid", [1.0, 1.0]), 1.1));
-        assert_eq!(name(&runs), "sigmoid");
-    }
-
-    #[test]
-    fn an_unbalanced_plan_with_no_default_time_to_judge_it_by_runs_the_default_first() {
-        let runs = LastRuns::default();
-        record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
-        record(&runs, timed(report("relaunch", [1.0, 1.0]), 0.9));
-        assert_eq!(name(&runs), "relaunch-pieces");
-        // Pieces ended at 1 : 1.25 (a reduction's noise on two H100s): the default's time is
-        // not known yet (the first run's is not compared), so the default runs, then the launch
-        // is planned again from it and both forms are tried anew.
-        record(&runs, timed(report("relaunch-pieces", [1.0, 1.25]), 1.1));
-        assert_eq!(name(&runs), "sigmoid");
-        record(&runs, timed(report("sigmoid", [1.0, 1.0]), 1.0));
-        assert_eq!(name(&runs), "relaunch");
-        record(&runs, timed(report("relaunch", [1.0, 1.0]), 0.9));
-        assert_eq!(name(&runs), "relaunch-pieces");
-    }
-
-    #[test]
-    fn a_relaunch_tries_whole_then_pieces_then_keeps_the_faster() {
-        let runs = LastRuns::default();
-        record(&runs, report("sigmoid", [1.0, 1.0]));
-        assert_eq!(next(&runs), ("relaunch".into(), None));
-        record(&runs, timed(report("relaunch", [1.0, 1.0]), 1.0));
-        assert_eq!(name(&runs), "relaunch-pieces");
-        record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 0.9));
-        assert_eq!(name(&runs), "relaunch-pieces");
-        // One slow call (the median of 0.9 and 1.1 is 0.9) does not switch; a second does.
-        record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.1));
-        assert_eq!(name(&runs), "relaunch-pieces");
-        record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.1));
-        assert_eq!(name(&runs), "relaunch");
-    }
-
-    #[test]
-    fn a_device_the_plan_gives_nothing_sits_the_launch_out() {
-        let runs = LastRuns::default();
-        // Device 0 merged 1 % of the range, under the share a plan keeps.
-        record(&runs, split("sigmoid", 20, [1.0, 1.0]));
-        assert_eq!(next(&runs), ("relaunch".into(), Some(vec![1])));
-    }
-
-    #[test]
-    fn where_one_device_ran_most_of_the_work_it_is_tried_alone_and_kept_if_faster() {
-        let runs = LastRuns::default();
-        // The GPU ran 90 %: the plan keeps the CPU (10 %), and the alone form is a third.
-        record(&runs, split("sigmoid", 205, [1.0, 1.0]));
-        assert_eq!(next(&runs), ("relaunch".into(), None));
-        record(&runs, timed(split("relaunch", 205, [1.0, 1.0]), 1.0));
-        assert_eq!(next(&runs), ("relaunch-pieces".into(), None));
-        record(&runs, timed(split("relaunch-pieces", 205, [1.0, 1.0]), 1.1));
-        // Whole beat pieces: alone runs whole too.
-        assert_eq!(next(&runs), ("relaunch-alone".into(), Some(vec![1])));
-        let alone = timed(split("relaunch-alone", 0, [0.0, 0.95]), 0.95);
-        record(&runs, alone.clone());
-        assert_eq!(next(&runs), ("relaunch-alone".into(), Some(vec![1])));
-        // Its own time grew past the plan's (twice: the median moves): back to the plan, which
-        // the alone runs left as it was (they are not planned from).
-        record(&runs, timed(alone.clone(), 1.05));
-        assert_eq!(next(&runs), ("relaunch-alone".into(), Some(vec![1])));
-        record(&runs, timed(alone, 1.05));
-        assert_eq!(next(&runs), ("relaunch".into(), None));
-    }
-
-    #[test]
-    fn a_launch_whose_plans_misjudge_it_tries_the_default_and_the_fastest_device_alone() {
-        let runs = LastRuns::default();
-        // The first run's time is not compared (it pays the devices' first use).
-        record(&runs, timed(split("sigmoid", 100, [1.0, 1.0]), 5.0));
-        assert_eq!(name(&runs), "relaunch");
-        // The plan ended far from balance: from the first run, so the default runs and the
-        // launch is planned again; the second plan misses as well, and runs slower than the
-        // default (struck): the default's time is known, so alone is tried next.
-        record(&runs, timed(split("relaunch", 100, [0.3, 1.0]), 1.0));
-        assert_eq!(name(&runs), "sigmoid");
-        record(&runs, timed(split("sigmoid", 100, [1.0, 1.0]), 1.2));
-        assert_eq!(name(&runs), "relaunch");
-        record(&runs, timed(split("relaunch", 100, [0.3, 1.0]), 1.4));
-        // Alone, in pieces (whole and pieces were never compared).
-        assert_eq!(next(&runs), ("relaunch-alone-pieces".into(), Some(vec![1])));
-        record(&runs, timed(split("relaunch-alone-pieces", 0, [0.0, 1.0]), 1.0));
-        assert_eq!(name(&runs), "relaunch-alone-pieces");
-        for expected in ["relaunch-alone-pieces", "sigmoid"] {
-            record(&runs, timed(split("relaunch-alone-pieces", 0, [0.0, 1.0]), 1.3));
-            assert_eq!(name(&runs), expected);
-        }
-    }
-
-    #[test]
-    fn peers_sharing_the_work_and_devices_of_equal_shares_are_never_tried_alone() {
-        // Two GPUs of one model, 29 % and 71 % (the cost lay unevenly); a CPU and a GPU with
-        // half each.
-        for (names, groups0) in [(["G", "G"], 600), (["C", "G"], 1024)] {
-            let runs = LastRuns::default();
-            record(&runs, named(names, "sigmoid", groups0, [1.0, 1.0]));
-            for (name, roi) in [("relaunch", 1.0), ("relaunch-pieces", 1.1), ("relaunch", 1.0)] {
-                assert_eq!(next(&runs), (name.into(), None), "{names:?}");
-                record(&runs, timed(named(names, name, groups0, [1.0, 1.0]), roi));
-            }
-        }
-    }
-
-    #[test]
-    fn in_pieces_a_block_whose_cost_falls_runs_from_its_end() {
-        use crate::balance::{DeviceProfile, Next, Setup};
-        // Two GPUs, four packages each, a costly band across the middle (Mandelbrot's image).
-        let costs = [0.001, 0.05, 0.2, 0.5, 0.5, 0.2, 0.05, 0.001];
-        let mut r = report("sigmoid", [1.0, 1.0]);
-        r.trace = (0..8)
-            .map(|i| PackageTrace {
-                device: i / 4,
-                package: Package { offset: i as u64 * 256, len: 256 },
-                kernel_seconds: Some(costs[i]),
-                host_end: costs[i],
-                ..r.trace[0].clone()
-            })
-            .collect();
-        let runs = LastRuns::default();
-        record(&runs, r.clone());
-        record(&runs, timed(Report { balancer: "relaunch".into(), ..r }, 1.0));
-        let mut choice = runs.choose(&key());
-        assert_eq!(choice.balancer.name(), "relaunch-pieces");
-        let gpu = DeviceProfile { kind: DeviceKind::Gpu, nominal_gflops: 1.0, min_groups: 1 };
-        choice.balancer.start(&Setup { total_groups: TOTAL, devices: vec![gpu; 2] }).unwrap();
-        // The first block's cost rises along it, the second's falls: each ends at the middle.
-        let mut first = |d| match choice.balancer.next(d, 0.0) {
-            Next::Run(p) => p,
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(first(0), Package { offset: 0, len: 128 });
-        assert_eq!(first(1), Package { offset: 1920, len: 128 });
-    }
-
-    #[test]
-    fn a_run_with_a_fault_leaves_nothing_to_plan_from() {
-        let runs = LastRuns::default();
-        let mut r = report("sigmoid", [1.0, 1.0]);
-        r.devices[1].fault = Some("lost".into());
-        record(&runs, r);
-        assert_eq!(name(&runs), "sigmoid");
-    }
-}
+mod tests;
