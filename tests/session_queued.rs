@@ -313,3 +313,67 @@ fn a_device_hanging_under_a_queued_launch_is_dropped_within_the_watchdog_bound()
     assert_eq!(failed.len(), 1);
     assert!(failed[0].1.contains("did not end"), "{failed:?}");
 }
+
+/// A replayed split whose kernels end apart keeps being replayed while each launch's imbalance
+/// is small, but the kernel time its replays lose adds up: once it outweighs one launch and the
+/// bytes a new cut would move, the split is cut again from what was measured. Here the saved
+/// split (two halves, balanced by its finish times, device 1 5 % slower per group) is loaded
+/// before each launch, and the kernel costs 33 times as much at the range's end as at its
+/// start: the halves' kernels end far apart, the re-cut (from the saved times, a few KiB to
+/// move) gives device 0 a little more, and the results still match the CPU.
+#[test]
+fn a_replayed_split_is_cut_again_once_its_losses_outweigh_the_move() {
+    let p = common::program("session.cl");
+    let n = 1usize << 18;
+    let path = std::env::temp_dir().join(format!("hetdsl-owed-{}.json", std::process::id()));
+    let start: Vec<f32> = (0..n).map(|i| (i % 50) as f32).collect();
+    {
+        let s = p.session().unwrap();
+        let mut x = s.buffer_from(&start).unwrap();
+        let halves = hetdsl::balance::Static::with_weights(vec![1.0, 1.0]);
+        ramp(&s, &mut x, n).balancer(Box::new(halves)).run().unwrap();
+        s.save_history(&path).unwrap();
+    }
+    let mut saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for launch in saved["launches"].as_array_mut().unwrap() {
+        let report = &mut launch[1];
+        report["balance"] = serde_json::json!(1.0);
+        // Leaving the queue for one launch costs nothing: the move's bytes alone are weighed.
+        report["roi_seconds"] = serde_json::json!(0.0);
+        for t in report["trace"].as_array_mut().unwrap() {
+            let groups = t["package"]["len"].as_f64().unwrap();
+            let per_group = if t["device"] == 0 { 1e-6 } else { 1.05e-6 };
+            t["kernel_seconds"] = serde_json::json!(groups * per_group);
+        }
+    }
+    std::fs::write(&path, saved.to_string()).unwrap();
+
+    let s = p.session().unwrap();
+    let mut x = s.buffer_from(&start).unwrap();
+    let mut want = start.clone();
+    for _ in 0..2 {
+        // The saved split each time, so that only what the replays lost can move it.
+        s.load_history(&path).unwrap();
+        ramp(&s, &mut x, n).submit().unwrap();
+        for (i, v) in want.iter_mut().enumerate() {
+            for _ in 0..1 + 32 * i / n {
+                *v = *v * 0.5 + 1.0;
+            }
+        }
+        // Waits for the launch, whose loss is then counted.
+        close(&x.to_vec().unwrap(), &want, "ramp");
+    }
+    std::fs::remove_file(&path).unwrap();
+    let reports = s.finish().unwrap();
+    let names: Vec<&str> = reports.iter().map(|r| r.balancer.as_str()).collect();
+    assert_eq!(names, [QUEUED, "relaunch"], "{}", reports[1].table());
+    let first: u64 = reports[1].trace.iter().filter(|t| t.device == 0).map(|t| t.package.len).sum();
+    assert!(first > reports[1].total_groups / 2, "{}", reports[1].table());
+}
+
+/// `ramp` over all of `x` (groups of 64): `x = x / 2 + 1`, 1 + 32i/n times at element i.
+fn ramp<'a>(s: &'a Session, x: &'a mut hetdsl::Buffer<f32>, n: usize) -> hetdsl::SessionLaunch<'a> {
+    let launch = s.launch("ramp").global(&[n]).local(&[64]).inout(x, Pattern::ONE_TO_ONE);
+    launch.scalar(0.5f32).scalar(1.0f32).scalar(n as u32)
+}

@@ -54,3 +54,14 @@ __kernel void reverse(__global const float* in, __global float* out) {
     size_t i = get_global_id(0);
     out[i] = in[get_global_size(0) - 1 - i];
 }
+
+// x[i] = x[i] * a + b applied 1 + 32i/n times: a cost that rises along the range.
+__kernel void ramp(__global float* x, float a, float b, uint n) {
+    size_t i = get_global_id(0);
+    uint reps = 1 + (uint)(32 * i / n);
+    float v = x[i];
+    for (uint r = 0; r < reps; r++) {
+        v = v * a + b;
+    }
+    x[i] = v;
+}

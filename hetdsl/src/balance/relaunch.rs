@@ -119,7 +119,7 @@ struct Measured {
 /// The one-block-per-device history to replay after `previous`, or `None` where the previous
 /// run does not qualify (see the module's documentation).
 pub fn one_block_per_device(previous: &Report) -> Option<History> {
-    plan(previous, false)
+    plan(previous, false, false)
 }
 
 /// [`one_block_per_device`] for data that stays on the devices between launches (a session):
@@ -128,10 +128,16 @@ pub fn one_block_per_device(previous: &Report) -> Option<History> {
 /// that uploaded Black-Scholes' inputs looked slow enough to leave a CPU 600 times slower
 /// 1.3 % of the options, 15 ms of CPU kernel in every 0.5 ms step.
 pub fn one_block_per_device_resident(previous: &Report) -> Option<History> {
-    plan(previous, true)
+    plan(previous, true, false)
 }
 
-fn plan(previous: &Report, resident: bool) -> Option<History> {
+/// [`one_block_per_device_resident`] from a replayed split's own launch, even where it ended
+/// unbalanced: its kernel times on resident data are what a re-cut of it corrects.
+pub fn recut_resident(previous: &Report) -> Option<History> {
+    plan(previous, true, true)
+}
+
+fn plan(previous: &Report, resident: bool, unsettled: bool) -> Option<History> {
     let total = previous.total_groups;
     let n = previous.devices.len();
     if total == 0 || n == 0 || previous.devices.iter().any(|d| d.fault.is_some()) {
@@ -140,7 +146,7 @@ fn plan(previous: &Report, resident: bool) -> Option<History> {
     // A relaunch that ended far from balanced: the cost moved along the range (new data) or
     // the devices' speeds depend on each other (devices sharing cores); measure afresh.
     let relaunched = ["replay", "relaunch"].iter().any(|n| previous.balancer.starts_with(n));
-    if relaunched && previous.balance < SETTLED {
+    if relaunched && previous.balance < SETTLED && !unsettled {
         return None;
     }
     let mut measured = measured_packages(previous, resident);

@@ -270,3 +270,15 @@ fn a_block_falls_where_its_first_half_cost_more_than_its_second() {
     };
     assert_eq!(falling_blocks(&noisy, &one), vec![false]);
 }
+
+#[test]
+fn a_replay_on_resident_data_is_cut_again_from_its_own_kernel_times() {
+    // A session's replayed halves, device B three times slower per group: far from balance,
+    // so not planned from as a relaunch, but what a re-cut of the split corrects.
+    let mut r = report(2000, &["A", "B"], &[(0, 0, 1000, 0.1), (1, 1000, 1000, 0.3)]);
+    r.balancer = "replay(queued)".into();
+    r.balance = 0.33;
+    assert!(one_block_per_device_resident(&r).is_none());
+    let b = blocks(&recut_resident(&r).expect("a cut"));
+    assert_eq!(b, vec![vec![0..1500], vec![1500..2000]]);
+}

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::buffer::{Buffer, BufferCore};
-use super::split::{learned, replayable};
+use super::split::{learned, recut, replayable};
 use super::worker::{self, Plan as WorkPlan, SArg};
 use super::{queued, staged, transfer, Session};
 use crate::balance::{self, Balancer};
@@ -226,11 +226,14 @@ impl<'s> SessionLaunch<'s> {
             .any(|a| matches!(a, SArg::Buffer { pattern: Pattern::Halo { .. }, .. }));
         // What the previous run of this launch did, read once for every decision below.
         let history = previous.as_ref().map(balance::History::from_report);
+        // A split whose replays lost more to its imbalance than a new cut costs is cut again.
+        let recut = (previous.as_ref().filter(|_| balancer.is_none() && !windowed))
+            .and_then(|p| recut(&plan, p, session.devices.launches.owed(&key), positions.len()));
         // A device failing to enqueue, or hanging, are the faults a queued launch can show.
         let failing = |f: &Fault| matches!(f, Fault::Fail { .. } | Fault::Hang { .. });
         let quiet = plan.faults.iter().all(failing) && session.mirror.is_none() && !windowed;
         if let (true, None, Some(previous), Some(history)) =
-            (queue && quiet, &balancer, &previous, &history)
+            (queue && quiet && recut.is_none(), &balancer, &previous, &history)
         {
             if let Some(history) = replayable(previous, history, halos) {
                 let blocks = queued::blocks(&history, plan.geo.units, positions.len());
@@ -247,7 +250,8 @@ impl<'s> SessionLaunch<'s> {
         }
         // Everything queued ends before a launch that may move data or wait for its devices.
         session.devices.drain()?;
-        let balancer = balancer.unwrap_or_else(|| match (&previous, history) {
+        let recut = recut.map(|h| Box::new(balance::Replay::planned(h)) as Box<dyn Balancer>);
+        let balancer = balancer.or(recut).unwrap_or_else(|| match (&previous, history) {
             (Some(previous), Some(history)) => learned(previous, history, !windowed, halos),
             // A first launch leaves each device one block, which the next launch can replay
             // where it lies (see `balance::Regions`).
@@ -295,7 +299,7 @@ impl<'s> SessionLaunch<'s> {
         if session.mirror.is_some_and(|k| count.is_multiple_of(u64::from(k))) {
             report.transfers.extend(transfer::sync_all(&session.live_buffers())?);
         }
-        session.devices.launches.remember(key, report.clone());
+        session.devices.launches.ran(key, report.clone());
         Ok(Some(report))
     }
 

@@ -53,6 +53,9 @@ pub(crate) struct Launches {
     pending: Mutex<VecDeque<Queued>>,
     reports: Mutex<VecDeque<Report>>,
     pub(crate) history: Mutex<HashMap<HistoryKey, Report>>,
+    /// Per launch, the kernel time its replays have lost to their split's imbalance since the
+    /// split was last cut (`split::recut`).
+    owed: Mutex<HashMap<HistoryKey, f64>>,
 }
 
 impl Launches {
@@ -63,8 +66,27 @@ impl Launches {
     /// A launch ended: it is what the next one of the same key learns from, and `finish`
     /// hands its report out.
     fn ended(&self, key: HistoryKey, report: Report) {
-        self.remember(key, report.clone());
+        self.ran(key, report.clone());
         self.ended_elsewhere(report);
+    }
+
+    /// What the replays of `key`'s split have lost to its imbalance since it was cut.
+    pub(crate) fn owed(&self, key: &HistoryKey) -> f64 {
+        self.owed.lock().unwrap_or_else(|e| e.into_inner()).get(key).copied().unwrap_or(0.0)
+    }
+
+    /// A launch ran: the next one of the same key learns from it, and what it lost to its
+    /// split's imbalance is counted (a replay adds to it; a split cut afresh clears it).
+    pub(crate) fn ran(&self, key: HistoryKey, report: Report) {
+        {
+            let mut owed = self.owed.lock().unwrap_or_else(|e| e.into_inner());
+            if report.balancer.starts_with("replay") {
+                *owed.entry(key.clone()).or_default() += super::split::imbalance_loss(&report);
+            } else {
+                owed.remove(&key);
+            }
+        }
+        self.remember(key, report);
     }
 
     /// A launch run to its end: the next one of the same key learns from it.
