@@ -218,17 +218,14 @@ impl<'s> SessionLaunch<'s> {
         // window; they now run a window at a time, and this is not revisited yet.
         let windowed = plan.any_windowed();
         let previous = session.devices.launches.last(&key);
-        // Whether the launch reads halos across its blocks' boundaries: each boundary then
-        // costs a move at every launch.
-        let halos = plan
-            .args
-            .iter()
-            .any(|a| matches!(a, SArg::Buffer { pattern: Pattern::Halo { .. }, .. }));
+        let halos = plan.reads_halos();
         // What the previous run of this launch did, read once for every decision below.
         let history = previous.as_ref().map(balance::History::from_report);
         // A split whose replays lost more to its imbalance than a new cut costs is cut again.
-        let recut = (previous.as_ref().filter(|_| balancer.is_none() && !windowed))
-            .and_then(|p| recut(&plan, p, session.devices.launches.owed(&key), positions.len()));
+        let owed = session.devices.launches.owed(&key);
+        let recut = (previous.as_ref().zip(history.as_ref()))
+            .filter(|_| balancer.is_none() && !windowed)
+            .and_then(|(p, now)| recut(&plan, p, now, owed, positions.len()));
         // A device failing to enqueue, or hanging, are the faults a queued launch can show.
         let failing = |f: &Fault| matches!(f, Fault::Fail { .. } | Fault::Hang { .. });
         let quiet = plan.faults.iter().all(failing) && session.mirror.is_none() && !windowed;

@@ -167,7 +167,7 @@ const REPLAY_SPREAD_SECONDS: f64 = 1e-3;
 /// sweep; below this balance the learned split moves the boundary once, and replay resumes.
 const REPLAY_BALANCE_SHORT: f64 = 0.75;
 
-/// The split to cut afresh instead of replaying the current one (`previous`'s), where the
+/// The split to cut afresh instead of replaying the current one (`now`, `previous`'s), where the
 /// replays have lost more kernel time to its imbalance (`owed`, [`imbalance_loss`] summed since
 /// it was cut) than cutting it costs: one launch run to its end outside the queue, plus the
 /// bytes the new blocks lack, moved through the host. A replay keeps a split whose finish times
@@ -175,15 +175,19 @@ const REPLAY_BALANCE_SHORT: f64 = 0.75;
 /// as long as the loop runs: on two H200s Black-Scholes replayed its first launch's 52.8 : 47.2
 /// at every step, 0.252 against 0.220 ms of kernel. Paying a move once the losses match it
 /// costs a loop at most twice what the best choice in hindsight would have.
-pub(super) fn recut(plan: &Plan, previous: &Report, owed: f64, devices: usize) -> Option<History> {
+pub(super) fn recut(
+    plan: &Plan,
+    previous: &Report,
+    now: &History,
+    owed: f64,
+    devices: usize,
+) -> Option<History> {
     if owed <= previous.roi_seconds {
         return None;
     }
     let cut = balance::relaunch::recut_resident(previous)?;
     let blocks = queued::blocks(&cut, plan.geo.units, devices)?;
-    if queued::blocks(&History::from_report(previous), plan.geo.units, devices)
-        == Some(blocks.clone())
-    {
+    if queued::blocks(now, plan.geo.units, devices).as_ref() == Some(&blocks) {
         return None;
     }
     let bytes: u64 = (staged::needs(plan, &blocks)?.iter())

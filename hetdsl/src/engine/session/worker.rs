@@ -91,6 +91,12 @@ impl Plan {
     pub(super) fn any_windowed(&self) -> bool {
         self.args.iter().any(|a| matches!(a, SArg::Buffer { core, .. } if self.windowed(core)))
     }
+
+    /// Whether the launch reads halos across its blocks' boundaries: each boundary then costs a
+    /// move at every launch.
+    pub(super) fn reads_halos(&self) -> bool {
+        self.args.iter().any(|a| matches!(a, SArg::Buffer { pattern: Pattern::Halo { .. }, .. }))
+    }
 }
 
 /// A launch's work for one device.
