@@ -368,8 +368,10 @@ fn a_replayed_split_is_cut_again_once_its_losses_outweigh_the_move() {
     let reports = s.finish().unwrap();
     let names: Vec<&str> = reports.iter().map(|r| r.balancer.as_str()).collect();
     assert_eq!(names, [QUEUED, "relaunch"], "{}", reports[1].table());
-    let first: u64 = reports[1].trace.iter().filter(|t| t.device == 0).map(|t| t.package.len).sum();
-    assert!(first > reports[1].total_groups / 2, "{}", reports[1].table());
+    // The new cut gives device 0's block more than half; on a loaded machine the other device
+    // may run that block too (a planned split lets an idle device take a block not started).
+    let first = reports[1].trace.iter().find(|t| t.package.offset == 0).map(|t| t.package.len);
+    assert!(first.is_some_and(|len| len > reports[1].total_groups / 2), "{}", reports[1].table());
 }
 
 /// `ramp` over all of `x` (groups of 64): `x = x / 2 + 1`, 1 + 32i/n times at element i.
