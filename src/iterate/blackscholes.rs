@@ -89,9 +89,12 @@ impl Iterative for BlackScholes {
         })
         .map_err(say)?;
         finish_submitted(cfg, &session, &mut run, self.launches_per_step()).map_err(say)?;
+        let home = Instant::now();
         let (c, p) = (call.to_vec().map_err(say)?, put.to_vec().map_err(say)?);
+        let home = (home.elapsed().as_secs_f64(), 2 * 4 * self.n as u64);
         let (verdict, how) = self.check(&c, &p);
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);
+        v.home = Some(home);
         let n = self.n as u64;
         let shape = Shape { items_per_unit: LWS as u64, row_len: 1 };
         count_moves(&mut v, &run, &[(n, 4); 5], shape, &|_, _| Self::uses().to_vec());

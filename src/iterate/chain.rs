@@ -84,9 +84,12 @@ impl Iterative for Chain {
         })
         .map_err(say)?;
         finish_submitted(cfg, &session, &mut run, self.launches_per_step()).map_err(say)?;
+        let home = Instant::now();
         let got = y.to_vec().map_err(say)?;
+        let home = (home.elapsed().as_secs_f64(), 4 * self.n as u64);
         let (verdict, how) = self.check(&got, run.steps());
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);
+        v.home = Some(home);
         let shape = Shape { items_per_unit: LWS as u64, row_len: 1 };
         let buffers = [(self.n as u64, 4); 2];
         count_moves(&mut v, &run, &buffers, shape, &|_, _| Self::uses().to_vec());

@@ -144,9 +144,12 @@ impl Iterative for Jacobi {
         })
         .map_err(say)?;
         finish_submitted(cfg, &session, &mut run, self.launches_per_step()).map_err(say)?;
+        let home = Instant::now();
         let got = grids[run.steps() % 2].to_vec().map_err(say)?;
+        let home = (home.elapsed().as_secs_f64(), 4 * (side * side) as u64);
         let (verdict, how) = self.check(&got, run.steps(), &run.reports);
         let mut v = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);
+        v.home = Some(home);
         let cells = (side * side) as u64;
         let shape = Shape { items_per_unit: (side * LWS[1]) as u64, row_len: side as u64 };
         count_moves(&mut v, &run, &[(cells, 4); 2], shape, &|k, _| Self::uses(k).to_vec());

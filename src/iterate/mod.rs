@@ -232,6 +232,9 @@ pub struct Variant {
     pub check: String,
     /// Every step's seconds (empty for `opencl3`, which waits once for all its launches).
     pub step_seconds: Vec<f64>,
+    /// Session variants: the seconds the reads of the results after the loop took (every range
+    /// still on a device brought home), and the bytes those results hold.
+    pub home: Option<(f64, u64)>,
 }
 
 /// The steps after the first (the first pays for uploads and warm-up), or the only one.
@@ -337,6 +340,7 @@ impl Variant {
             verdict,
             check: check.to_string(),
             step_seconds: s.clone(),
+            home: None,
         }
     }
 

@@ -183,7 +183,9 @@ impl Iterative for NBody {
         })
         .map_err(say)?;
         finish_submitted(cfg, &session, &mut run, self.launches_per_step()).map_err(say)?;
+        let home = Instant::now();
         let (p, v) = (pos.to_vec().map_err(say)?, vel.to_vec().map_err(say)?);
+        let home = (home.elapsed().as_secs_f64(), 2 * 16 * self.n as u64);
         let (verdict, how) = if self.follows_trajectory(run.steps()) {
             self.check_trajectory([&p, &v], run.steps())
         } else {
@@ -192,6 +194,7 @@ impl Iterative for NBody {
             self.check_one_step([&p, &v], [&p1, &v1])
         };
         let mut variant = Variant::new(label, devices, self.steps, setup, &run, verdict, &how);
+        variant.home = Some(home);
         let shape = Shape { items_per_unit: LWS as u64, row_len: 1 };
         let buffers = [(self.n as u64, 16); 2];
         count_moves(&mut variant, &run, &buffers, shape, &|_, r| {

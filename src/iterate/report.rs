@@ -55,6 +55,29 @@ fn after_first(series: &Option<Vec<u64>>) -> Option<f64> {
     Some(rest.iter().sum::<u64>() as f64 / rest.len() as f64)
 }
 
+/// A session variant's first step (its inputs uploaded) and its results' read home, each with
+/// the rate it reached: the time a loop pays once, beside the per-step figures.
+fn print_transfers(v: &Variant) {
+    let (Some(first), Some(moved), Some((home, back))) =
+        (v.step_seconds.first(), v.moved_per_step.as_ref().and_then(|m| m.first()), v.home)
+    else {
+        return;
+    };
+    let gbs = |bytes: u64, s: f64| if s > 0.0 { bytes as f64 / s / 1e9 } else { f64::NAN };
+    let devices: Vec<String> = v.devices.iter().map(|d| d.to_string()).collect();
+    println!(
+        "{} {}: first step {:.1} ms, {:.0} MiB in ({:.1} GB/s over the step); results home {:.1} ms, {:.0} MiB ({:.1} GB/s)",
+        v.variant,
+        devices.join(","),
+        1e3 * first,
+        *moved as f64 / (1u64 << 20) as f64,
+        gbs(*moved, *first),
+        1e3 * home,
+        back as f64 / (1u64 << 20) as f64,
+        gbs(back, home),
+    );
+}
+
 /// The table of one benchmark.
 pub fn print_result(r: &BenchResult) {
     println!(
@@ -102,6 +125,9 @@ pub fn print_result(r: &BenchResult) {
             v.verdict,
             if v.check.is_empty() { String::new() } else { format!(" [{}]", v.check) },
         );
+    }
+    for v in &r.variants {
+        print_transfers(v);
     }
     for v in r.variants.iter().filter(|v| v.devices.len() > 1 && !v.share.is_empty()) {
         let parts: Vec<String> =
