@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use opencl3::memory::Buffer as ClBuffer;
 
 use super::residency::{Loc, RangeSet, Residency};
-use super::transfer;
 use super::Devices;
+use super::{streamed, transfer};
 use crate::error::{Error, Result};
 use crate::pod::{bytes_of, Pod};
 use crate::report::Moved;
@@ -109,13 +109,22 @@ impl BufferCore {
             let Some(win) = st.mems[d].clone() else { continue };
             let bytes = m.range.start as usize * self.elem..m.range.end as usize * self.elem;
             let dst = &mut st.host[bytes.clone()];
-            transfer::read(
-                &self.devices.list[d].transfer,
-                &win.mem,
-                win.at(m.range.start, self.elem),
-                dst,
-            )
-            .map_err(|e| Error::Cl { call: "clEnqueueReadBuffer (session fetch)", code: e })?;
+            let (dev, at) = (&self.devices.list[d], win.at(m.range.start, self.elem));
+            // The buffer's lock is held: a ring that a device thread holds (it may be waiting
+            // for this lock) is passed by, for the driver's own path.
+            let mut ring = streamed::try_lock(&dev.ring);
+            match ring.as_deref_mut().and_then(Option::as_mut) {
+                Some(ring) => {
+                    let pieces =
+                        streamed::read(ring, &dev.transfer, &win.mem, at, dst).map_err(|e| {
+                            Error::Cl { call: "clEnqueueReadBuffer (session fetch)", code: e }
+                        })?;
+                    streamed::note(d, "to host", bytes.len(), pieces);
+                }
+                None => transfer::read(&dev.transfer, &win.mem, at, dst).map_err(|e| {
+                    Error::Cl { call: "clEnqueueReadBuffer (session fetch)", code: e }
+                })?,
+            }
             st.res.copied(Loc::Host, m.range);
             moved.device_to_host += bytes.len() as u64;
         }

@@ -24,6 +24,7 @@ mod queued;
 mod residency;
 mod split;
 mod staged;
+mod streamed;
 mod transfer;
 mod window;
 mod worker;
@@ -71,6 +72,9 @@ pub(crate) struct SessionDevice {
     pub(crate) transfer: CommandQueue,
     /// Why the device left the session (it failed, or its thread never came back), if it did.
     pub(crate) dead: Mutex<Option<String>>,
+    /// Pinned slots that large moves to and from it stream through (`streamed`); `None` where
+    /// the device stages nothing at build (a CPU, by default) or pinning failed.
+    pub(in crate::engine) ring: Mutex<Option<crate::engine::worker::Ring>>,
 }
 
 impl Devices {
@@ -152,9 +156,8 @@ impl Program {
         }
         let _one_at_a_time = super::opencl_lock();
         let windowed = crate::builtins::window(&self.built_text);
-        let programs = self.build_windowed(&chosen, &windowed.text)?;
-        let mut list = Vec::new();
-        for (d, windowed) in chosen.iter().zip(programs) {
+        let mut queues = Vec::new();
+        for d in &chosen {
             // SAFETY: the device belongs to the context; the properties are a valid bit set.
             let transfer = unsafe {
                 CommandQueue::create_with_properties(
@@ -165,11 +168,31 @@ impl Program {
                 )
             }
             .call("clCreateCommandQueueWithProperties")?;
+            queues.push(transfer);
+        }
+        let (programs, rings) = streamed::pinned_beside(&chosen, &queues, || {
+            self.build_windowed(&chosen, &windowed.text)
+        });
+        let programs = match programs {
+            Ok(p) => p,
+            Err(e) => {
+                for (r, q) in rings.into_iter().zip(&queues) {
+                    if let Some(r) = r {
+                        r.unmap(q);
+                    }
+                }
+                return Err(e);
+            }
+        };
+        let mut list = Vec::new();
+        for (((d, windowed), transfer), ring) in chosen.iter().zip(programs).zip(queues).zip(rings)
+        {
             list.push(SessionDevice {
                 device: d.clone(),
                 windowed,
                 transfer,
                 dead: Mutex::new(None),
+                ring: Mutex::new(ring),
             });
         }
         let cap = chosen.iter().map(|d| d.info.max_alloc_bytes).min().unwrap_or(0);
@@ -354,6 +377,7 @@ impl Drop for Session {
         } else {
             self.devices.pinned.abandon();
         }
+        streamed::release(&self.devices, joined);
         // SAFETY: dropped once, here, and never used after (the session is being dropped).
         unsafe { ManuallyDrop::drop(&mut self.devices) };
     }

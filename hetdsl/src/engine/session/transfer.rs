@@ -14,6 +14,7 @@ use opencl3::types::CL_BLOCKING;
 
 use super::buffer::BufferCore;
 use super::residency::Loc;
+use super::streamed;
 use crate::engine::worker::Staging;
 use crate::error::{ClError, Result};
 use crate::report::{BufferMoved, Moved};
@@ -138,6 +139,12 @@ pub(crate) fn ensure(
     for m in &moves {
         let bytes = m.range.start as usize * elem..m.range.end as usize * elem;
         let queue = to.queue;
+        let mut ring = streamed::lock(&core.devices.list[to.slot].ring);
+        if let Some(ring) = ring.as_mut() {
+            moved += through_ring(core, &windows, (to.slot, &mine), m, queue, ring)?;
+            continue;
+        }
+        drop(ring);
         // Without pinned staging that fits, from the host image through the driver: pinning
         // fresh memory costs more than a one-time move (a re-cut taking back a CPU's share).
         if m.from == Loc::Host && !to.fits(bytes.len()) {
@@ -173,6 +180,52 @@ pub(crate) fn ensure(
         }
     };
     commit(&mut mark);
+    Ok(moved)
+}
+
+/// Move `m` into `mine` on the receiving device `slot` (queue `queue`) through that device's ring,
+/// a slot at a time: from the host image, or read from the device holding it. The buffer's
+/// lock is taken per piece, after the ring's (see `BufferCore::fetch` for the other order).
+fn through_ring(
+    core: &BufferCore,
+    windows: &[Option<super::buffer::Window>],
+    (slot, mine): (usize, &super::buffer::Window),
+    m: &super::residency::Move,
+    queue: &CommandQueue,
+    ring: &mut crate::engine::worker::Ring,
+) -> std::result::Result<Moved, EnsureError> {
+    let elem = core.elem;
+    let (first, len) =
+        (m.range.start as usize * elem, (m.range.end - m.range.start) as usize * elem);
+    let mut moved = Moved::default();
+    let source = match m.from {
+        Loc::Host => {
+            moved.host_to_device = len as u64;
+            None
+        }
+        Loc::Device(s) => {
+            let src = windows[s].as_ref();
+            let src = src.ok_or_else(|| EnsureError::Device("a source without memory".into()))?;
+            moved.device_to_device = len as u64;
+            Some((s, src, src.at(m.range.start, elem)))
+        }
+    };
+    let fill = |piece: Range<usize>, stage: &mut [u8]| match source {
+        None => {
+            let at = first + piece.start..first + piece.end;
+            crate::engine::copy::copy(stage, &core.lock().host[at]);
+            Ok(())
+        }
+        Some((s, src, at)) => {
+            read(&core.devices.list[s].transfer, &src.mem, at + piece.start, stage)
+                .map_err(|e| format!("read from device {s}: {e}"))
+        }
+    };
+    let at = mine.at(m.range.start, elem);
+    let pieces = streamed::write(ring, queue, &mine.mem, at, len, fill)
+        .map_err(|e| EnsureError::Device(format!("write of an input: {e}")))?;
+    let from = if source.is_some() { "from device" } else { "from host" };
+    streamed::note(slot, from, len, pieces);
     Ok(moved)
 }
 

@@ -38,6 +38,7 @@ pub(crate) use self::parked::{Park, Parked};
 pub(crate) use self::prestage::{
     stage, wanted as stage_wanted, VALUES as STAGE_VALUES, VARIABLE as STAGE_VARIABLE,
 };
+pub(in crate::engine) use self::ring::{pieces, slot_bytes, Ring, SLOTS};
 pub(super) use self::setup::device_profile;
 pub(crate) use self::setup::{set_local, set_scalar};
 use super::shared::{panic_message, Ask, Release};

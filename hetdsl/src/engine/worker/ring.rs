@@ -24,11 +24,11 @@ use super::buffers::Staging;
 const SLOT: usize = 32 << 20;
 
 /// Slots per direction: one slot's host copy overlaps the other's transfer.
-pub(super) const SLOTS: usize = 2;
+pub(in crate::engine) const SLOTS: usize = 2;
 
 /// The slot size: [`SLOT`], or `HETDSL_STAGING_SLOT_MIB` where set (to measure another size
 /// on a given machine). Read once.
-pub(super) fn slot_bytes() -> usize {
+pub(in crate::engine) fn slot_bytes() -> usize {
     static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| {
         let asked = std::env::var("HETDSL_STAGING_SLOT_MIB").ok().and_then(|v| v.parse().ok());
@@ -38,7 +38,10 @@ pub(super) fn slot_bytes() -> usize {
 }
 
 /// `range` in consecutive pieces of at most `slot` bytes, each staged through one slot.
-pub(super) fn pieces(range: Range<usize>, slot: usize) -> impl Iterator<Item = Range<usize>> {
+pub(in crate::engine) fn pieces(
+    range: Range<usize>,
+    slot: usize,
+) -> impl Iterator<Item = Range<usize>> {
     let end = range.end;
     range.step_by(slot.max(1)).map(move |at| at..at.saturating_add(slot).min(end))
 }
@@ -54,7 +57,7 @@ pub(in crate::engine) struct Ring {
 
 impl Ring {
     /// A ring whose slots hold `slot` bytes each.
-    pub(super) fn new(queue: &CommandQueue, context: &Context, slot: usize) -> Ring {
+    pub(in crate::engine) fn new(queue: &CommandQueue, context: &Context, slot: usize) -> Ring {
         let slot = slot.max(1);
         Ring {
             staging: Staging::new(queue, context, slot * SLOTS),
@@ -65,12 +68,12 @@ impl Ring {
     }
 
     /// Bytes per slot.
-    pub(super) fn slot_len(&self) -> usize {
+    pub(in crate::engine) fn slot_len(&self) -> usize {
         self.slot
     }
 
     /// The next slot in turn, once the last command that used it has completed.
-    pub(super) fn take(&mut self) -> Result<usize, opencl3::error_codes::ClError> {
+    pub(in crate::engine) fn take(&mut self) -> Result<usize, opencl3::error_codes::ClError> {
         let k = self.next;
         self.next = (k + 1) % SLOTS;
         if let Some(ev) = self.busy[k].take() {
@@ -80,13 +83,13 @@ impl Ring {
     }
 
     /// Slot `k`'s bytes. Nothing may be in flight on it (see [`Ring::take`]).
-    pub(super) fn slot(&mut self, k: usize) -> &mut [u8] {
+    pub(in crate::engine) fn slot(&mut self, k: usize) -> &mut [u8] {
         let slot = self.slot;
         &mut self.staging.bytes()[k * slot..(k + 1) * slot]
     }
 
     /// `ev` uses slot `k`: the slot is not handed out again before it completes.
-    pub(super) fn hold(
+    pub(in crate::engine) fn hold(
         &mut self,
         k: usize,
         ev: &Event,
@@ -98,7 +101,7 @@ impl Ring {
     }
 
     /// Every slot free: its last command waited for.
-    pub(super) fn settle(&mut self) -> Result<(), opencl3::error_codes::ClError> {
+    pub(in crate::engine) fn settle(&mut self) -> Result<(), opencl3::error_codes::ClError> {
         for ev in self.busy.iter_mut().filter_map(Option::take) {
             ev.wait()?;
         }
@@ -107,7 +110,7 @@ impl Ring {
     }
 
     /// Unmap the slots, with the queue that mapped them, and release them.
-    pub(super) fn unmap(mut self, queue: &CommandQueue) {
+    pub(in crate::engine) fn unmap(mut self, queue: &CommandQueue) {
         self.busy.clear();
         self.staging.unmap(queue);
     }
