@@ -3,6 +3,8 @@
 //! saxpy moved 3 GiB at about 9 GB/s end to end on an H100, the copies done serially), while
 //! several cores together approach the memory's bandwidth.
 
+use std::mem::MaybeUninit;
+
 /// Below this a copy stays on the calling thread: starting threads costs tens of
 /// microseconds, about what one core copies in 256 KiB.
 const PARALLEL_FROM: usize = 8 << 20;
@@ -17,10 +19,26 @@ const MIN_SHARE: usize = 4 << 20;
 /// `dst.copy_from_slice(src)`, across threads when large. Panics (as `copy_from_slice` does)
 /// if the lengths differ: callers pass ranges of equal length.
 pub fn copy(dst: &mut [u8], src: &[u8]) {
+    split(dst, src, <[u8]>::copy_from_slice);
+}
+
+/// As [`copy`], into memory not yet written (a fresh `Vec`'s spare capacity). Spread across
+/// threads, the fresh pages' first-touch faults are too: 1 GiB into a fresh `Vec` on an H200
+/// host took one thread 1.4-1.6 GB/s and eight 9.3-9.9 (memory already touched: 30).
+pub fn copy_to_uninit(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
+    split(dst, src, |d, s| {
+        // SAFETY: `split` hands out parts of equal lengths; `MaybeUninit<u8>` has the layout
+        // of `u8` and may be written with any byte.
+        unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr().cast::<u8>(), s.len()) }
+    });
+}
+
+/// `one(part of dst, part of src)` over both in equal parts, one per thread when large.
+fn split<D: Send>(dst: &mut [D], src: &[u8], one: fn(&mut [D], &[u8])) {
     assert_eq!(dst.len(), src.len(), "copy between ranges of different lengths");
     let threads = threads_for(src.len());
     if threads <= 1 {
-        dst.copy_from_slice(src);
+        one(dst, src);
         return;
     }
     let share = src.len().div_ceil(threads);
@@ -29,10 +47,10 @@ pub fn copy(dst: &mut [u8], src: &[u8]) {
         // The calling thread copies the first share itself.
         let first = parts.next();
         for (d, s) in parts {
-            scope.spawn(move || d.copy_from_slice(s));
+            scope.spawn(move || one(d, s));
         }
         if let Some((d, s)) = first {
-            d.copy_from_slice(s);
+            one(d, s);
         }
     });
 }
@@ -68,6 +86,11 @@ mod tests {
             let mut dst = vec![0u8; len];
             copy(&mut dst, &src);
             assert!(dst == src, "{len} bytes");
+            let mut fresh: Vec<u8> = Vec::with_capacity(len);
+            copy_to_uninit(&mut fresh.spare_capacity_mut()[..len], &src);
+            // SAFETY: every one of the `len` bytes was just written.
+            unsafe { fresh.set_len(len) };
+            assert!(fresh == src, "{len} bytes into fresh memory");
         }
     }
 

@@ -3,7 +3,7 @@
 //! the only fresh copy.
 
 use std::marker::PhantomData;
-use std::mem::ManuallyDrop;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -198,12 +198,14 @@ impl<T: Pod> Buffer<T> {
         let src = &st.host[range.start * self.core.elem..range.end * self.core.elem];
         let n = range.len();
         let mut out: Vec<T> = Vec::with_capacity(n);
-        // SAFETY: `src` holds exactly `n` elements' bytes; `T: Pod` makes every bit pattern a
-        // value, so the copied elements are initialised before `set_len`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(src.as_ptr(), out.as_mut_ptr().cast::<u8>(), src.len());
-            out.set_len(n);
-        }
+        let spare = out.spare_capacity_mut().as_mut_ptr().cast::<MaybeUninit<u8>>();
+        // SAFETY: the spare capacity holds at least `n` elements, `src.len()` bytes (the
+        // buffer's element is `T`), viewed as bytes not yet written.
+        let dst = unsafe { std::slice::from_raw_parts_mut(spare, src.len()) };
+        crate::engine::copy::copy_to_uninit(dst, src);
+        // SAFETY: all `n` elements' bytes were just written; `T: Pod` makes every bit pattern a
+        // value.
+        unsafe { out.set_len(n) };
         Ok(out)
     }
 

@@ -280,7 +280,12 @@ impl Session {
     /// A buffer holding `data`: its host image is fresh, device copies are made when a launch
     /// needs them.
     pub fn buffer_from<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
-        let bytes = crate::pod::bytes_of(data).to_vec();
+        let src = crate::pod::bytes_of(data);
+        let mut bytes = Vec::with_capacity(src.len());
+        // Across threads, as a read home is (see `copy_to_uninit`).
+        super::copy::copy_to_uninit(&mut bytes.spare_capacity_mut()[..src.len()], src);
+        // SAFETY: all `src.len()` bytes were just written.
+        unsafe { bytes.set_len(src.len()) };
         self.new_buffer(data.len(), bytes)
     }
 
