@@ -26,12 +26,40 @@ pub fn copy(dst: &mut [u8], src: &[u8]) {
 /// threads, the fresh pages' first-touch faults are too: 1 GiB into a fresh `Vec` on an H200
 /// host took one thread 1.4-1.6 GB/s and eight 9.3-9.9 (memory already touched: 30).
 pub fn copy_to_uninit(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
+    advise_huge_pages(dst.as_mut_ptr().cast(), dst.len());
     split(dst, src, |d, s| {
         // SAFETY: `split` hands out parts of equal lengths; `MaybeUninit<u8>` has the layout
         // of `u8` and may be written with any byte.
         unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr().cast::<u8>(), s.len()) }
     });
 }
+
+/// Ask for huge pages over `len` bytes at `start`, memory not touched yet, where large: each
+/// first touch then faults in 2 MiB rather than 4 KiB. Copying 1 GiB into fresh memory on 8
+/// threads, an H200 host (huge pages on request only) reached 9-10 GB/s with small pages and
+/// 16-19 with huge ones. Only a hint: where refused, nothing changes.
+pub fn advise_huge_pages(start: *mut u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        if len < HUGE_FROM {
+            return;
+        }
+        // The whole huge pages inside the range: madvise takes page-aligned starts.
+        let first = (start as usize).next_multiple_of(HUGE);
+        let end = (start as usize + len) / HUGE * HUGE;
+        if end > first {
+            // SAFETY: the range lies inside memory the caller owns; MADV_HUGEPAGE changes how
+            // its pages are backed, never their contents.
+            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, len);
+}
+
+/// Memory below this keeps small pages: a huge page is zeroed whole at its first touch.
+const HUGE_FROM: usize = 64 << 20;
 
 /// `one(part of dst, part of src)` over both in equal parts, one per thread when large.
 fn split<D: Send>(dst: &mut [D], src: &[u8], one: fn(&mut [D], &[u8])) {
@@ -80,8 +108,10 @@ mod tests {
 
     #[test]
     fn copies_every_byte_in_order_at_every_size() {
-        for len in [0, 1, 4095, PARALLEL_FROM - 1, PARALLEL_FROM, PARALLEL_FROM + 12_345, 40 << 20]
-        {
+        let sizes =
+            [0, 1, 4095, PARALLEL_FROM - 1, PARALLEL_FROM, PARALLEL_FROM + 12_345, 40 << 20];
+        // And one large enough to ask for huge pages, not a whole number of them.
+        for len in sizes.into_iter().chain([HUGE_FROM + (3 << 20) + 4097]) {
             let src: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
             let mut dst = vec![0u8; len];
             copy(&mut dst, &src);

@@ -295,7 +295,10 @@ impl Session {
             index: 0,
             reason: format!("a buffer of {len} elements of {} bytes overflows", size_of::<T>()),
         })?;
-        self.new_buffer(len, vec![0u8; bytes])
+        let mut zeros = vec![0u8; bytes];
+        // Large zeros come untouched from the system: the first read home faults them in.
+        super::copy::advise_huge_pages(zeros.as_mut_ptr(), zeros.len());
+        self.new_buffer(len, zeros)
     }
 
     fn new_buffer<T: Pod>(&self, len: usize, host: Vec<u8>) -> Result<Buffer<T>> {
