@@ -138,10 +138,13 @@ fn an_unbalanced_plan_with_no_default_time_to_judge_it_by_runs_the_default_first
     record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
     record(&runs, timed(report("relaunch", [1.0, 1.0]), 0.9));
     assert_eq!(name(&runs), "relaunch-pieces");
-    // Pieces ended at 1 : 1.25 (a reduction's noise on two H100s): the default's time is
-    // not known yet (the first run's is not compared), so the default runs, then the launch
-    // is planned again from it and both forms are tried anew.
+    // Pieces ended at 1 : 1.25 (a reduction's noise on two H100s): just short of balance,
+    // so the plan runs once more (whole, the faster form so far); it misses again, and the
+    // default's time is not known yet (the first run's is not compared), so the default
+    // runs, then the launch is planned again from it and both forms are tried anew.
     record(&runs, timed(report("relaunch-pieces", [1.0, 1.25]), 1.1));
+    assert_eq!(name(&runs), "relaunch");
+    record(&runs, timed(report("relaunch", [1.0, 1.25]), 1.1));
     assert_eq!(name(&runs), "sigmoid");
     record(&runs, timed(report("sigmoid", [1.0, 1.0]), 1.0));
     assert_eq!(name(&runs), "relaunch");
@@ -285,5 +288,43 @@ fn a_run_with_a_fault_leaves_nothing_to_plan_from() {
     let mut r = report("sigmoid", [1.0, 1.0]);
     r.devices[1].fault = Some("lost".into());
     record(&runs, r);
+    assert_eq!(name(&runs), "sigmoid");
+}
+
+#[test]
+fn a_plan_just_short_of_balance_runs_once_more_before_it_is_judged() {
+    let runs = LastRuns::default();
+    record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
+    assert_eq!(name(&runs), "relaunch");
+    // 0.85, with no default time to judge it by: the plan runs again (its other form, not
+    // tried yet), where a miss used to send the next call to the default.
+    record(&runs, timed(report("relaunch", [1.0, 1.0 / 0.85]), 1.0));
+    assert_eq!(name(&runs), "relaunch-pieces");
+    // Balanced: the miss is forgotten, so a later near miss gets its second run too.
+    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 0.9));
+    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0 / 0.85]), 1.0));
+    assert_ne!(name(&runs), "sigmoid");
+    // A second miss in a row is judged as before: no default time yet, the default runs.
+    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0 / 0.85]), 1.0));
+    assert_eq!(name(&runs), "sigmoid");
+    // Far from balance (0.5), the first miss counts at once.
+    let far = LastRuns::default();
+    record(&far, timed(report("sigmoid", [1.0, 1.0]), 5.0));
+    record(&far, timed(report("relaunch", [1.0, 2.0]), 1.0));
+    assert_eq!(name(&far), "sigmoid");
+}
+
+#[test]
+fn one_slow_near_miss_does_not_strike_a_plan() {
+    let runs = LastRuns::default();
+    record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
+    record(&runs, timed(report("relaunch", [1.0, 1.0]), 1.0));
+    record(&runs, timed(report("sigmoid", [1.0, 1.0]), 1.2));
+    // Slower than the default and at 0.85: once, the plan stays.
+    record(&runs, timed(report("relaunch", [1.0, 1.0 / 0.85]), 1.3));
+    assert!(name(&runs).starts_with("relaunch"), "{}", name(&runs));
+    // Again, in a row: struck, the default from now on.
+    record(&runs, timed(report("relaunch", [1.0, 1.0 / 0.85]), 1.3));
+    record(&runs, timed(report("sigmoid", [1.0, 1.0]), 1.2));
     assert_eq!(name(&runs), "sigmoid");
 }
