@@ -29,13 +29,7 @@ fn saxpy_launch<'s>(
     y: &'s Buffer<f32>,
     out: &'s mut Buffer<f32>,
 ) -> hetdsl::SessionLaunch<'s> {
-    s.launch("saxpy")
-        .global(&[N])
-        .local(&[64])
-        .input(x, Pattern::ONE_TO_ONE)
-        .input(y, Pattern::ONE_TO_ONE)
-        .output(out, Pattern::ONE_TO_ONE)
-        .scalar(2.0f32)
+    common::saxpy_launch(s, N, x, y, out)
 }
 
 fn saxpy(

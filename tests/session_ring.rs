@@ -10,7 +10,7 @@ mod common;
 use common::close;
 use common::events::{events_of, Event};
 use hetdsl::balance::Static;
-use hetdsl::{Buffer, Pattern, Report, Session};
+use hetdsl::{Buffer, Report, Session};
 
 const N: usize = 1 << 20;
 const SLOT: usize = 1 << 20;
@@ -23,13 +23,7 @@ fn saxpy(
     out: &mut Buffer<f32>,
     weights: [f64; 2],
 ) -> Report {
-    s.launch("saxpy")
-        .global(&[N])
-        .local(&[64])
-        .input(x, Pattern::ONE_TO_ONE)
-        .input(y, Pattern::ONE_TO_ONE)
-        .output(out, Pattern::ONE_TO_ONE)
-        .scalar(2.0f32)
+    common::saxpy_launch(s, N, x, y, out)
         .balancer(Box::new(Static::with_weights(weights.to_vec())))
         .run()
         .expect("saxpy runs")

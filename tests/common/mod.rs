@@ -141,6 +141,24 @@ pub fn close(got: &[f32], want: &[f32], what: &str) {
     }
 }
 
+/// `out = 2 x + y` over `n` elements with the `saxpy` kernel of `tests/kernels/session.cl` on a
+/// session, every buffer 1:1, groups of 64, not run yet.
+pub fn saxpy_launch<'s>(
+    s: &'s hetdsl::Session,
+    n: usize,
+    x: &'s hetdsl::Buffer<f32>,
+    y: &'s hetdsl::Buffer<f32>,
+    out: &'s mut hetdsl::Buffer<f32>,
+) -> hetdsl::SessionLaunch<'s> {
+    s.launch("saxpy")
+        .global(&[n])
+        .local(&[64])
+        .input(x, Pattern::ONE_TO_ONE)
+        .input(y, Pattern::ONE_TO_ONE)
+        .output(out, Pattern::ONE_TO_ONE)
+        .scalar(2.0f32)
+}
+
 /// One Jacobi sweep over a `w` × `h` grid on the CPU, border kept: the reference of the
 /// `jacobi` kernel of `tests/kernels/session.cl`.
 pub fn jacobi_cpu(a: &[f32], w: usize, h: usize) -> Vec<f32> {
