@@ -394,6 +394,8 @@ fn mistakes_are_errors() {
     assert!(matches!(&e, Error::BadArgument { index: 2, .. }), "{e}");
     assert!(matches!(s.buffer::<f32>(0), Err(Error::BadArgument { .. })));
     assert!(matches!(out.read(10..N + 1), Err(Error::BadRange(_))));
+    assert!(matches!(out.read_into(N - 1, &mut [0.0; 2]), Err(Error::BadRange(_))));
+    assert!(matches!(out.read_into(usize::MAX, &mut [0.0; 2]), Err(Error::BadRange(_))));
     assert!(matches!(out.write(N - 1, &[1.0, 2.0]), Err(Error::BadRange(_))));
     // A wrong element type is refused against the kernel's signature.
     let ints = s.buffer::<u32>(N).unwrap();

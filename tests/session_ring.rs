@@ -86,7 +86,16 @@ fn large_moves_stream_through_each_device_s_ring_in_pieces() {
     to_host.sort_unstable();
     let quarter = (N / 4 * 4) as u64;
     assert_eq!(to_host, [(quarter, 1), (3 * quarter, 3)], "each device's part, slot by slot");
-    close(&out.to_vec().unwrap(), &want, "saxpy");
+    // Into memory the caller keeps: a range of the first output across the devices' blocks,
+    // stale on the host until now, then the rest of it and the whole second output.
+    let mut kept = vec![f32::NAN; N];
+    let mut moved = hetdsl::report::Moved::default();
+    out.read_into(N / 8, &mut kept[..N / 2]).unwrap();
+    close(&kept[..N / 2], &want[N / 8..N / 8 + N / 2], "a range read into kept memory");
+    close(&out.read_counted(0..N, &mut moved).unwrap(), &want, "saxpy");
+    assert_eq!(moved.device_to_host, (N / 2 * 4) as u64, "only what the range left stale");
+    out2.read_into(0, &mut kept).unwrap();
+    close(&kept, &want2, "read into kept memory");
 
     // The inputs' host images were never stale: nothing to bring home; the ring moved them
     // in without changing them.
