@@ -282,3 +282,13 @@ fn a_replay_on_resident_data_is_cut_again_from_its_own_kernel_times() {
     let b = blocks(&recut_resident(&r).expect("a cut"));
     assert_eq!(b, vec![vec![0..1500], vec![1500..2000]]);
 }
+
+/// NBody's forces on a CPU and two H100s, as a session's first launch measured them (kernel
+/// times, 1024 work-groups): the CPU, 134 times slower, is left out and the GPUs halve it.
+#[test]
+fn resident_nbody_on_a_cpu_and_two_gpus_is_planned_on_the_gpus_alone() {
+    let names = ["cpu", "H100", "H100"];
+    let packages = [(0, 0, 32, 0.0928), (1, 32, 496, 0.01070), (2, 528, 496, 0.01073)];
+    let h = one_block_per_device_resident(&report(1024, &names, &packages)).expect("a plan");
+    assert_eq!(blocks(&h), [vec![], vec![0..512], vec![512..1024]]);
+}
