@@ -32,8 +32,6 @@ pub struct Replay {
     alive: Vec<bool>,
     /// Per device: it was handed a package in this run.
     started: Vec<bool>,
-    /// Per device: the history gives it ranges. A device it gives none sits the run out.
-    sharing: Vec<bool>,
     /// The history is a plan for this launch (`relaunch`), not the ranges a launch ran.
     planned: bool,
     /// Each range runs as up to this many packages, in order (see [`Replay::in_pieces`]).
@@ -59,7 +57,6 @@ impl Replay {
             orphans: VecDeque::new(),
             alive: Vec::new(),
             started: Vec::new(),
-            sharing: Vec::new(),
             planned: false,
             pieces: 1,
             alone: false,
@@ -162,7 +159,6 @@ impl Balancer for Replay {
             .collect();
         self.alive = vec![true; setup.devices.len()];
         self.started = vec![false; setup.devices.len()];
-        self.sharing = self.own.iter().map(|o| !o.is_empty()).collect();
         self.orphans.clear();
         Ok(())
     }
@@ -226,7 +222,8 @@ impl Replay {
     /// to ask, took the first GPU's half (1.43 s of CPU kernel against 11 ms), that GPU the
     /// second's, and the second GPU idled.
     fn late_device_s(&mut self, device: usize) -> Option<Package> {
-        if !self.planned || !self.sharing.get(device).copied().unwrap_or(false) {
+        let sharing = self.history.devices.get(device).is_some_and(|d| !d.owned.is_empty());
+        if !self.planned || !sharing {
             return None;
         }
         let late = (0..self.own.len()).find(|&d| {
