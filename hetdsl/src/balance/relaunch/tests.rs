@@ -290,5 +290,5 @@ fn resident_nbody_on_a_cpu_and_two_gpus_is_planned_on_the_gpus_alone() {
     let names = ["cpu", "H100", "H100"];
     let packages = [(0, 0, 32, 0.0928), (1, 32, 496, 0.01070), (2, 528, 496, 0.01073)];
     let h = one_block_per_device_resident(&report(1024, &names, &packages)).expect("a plan");
-    assert_eq!(blocks(&h), [vec![], vec![0..512], vec![512..1024]]);
+    assert_eq!(blocks(&h), vec![vec![], vec![0..512], vec![512..1024]]);
 }
