@@ -113,18 +113,12 @@ impl BufferCore {
             // The buffer's lock is held: a ring that a device thread holds (it may be waiting
             // for this lock) is passed by, for the driver's own path.
             let mut ring = streamed::try_lock(&dev.ring);
-            match ring.as_deref_mut().and_then(Option::as_mut) {
-                Some(ring) => {
-                    let pieces =
-                        streamed::read(ring, &dev.transfer, &win.mem, at, dst).map_err(|e| {
-                            Error::Cl { call: "clEnqueueReadBuffer (session fetch)", code: e }
-                        })?;
-                    streamed::note(d, "to host", bytes.len(), pieces);
-                }
-                None => transfer::read(&dev.transfer, &win.mem, at, dst).map_err(|e| {
-                    Error::Cl { call: "clEnqueueReadBuffer (session fetch)", code: e }
-                })?,
-            }
+            let read = match ring.as_deref_mut().and_then(Option::as_mut) {
+                Some(ring) => streamed::read(ring, &dev.transfer, &win.mem, at, dst)
+                    .map(|pieces| streamed::note(d, "to host", bytes.len(), pieces)),
+                None => transfer::read(&dev.transfer, &win.mem, at, dst),
+            };
+            read.map_err(|e| Error::Cl { call: "clEnqueueReadBuffer (session fetch)", code: e })?;
             st.res.copied(Loc::Host, m.range);
             moved.device_to_host += bytes.len() as u64;
         }

@@ -49,23 +49,13 @@ pub(super) fn pinned_beside<T>(
 /// may still be out in a driver (`joined` false), leave them pinned, never touched again.
 pub(super) fn release(devices: &Devices, joined: bool) {
     for d in &devices.list {
-        let ring = match d.ring.try_lock() {
-            Ok(mut g) => g.take(),
-            Err(TryLockError::Poisoned(p)) => p.into_inner().take(),
-            // In use by a thread that never came back: not ours to unmap.
-            Err(TryLockError::WouldBlock) => None,
-        };
-        match ring {
+        // A ring in use by a thread that never came back is not ours to unmap.
+        match try_lock(&d.ring).and_then(|mut g| g.take()) {
             Some(r) if joined => r.unmap(&d.transfer),
             Some(r) => std::mem::forget(r),
             None => {}
         }
     }
-}
-
-/// The ring of a device, waited for.
-pub(crate) fn lock(ring: &Mutex<Option<Ring>>) -> MutexGuard<'_, Option<Ring>> {
-    ring.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The ring of a device if no other thread is using it (a read of the host image must not wait

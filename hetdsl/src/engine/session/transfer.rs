@@ -139,7 +139,7 @@ pub(crate) fn ensure(
     for m in &moves {
         let bytes = m.range.start as usize * elem..m.range.end as usize * elem;
         let queue = to.queue;
-        let mut ring = streamed::lock(&core.devices.list[to.slot].ring);
+        let mut ring = core.devices.list[to.slot].ring.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(ring) = ring.as_mut() {
             moved += through_ring(core, &windows, (to.slot, &mine), m, queue, ring)?;
             continue;
