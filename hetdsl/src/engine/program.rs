@@ -86,19 +86,9 @@ fn build_staging(
     opts: &str,
 ) -> (std::result::Result<(), opencl3::error_codes::ClError>, Vec<Option<worker::Parked>>) {
     let ids: Vec<_> = members.iter().map(|f| f.device.id()).collect();
-    std::thread::scope(|s| {
-        let staging: Vec<_> = members
-            .iter()
-            .map(|f| {
-                let device = f.device;
-                worker::stage_wanted(&f.info)
-                    .then(|| s.spawn(move || worker::stage(context, device)))
-            })
-            .collect();
-        let built = program.build(&ids, opts);
-        let staged = staging.into_iter().map(|h| h.and_then(|h| h.join().ok().flatten())).collect();
-        (built, staged)
-    })
+    let wanted: Vec<bool> = members.iter().map(|f| worker::stage_wanted(&f.info)).collect();
+    let stage = |i: usize| worker::stage(context, members[i].device);
+    worker::beside_build(&wanted, stage, || program.build(&ids, opts))
 }
 
 impl Program {

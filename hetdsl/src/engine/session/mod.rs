@@ -34,7 +34,7 @@ use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::command_queue::CommandQueue;
 use opencl3::program::Program as ClProgram;
 
 pub use self::buffer::Buffer;
@@ -158,17 +158,8 @@ impl Program {
         let windowed = crate::builtins::window(&self.built_text);
         let mut queues = Vec::new();
         for d in &chosen {
-            // SAFETY: the device belongs to the context; the properties are a valid bit set.
-            let transfer = unsafe {
-                CommandQueue::create_with_properties(
-                    &d.platform.context,
-                    d.device.id(),
-                    CL_QUEUE_PROFILING_ENABLE,
-                    0,
-                )
-            }
-            .call("clCreateCommandQueueWithProperties")?;
-            queues.push(transfer);
+            let transfer = super::worker::profiling_queue(&d.platform.context, d.device);
+            queues.push(transfer.call("clCreateCommandQueueWithProperties")?);
         }
         let (programs, rings) = streamed::pinned_beside(&chosen, &queues, || {
             self.build_windowed(&chosen, &windowed.text)

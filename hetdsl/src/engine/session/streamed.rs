@@ -29,20 +29,9 @@ pub(super) fn pinned_beside<T>(
     queues: &[CommandQueue],
     build: impl FnOnce() -> T,
 ) -> (T, Vec<Option<Ring>>) {
-    std::thread::scope(|s| {
-        let making: Vec<_> = devices
-            .iter()
-            .zip(queues)
-            .map(|(d, q)| {
-                let context = &d.platform.context;
-                worker::stage_wanted(&d.info)
-                    .then(|| s.spawn(move || Ring::new(q, context, slot_bytes())))
-            })
-            .collect();
-        let built = build();
-        let rings = making.into_iter().map(|h| h.and_then(|h| h.join().ok())).collect();
-        (built, rings)
-    })
+    let wanted: Vec<bool> = devices.iter().map(|d| worker::stage_wanted(&d.info)).collect();
+    let make = |i: usize| Some(Ring::new(&queues[i], &devices[i].platform.context, slot_bytes()));
+    worker::beside_build(&wanted, make, build)
 }
 
 /// Unmap every device's ring (the session's end, nothing in flight), or where a device thread

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::command_queue::CommandQueue;
 use opencl3::kernel::Kernel;
 use opencl3::program::Program as ClProgram;
 use opencl3::types::cl_event;
@@ -209,15 +209,7 @@ fn thread_main(
     rx: Receiver<Msg>,
     busy: Arc<AtomicBool>,
 ) {
-    // SAFETY: the device belongs to the context; the properties are a valid bit set.
-    let queue = || unsafe {
-        CommandQueue::create_with_properties(
-            &device.platform.context,
-            device.device.id(),
-            CL_QUEUE_PROFILING_ENABLE,
-            0,
-        )
-    };
+    let queue = || crate::engine::worker::profiling_queue(&device.platform.context, device.device);
     let (compute, upload) = (queue(), queue().ok());
     let mut w = compute.ok().map(|compute| Worker {
         slot,

@@ -36,7 +36,8 @@ pub(super) use self::package::{device_seconds, wait_kernel};
 use self::package::{device_span, finish, launch, read_back, transfer, InFlight, Launched};
 pub(crate) use self::parked::{Park, Parked};
 pub(crate) use self::prestage::{
-    stage, wanted as stage_wanted, VALUES as STAGE_VALUES, VARIABLE as STAGE_VARIABLE,
+    beside_build, profiling_queue, stage, wanted as stage_wanted, VALUES as STAGE_VALUES,
+    VARIABLE as STAGE_VARIABLE,
 };
 pub(in crate::engine) use self::ring::{pieces, slot_bytes, Ring, SLOTS};
 pub(super) use self::setup::device_profile;

@@ -16,16 +16,41 @@ use crate::device::DeviceInfo;
 use crate::error::{ClContext, Result};
 use crate::work::DeviceKind;
 
+/// A queue on `device` of `context`, timed for profiling (every queue of a run or a session).
+pub(crate) fn profiling_queue(
+    context: &Context,
+    device: ClDevice,
+) -> std::result::Result<CommandQueue, opencl3::error_codes::ClError> {
+    // SAFETY: `device` is a device of `context`; the properties are a valid bit set.
+    unsafe {
+        CommandQueue::create_with_properties(context, device.id(), CL_QUEUE_PROFILING_ENABLE, 0)
+    }
+}
+
+/// Run `build` while `make(i)` runs on a thread of its own for each `i` where `wanted[i]`
+/// (pinning staging, slow the first time pages are touched, beside a compilation), and return
+/// both; a maker that panics gives `None`.
+pub(crate) fn beside_build<T, S: Send>(
+    wanted: &[bool],
+    make: impl Fn(usize) -> Option<S> + Sync,
+    build: impl FnOnce() -> T,
+) -> (T, Vec<Option<S>>) {
+    std::thread::scope(|s| {
+        let make = &make;
+        let making: Vec<_> = (wanted.iter().enumerate())
+            .map(|(i, &w)| w.then(|| s.spawn(move || make(i))))
+            .collect();
+        let built = build();
+        (built, making.into_iter().map(|h| h.and_then(|h| h.join().ok().flatten())).collect())
+    })
+}
+
 /// A run's three queues on `device` (compute, transfer, upload), timed for profiling.
 pub(super) fn new_queues(
     context: &Context,
     device: ClDevice,
 ) -> Result<(CommandQueue, CommandQueue, CommandQueue)> {
-    let id = device.id();
-    // SAFETY: `id` is a device of `context`; the properties are a valid bit set.
-    let queue = || unsafe {
-        CommandQueue::create_with_properties(context, id, CL_QUEUE_PROFILING_ENABLE, 0)
-    };
+    let queue = || profiling_queue(context, device);
     let compute = queue().call("clCreateCommandQueueWithProperties")?;
     let transfer = queue().call("clCreateCommandQueueWithProperties")?;
     Ok((compute, transfer, queue().call("clCreateCommandQueueWithProperties")?))
