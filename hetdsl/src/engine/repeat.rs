@@ -15,7 +15,7 @@
 //! up at all, so it neither costs the caller its set-up nor shares the host with the others.
 
 use std::ops::Range;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::plan::Plan;
 use crate::balance::relaunch::RecentTimes;
@@ -131,12 +131,12 @@ impl Choice {
 struct Remembered {
     key: LaunchKey,
     /// Its last clean report that planning can start from (a run in the alone form is not).
-    last: Option<Report>,
+    last: Option<Arc<Report>>,
     /// Its last clean report with a device that ran more than one package: the cost along
     /// each block that orders a plan's pieces. A plan run whole measures one package per
     /// device, a flat map, and the next run in pieces would lose its order (on two H200s
     /// Mandelbrot's second GPU then ran its block forwards and the call ended 5 ms later).
-    shape: Option<Report>,
+    shape: Option<Arc<Report>>,
     /// A relaunch of it ended far from balance and slower than the default: its plans
     /// misjudge this launch (a device whose speed depends on the others', a cost that moves
     /// with the data), so it keeps the default balancer, rather than alternating between a bad
@@ -183,7 +183,7 @@ impl Remembered {
         };
         forms.extend(alone.map(|_| Form::Alone));
         let form = self.pick(&forms);
-        let shape = self.shape.as_ref().unwrap_or(last);
+        let shape = self.shape.as_deref().unwrap_or(last);
         let planned = |plan: History, pieces: bool| Choice::planned(plan, pieces, form, shape);
         match (form, plan, alone) {
             (Form::Whole, Some(p), _) => planned(p, false),
@@ -274,8 +274,10 @@ impl LastRuns {
         let planned = matches!(form, Some(Form::Whole | Form::Pieces));
         let unbalanced = planned && report.balance < balance::relaunch::SETTLED;
         let clean = report.faults.is_empty() && report.devices.iter().all(|d| d.fault.is_none());
-        if clean && report.devices.iter().any(|d| d.packages > 1) {
-            entry.shape = Some(report.clone());
+        // One copy serves as both the plan's source and the map of its pieces' order.
+        let kept = clean.then(|| Arc::new(report.clone()));
+        if kept.is_some() && report.devices.iter().any(|d| d.packages > 1) {
+            entry.shape = kept.clone();
         }
         if unbalanced && clean && report.balance >= NEAR_SETTLED && !entry.missed_once {
             // Once, the same plan again (`last` stays the report it came from), its time
@@ -319,7 +321,7 @@ impl LastRuns {
             entry.times[f as usize].push(report.roi_seconds);
         }
         if form != Some(Form::Alone) {
-            entry.last = clean.then(|| report.clone());
+            entry.last = kept;
         }
         runs.push(entry);
         if runs.len() > REMEMBERED {
