@@ -53,6 +53,9 @@ pub struct Regions {
     out: Vec<bool>,
     /// Per device: a package handed out and not yet completed.
     running: Vec<bool>,
+    /// Per device: groups at the back of the region before its own that it takes before its
+    /// own region, its share of a region whose owner sat out (see [`Self::sit_out`]).
+    passed: Vec<u64>,
     /// Per device: (work-groups, seconds) of its completed packages.
     measured: Vec<(u64, f64)>,
 }
@@ -126,20 +129,46 @@ impl Regions {
         (guided.min(fair).ceil() as u64).max(min).min(left)
     }
 
-    /// A package from the back of the region before `device`'s, where that region's owner
-    /// takes no more work (lost, or sitting out), up to half `device`'s fair share: its back
-    /// adjoins the front of `device`'s block. Taken before `device`'s own region, so that the
-    /// next device, once out of its own, finds the back of `device`'s region to take and both
-    /// end together, each with one block (taken last, it left one H100 a CPU's 3 % while the
-    /// other idled, and the next launch moved 19 MiB to even them out).
+    /// `out` sits out: what is left of its region goes to the measured working devices after
+    /// it, in proportion to their speeds. The first takes all of it (see [`Self::inherit`]) and
+    /// passes on the rest of it at the back of its own region, and so on, so that each keeps
+    /// one block. Left to the end of the launch, the share follows time, not kernel speed:
+    /// where the launch is bound by uploads that the GPUs share, two H100s ended at the same
+    /// time with 51.5 and 48.5 % of Black-Scholes, and every later launch kept that split.
+    fn sit_out(&mut self, out: usize) {
+        self.out[out] = true;
+        let left = self.left[out].end - self.left[out].start;
+        let heirs: Vec<usize> = (out + 1..self.left.len())
+            .take_while(|&d| self.working(d) && self.speed(d).is_some())
+            .collect();
+        let total: f64 = heirs.iter().filter_map(|&d| self.speed(d)).sum();
+        let mut flow = left;
+        for &d in &heirs {
+            let keep = (left as f64 * self.speed(d).unwrap_or(0.0) / total).round() as u64;
+            flow = flow.saturating_sub(keep);
+            if let Some(next) = self.passed.get_mut(d + 1).filter(|_| heirs.contains(&(d + 1))) {
+                *next += flow;
+            }
+        }
+    }
+
+    /// A package from the back of the region before `device`'s: all of it where that region's
+    /// owner takes no more work (lost, or sitting out), else what that owner passed on (see
+    /// [`Self::sit_out`]); up to half `device`'s fair share at a time. Its back adjoins the
+    /// front of `device`'s block, and it is taken before `device`'s own region, so the device
+    /// after `device` finds the back of `device`'s region still there to take.
     fn inherit(&mut self, device: usize) -> Option<Package> {
         let before = device.checked_sub(1)?;
         let left = self.left[before].end - self.left[before].start;
-        if self.working(before) || left == 0 {
+        let owed = if self.working(before) { self.passed[device].min(left) } else { left };
+        if owed == 0 {
             return None;
         }
         let fair = self.fair(device)?;
-        let len = (fair.ceil() as u64).max(self.min_groups[device]).min(left);
+        let len = (fair.ceil() as u64).max(self.min_groups[device]).min(owed);
+        if self.working(before) {
+            self.passed[device] -= len;
+        }
         let region = &mut self.left[before];
         region.end -= len;
         Some(Package { offset: region.end, len })
@@ -204,6 +233,7 @@ impl Balancer for Regions {
         self.alive = vec![true; setup.devices.len()];
         self.out = vec![false; setup.devices.len()];
         self.running = vec![false; setup.devices.len()];
+        self.passed = vec![0; setup.devices.len()];
         self.measured = vec![(0, 0.0); setup.devices.len()];
         Ok(())
     }
@@ -216,7 +246,10 @@ impl Balancer for Regions {
         self.running[device] = false;
         // Once out, out for good, unless every other device is lost (then asked again).
         let alone = (0..self.alive.len()).all(|d| d == device || !self.working(d));
-        self.out[device] = (self.out[device] || self.too_slow(device)) && !alone;
+        if !self.out[device] && !alone && self.too_slow(device) {
+            self.sit_out(device);
+        }
+        self.out[device] &= !alone;
         if self.out[device] {
             return Next::Done;
         }
@@ -429,7 +462,16 @@ mod tests {
         finish(&mut b, 2, g2, 1e6);
         // 1e3 of 2.001e6 groups/s is under the resident share: the CPU takes nothing more.
         assert_eq!(b.next(0, 0.0), Next::Done);
-        let mut got = vec![(0, cpu), (1, g1), (2, g2)];
+        // GPU 1 takes what is left of the CPU's region (its back adjoins GPU 1's block); GPU 2,
+        // as fast, half of that at the back of GPU 1's region (which adjoins GPU 2's block).
+        let cpu_left = g1.offset - cpu.end();
+        let from_cpu = run(&mut b, 1);
+        assert_eq!(from_cpu, Package { offset: cpu.end(), len: cpu_left });
+        finish(&mut b, 1, from_cpu, 1e6);
+        let passed = run(&mut b, 2);
+        assert_eq!(passed, Package { offset: g2.offset - cpu_left / 2, len: cpu_left / 2 });
+        finish(&mut b, 2, passed, 1e6);
+        let mut got = vec![(0, cpu), (1, g1), (2, g2), (1, from_cpu), (2, passed)];
         for _ in 0..1000 {
             let mut any = false;
             for d in [1, 2] {
