@@ -41,20 +41,34 @@ pub(super) fn replayable(
     history: &balance::History,
     halos: bool,
 ) -> Option<balance::History> {
-    let gathered = history.devices.iter().all(|d| d.owned.len() <= 2);
-    let finished: Vec<f64> =
-        previous.devices.iter().map(|d| d.finish_seconds).filter(|t| *t > 0.0).collect();
-    let spread = finished.iter().copied().fold(0.0, f64::max)
-        - finished.iter().copied().fold(f64::INFINITY, f64::min);
-    let balanced = previous.balance >= REPLAY_BALANCE
-        || (spread <= REPLAY_SPREAD_SECONDS && previous.balance >= REPLAY_BALANCE_SHORT);
-    if !gathered {
+    if !history.devices.iter().all(|d| d.owned.len() <= 2) {
         return None;
     }
     let split = absorb_slivers(history, halos)?;
+    // Finish times of the devices the split keeps: a CPU whose probe was absorbed ended long
+    // before the GPUs (0.6 ms against 60 in a Black-Scholes first launch), which says nothing
+    // of the split replayed.
+    let finished: Vec<f64> = (previous.devices.iter().zip(&split.devices))
+        .filter(|(_, kept)| !kept.owned.is_empty())
+        .map(|(d, _)| d.finish_seconds)
+        .filter(|t| *t > 0.0)
+        .collect();
+    let spread = finished.iter().copied().fold(0.0, f64::max)
+        - finished.iter().copied().fold(f64::INFINITY, f64::min);
+    let by_finish = crate::report::balance(&finished);
+    // A launch that moved data into its devices finished late by those moves, which a replay
+    // of its split does not make: its kernels judge it too. A relaunch that moved 5 MiB into
+    // one H100 finished it 0.56 ms after the other, with kernels of 0.264 and 0.259 ms, and the
+    // launch after it started afresh and scattered Black-Scholes' options over both GPUs.
+    let moved =
+        previous.transfers.iter().any(|t| t.moved.host_to_device + t.moved.device_to_device > 0);
+    let kernels = kernel_balance(&split);
+    let balanced = by_finish >= REPLAY_BALANCE
+        || (spread <= REPLAY_SPREAD_SECONDS && by_finish >= REPLAY_BALANCE_SHORT)
+        || (moved && kernels >= REPLAY_BALANCE);
     // Finish times that include a first launch's uploads say little about the launches after
     // it: the split must also balance by the devices' kernel speeds.
-    let fair = kernel_balance(&split) >= REPLAY_BALANCE_SHORT;
+    let fair = kernels >= REPLAY_BALANCE_SHORT;
     (balanced && fair || near_plan(previous, &split)).then_some(split)
 }
 
@@ -256,6 +270,85 @@ mod tests {
         h = history(&[(0, 500), (500, 1000)]);
         h.devices[0].speed = 0.0;
         assert_eq!(kernel_balance(&h), 1.0);
+    }
+
+    /// A report of `balancer` from packages `(device, offset, len, kernel seconds)` of devices
+    /// named `names`, each ending at `finish` seconds, that moved `moved` bytes into them.
+    fn launch(
+        balancer: &str,
+        names: &[&str],
+        packages: &[(usize, u64, u64, f64)],
+        finish: &[f64],
+        moved: u64,
+    ) -> Report {
+        use crate::report::{BufferMoved, DeviceReport, Moved, PackageTrace, Transfer};
+        let trace = packages
+            .iter()
+            .map(|&(device, offset, len, k)| PackageTrace {
+                device,
+                package: crate::work::Package { offset, len },
+                host_start: 0.0,
+                host_end: finish[device],
+                kernel_seconds: Some(k),
+                written: Transfer::default(),
+                read: Transfer::default(),
+                merged: true,
+                idle_before: None,
+            })
+            .collect();
+        let devices = names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| DeviceReport {
+                index,
+                name: name.to_string(),
+                kind: crate::work::DeviceKind::Gpu,
+                packages: 0,
+                groups: 0,
+                busy_seconds: 0.0,
+                finish_seconds: finish[index],
+                fault: None,
+            })
+            .collect();
+        let mut r = Report::fixture(1000, devices, trace);
+        r.balancer = balancer.into();
+        r.balance = crate::report::balance(finish);
+        let moved = Moved { host_to_device: moved, ..Moved::default() };
+        r.transfers = vec![BufferMoved { buffer: 0, arg: Some(0), moved }];
+        r
+    }
+
+    #[test]
+    fn a_probe_that_sat_out_does_not_count_in_the_balance() {
+        // A first launch: a CPU's probe ended at 0.6 ms, two GPUs together at 60 ms, one of
+        // them with the last few groups at the range's end as a second block.
+        let previous = launch(
+            "regions",
+            &["cpu", "gpu", "gpu"],
+            &[(0, 0, 10, 6e-4), (1, 10, 491, 1e-4), (1, 995, 5, 1e-6), (2, 501, 494, 1e-4)],
+            &[6e-4, 0.060, 0.0605],
+            768 << 20,
+        );
+        let history = History::from_report(&previous);
+        let split = replayable(&previous, &history, false).expect("replayed");
+        assert_eq!(held(&split, 0), []);
+        assert_eq!(held(&split, 1), [(0, 501), (995, 1000)]);
+        assert_eq!(held(&split, 2), [(501, 995)]);
+    }
+
+    #[test]
+    fn a_launch_late_by_its_moves_is_judged_by_its_kernels() {
+        // A relaunch that moved 5 MiB into the first GPU, which ended 0.56 ms after the other
+        // with kernels of 0.264 and 0.259 ms.
+        let packages = [(0, 0, 508, 0.264e-3), (1, 508, 492, 0.2586e-3)];
+        let finish = [1.316e-3, 0.755e-3];
+        let previous = launch("relaunch", &["gpu", "gpu"], &packages, &finish, 5 << 20);
+        let history = History::from_report(&previous);
+        let split = replayable(&previous, &history, false).expect("replayed");
+        assert_eq!(held(&split, 0), [(0, 508)]);
+        // Without moves, the same finish times are a split plainly off.
+        let previous = launch("relaunch", &["gpu", "gpu"], &packages, &finish, 0);
+        assert_eq!(replayable(&previous, &history, false), None);
     }
 
     #[test]
