@@ -246,7 +246,10 @@ impl Balancer for Regions {
         self.running[device] = false;
         // Once out, out for good, unless every other device is lost (then asked again).
         let alone = (0..self.alive.len()).all(|d| d == device || !self.working(d));
-        if !self.out[device] && !alone && self.too_slow(device) {
+        // Only while another device runs: its completion has the devices that found nothing
+        // to take asked again, now that this device's region is theirs.
+        let others_run = (0..self.alive.len()).any(|d| d != device && self.running[d]);
+        if !self.out[device] && !alone && others_run && self.too_slow(device) {
             self.sit_out(device);
         }
         self.out[device] &= !alone;
@@ -272,7 +275,12 @@ impl Balancer for Regions {
             self.steal(device)
         };
         self.running[device] = next.is_some();
-        next.map_or(Next::Done, Next::Run)
+        match next {
+            Some(p) => Next::Run(p),
+            // What is left is kept for a device that may yet sit out and leave it to others.
+            None if self.left.iter().any(|r| r.end > r.start) => Next::Wait,
+            None => Next::Done,
+        }
     }
 
     fn completed(&mut self, done: &Completion) {
@@ -460,6 +468,7 @@ mod tests {
         finish(&mut b, 1, g1, 1e6);
         assert_eq!(b.next(0, 0.0), Next::Wait, "GPU 2's probe is still running");
         finish(&mut b, 2, g2, 1e6);
+        let g2_own = run(&mut b, 2);
         // 1e3 of 2.001e6 groups/s is under the resident share: the CPU takes nothing more.
         assert_eq!(b.next(0, 0.0), Next::Done);
         // GPU 1 takes what is left of the CPU's region (its back adjoins GPU 1's block); GPU 2,
@@ -468,10 +477,11 @@ mod tests {
         let from_cpu = run(&mut b, 1);
         assert_eq!(from_cpu, Package { offset: cpu.end(), len: cpu_left });
         finish(&mut b, 1, from_cpu, 1e6);
+        finish(&mut b, 2, g2_own, 1e6);
         let passed = run(&mut b, 2);
         assert_eq!(passed, Package { offset: g2.offset - cpu_left / 2, len: cpu_left / 2 });
         finish(&mut b, 2, passed, 1e6);
-        let mut got = vec![(0, cpu), (1, g1), (2, g2), (1, from_cpu), (2, passed)];
+        let mut got = vec![(0, cpu), (1, g1), (2, g2), (2, g2_own), (1, from_cpu), (2, passed)];
         for _ in 0..1000 {
             let mut any = false;
             for d in [1, 2] {
@@ -529,12 +539,26 @@ mod tests {
     }
 
     #[test]
+    fn a_slow_device_sits_out_only_while_another_runs() {
+        let mut b = Regions::default();
+        b.start(&setup(10_000, &[1.0, 10.0])).unwrap();
+        let (cpu, gpu) = (run(&mut b, 0), run(&mut b, 1));
+        finish(&mut b, 0, cpu, 1e3);
+        finish(&mut b, 1, gpu, 1e6);
+        // Nothing runs: sitting out now could leave its region to a GPU that already answered
+        // and will not be asked again until a completion. It takes a package instead.
+        assert!(matches!(b.next(0, 0.0), Next::Run(_)));
+    }
+
+    #[test]
     fn a_device_sitting_out_comes_back_when_it_is_the_last_one() {
         let mut b = Regions::default();
         b.start(&setup(10_000, &[1.0, 10.0])).unwrap();
         let (cpu, gpu) = (run(&mut b, 0), run(&mut b, 1));
         finish(&mut b, 0, cpu, 1e3);
         finish(&mut b, 1, gpu, 1e6);
+        // With nothing else running it would not sit out (see the next test): the GPU runs.
+        let _ = run(&mut b, 1);
         assert_eq!(b.next(0, 0.0), Next::Done);
         b.device_lost(1);
         // Everything left is the CPU's now, its own region first.
