@@ -57,18 +57,27 @@ pub(super) fn replayable(
         - finished.iter().copied().fold(f64::INFINITY, f64::min);
     let by_finish = crate::report::balance(&finished);
     // A launch that moved data into its devices finished late by those moves, which a replay
-    // of its split does not make: its kernels judge it too. A relaunch that moved 5 MiB into
-    // one H100 finished it 0.56 ms after the other, with kernels of 0.264 and 0.259 ms, and the
-    // launch after it started afresh and scattered Black-Scholes' options over both GPUs.
+    // of its split does not make: the kernel time each kept device ran judges it too. A
+    // relaunch that moved 5 MiB into one H100 finished it 0.56 ms after the other, with
+    // kernels of 0.264 and 0.259 ms, and the launch after it started afresh and scattered
+    // Black-Scholes' options over both GPUs; NBody's forces, re-cut after a first launch whose
+    // uploads held one GPU 9 ms, no longer met the integration's blocks, and each step then
+    // waited for a few bodies computed on the other GPU (16.4 ms per step against 11.2).
     let moved =
         previous.transfers.iter().any(|t| t.moved.host_to_device + t.moved.device_to_device > 0);
-    let kernels = kernel_balance(&split);
+    let busy: Vec<f64> = (0..split.devices.len())
+        .filter(|&d| !split.devices[d].owned.is_empty())
+        .map(|d| {
+            let mine = previous.trace.iter().filter(|t| t.device == d && t.merged);
+            mine.filter_map(|t| t.kernel_seconds).sum()
+        })
+        .collect();
     let balanced = by_finish >= REPLAY_BALANCE
         || (spread <= REPLAY_SPREAD_SECONDS && by_finish >= REPLAY_BALANCE_SHORT)
-        || (moved && kernels >= REPLAY_BALANCE);
+        || (moved && crate::report::balance(&busy) >= REPLAY_BALANCE);
     // Finish times that include a first launch's uploads say little about the launches after
     // it: the split must also balance by the devices' kernel speeds.
-    let fair = kernels >= REPLAY_BALANCE_SHORT;
+    let fair = kernel_balance(&split) >= REPLAY_BALANCE_SHORT;
     (balanced && fair || near_plan(previous, &split)).then_some(split)
 }
 
@@ -334,6 +343,24 @@ mod tests {
         assert_eq!(held(&split, 0), []);
         assert_eq!(held(&split, 1), [(0, 501), (995, 1000)]);
         assert_eq!(held(&split, 2), [(501, 995)]);
+    }
+
+    #[test]
+    fn a_first_launch_whose_uploads_held_one_gpu_is_replayed_by_its_kernel_times() {
+        // NBody's forces: a CPU's probe ends last (absorbed), one GPU's uploads held it 9 ms,
+        // the GPUs' kernels ran 10.69 and 10.70 ms. Re-cut, the split would no longer meet
+        // the next kernel's, which replays its own first launch.
+        let previous = launch(
+            "regions",
+            &["cpu", "gpu", "gpu"],
+            &[(0, 0, 31, 0.090), (1, 31, 485, 0.01069), (2, 516, 484, 0.01070)],
+            &[0.092, 0.022, 0.0134],
+            8 << 20,
+        );
+        let history = History::from_report(&previous);
+        let split = replayable(&previous, &history, false).expect("replayed");
+        assert_eq!(held(&split, 1), [(0, 516)]);
+        assert_eq!(held(&split, 2), [(516, 1000)]);
     }
 
     #[test]
