@@ -45,17 +45,19 @@ pub(super) fn replayable(
         return None;
     }
     let split = absorb_slivers(history, halos)?;
-    // Finish times of the devices the split keeps: a CPU whose probe was absorbed ended long
-    // before the GPUs (0.6 ms against 60 in a Black-Scholes first launch), which says nothing
-    // of the split replayed.
+    // Where a device's blocks went to another (a CPU's probe beside GPUs), the finish times of
+    // the devices the split keeps: that CPU ended long before the GPUs (0.6 ms against 60 in a
+    // Black-Scholes first launch), which says nothing of the split replayed.
+    let absorbed = (history.devices.iter().zip(&split.devices))
+        .any(|(was, kept)| !was.owned.is_empty() && kept.owned.is_empty());
     let finished: Vec<f64> = (previous.devices.iter().zip(&split.devices))
-        .filter(|(_, kept)| !kept.owned.is_empty())
+        .filter(|(_, kept)| !absorbed || !kept.owned.is_empty())
         .map(|(d, _)| d.finish_seconds)
         .filter(|t| *t > 0.0)
         .collect();
     let spread = finished.iter().copied().fold(0.0, f64::max)
         - finished.iter().copied().fold(f64::INFINITY, f64::min);
-    let by_finish = crate::report::balance(&finished);
+    let by_finish = if absorbed { crate::report::balance(&finished) } else { previous.balance };
     // A launch that moved data into its devices finished late by those moves, which a replay
     // of its split does not make: the kernel time each kept device ran judges it too. A
     // relaunch that moved 5 MiB into one H100 finished it 0.56 ms after the other, with
