@@ -496,10 +496,6 @@ fn settle(
             let mut since =
                 session.devices.list[slot].behind.lock().unwrap_or_else(|e| e.into_inner());
             since.get_or_insert_with(Instant::now);
-            // The thread clears it after it is back: back already, it may have cleared it.
-            if shared.quiet[me].load(Ordering::Acquire) {
-                *since = None;
-            }
             continue;
         }
         let reason = if !back(me) {

@@ -362,14 +362,6 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        // A thread still computing the losing copy of a first launch's back-up is let finish
-        // (bounded), so that it is joined below and the pinned memory freed.
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let behind =
-            |d: &SessionDevice| d.behind.lock().unwrap_or_else(|e| e.into_inner()).is_some();
-        while self.devices.list.iter().any(behind) && std::time::Instant::now() < until {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
         // Each worker releases its kernels and staging under the OpenCL lock, taken here, and
         // is joined unless its thread is still out in a driver.
         let _one_at_a_time = super::opencl_lock();
