@@ -204,15 +204,6 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether `me` is left with nothing of the run to do but what no one needs: the losing
-    /// copy of a backed-up package, or (`never_began`) a thread that has not begun this run
-    /// because it still computes such a copy from an earlier one.
-    pub(super) fn left_behind(&self, me: usize, never_began: bool) -> bool {
-        let s = self.lock();
-        s.dispatch.as_ref().is_some_and(|d| d.runs_abandoned(me))
-            || (never_began && s.setup[me].is_none())
-    }
-
     /// The run has ended (the caller's thread closed it).
     pub(super) fn run_over(&self) -> bool {
         *self.gate.read().unwrap_or_else(|e| e.into_inner())

@@ -245,14 +245,6 @@ impl<'s> SessionLaunch<'s> {
                 }
             }
         }
-        // A first launch backs up a device whose probe outlasts everyone else's work (a CPU's
-        // 32 NBody work-groups ran 92 ms, the two H100s' share 11 ms): the launch takes the
-        // faster copy and does not wait for the other. Later launches replay blocks.
-        let backups = balancer.is_none()
-            && recut.is_none()
-            && previous.is_none()
-            && session.mirror.is_none()
-            && !windowed;
         // Everything queued ends before a launch that may move data or wait for its devices.
         session.devices.drain()?;
         let recut = recut.map(|h| Box::new(balance::Replay::planned(h)) as Box<dyn Balancer>);
@@ -267,7 +259,7 @@ impl<'s> SessionLaunch<'s> {
         let names: Vec<String> =
             positions.iter().map(|&d| session.devices.list[d].device.info.name.clone()).collect();
         let n = names.len();
-        let shared = Arc::new(Shared::new(names, balancer, name, backups, false));
+        let shared = Arc::new(Shared::new(names, balancer, name, false, false));
         let plan = Arc::new(plan);
         let outcome = {
             let _end = EndOfRun(&shared);
@@ -472,15 +464,7 @@ fn settle(
 ) -> Option<Error> {
     let waited = Instant::now();
     let bound = watchdog.min.min(Duration::from_secs(10));
-    // A thread computing the losing copy of a back-up (this launch's, or an earlier one's
-    // that kept it from beginning this launch, within the bound) is not waited for: its
-    // output is never merged, and whatever this device does next waits for it on its thread.
-    let behind = |me: usize| {
-        let device = &session.devices.list[positions[me]];
-        let since = *device.behind.lock().unwrap_or_else(|e| e.into_inner());
-        shared.left_behind(me, since.is_some_and(|t| t.elapsed() < bound))
-    };
-    let back = |me: usize| shared.quiet[me].load(Ordering::Acquire) || behind(me);
+    let back = |me: usize| shared.quiet[me].load(Ordering::Acquire);
     while !(0..positions.len()).all(back) && waited.elapsed() < bound {
         // The threads are usually back within microseconds of the coordinator: a sleep here
         // (100 µs asked, more given) was a tenth of a millisecond-long sweep's launch.
@@ -492,12 +476,6 @@ fn settle(
     }
     let mut error = None;
     for (me, &slot) in positions.iter().enumerate() {
-        if shared.alive(me) && !shared.quiet[me].load(Ordering::Acquire) && behind(me) {
-            let mut since =
-                session.devices.list[slot].behind.lock().unwrap_or_else(|e| e.into_inner());
-            since.get_or_insert_with(Instant::now);
-            continue;
-        }
         let reason = if !back(me) {
             Some("its host thread did not come back from its driver".to_string())
         } else if !shared.alive(me) {

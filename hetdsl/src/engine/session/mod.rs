@@ -75,9 +75,6 @@ pub(crate) struct SessionDevice {
     /// Pinned slots that large moves to and from it stream through (`streamed`); `None` where
     /// the device stages nothing at build (a CPU, by default) or pinning failed.
     pub(in crate::engine) ring: Mutex<Option<crate::engine::worker::Ring>>,
-    /// Since when its host thread computes the losing copy of a package a faster device backed
-    /// up in a first launch, which that launch did not wait for; `None` once it is done.
-    pub(crate) behind: Mutex<Option<std::time::Instant>>,
 }
 
 impl Devices {
@@ -187,7 +184,6 @@ impl Program {
                 transfer,
                 dead: Mutex::new(None),
                 ring: Mutex::new(ring),
-                behind: Mutex::new(None),
             });
         }
         let cap = chosen.iter().map(|d| d.info.max_alloc_bytes).min().unwrap_or(0);
