@@ -74,9 +74,15 @@ pub(super) fn replayable(
             mine.filter_map(|t| t.kernel_seconds).sum()
         })
         .collect();
+    // Kernels of a few tens of microseconds on every kept device: a re-cut would follow their
+    // jitter, and move the blocks away from where the kernels before and after them left the
+    // data (NBody's integration, 20-30 µs a launch, re-cut so, no longer met the forces'
+    // blocks, and each step then waited on the other GPU).
+    let short = !busy.is_empty() && busy.iter().all(|b| *b < SHORT_KERNELS_SECONDS);
     let balanced = by_finish >= REPLAY_BALANCE
         || (spread <= REPLAY_SPREAD_SECONDS && by_finish >= REPLAY_BALANCE_SHORT)
-        || (moved && crate::report::balance(&busy) >= REPLAY_BALANCE);
+        || (moved && crate::report::balance(&busy) >= REPLAY_BALANCE)
+        || short;
     // Finish times that include a first launch's uploads say little about the launches after
     // it: the split must also balance by the devices' kernel speeds.
     let fair = kernel_balance(&split) >= REPLAY_BALANCE_SHORT;
@@ -186,6 +192,10 @@ const REPLAY_BALANCE: f64 = 0.97;
 /// through the host on two H200s (0.4-3 ms at the 10 GB/s such moves reach), more than any
 /// imbalance of under a millisecond could win back.
 const REPLAY_SPREAD_SECONDS: f64 = 1e-3;
+
+/// Kernel time per device under which a launch's split is replayed as it lies (see
+/// `replayable`).
+const SHORT_KERNELS_SECONDS: f64 = 1e-4;
 
 /// But not a split that is plainly off: replaying a 74:26 split of two equal H200s (Jacobi,
 /// whose first relaunch learned from a cold first launch) kept one GPU idle most of every
@@ -363,6 +373,23 @@ mod tests {
         let split = replayable(&previous, &history, false).expect("replayed");
         assert_eq!(held(&split, 1), [(0, 516)]);
         assert_eq!(held(&split, 2), [(516, 1000)]);
+    }
+
+    #[test]
+    fn a_split_of_kernels_of_microseconds_is_replayed_where_it_lies() {
+        // NBody's integration after its first launch: 25 and 28 µs of kernel, finishing 0.17
+        // and 0.25 ms, a CPU's probe absorbed. Re-cut from such times, the blocks would no
+        // longer meet the forces' blocks.
+        let previous = launch(
+            "regions",
+            &["cpu", "gpu", "gpu"],
+            &[(0, 0, 31, 1e-4), (1, 31, 485, 2.5e-5), (2, 516, 484, 2.8e-5)],
+            &[4e-4, 2.5e-4, 1.7e-4],
+            0,
+        );
+        let history = History::from_report(&previous);
+        let split = replayable(&previous, &history, false).expect("replayed");
+        assert_eq!(held(&split, 1), [(0, 516)]);
     }
 
     #[test]
