@@ -1,0 +1,27 @@
+set -uo pipefail
+echo /usr/lib/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+# Session 27, sixth call: e = .device/e (f22e0bd: twins' fills within 10 % both take part,
+# regions' stall fixed) - NBody over every device eight times with debug logs (d put forces
+# on one GPU in one run of four), then every benchmark over every device (e twice, d0e7840
+# once) and the GPUs alone with e.
+export POCL_DEVICES=pthread HETDSL_KERNELS=$PWD/.device/kernels
+o=/tmp/r; rm -rf $o; mkdir -p $o; T0=$(date +%s)
+el() { echo $(( $(date +%s) - T0 )); }
+pack() { tar czf $OUT/s105.tgz -C /tmp r; }
+{ date -u; nvidia-smi -L; nproc; } > $o/machine.txt 2>&1
+for i in 1 2 3 4 5 6 7 8; do
+  RUST_LOG=hetdsl=debug timeout 40 .device/e/iterate nbody --size large --budget 3 --devices all --variants session --submit > $o/nbody$i.log 2>&1
+  echo "nbody$i rc $? at $(el) s: $(grep -E '^session  ' $o/nbody$i.log | awk '{print $7}') $(grep -E 'split \(' $o/nbody$i.log | cut -c40-100)"
+  gzip -9 $o/nbody$i.log
+done
+pack
+for b in e1 z1 e2; do
+  left=$(( 330 - $(el) )); [ $left -lt 60 ] && break
+  bin=.device/bin/iterate; [ ${b:0:1} = e ] && bin=.device/e/iterate
+  timeout $left $bin all --size large --budget 4 --devices all --variants session --submit --json $o/$b.json > $o/$b.txt 2>&1
+  echo "$b rc $? at $(el) s"; grep -E "^session  |split \(" $o/$b.txt | cut -c1-100; pack
+done
+left=$(( 420 - $(el) ))
+timeout $left .device/e/iterate all --size large --budget 4 --devices gpu --variants single,session --submit --json $o/gpu.json > $o/gpu.txt 2>&1
+echo "gpu rc $? at $(el) s"; grep -E "^session  |^single  |speedup" $o/gpu.txt | cut -c1-100
+gzip -9 $o/*.json; pack
