@@ -286,6 +286,31 @@ pub(crate) struct RunRecord<'a> {
 }
 
 #[cfg(test)]
+impl PackageTrace {
+    /// A merged package of `device` over `len` groups from `offset`, handed out at 0 and seen
+    /// to end at `end` seconds after `kernel` seconds of kernel: a fixture for tests.
+    pub(crate) fn merged_fixture(
+        device: usize,
+        offset: u64,
+        len: u64,
+        kernel: f64,
+        end: f64,
+    ) -> Self {
+        PackageTrace {
+            device,
+            package: Package { offset, len },
+            host_start: 0.0,
+            host_end: end,
+            kernel_seconds: Some(kernel),
+            written: Transfer::default(),
+            read: Transfer::default(),
+            merged: true,
+            idle_before: None,
+        }
+    }
+}
+
+#[cfg(test)]
 impl Report {
     /// A Sigmoid report of `total_groups` with these devices and packages, every other field
     /// at its plainest (1 s of ROI, balance 1, no faults): a fixture for tests.

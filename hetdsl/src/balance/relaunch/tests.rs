@@ -1,21 +1,13 @@
 use super::*;
 use crate::report::{DeviceReport, PackageTrace, Transfer};
-use crate::work::{DeviceKind, Package};
+use crate::work::DeviceKind;
 
 /// A report over `total` groups from packages `(device, offset, len, kernel seconds)`.
 fn report(total: u64, names: &[&str], packages: &[(usize, u64, u64, f64)]) -> Report {
     let trace = packages
         .iter()
-        .map(|&(device, offset, len, k)| PackageTrace {
-            device,
-            package: Package { offset, len },
-            host_start: 0.0,
-            host_end: k * 1.01,
-            kernel_seconds: Some(k),
-            written: Transfer::default(),
-            read: Transfer::default(),
-            merged: true,
-            idle_before: None,
+        .map(|&(device, offset, len, k)| {
+            PackageTrace::merged_fixture(device, offset, len, k, k * 1.01)
         })
         .collect();
     Report::fixture(

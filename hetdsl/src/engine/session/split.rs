@@ -302,20 +302,10 @@ mod tests {
         finish: &[f64],
         moved: u64,
     ) -> Report {
-        use crate::report::{BufferMoved, DeviceReport, Moved, PackageTrace, Transfer};
+        use crate::report::{BufferMoved, DeviceReport, Moved, PackageTrace};
         let trace = packages
             .iter()
-            .map(|&(device, offset, len, k)| PackageTrace {
-                device,
-                package: crate::work::Package { offset, len },
-                host_start: 0.0,
-                host_end: finish[device],
-                kernel_seconds: Some(k),
-                written: Transfer::default(),
-                read: Transfer::default(),
-                merged: true,
-                idle_before: None,
-            })
+            .map(|&(d, offset, len, k)| PackageTrace::merged_fixture(d, offset, len, k, finish[d]))
             .collect();
         let devices = names
             .iter()
