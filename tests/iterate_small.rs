@@ -180,6 +180,21 @@ fn sessions_match_the_cpu_reference_and_move_what_their_partitions_need() {
             // One device holds everything it wrote: nothing moves after the first step.
             assert!(moved[1..].iter().all(|m| *m == 0), "{what}");
         }
+        // The first steps' launches as they were split: each launch's merged packages cover
+        // one range from its start, each unit once.
+        let steps: std::collections::BTreeSet<usize> =
+            v.first_launches.iter().map(|l| l.step).collect();
+        assert_eq!(steps.len(), v.steps_done.min(iterate::FIRST_STEPS_KEPT), "{what}");
+        for l in &v.first_launches {
+            let mut packages = l.packages.clone();
+            packages.sort_by_key(|p| p.1);
+            let mut next = 0;
+            for &(_, offset, len, _) in &packages {
+                assert_eq!(offset, next, "{what}: {l:?}");
+                next += len;
+            }
+            assert!(next > 0, "{what}: {l:?}");
+        }
     }
 }
 

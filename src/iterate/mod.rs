@@ -235,6 +235,40 @@ pub struct Variant {
     /// Session variants: the seconds the reads of the results after the loop took (every range
     /// still on a device brought home), and the bytes those results hold.
     pub home: Option<(f64, u64)>,
+    /// The launches of the first [`FIRST_STEPS_KEPT`] steps as they were split: a session that
+    /// ends on the wrong split got there in its first launches, which the counts of `splits`
+    /// do not show (JSON only).
+    pub first_launches: Vec<LaunchSplit>,
+}
+
+/// Steps whose launches [`Variant::first_launches`] keeps.
+pub const FIRST_STEPS_KEPT: usize = 4;
+
+/// One launch as it was split.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LaunchSplit {
+    pub step: usize,
+    pub kernel: String,
+    pub balancer: String,
+    /// Per merged package: the device (as the report numbers it), its first balancing unit,
+    /// how many, and the seconds its kernel ran (from the device's clock) where known.
+    pub packages: Vec<(usize, u64, u64, Option<f64>)>,
+}
+
+/// The launches of the first [`FIRST_STEPS_KEPT`] of `steps`, as they were split.
+fn first_launches(steps: &[Vec<Report>]) -> Vec<LaunchSplit> {
+    let launches = steps.iter().enumerate().take(FIRST_STEPS_KEPT);
+    let per_step = launches.flat_map(|(step, reports)| reports.iter().map(move |r| (step, r)));
+    per_step
+        .map(|(step, r)| LaunchSplit {
+            step,
+            kernel: r.kernel.clone(),
+            balancer: r.balancer.clone(),
+            packages: (r.trace.iter().filter(|t| t.merged))
+                .map(|t| (t.device, t.package.offset, t.package.len, t.kernel_seconds))
+                .collect(),
+        })
+        .collect()
 }
 
 /// The steps after the first (the first pays for uploads and warm-up), or the only one.
@@ -341,6 +375,7 @@ impl Variant {
             check: check.to_string(),
             step_seconds: s.clone(),
             home: None,
+            first_launches: first_launches(&run.reports),
         }
     }
 
