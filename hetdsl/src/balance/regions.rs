@@ -80,16 +80,22 @@ impl Regions {
         })
     }
 
+    /// Whether the speeds that decide `device`'s share are known: its own and those of every
+    /// working device nominally faster than it.
+    fn measured_with_faster(&self, device: usize) -> bool {
+        self.speed(device).is_some() && self.unmeasured_faster(device).next().is_none()
+    }
+
     /// Whether `device`, measured and with every nominally faster device measured, runs under
     /// [`RESIDENT_MIN_SHARE`] of the working devices' measured speed (never the last working
     /// device: the work must end somewhere).
     fn too_slow(&self, device: usize) -> bool {
-        let Some(mine) = self.speed(device) else { return false };
+        let Some(mine) = self.speed(device).filter(|_| self.measured_with_faster(device)) else {
+            return false;
+        };
         let others = (0..self.alive.len()).filter(|&d| d != device && self.working(d));
         let total: f64 = mine + others.clone().filter_map(|d| self.speed(d)).sum::<f64>();
-        others.count() > 0
-            && self.unmeasured_faster(device).next().is_none()
-            && mine < RESIDENT_MIN_SHARE * total
+        others.count() > 0 && mine < RESIDENT_MIN_SHARE * total
     }
 
     /// Seconds the owner of `region` would take to finish it: infinite where it is lost, or
@@ -107,8 +113,7 @@ impl Regions {
     /// Half `device`'s share of everything left by the measured speeds; `None` until it and
     /// every device nominally faster have measured a package.
     fn fair(&self, device: usize) -> Option<f64> {
-        let speed =
-            self.speed(device).filter(|_| self.unmeasured_faster(device).next().is_none())?;
+        let speed = self.speed(device).filter(|_| self.measured_with_faster(device))?;
         let everything: u64 = self.left.iter().map(|r| r.end - r.start).sum();
         let measured: f64 =
             (0..self.left.len()).filter(|&d| self.working(d)).filter_map(|d| self.speed(d)).sum();
@@ -169,9 +174,14 @@ impl Regions {
         if self.working(before) {
             self.passed[device] -= len;
         }
-        let region = &mut self.left[before];
-        region.end -= len;
-        Some(Package { offset: region.end, len })
+        Some(self.take_back(before, len))
+    }
+
+    /// The last `len` groups left of `region`.
+    fn take_back(&mut self, region: usize, len: u64) -> Package {
+        let left = &mut self.left[region];
+        left.end -= len;
+        Package { offset: left.end, len }
     }
 
     /// A package from the back of another region, for `thief` whose own region is empty.
@@ -205,9 +215,7 @@ impl Regions {
             _ => 0.0,
         };
         let len = (fair.ceil() as u64).max(self.min_groups[thief]).min(left);
-        let region = &mut self.left[victim];
-        region.end -= len;
-        Some(Package { offset: region.end, len })
+        Some(self.take_back(victim, len))
     }
 }
 
@@ -219,7 +227,8 @@ impl Balancer for Regions {
     fn start(&mut self, setup: &Setup) -> Result<()> {
         check_setup(setup)?;
         let nominal: Vec<f64> = setup.devices.iter().map(|d| d.nominal_gflops).collect();
-        let sizes = proportional_split(setup.total_groups, &usable_nominal(&nominal));
+        self.nominal = usable_nominal(&nominal);
+        let sizes = proportional_split(setup.total_groups, &self.nominal);
         let mut at = 0;
         self.left = sizes
             .iter()
@@ -229,7 +238,6 @@ impl Balancer for Regions {
             })
             .collect();
         self.min_groups = setup.devices.iter().map(|d| d.min_groups.max(1)).collect();
-        self.nominal = usable_nominal(&nominal);
         self.alive = vec![true; setup.devices.len()];
         self.out = vec![false; setup.devices.len()];
         self.running = vec![false; setup.devices.len()];
