@@ -214,7 +214,9 @@ fn a_saved_history_splits_the_first_launch_of_a_new_session_and_other_devices_re
 #[test]
 fn a_replayed_split_queues_its_moves_from_the_host_and_between_devices() {
     let p = common::program("session.cl");
-    let (w, h) = (64usize, 96usize);
+    // 512 units of 4 groups: each half holds 16 fills of a CPU of up to 64 cores, so its
+    // boundary units are split off and run first.
+    let (w, h) = (64usize, 2048usize);
     let path = std::env::temp_dir().join(format!("hetdsl-halves-{}.json", std::process::id()));
     let start: Vec<f32> = (0..w * h).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
     {
