@@ -139,11 +139,13 @@ const NEAR: f64 = 0.01;
 /// re-cutting the split instead moves data at every boundary. With `halos`, a device's second
 /// block under that share (a first launch's last package) joins the other device's block it
 /// adjoins too: each boundary is a halo to move at every launch (a Jacobi sweep over two H200s
-/// took 0.69 ms instead of 0.55 when its split moved twice one block's halo), where without
-/// halos the block costs nothing per launch and moving it once cost a ten-step Black-Scholes
-/// loop a third of its speed. `None` where a sliver adjoins no other device's block.
+/// took 0.69 ms instead of 0.55 when its split moved twice one block's halo). Without halos
+/// only a second block under [`TINY_SHARE`] joins: it costs a kernel per launch, while moving a
+/// larger one once (2.5 % of the options) cost a ten-step Black-Scholes loop a third of its
+/// speed. `None` where a sliver adjoins no other device's block.
 fn absorb_slivers(history: &balance::History, halos: bool) -> Option<balance::History> {
     let small = balance::relaunch::RESIDENT_MIN_SHARE * history.total_groups.max(1) as f64;
+    let second = if halos { small } else { TINY_SHARE * history.total_groups.max(1) as f64 };
     let sliver: Vec<bool> =
         history.devices.iter().map(|d| held(d) > 0 && (held(d) as f64) < small).collect();
     let mut out = history.clone();
@@ -153,12 +155,12 @@ fn absorb_slivers(history: &balance::History, halos: bool) -> Option<balance::Hi
         }
         out.devices[d].speed = 0.0;
     }
-    for d in (0..out.devices.len()).filter(|_| halos) {
+    for d in 0..out.devices.len() {
         let blocks = out.devices[d].owned.clone();
         let Some(largest) = blocks.iter().map(|r| r.end - r.start).max() else { continue };
         for r in blocks {
             let len = r.end - r.start;
-            if len == largest || len as f64 >= small {
+            if len == largest || len as f64 >= second {
                 continue;
             }
             if give_to_neighbour(&mut out, r.clone(), d, &sliver).is_some() {
@@ -185,6 +187,13 @@ fn give_to_neighbour(
     *owned = balance::merged_ranges(std::mem::take(owned), out.total_groups);
     Some(next)
 }
+
+/// A device's second block under this share of the range joins the block it adjoins even
+/// where the launch reads no halo: a first launch's last 71 of 262 144 units (0.03 %), left
+/// as a second block on one of two H100s, ran as a kernel of its own at every Black-Scholes
+/// step, 0.294-0.307 ms a step against 0.284-0.288 for a split without one, while moving it
+/// once is 0.4 MB.
+const TINY_SHARE: f64 = 1e-3;
 
 /// Finish times within 3 % of each other: a balanced split, worth replaying unchanged rather
 /// than moving data for a gain inside the jitter of the measured speeds.
@@ -436,8 +445,15 @@ mod tests {
         // goes to the other GPU, whose block it adjoins; each then holds one block.
         let mut h = history(&[(0, 500), (500, 995)]);
         h.devices[0].owned.push(995..1000);
-        // Without halos the block costs nothing per launch: it stays.
+        // Without halos a block of 0.5 % stays (moving it once costs more than a kernel a
+        // launch); one under 0.1 % joins.
         assert_eq!(absorb_slivers(&h, false).unwrap(), h);
+        let mut tiny = history(&[(0, 5000), (5000, 9997)]);
+        tiny.total_groups = 10_000;
+        tiny.devices[0].owned.push(9997..10_000);
+        let out = absorb_slivers(&tiny, false).unwrap();
+        assert_eq!(held(&out, 0), [(0, 5000)]);
+        assert_eq!(held(&out, 1), [(5000, 10_000)]);
         let out = absorb_slivers(&h, true).unwrap();
         assert_eq!(held(&out, 0), [(0, 500)]);
         assert_eq!(held(&out, 1), [(500, 1000)]);
