@@ -315,6 +315,47 @@ fn affine_on(s: &Session, x: &mut Buffer<f32>, fault: Option<Fault>) -> hetdsl::
 }
 
 #[test]
+fn a_first_launch_does_not_wait_for_a_stalled_probe() {
+    let (_p, s) = session();
+    let (xs, _) = inputs();
+    let mut x = s.buffer_from(&xs).unwrap();
+    let affine = |x: &mut Buffer<f32>, stall: Option<Fault>, split: bool| {
+        let mut l = s
+            .launch("affine")
+            .global(&[N])
+            .local(&[64])
+            .inout(x, Pattern::ONE_TO_ONE)
+            .scalar(3.0f32)
+            .scalar(1.0f32);
+        if let Some(f) = stall {
+            l = l.inject(f);
+        }
+        if split {
+            l = l.balancer(halves());
+        }
+        l.run().unwrap()
+    };
+    // Device 0 stops for 3 s after each package: the other device runs a copy of its probe,
+    // and the launch ends with that copy, not waiting for the first.
+    let began = std::time::Instant::now();
+    let r = affine(&mut x, Some(Fault::Stall { device: 0, millis: 3000 }), false);
+    let took = began.elapsed();
+    assert!(took.as_secs_f64() < 1.5, "waited {took:?} for the stalled device:\n{}", r.table());
+    assert!(!r.backups.is_empty(), "no back-up:\n{}", r.table());
+    assert!(r.trace.iter().all(|t| t.device == 1 || !t.merged), "{}", r.table());
+    // In place: each value once through the kernel, whichever copy was kept.
+    let once: Vec<f32> = xs.iter().map(|v| v * 3.0 + 1.0).collect();
+    close(&x.to_vec().unwrap(), &once, "after the first launch");
+    // The next launch replays its split while device 0 still stalls; the one after gives
+    // device 0 half, which it takes once its thread is back (or the other device does).
+    affine(&mut x, None, false);
+    affine(&mut x, None, true);
+    let thrice: Vec<f32> = once.iter().map(|v| (v * 3.0 + 1.0) * 3.0 + 1.0).collect();
+    close(&x.to_vec().unwrap(), &thrice, "after two more launches");
+    assert!(s.failed_devices().is_empty(), "{:?}", s.failed_devices());
+}
+
+#[test]
 fn a_device_failing_with_the_only_copy_is_an_error_naming_the_buffer_never_stale_data() {
     let (_p, s) = session();
     let (xs, ys) = inputs();
@@ -590,7 +631,11 @@ fn a_relaunch_learns_the_split_and_moves_exactly_what_each_device_lacks() {
         h[0] = true;
         h[groups - 1] = true;
     }
-    let first = saxpy(&s, &x, &y, &mut out, false);
+    // The first launch's own balancer, named: without one, a first launch backs up a device's
+    // package that outlasts the rest, and the losing copy's inputs move too, where no trace
+    // of the launch may show them.
+    let regions = Box::new(hetdsl::balance::Regions::default());
+    let first = saxpy_launch(&s, &x, &y, &mut out).balancer(regions).run().unwrap();
     // A first launch leaves each device its region's front and at most one block taken from
     // another region (none where the other device took it all), so that the next launch can
     // replay it without moving data.

@@ -51,8 +51,9 @@ pub struct Regions {
     alive: Vec<bool>,
     /// Per device: too slow to keep a block (see the module's doc); it takes nothing more.
     out: Vec<bool>,
-    /// Per device: a package handed out and not yet completed.
-    running: Vec<bool>,
+    /// Per device: the package handed out to it and not yet completed (by it, or by the
+    /// device that backed it up).
+    running: Vec<Option<Package>>,
     /// Per device: groups at the back of the region before its own that it takes before its
     /// own region, its share of a region whose owner sat out (see [`Self::sit_out`]).
     passed: Vec<u64>,
@@ -240,7 +241,7 @@ impl Balancer for Regions {
         self.min_groups = setup.devices.iter().map(|d| d.min_groups.max(1)).collect();
         self.alive = vec![true; setup.devices.len()];
         self.out = vec![false; setup.devices.len()];
-        self.running = vec![false; setup.devices.len()];
+        self.running = vec![None; setup.devices.len()];
         self.passed = vec![0; setup.devices.len()];
         self.measured = vec![(0, 0.0); setup.devices.len()];
         Ok(())
@@ -251,12 +252,12 @@ impl Balancer for Regions {
             return Next::Done;
         }
         // Asked, so nothing of its own runs (a copy of its backed-up package may have lost).
-        self.running[device] = false;
+        self.running[device] = None;
         // Once out, out for good, unless every other device is lost (then asked again).
         let alone = (0..self.alive.len()).all(|d| d == device || !self.working(d));
         // Only while another device runs: its completion has the devices that found nothing
         // to take asked again, now that this device's region is theirs.
-        let others_run = (0..self.alive.len()).any(|d| d != device && self.running[d]);
+        let others_run = (0..self.alive.len()).any(|d| d != device && self.running[d].is_some());
         if !self.out[device] && !alone && others_run && self.too_slow(device) {
             self.sit_out(device);
         }
@@ -266,7 +267,7 @@ impl Balancer for Regions {
         }
         // Measured, but a faster device's probe is still running: its speed decides whether
         // this device keeps a block at all.
-        let waiting = |f: usize| self.running[f];
+        let waiting = |f: usize| self.running[f].is_some();
         if self.speed(device).is_some() && self.unmeasured_faster(device).any(waiting) {
             return Next::Wait;
         }
@@ -282,7 +283,7 @@ impl Balancer for Regions {
         } else {
             self.steal(device)
         };
-        self.running[device] = next.is_some();
+        self.running[device] = next;
         match next {
             Some(p) => Next::Run(p),
             // What is left is kept for a device that may yet sit out and leave it to others.
@@ -292,8 +293,15 @@ impl Balancer for Regions {
     }
 
     fn completed(&mut self, done: &Completion) {
+        // The device that ran it, and the one it was handed to where that one was backed up:
+        // its copy no longer holds anything up.
+        for r in &mut self.running {
+            if *r == Some(done.package) {
+                *r = None;
+            }
+        }
         if let Some(r) = self.running.get_mut(done.device) {
-            *r = false;
+            *r = None;
         }
         let seconds = done.seconds();
         if let Some(m) = self.measured.get_mut(done.device) {
@@ -307,7 +315,7 @@ impl Balancer for Regions {
     fn device_lost(&mut self, device: usize) {
         if let Some(a) = self.alive.get_mut(device) {
             *a = false;
-            self.running[device] = false;
+            self.running[device] = None;
         }
     }
 }
@@ -544,6 +552,18 @@ mod tests {
         // The GPU has not asked yet (its thread is still starting): the CPU goes on in probes,
         // which cannot hold the run's end long.
         assert_eq!(b.next(0, 0.0), Next::Run(Package { offset: 4, len: 4 }));
+    }
+
+    #[test]
+    fn a_probe_another_device_backed_up_holds_no_one_up() {
+        let mut b = Regions::default();
+        b.start(&setup(10_000, &[10.0, 1.0])).unwrap();
+        let (fast, slow) = (run(&mut b, 0), run(&mut b, 1));
+        finish(&mut b, 1, slow, 1e3);
+        assert_eq!(b.next(1, 0.0), Next::Wait, "device 0's probe runs");
+        // Device 0 stalls; device 1 runs a copy of its probe and finishes first.
+        finish(&mut b, 1, fast, 1e3);
+        assert!(matches!(b.next(1, 0.0), Next::Run(_)));
     }
 
     #[test]

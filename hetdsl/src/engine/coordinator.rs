@@ -167,7 +167,7 @@ fn start<'a>(
     let Some(balancer) = s.balancer.take() else {
         return Err(Error::BadBalancer("the balancer was already used".into()));
     };
-    let config = Config { backups: s.backups_enabled };
+    let config = Config { backups: s.backups_enabled, faster_only: s.backups_faster_only };
     match Dispatcher::start(balancer, setup, shared.names.clone(), config) {
         Ok(mut d) => {
             d.label_devices(shared.labels.clone());

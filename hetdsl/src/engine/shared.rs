@@ -97,6 +97,8 @@ pub(crate) struct State {
     pub(super) t0: Instant,
     pub(super) fatal: Option<Error>,
     pub(super) backups_enabled: bool,
+    /// See [`crate::balance::dispatch::Config::faster_only`].
+    pub(super) backups_faster_only: bool,
 }
 
 /// How long a waiting device thread sleeps at most before it re-checks whether something it
@@ -186,6 +188,7 @@ impl Shared {
                 t0: Instant::now(),
                 fatal: None,
                 backups_enabled: backups,
+                backups_faster_only: false,
             }),
             wake: Condvar::new(),
             gate: RwLock::new(false),
@@ -202,6 +205,15 @@ impl Shared {
         // A device thread that panicked cannot leave the state half-updated in a way that
         // matters more than losing the run; recover the guard rather than propagate the panic.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether `me` is left with nothing of the run to do but what no one needs: the losing
+    /// copy of a backed-up package, or (`never_began`) a thread that has not begun this run
+    /// because it still computes such a copy from an earlier one.
+    pub(super) fn left_behind(&self, me: usize, never_began: bool) -> bool {
+        let s = self.lock();
+        s.dispatch.as_ref().is_some_and(|d| d.runs_abandoned(me))
+            || (never_began && s.setup[me].is_none())
     }
 
     /// The run has ended (the caller's thread closed it).
@@ -529,7 +541,7 @@ mod tests {
         let setup = Setup { total_groups: 8, devices: vec![profile; 2] };
         let balancer: Box<dyn Balancer> = Box::new(crate::balance::Static::nominal());
         let names = vec!["a".into(), "b".into()];
-        let d = Dispatcher::start(balancer, setup, names, Config { backups: false }).unwrap();
+        let d = Dispatcher::start(balancer, setup, names, Config::default()).unwrap();
         shared.lock().dispatch = Some(d);
         // Device 0 runs its static share; asking again, it must wait for device 1's share.
         assert!(matches!(shared.next_package(0, true), Ask::Run(_)));

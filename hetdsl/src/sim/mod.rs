@@ -448,7 +448,7 @@ pub fn simulate(
         devices: devices.iter().map(SimDevice::profile).collect(),
     };
     let names = devices.iter().map(|d| d.name.clone()).collect();
-    let config = Config { backups: options.backups };
+    let config = Config { backups: options.backups, ..Config::default() };
     let mut driver = Driver {
         devices,
         work,

@@ -20,7 +20,10 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
             |d: usize| self.names[d] == self.names[me] && self.nominal[d] == self.nominal[me];
         let running = self.devices.iter().enumerate().filter_map(|(d, dev)| match dev.running {
             Some(Copy { package, since, twin: None, abandoned: false })
-                if d != me && !dev.lost && !self.backed_up.contains(&package) =>
+                if d != me
+                    && !dev.lost
+                    && !self.backed_up.contains(&package)
+                    && (!self.config.faster_only || self.nominal[d] < self.nominal[me]) =>
             {
                 Some(backup::Running {
                     device: d,

@@ -51,6 +51,10 @@ mod watchdog;
 pub struct Config {
     /// Speculative back-ups of stragglers with the rule [`backup::choose`](super::backup::choose).
     pub backups: bool,
+    /// Back-ups only of packages held by devices nominally slower than the copying one (a
+    /// session's first launch: a CPU waiting to learn whether it sits out copied an uploading
+    /// GPU's Jacobi package and kept running packages it should have left).
+    pub faster_only: bool,
 }
 
 /// Why a device runs a package.

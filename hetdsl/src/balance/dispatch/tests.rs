@@ -22,7 +22,8 @@ pub(super) fn start(
     groups: u64,
     backups: bool,
 ) -> Dispatcher<&mut dyn Balancer> {
-    Dispatcher::start(b, setup(n, groups), names(n), Config { backups }).unwrap()
+    Dispatcher::start(b, setup(n, groups), names(n), Config { backups, ..Config::default() })
+        .unwrap()
 }
 
 pub(super) fn run(d: Decision) -> Assignment {
@@ -539,7 +540,7 @@ fn random_run(seed: u64) -> std::result::Result<(usize, usize), String> {
         balancer.as_mut(),
         setup(n, groups),
         names(n),
-        Config { backups: g.unit() < 0.6 },
+        Config { backups: g.unit() < 0.6, ..Config::default() },
     )
     .map_err(|e| e.to_string())?;
     let mut view = View::new(n, groups);

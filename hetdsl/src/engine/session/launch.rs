@@ -15,6 +15,7 @@ use super::{queued, staged, transfer, Session};
 use crate::balance::{self, Balancer};
 use crate::engine::geometry::Geometry;
 use crate::engine::shared::{EndOfRun, Shared};
+use crate::engine::worker::device_profile;
 use crate::engine::{coordinator, Fault, WaitMode, WatchdogConfig};
 use crate::error::{Error, Result};
 use crate::pattern::{Direction, Pattern};
@@ -245,6 +246,14 @@ impl<'s> SessionLaunch<'s> {
                 }
             }
         }
+        // A first launch backs up a device whose probe outlasts everyone else's work (a CPU's
+        // 32 NBody work-groups ran 92 ms, the two H100s' share 11 ms): the launch takes the
+        // faster copy and does not wait for the other. Later launches replay blocks.
+        let backups = balancer.is_none()
+            && recut.is_none()
+            && previous.is_none()
+            && session.mirror.is_none()
+            && !windowed;
         // Everything queued ends before a launch that may move data or wait for its devices.
         session.devices.drain()?;
         let recut = recut.map(|h| Box::new(balance::Replay::planned(h)) as Box<dyn Balancer>);
@@ -259,7 +268,12 @@ impl<'s> SessionLaunch<'s> {
         let names: Vec<String> =
             positions.iter().map(|&d| session.devices.list[d].device.info.name.clone()).collect();
         let n = names.len();
-        let shared = Arc::new(Shared::new(names, balancer, name, false, false));
+        let shared = Shared::new(names, balancer, name, backups, false);
+        // Only a faster device copies a slower one's package: the copy that matters is a
+        // GPU's of a CPU's probe, and a CPU copying an uploading GPU's package kept working
+        // in a launch it should have sat out (Jacobi then ran 0.64 ms a sweep, not 0.57).
+        shared.lock().backups_faster_only = true;
+        let shared = Arc::new(shared);
         let plan = Arc::new(plan);
         let outcome = {
             let _end = EndOfRun(&shared);
@@ -269,6 +283,7 @@ impl<'s> SessionLaunch<'s> {
                     shared: shared.clone(),
                     plan: plan.clone(),
                 });
+                post_profile_if_behind(session, &shared, &plan, me, slot);
             }
             let built: Vec<bool> = positions
                 .iter()
@@ -453,6 +468,32 @@ fn host_arg(a: &Given, ty: HostType) -> hetdsl_decl::argcheck::HostArg {
     }
 }
 
+/// A device whose thread still computes the losing copy of an earlier launch's back-up
+/// reports its set-up, its profile with it, only once that copy ends (a CPU's NBody probe,
+/// 80 ms after the GPUs' launch ended): its profile, made here from its description, lets the
+/// launch start without it, and it joins when its thread is back (or never, if the launch
+/// ended by then).
+fn post_profile_if_behind(
+    session: &Session,
+    shared: &Shared,
+    plan: &WorkPlan,
+    me: usize,
+    slot: usize,
+) {
+    let device = &session.devices.list[slot];
+    if device.behind.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+        return;
+    }
+    let local: u64 = (plan.args.iter())
+        .map(|a| match a {
+            SArg::Local { bytes, .. } => *bytes as u64,
+            _ => 0,
+        })
+        .sum();
+    let profile = device_profile(&device.device, &plan.geo, &plan.kernel, local);
+    shared.profile_known(me, profile);
+}
+
 /// After a launch: wait (bounded) for every device thread to be back; a device that failed, or
 /// whose thread is still out, leaves the session, and the ranges only it held are lost. Returns
 /// the error naming them, if any.
@@ -464,7 +505,15 @@ fn settle(
 ) -> Option<Error> {
     let waited = Instant::now();
     let bound = watchdog.min.min(Duration::from_secs(10));
-    let back = |me: usize| shared.quiet[me].load(Ordering::Acquire);
+    // A thread computing the losing copy of a back-up (this launch's, or an earlier one's
+    // that kept it from beginning this launch, within the bound) is not waited for: its
+    // output is never merged, and whatever this device does next waits for it on its thread.
+    let behind = |me: usize| {
+        let device = &session.devices.list[positions[me]];
+        let since = *device.behind.lock().unwrap_or_else(|e| e.into_inner());
+        shared.left_behind(me, since.is_some_and(|t| t.elapsed() < bound))
+    };
+    let back = |me: usize| shared.quiet[me].load(Ordering::Acquire) || behind(me);
     while !(0..positions.len()).all(back) && waited.elapsed() < bound {
         // The threads are usually back within microseconds of the coordinator: a sleep here
         // (100 µs asked, more given) was a tenth of a millisecond-long sweep's launch.
@@ -476,6 +525,16 @@ fn settle(
     }
     let mut error = None;
     for (me, &slot) in positions.iter().enumerate() {
+        if shared.alive(me) && !shared.quiet[me].load(Ordering::Acquire) && behind(me) {
+            let mut since =
+                session.devices.list[slot].behind.lock().unwrap_or_else(|e| e.into_inner());
+            since.get_or_insert_with(Instant::now);
+            // The thread clears it after it is back: back already, it may have cleared it.
+            if shared.quiet[me].load(Ordering::Acquire) {
+                *since = None;
+            }
+            continue;
+        }
         let reason = if !back(me) {
             Some("its host thread did not come back from its driver".to_string())
         } else if !shared.alive(me) {

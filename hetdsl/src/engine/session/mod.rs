@@ -75,6 +75,9 @@ pub(crate) struct SessionDevice {
     /// Pinned slots that large moves to and from it stream through (`streamed`); `None` where
     /// the device stages nothing at build (a CPU, by default) or pinning failed.
     pub(in crate::engine) ring: Mutex<Option<crate::engine::worker::Ring>>,
+    /// Since when its host thread computes the losing copy of a package a faster device backed
+    /// up in a first launch, which that launch did not wait for; `None` once it is done.
+    pub(crate) behind: Mutex<Option<std::time::Instant>>,
 }
 
 impl Devices {
@@ -184,6 +187,7 @@ impl Program {
                 transfer,
                 dead: Mutex::new(None),
                 ring: Mutex::new(ring),
+                behind: Mutex::new(None),
             });
         }
         let cap = chosen.iter().map(|d| d.info.max_alloc_bytes).min().unwrap_or(0);
@@ -358,6 +362,14 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // A thread still computing the losing copy of a first launch's back-up is let finish
+        // (bounded), so that it is joined below and the pinned memory freed.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let behind =
+            |d: &SessionDevice| d.behind.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+        while self.devices.list.iter().any(behind) && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         // Each worker releases its kernels and staging under the OpenCL lock, taken here, and
         // is joined unless its thread is still out in a driver.
         let _one_at_a_time = super::opencl_lock();

@@ -245,6 +245,7 @@ fn thread_main(
 
 fn run_task(w: Option<&mut Worker>, t: Task) {
     let (me, shared) = (t.me, t.shared.clone());
+    let (devices, slot) = (Arc::clone(&t.plan.devices), t.plan.slots[me]);
     match w {
         None => shared.setup_failed(me, "its compute queue could not be made".into()),
         Some(w) => {
@@ -258,10 +259,17 @@ fn run_task(w: Option<&mut Worker>, t: Task) {
     // The task's buffers are let go before the caller hears the thread is back.
     drop(t);
     shared.release_turn(me);
+    // Whatever an earlier launch left this thread computing (see `launch::settle`) is done.
+    *devices.list[slot].behind.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
 fn task(w: &mut Worker, t: &Task) {
     let (me, shared) = (t.me, &t.shared);
+    // Begun after its launch ended (this thread was computing the losing copy of a back-up):
+    // nothing of it may touch the device any more.
+    if shared.run_over() {
+        return;
+    }
     let faults: Vec<Fault> = t
         .plan
         .faults
