@@ -252,7 +252,7 @@ fn measured_packages(previous: &Report, resident: bool) -> Vec<Measured> {
             let done = Completion {
                 device: t.device,
                 package: t.package,
-                kernel_seconds: t.kernel_seconds.unwrap_or(0.0),
+                kernel_seconds: previous.kernel_seconds_at_own_rate(t).unwrap_or(0.0),
                 host_start: t.host_start,
                 host_end: t.host_end,
             };

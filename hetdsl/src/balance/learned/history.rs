@@ -41,11 +41,23 @@ impl History {
     /// The history of a launch from its report: per device, work-groups per second of kernel
     /// time over every package it completed (the host span where the device gave no kernel
     /// time), and the groups of its merged packages. A device that faulted gets speed 0.
+    ///
+    /// A back-up's copy counts in a device's speed only where the device ran nothing else: it
+    /// is another device's package, sized for that device (a CPU's 32 NBody work-groups, a
+    /// partial wave on an H100, ran 9.4 ms where 496 took 10.7, and the next launch, taking
+    /// that GPU for 2.3 times slower, gave it 30 % of the range).
     pub fn from_report(report: &Report) -> History {
+        let has_own: Vec<bool> = (0..report.devices.len())
+            .map(|d| report.trace.iter().any(|t| t.device == d && !report.is_backup_copy(t)))
+            .collect();
         let runs = report.trace.iter().map(|t| Ran {
             device: t.device,
             package: t.package,
-            seconds: t.kernel_seconds.filter(|s| *s > 0.0).unwrap_or(t.host_end - t.host_start),
+            seconds: if report.is_backup_copy(t) && has_own.get(t.device) == Some(&true) {
+                0.0
+            } else {
+                t.kernel_seconds.filter(|s| *s > 0.0).unwrap_or(t.host_end - t.host_start)
+            },
             merged: t.merged,
         });
         let mut h = History::from_runs(report.total_groups, report.devices.len(), runs);
@@ -182,6 +194,25 @@ mod tests {
         assert_eq!(h.devices[1], DeviceHistory { speed: 40.0 / 3.0, owned: vec![40..80] });
         // A device that faulted has no usable speed; what it merged before stays its own.
         assert_eq!(h.devices[2], DeviceHistory { speed: 0.0, owned: vec![80..100] });
+    }
+
+    #[test]
+    fn a_back_up_copy_counts_in_a_speed_only_where_the_device_ran_nothing_else() {
+        // Device 1 backed up device 0's probe (0..4, a partial wave: 0.9 s) after its own 96
+        // groups in 1 s; device 2 ran nothing but a copy of device 0's second package.
+        let mut r = report(
+            vec![
+                trace(1, 4, 96, Some(1.0), true),
+                trace(1, 0, 4, Some(0.9), true),
+                trace(2, 50, 10, Some(0.5), false),
+            ],
+            None,
+        );
+        r.backups =
+            vec![(0, 1, Package { offset: 0, len: 4 }), (0, 2, Package { offset: 50, len: 10 })];
+        let h = History::from_report(&r);
+        assert_eq!(h.devices[1], DeviceHistory { speed: 96.0, owned: vec![0..100] });
+        assert_eq!(h.devices[2].speed, 20.0);
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub(super) fn replayable(
         .filter(|&d| !split.devices[d].owned.is_empty())
         .map(|d| {
             let mine = previous.trace.iter().filter(|t| t.device == d && t.merged);
-            mine.filter_map(|t| t.kernel_seconds).sum()
+            mine.filter_map(|t| previous.kernel_seconds_at_own_rate(t)).sum()
         })
         .collect();
     // Kernels of a few tens of microseconds on every kept device: a re-cut would follow their
