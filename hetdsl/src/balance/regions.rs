@@ -190,8 +190,15 @@ impl Regions {
         let has_work = |v: usize| self.left[v].end > self.left[v].start;
         // A region whose next device has run out of its own is that device's to take from:
         // its back adjoins that device's block, and a second thief would cut both in pieces.
+        // A device as fast as the thief that has not begun yet is not robbed: it is a moment
+        // late (its thread was finishing the launch before), and a microsecond kernel's
+        // thief took a twin's whole region, which the next launches then moved every step.
+        let unstarted = |v: usize| self.measured[v].0 == 0 && self.running[v].is_none();
+        let spared =
+            |v: usize| self.working(v) && unstarted(v) && self.nominal[v] >= self.nominal[thief];
         let open = |v: usize| {
             has_work(v)
+                && !spared(v)
                 && (v + 1 == thief
                     || v + 1 >= self.left.len()
                     || !self.working(v + 1)
@@ -204,7 +211,8 @@ impl Regions {
         // thief's work stays one block. Taken unless another would end far later.
         let before = thief
             .checked_sub(1)
-            .filter(|&v| has_work(v) && self.time_left(v) >= 0.5 * self.time_left(longest));
+            .filter(|&v| has_work(v) && !spared(v))
+            .filter(|&v| self.time_left(v) >= 0.5 * self.time_left(longest));
         let victim = before.unwrap_or(longest);
         let left = self.left[victim].end - self.left[victim].start;
         let fair = match (self.working(victim), self.speed(thief), self.speed(victim)) {
@@ -389,15 +397,56 @@ mod tests {
             host_start: 0.0,
             host_end: 0.0,
         });
-        // Device 2 has measured nothing, so its region ends last: device 0, three times as
-        // fast as device 1, takes from the back of device 2's region one minimum package
-        // (device 2's speed is unknown).
+        // Device 2 has begun its probe but measured nothing, so its region ends last: device
+        // 0, three times as fast as device 1, takes from the back of device 2's region one
+        // minimum package (device 2's speed is unknown).
+        assert_eq!(run(&mut b, 2), Package { offset: 667, len: 4 });
         assert_eq!(run(&mut b, 0), Package { offset: 996, len: 4 });
         // Device 2 lost: the thief works through its region, a third at a time.
         b.device_lost(2);
         let p = run(&mut b, 0);
-        assert_eq!(p, Package { offset: 886, len: 110 });
+        assert_eq!(p, Package { offset: 887, len: 109 });
         assert_eq!(b.next(2, 0.0), Next::Done);
+    }
+
+    #[test]
+    fn a_device_as_fast_that_has_not_begun_keeps_its_region_a_slower_one_does_not() {
+        let mut b = Regions::default();
+        b.start(&setup(100, &[1.0, 1.0, 0.5])).unwrap();
+        // Regions 0..40, 40..80, 80..100. Device 0 works through its own.
+        while let Next::Run(p) = b.next(0, 0.0) {
+            finish(&mut b, 0, p, 1e3);
+            if b.left[0].is_empty() {
+                break;
+            }
+        }
+        // Device 1, as fast, has not begun (its thread a moment late): its region stays its
+        // own. Device 2, slower and not begun either, is robbed of one minimum package.
+        assert_eq!(run(&mut b, 0), Package { offset: 96, len: 4 });
+        assert_eq!(b.left[1], 40..80);
+        // Once device 1 has begun, its region is open to the others too: its speed unknown,
+        // it ends last, and device 0 takes one minimum package from its back.
+        assert_eq!(run(&mut b, 1), Package { offset: 40, len: 4 });
+        assert_eq!(run(&mut b, 0), Package { offset: 76, len: 4 });
+    }
+
+    #[test]
+    fn a_device_as_fast_that_has_not_begun_keeps_even_the_region_before_the_thief() {
+        // A CPU's region, then two GPUs': the second GPU, done with its own, takes from the
+        // CPU's region (slower) and not from the first GPU's, which adjoins its block but has
+        // not begun (NBody's integration over two H100s, the first GPU a moment late).
+        let mut b = Regions::default();
+        b.start(&setup(1000, &[0.01, 1.0, 1.0])).unwrap();
+        while let Next::Run(p) = b.next(2, 0.0) {
+            finish(&mut b, 2, p, 1e3);
+            if b.left[2].is_empty() {
+                break;
+            }
+        }
+        let first_gpu = b.left[1].clone();
+        let p = run(&mut b, 2);
+        assert!(p.end() <= first_gpu.start, "{p:?} taken from the first GPU's region");
+        assert_eq!(b.left[1], first_gpu);
     }
 
     #[test]
