@@ -246,14 +246,9 @@ impl<'s> SessionLaunch<'s> {
                 }
             }
         }
-        // A first launch backs up a device whose probe outlasts everyone else's work (a CPU's
-        // 32 NBody work-groups ran 92 ms, the two H100s' share 11 ms): the launch takes the
-        // faster copy and does not wait for the other. Later launches replay blocks.
-        let backups = balancer.is_none()
-            && recut.is_none()
-            && previous.is_none()
-            && session.mirror.is_none()
-            && !windowed;
+        // A first launch backs up a probe that outlasts everyone else's work (see `run_state`).
+        let first = balancer.is_none() && recut.is_none() && previous.is_none();
+        let backups = first && session.mirror.is_none() && !windowed;
         // Everything queued ends before a launch that may move data or wait for its devices.
         session.devices.drain()?;
         let recut = recut.map(|h| Box::new(balance::Replay::planned(h)) as Box<dyn Balancer>);
@@ -263,17 +258,8 @@ impl<'s> SessionLaunch<'s> {
             // where it lies (see `balance::Regions`).
             _ => Box::new(balance::Regions::default()),
         });
-        let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| balancer.name()))
-            .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
-        let names: Vec<String> =
-            positions.iter().map(|&d| session.devices.list[d].device.info.name.clone()).collect();
-        let n = names.len();
-        let shared = Shared::new(names, balancer, name, backups, false);
-        // Only a faster device copies a slower one's package: the copy that matters is a
-        // GPU's of a CPU's probe, and a CPU copying an uploading GPU's package kept working
-        // in a launch it should have sat out (Jacobi then ran 0.64 ms a sweep, not 0.57).
-        shared.lock().backups_faster_only = true;
-        let shared = Arc::new(shared);
+        let shared = run_state(session, &positions, balancer, backups);
+        let n = positions.len();
         let plan = Arc::new(plan);
         let outcome = {
             let _end = EndOfRun(&shared);
@@ -466,6 +452,28 @@ fn host_arg(a: &Given, ty: HostType) -> hetdsl_decl::argcheck::HostArg {
         Given::Scalar(bytes) => HostArg::Scalar { ty: Some(ty), size: bytes.len() },
         Given::Local(_) => HostArg::Local { ty: Some(ty) },
     }
+}
+
+/// The state a launch run to its end shares with its device threads. With `backups` (a
+/// first launch) a device whose probe outlasts everyone else's work is backed up (a CPU's 32
+/// NBody work-groups ran 92 ms, the two H100s' share 11 ms): the launch keeps the faster copy
+/// and does not wait for the other. Later launches replay blocks.
+fn run_state(
+    session: &Session,
+    positions: &[usize],
+    balancer: Box<dyn Balancer>,
+    backups: bool,
+) -> Arc<Shared> {
+    let name = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| balancer.name()))
+        .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
+    let names: Vec<String> =
+        positions.iter().map(|&d| session.devices.list[d].device.info.name.clone()).collect();
+    let shared = Shared::new(names, balancer, name, backups, false);
+    // Only a faster device copies a slower one's package: the copy that matters is a GPU's of
+    // a CPU's probe, and a CPU copying an uploading GPU's package kept working in a launch it
+    // should have sat out (Jacobi then ran 0.64 ms a sweep, not 0.57).
+    shared.lock().backups_faster_only = true;
+    Arc::new(shared)
 }
 
 /// A device whose thread still computes the losing copy of an earlier launch's back-up
