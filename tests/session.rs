@@ -298,14 +298,18 @@ impl Balancer for Turns {
     }
 }
 
-fn affine_on(s: &Session, x: &mut Buffer<f32>, fault: Option<Fault>) -> hetdsl::Result<Report> {
-    let mut l = s
-        .launch("affine")
+/// x = 3x + 1, in place.
+fn affine_launch<'s>(s: &'s Session, x: &'s mut Buffer<f32>) -> hetdsl::SessionLaunch<'s> {
+    s.launch("affine")
         .global(&[N])
         .local(&[64])
         .inout(x, Pattern::ONE_TO_ONE)
         .scalar(3.0f32)
-        .scalar(1.0f32);
+        .scalar(1.0f32)
+}
+
+fn affine_on(s: &Session, x: &mut Buffer<f32>, fault: Option<Fault>) -> hetdsl::Result<Report> {
+    let mut l = affine_launch(s, x);
     if let Some(f) = fault {
         // Small packages taken in turns, so that the failing device has run some before it
         // fails, however fast the other device asks.
@@ -320,13 +324,7 @@ fn a_first_launch_does_not_wait_for_a_stalled_probe() {
     let (xs, _) = inputs();
     let mut x = s.buffer_from(&xs).unwrap();
     let affine = |x: &mut Buffer<f32>, stall: Option<Fault>, split: bool| {
-        let mut l = s
-            .launch("affine")
-            .global(&[N])
-            .local(&[64])
-            .inout(x, Pattern::ONE_TO_ONE)
-            .scalar(3.0f32)
-            .scalar(1.0f32);
+        let mut l = affine_launch(&s, x);
         if let Some(f) = stall {
             l = l.inject(f);
         }

@@ -382,27 +382,18 @@ mod tests {
         // NBody's integration after its first launch: 25 and 28 µs of kernel, finishing 0.17
         // and 0.25 ms, a CPU's probe absorbed. Re-cut from such times, the blocks would no
         // longer meet the forces' blocks.
-        let previous = launch(
-            "regions",
-            &["cpu", "gpu", "gpu"],
-            &[(0, 0, 31, 1e-4), (1, 31, 485, 2.5e-5), (2, 516, 484, 2.8e-5)],
-            &[4e-4, 2.5e-4, 1.7e-4],
-            0,
-        );
-        let history = History::from_report(&previous);
-        let split = replayable(&previous, &history, false).expect("replayed");
+        let replayed = |packages: &[(usize, u64, u64, f64)], finish: &[f64]| {
+            let previous = launch("regions", &["cpu", "gpu", "gpu"], packages, finish, 0);
+            let history = History::from_report(&previous);
+            replayable(&previous, &history, false).expect("replayed")
+        };
+        let packages = [(0, 0, 31, 1e-4), (1, 31, 485, 2.5e-5), (2, 516, 484, 2.8e-5)];
+        let split = replayed(&packages, &[4e-4, 2.5e-4, 1.7e-4]);
         assert_eq!(held(&split, 1), [(0, 516)]);
         // Measured on two H100s: 28 and 20 µs for 496 groups each; with the probe's 32
         // groups joined, the first GPU's block is 0.67 of the other's speed.
-        let previous = launch(
-            "regions",
-            &["cpu", "gpu", "gpu"],
-            &[(0, 0, 32, 1.04e-4), (1, 32, 496, 2.8e-5), (2, 528, 472, 2.0e-5)],
-            &[4.3e-4, 2.8e-4, 2.3e-4],
-            0,
-        );
-        let history = History::from_report(&previous);
-        let split = replayable(&previous, &history, false).expect("replayed");
+        let packages = [(0, 0, 32, 1.04e-4), (1, 32, 496, 2.8e-5), (2, 528, 472, 2.0e-5)];
+        let split = replayed(&packages, &[4.3e-4, 2.8e-4, 2.3e-4]);
         assert!(kernel_balance(&split) < REPLAY_BALANCE_SHORT);
         assert_eq!(held(&split, 1), [(0, 528)]);
         assert_eq!(held(&split, 2), [(528, 1000)]);
