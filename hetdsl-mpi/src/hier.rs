@@ -122,7 +122,7 @@ impl Ranks {
         };
         // No speculative back-ups across ranks: a copy would move a range's data over the
         // network twice and keep two nodes busy; a lost rank's range is re-run instead.
-        let dispatch = Dispatcher::start(balancer, setup, names, Config { backups: false })?;
+        let dispatch = Dispatcher::start(balancer, setup, names, Config::default())?;
         Ok(Ranks {
             dispatch,
             state: vec![State::Asking; n],
