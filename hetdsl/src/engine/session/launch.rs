@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::buffer::{Buffer, BufferCore};
-use super::split::{learned, recut, replayable};
+use super::split::{follow_latest, learned, recut, replayable};
 use super::worker::{self, Plan as WorkPlan, SArg};
 use super::{queued, staged, transfer, Session};
 use crate::balance::{self, Balancer};
@@ -234,6 +234,7 @@ impl<'s> SessionLaunch<'s> {
             (queue && quiet && recut.is_none(), &balancer, &previous, &history)
         {
             if let Some(history) = replayable(previous, history, halos) {
+                let history = follow_latest(history, previous, latest_other(session, &key));
                 let blocks = queued::blocks(&history, plan.geo.units, positions.len());
                 let needs = blocks.as_ref().and_then(|b| staged::needs(&plan, b));
                 if let (Some(blocks), Some(needs)) = (blocks, needs) {
@@ -297,6 +298,8 @@ impl<'s> SessionLaunch<'s> {
         if session.mirror.is_some_and(|k| count.is_multiple_of(u64::from(k))) {
             report.transfers.extend(transfer::sync_all(&session.live_buffers())?);
         }
+        let split = balance::History::from_report(&report);
+        session.devices.launches.set_latest(key.clone(), split);
         session.devices.launches.ran(key, report.clone());
         Ok(Some(report))
     }
@@ -452,6 +455,13 @@ fn host_arg(a: &Given, ty: HostType) -> hetdsl_decl::argcheck::HostArg {
         Given::Scalar(bytes) => HostArg::Scalar { ty: Some(ty), size: bytes.len() },
         Given::Local(_) => HostArg::Local { ty: Some(ty) },
     }
+}
+
+/// The split of the launch run or queued last in `session`, where it was of another kernel
+/// over the same devices as `key`.
+fn latest_other(session: &Session, key: &HistoryKey) -> Option<balance::History> {
+    let (k, split) = session.devices.launches.latest()?;
+    (k.kernel != key.kernel && k.devices == key.devices).then_some(split)
 }
 
 /// The state a launch run to its end shares with its device threads. With `backups` (a

@@ -56,6 +56,8 @@ pub(crate) struct Launches {
     /// Per launch, the kernel time its replays have lost to their split's imbalance since the
     /// split was last cut (`split::recut`).
     owed: Mutex<HashMap<HistoryKey, f64>>,
+    /// The split of the launch run or queued last, whichever kernel (`split::follow_latest`).
+    latest: Mutex<Option<(HistoryKey, crate::balance::History)>>,
 }
 
 impl Launches {
@@ -68,6 +70,16 @@ impl Launches {
     fn ended(&self, key: HistoryKey, report: Report) {
         self.ran(key, report.clone());
         self.ended_elsewhere(report);
+    }
+
+    /// The split of the launch run or queued last, and its key.
+    pub(crate) fn latest(&self) -> Option<(HistoryKey, crate::balance::History)> {
+        self.latest.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// `key`'s launch was just run, or queued, with `split`.
+    pub(crate) fn set_latest(&self, key: HistoryKey, split: crate::balance::History) {
+        *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, split));
     }
 
     /// What the replays of `key`'s split have lost to its imbalance since it was cut.
@@ -377,6 +389,17 @@ pub(super) fn blocks(
     )
 }
 
+/// `blocks` (one package per block, per device) as a history of `units`.
+fn split_of(blocks: &[Vec<Package>], units: u64) -> crate::balance::History {
+    let devices = (blocks.iter())
+        .map(|b| crate::balance::DeviceHistory {
+            speed: 0.0,
+            owned: b.iter().map(|p| p.offset..p.end()).collect(),
+        })
+        .collect();
+    crate::balance::History { total_groups: units, devices }
+}
+
 /// Queue the launch: the moves its devices need start (see `staged`), every device thread
 /// enqueues its writes and blocks; then the moved ranges are fresh where they went and the
 /// outputs fresh only where they are computed. A device that cannot enqueue leaves the session
@@ -393,6 +416,7 @@ pub(super) fn submit(
     let devices = &session.devices;
     let began = Instant::now();
     devices.settle(MAX_QUEUED - 1, false)?;
+    devices.launches.set_latest(key.clone(), split_of(&blocks, plan.geo.units));
     let settled = began.elapsed();
     let blocks = order::edges_first(&plan, blocks);
     let plan = Arc::new(plan);

@@ -67,18 +67,12 @@ pub(super) fn replayable(
     // waited for a few bodies computed on the other GPU (16.4 ms per step against 11.2).
     let moved =
         previous.transfers.iter().any(|t| t.moved.host_to_device + t.moved.device_to_device > 0);
-    let busy: Vec<f64> = (0..split.devices.len())
-        .filter(|&d| !split.devices[d].owned.is_empty())
-        .map(|d| {
-            let mine = previous.trace.iter().filter(|t| t.device == d && t.merged);
-            mine.filter_map(|t| previous.kernel_seconds_at_own_rate(t)).sum()
-        })
-        .collect();
+    let busy = kept_kernel_seconds(previous, &split);
     // Kernels of a few tens of microseconds on every kept device: a re-cut would follow their
     // jitter, and move the blocks away from where the kernels before and after them left the
     // data (NBody's integration, 20-30 µs a launch, re-cut so, no longer met the forces'
     // blocks, and each step then waited on the other GPU).
-    let short = !busy.is_empty() && busy.iter().all(|b| *b < SHORT_KERNELS_SECONDS);
+    let short = short_kernels(&busy);
     let balanced = by_finish >= REPLAY_BALANCE
         || (spread <= REPLAY_SPREAD_SECONDS && by_finish >= REPLAY_BALANCE_SHORT)
         || (moved && crate::report::balance(&busy) >= REPLAY_BALANCE)
@@ -90,6 +84,43 @@ pub(super) fn replayable(
     // the GPUs). Replays that keep losing to its imbalance re-cut it (`recut`).
     let fair = short || kernel_balance(&split) >= REPLAY_BALANCE_SHORT;
     (balanced && fair || near_plan(previous, &split)).then_some(split)
+}
+
+/// The kernel seconds each device `split` keeps ran in `previous` (a back-up copy at its
+/// device's own rate).
+fn kept_kernel_seconds(previous: &Report, split: &balance::History) -> Vec<f64> {
+    (0..split.devices.len())
+        .filter(|&d| !split.devices[d].owned.is_empty())
+        .map(|d| {
+            let mine = previous.trace.iter().filter(|t| t.device == d && t.merged);
+            mine.filter_map(|t| previous.kernel_seconds_at_own_rate(t)).sum()
+        })
+        .collect()
+}
+
+/// Kernels under [`SHORT_KERNELS_SECONDS`] on every kept device.
+fn short_kernels(busy: &[f64]) -> bool {
+    !busy.is_empty() && busy.iter().all(|b| *b < SHORT_KERNELS_SECONDS)
+}
+
+/// The split a replay of a launch of microsecond kernels runs: `latest`, the split of the
+/// launch of another kernel over the same devices run or queued just before, where it is one
+/// block per device over the same range, so that the kernel runs where that one left its
+/// inputs; else `split`. After a back-up, NBody's forces were cut 512 : 512 and the
+/// integration kept its own 528 : 496, and every step moved 16 groups of accelerations.
+pub(super) fn follow_latest(
+    split: balance::History,
+    previous: &Report,
+    latest: Option<balance::History>,
+) -> balance::History {
+    let one_block_each = |l: &balance::History| {
+        l.devices.iter().all(|d| d.owned.len() <= 1)
+            && crate::balance::replay::tiles(l, split.total_groups, split.devices.len())
+    };
+    match latest {
+        Some(l) if short_kernels(&kept_kernel_seconds(previous, &split)) && one_block_each(&l) => l,
+        _ => split,
+    }
 }
 
 /// The balance `split` would end with if each device ran its groups at the speed it showed
@@ -397,6 +428,31 @@ mod tests {
         assert!(kernel_balance(&split) < REPLAY_BALANCE_SHORT);
         assert_eq!(held(&split, 1), [(0, 528)]);
         assert_eq!(held(&split, 2), [(528, 1000)]);
+    }
+
+    #[test]
+    fn a_microsecond_kernel_follows_the_split_of_the_kernel_before_it() {
+        // NBody's integration (20-28 µs) replays 528 : 472; the forces were just cut
+        // 512 : 488.
+        let packages = [(0, 0, 528, 2.8e-5), (1, 528, 472, 2.0e-5)];
+        let previous = launch("replay", &["gpu", "gpu"], &packages, &[3e-4, 3e-4], 0);
+        let own = History::from_report(&previous);
+        let forces = history(&[(0, 512), (512, 1000)]);
+        assert_eq!(follow_latest(own.clone(), &previous, Some(forces.clone())), forces);
+        assert_eq!(follow_latest(own.clone(), &previous, None), own);
+        // Not a split of one block per device, or not over the same range: its own.
+        let mut scattered = forces.clone();
+        scattered.devices[0].owned = vec![0..256, 600..856];
+        scattered.devices[1].owned = vec![256..600, 856..1000];
+        assert_eq!(follow_latest(own.clone(), &previous, Some(scattered)), own);
+        let mut other = forces.clone();
+        other.total_groups = 2000;
+        assert_eq!(follow_latest(own.clone(), &previous, Some(other)), own);
+        // Kernels of milliseconds keep their own split.
+        let packages = [(0, 0, 528, 1.1e-2), (1, 528, 472, 1.0e-2)];
+        let previous = launch("replay", &["gpu", "gpu"], &packages, &[1.1e-2, 1e-2], 0);
+        let own = History::from_report(&previous);
+        assert_eq!(follow_latest(own.clone(), &previous, Some(forces)), own);
     }
 
     #[test]
