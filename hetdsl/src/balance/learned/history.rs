@@ -42,22 +42,17 @@ impl History {
     /// time over every package it completed (the host span where the device gave no kernel
     /// time), and the groups of its merged packages. A device that faulted gets speed 0.
     ///
-    /// A back-up's copy counts in a device's speed only where the device ran nothing else: it
-    /// is another device's package, sized for that device (a CPU's 32 NBody work-groups, a
-    /// partial wave on an H100, ran 9.4 ms where 496 took 10.7, and the next launch, taking
-    /// that GPU for 2.3 times slower, gave it 30 % of the range).
+    /// A back-up's copy is costed at the rate its device ran its own packages (where it ran any
+    /// with a kernel time), so it does not change that device's speed: it is another device's
+    /// package, sized for that device (a CPU's 32 NBody work-groups, a partial wave on an H100,
+    /// ran 9.4 ms where 496 took 10.7, and the next launch, taking that GPU for 2.3 times
+    /// slower, gave it 30 % of the range).
     pub fn from_report(report: &Report) -> History {
-        let has_own: Vec<bool> = (0..report.devices.len())
-            .map(|d| report.trace.iter().any(|t| t.device == d && !report.is_backup_copy(t)))
-            .collect();
         let runs = report.trace.iter().map(|t| Ran {
             device: t.device,
             package: t.package,
-            seconds: if report.is_backup_copy(t) && has_own.get(t.device) == Some(&true) {
-                0.0
-            } else {
-                t.kernel_seconds.filter(|s| *s > 0.0).unwrap_or(t.host_end - t.host_start)
-            },
+            seconds: (report.kernel_seconds_at_own_rate(t).filter(|s| *s > 0.0))
+                .unwrap_or(t.host_end - t.host_start),
             merged: t.merged,
         });
         let mut h = History::from_runs(report.total_groups, report.devices.len(), runs);
