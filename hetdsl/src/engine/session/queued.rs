@@ -389,15 +389,17 @@ pub(super) fn blocks(
     )
 }
 
-/// `blocks` (one package per block, per device) as a history of `units`.
+/// `blocks` (one package per block, per device) as a history of `units`, with no speeds.
 fn split_of(blocks: &[Vec<Package>], units: u64) -> crate::balance::History {
-    let devices = (blocks.iter())
-        .map(|b| crate::balance::DeviceHistory {
-            speed: 0.0,
-            owned: b.iter().map(|p| p.offset..p.end()).collect(),
+    let runs = blocks.iter().enumerate().flat_map(|(device, b)| {
+        b.iter().map(move |&package| crate::balance::Ran {
+            device,
+            package,
+            seconds: 0.0,
+            merged: true,
         })
-        .collect();
-    crate::balance::History { total_groups: units, devices }
+    });
+    crate::balance::History::from_runs(units, blocks.len(), runs)
 }
 
 /// Queue the launch: the moves its devices need start (see `staged`), every device thread
