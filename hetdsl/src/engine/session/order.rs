@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::buffer::BufferCore;
 use super::residency::Loc;
 use super::worker::{Plan, SArg};
-use crate::engine::worker::device_profile;
+use crate::engine::worker::fill_units;
 use crate::pattern::Direction;
 use crate::work::Package;
 
@@ -120,8 +120,7 @@ pub(super) fn edges_first(plan: &Plan, blocks: Vec<Vec<Package>>) -> Vec<Vec<Pac
             }
             // The fill with no local memory is the largest the kernel can have: a block under
             // that many fills surely stays whole.
-            let device = &plan.devices.list[slot].device;
-            let fill = device_profile(device, &plan.geo, &plan.kernel, 0).min_groups;
+            let fill = fill_units(&plan.devices.list[slot].device, &plan.geo, &plan.kernel, 0);
             let read_elsewhere = |unit: u64| {
                 let p = Package { offset: unit, len: 1 };
                 sent.iter().any(|(core, pattern, s)| {

@@ -40,7 +40,7 @@ pub(crate) use self::prestage::{
     VARIABLE as STAGE_VARIABLE,
 };
 pub(in crate::engine) use self::ring::{pieces, slot_bytes, Ring, SLOTS};
-pub(super) use self::setup::device_profile;
+pub(super) use self::setup::{device_profile, fill_units};
 pub(crate) use self::setup::{set_local, set_scalar};
 use super::shared::{panic_message, Ask, Release};
 use super::Fault;

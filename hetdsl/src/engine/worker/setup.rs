@@ -477,18 +477,28 @@ pub(in crate::engine) fn device_profile(
     kernel: &str,
     local_bytes: u64,
 ) -> DeviceProfile {
-    let info = &device.info;
+    DeviceProfile {
+        kind: device.info.kind,
+        nominal_gflops: occupancy::nominal_gflops(&device.info),
+        min_groups: fill_units(device, geo, kernel, local_bytes),
+    }
+}
+
+/// The balancing units of `geo` that fill `device` running `kernel` (its occupancy bound), at
+/// least one.
+pub(in crate::engine) fn fill_units(
+    device: &ProgramDevice,
+    geo: &Geometry,
+    kernel: &str,
+    local_bytes: u64,
+) -> u64 {
     let mut resources =
         KernelResources::new(geo.items_per_group as u32).with_local_mem(local_bytes);
     if let Some(usage) = device.nv_usage.get(kernel) {
         resources = resources.with_nv_usage(usage);
     }
-    let fill = occupancy::occupancy(info, &resources);
-    DeviceProfile {
-        kind: info.kind,
-        nominal_gflops: occupancy::nominal_gflops(info),
-        min_groups: fill.min_groups.div_ceil(geo.groups_per_unit()).max(1),
-    }
+    let fill = occupancy::occupancy(&device.info, &resources);
+    fill.min_groups.div_ceil(geo.groups_per_unit()).max(1)
 }
 
 /// Binds a device buffer to argument `index`; a driver that refuses it says the argument is not
