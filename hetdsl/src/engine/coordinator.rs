@@ -18,7 +18,7 @@ use super::quarantine::{self, LeftBehind};
 use super::shared::{Phase, Release, SetupError, Shared, State};
 use super::WatchdogConfig;
 use crate::balance::backup;
-use crate::balance::dispatch::{Config, Dispatcher, WatchdogRule};
+use crate::balance::dispatch::{Dispatcher, WatchdogRule};
 use crate::error::{Error, Result};
 use crate::work::{DeviceKind, DeviceProfile, Setup};
 
@@ -167,8 +167,7 @@ fn start<'a>(
     let Some(balancer) = s.balancer.take() else {
         return Err(Error::BadBalancer("the balancer was already used".into()));
     };
-    let config = Config { backups: s.backups_enabled, faster_only: s.backups_faster_only };
-    match Dispatcher::start(balancer, setup, shared.names.clone(), config) {
+    match Dispatcher::start(balancer, setup, shared.names.clone(), s.backups) {
         Ok(mut d) => {
             d.label_devices(shared.labels.clone());
             s.dispatch = Some(d);
@@ -211,7 +210,7 @@ fn watch<'a>(
     watchdog: WatchdogConfig,
 ) -> Result<()> {
     let rule = watchdog_rule(watchdog);
-    let poll = if s.backups_enabled { BACKUP_POLL } else { Duration::from_millis(20) };
+    let poll = if s.backups.backups { BACKUP_POLL } else { Duration::from_millis(20) };
     loop {
         if let Some(e) = s.fatal.take() {
             return Err(e);

@@ -21,6 +21,7 @@ use super::repeat::{Choice, Form, LaunchKey};
 use super::shared::{EndOfRun, SetupError, Shared};
 use super::worker;
 use super::Launch;
+use crate::balance::dispatch::Config;
 use crate::balance::Balancer;
 use crate::device::DeviceInfo;
 use crate::error::{Error, Result};
@@ -75,7 +76,8 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
         .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
 
     let names: Vec<String> = plan.devices.iter().map(|d| d.info.name.clone()).collect();
-    let mut shared = Shared::new(names, balancer, balancer_name, plan.backups, plan.reduces());
+    let backups = Config { backups: plan.backups, ..Config::default() };
+    let mut shared = Shared::new(names, balancer, balancer_name, backups, plan.reduces());
     if let Some(taking) = &taking {
         shared.labels = taking.clone();
     }

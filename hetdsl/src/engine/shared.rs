@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::balance::dispatch::{Decision, Dispatcher, Verdict};
+use crate::balance::dispatch::{Config, Decision, Dispatcher, Verdict};
 use crate::balance::Balancer;
 use crate::error::Error;
 use crate::report::{PackageTrace, Transfer};
@@ -96,9 +96,8 @@ pub(crate) struct State {
     pub(super) trace: Vec<PackageTrace>,
     pub(super) t0: Instant,
     pub(super) fatal: Option<Error>,
-    pub(super) backups_enabled: bool,
-    /// See [`crate::balance::dispatch::Config::faster_only`].
-    pub(super) backups_faster_only: bool,
+    /// The dispatcher's back-up rules.
+    pub(super) backups: Config,
 }
 
 /// How long a waiting device thread sleeps at most before it re-checks whether something it
@@ -161,13 +160,14 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Shared {
-    /// The bookkeeping of a run of `names.len()` devices, in its set-up phase. `fold`: some
-    /// output is merged by reduction, so merges take the fold lock.
+    /// The bookkeeping of a run of `names.len()` devices, in its set-up phase, whose dispatcher
+    /// backs up stragglers as `backups` says. `fold`: some output is merged by reduction, so
+    /// merges take the fold lock.
     pub(super) fn new(
         names: Vec<String>,
         balancer: Box<dyn Balancer>,
         balancer_name: String,
-        backups: bool,
+        backups: Config,
         fold: bool,
     ) -> Shared {
         let n = names.len();
@@ -187,8 +187,7 @@ impl Shared {
                 trace: Vec::new(),
                 t0: Instant::now(),
                 fatal: None,
-                backups_enabled: backups,
-                backups_faster_only: false,
+                backups,
             }),
             wake: Condvar::new(),
             gate: RwLock::new(false),
@@ -507,7 +506,9 @@ mod tests {
     /// The bookkeeping of a run of `n` devices, with no device thread.
     fn bare(n: usize) -> Shared {
         let balancer = Box::new(crate::balance::Static::nominal());
-        let shared = Shared::new(vec!["dev".into(); n], balancer, "static".into(), false, false);
+        let no_backups = Config::default();
+        let shared =
+            Shared::new(vec!["dev".into(); n], balancer, "static".into(), no_backups, false);
         shared.lock().phase = Phase::Running;
         shared
     }

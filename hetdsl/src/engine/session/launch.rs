@@ -478,12 +478,11 @@ fn run_state(
         .unwrap_or_else(|_| "(a user balancer whose name() panicked)".into());
     let names: Vec<String> =
         positions.iter().map(|&d| session.devices.list[d].device.info.name.clone()).collect();
-    let shared = Shared::new(names, balancer, name, backups, false);
     // Only a faster device copies a slower one's package: the copy that matters is a GPU's of
     // a CPU's probe, and a CPU copying an uploading GPU's package kept working in a launch it
     // should have sat out (Jacobi then ran 0.64 ms a sweep, not 0.57).
-    shared.lock().backups_faster_only = true;
-    Arc::new(shared)
+    let backups = balance::dispatch::Config { backups, faster_only: true };
+    Arc::new(Shared::new(names, balancer, name, backups, false))
 }
 
 /// A device whose thread still computes the losing copy of an earlier launch's back-up
