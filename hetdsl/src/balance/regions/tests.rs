@@ -82,12 +82,7 @@ fn a_device_as_fast_that_has_not_begun_keeps_its_region_a_slower_one_does_not() 
     let mut b = Regions::default();
     b.start(&setup(100, &[1.0, 1.0, 0.5])).unwrap();
     // Regions 0..40, 40..80, 80..100. Device 0 works through its own.
-    while let Next::Run(p) = b.next(0, 0.0) {
-        finish(&mut b, 0, p, 1e3);
-        if b.left[0].is_empty() {
-            break;
-        }
-    }
+    work_through_own_region(&mut b, 0);
     // Device 1, as fast, has not begun (its thread a moment late): its region stays its
     // own. Device 2, slower and not begun either, is robbed of one minimum package.
     assert_eq!(run(&mut b, 0), Package { offset: 96, len: 4 });
@@ -105,12 +100,7 @@ fn a_device_as_fast_that_has_not_begun_keeps_even_the_region_before_the_thief() 
     // not begun (NBody's integration over two H100s, the first GPU a moment late).
     let mut b = Regions::default();
     b.start(&setup(1000, &[0.01, 1.0, 1.0])).unwrap();
-    while let Next::Run(p) = b.next(2, 0.0) {
-        finish(&mut b, 2, p, 1e3);
-        if b.left[2].is_empty() {
-            break;
-        }
-    }
+    work_through_own_region(&mut b, 2);
     let first_gpu = b.left[1].clone();
     let p = run(&mut b, 2);
     assert!(p.end() <= first_gpu.start, "{p:?} taken from the first GPU's region");
@@ -178,6 +168,16 @@ fn two_gpus_and_an_overstated_cpu_end_together_in_few_blocks() {
 }
 
 /// Device `device` finished `p` at `groups_per_second` of kernel time.
+/// `device` takes and completes packages (1000 groups a second) until its region is empty.
+fn work_through_own_region(b: &mut Regions, device: usize) {
+    while let Next::Run(p) = b.next(device, 0.0) {
+        finish(b, device, p, 1e3);
+        if b.left[device].is_empty() {
+            break;
+        }
+    }
+}
+
 fn finish(b: &mut Regions, device: usize, p: Package, groups_per_second: f64) {
     b.completed(&Completion {
         device,
