@@ -5,13 +5,14 @@
 
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
+use std::time::Instant;
 
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::types::cl_event;
 
 use super::staged;
-use super::worker::{bind_windows, enqueue_kernel, set_up, PackageError, Plan, Worker};
+use super::worker::{bind_windows, enqueue_kernel, recv_soon, set_up, PackageError, Plan, Worker};
 use super::Session;
 use crate::engine::Fault;
 use crate::work::Package;
@@ -26,6 +27,8 @@ pub(crate) struct Job {
     /// An injected failure (testing): the device cannot enqueue.
     fail: bool,
     reply: Sender<std::result::Result<Enqueued, String>>,
+    /// When the host handed it over (the thread's wake-up is traced from it).
+    sent: Instant,
 }
 
 /// A device's answer to a queued launch: its kernels' events, then its moves'.
@@ -68,10 +71,15 @@ fn enqueue_packages(
     if job.fail {
         return Err("injected failure (CL_OUT_OF_RESOURCES)".into());
     }
+    let woke = job.sent.elapsed();
     set_up(w, job.me, plan, kernel).map_err(|e| e.to_string())?;
+    let set = job.sent.elapsed();
     let upload = w.upload.as_ref().unwrap_or(&w.compute);
     let moves = staged::enqueue_writes(upload, w.slot, &job.writes).map_err(|e| e.to_string())?;
-    upload.flush().map_err(|e| format!("flush failed: {e}"))?;
+    if !job.writes.is_empty() {
+        upload.flush().map_err(|e| format!("flush failed: {e}"))?;
+    }
+    let written = job.sent.elapsed();
     let moved: Vec<cl_event> = moves.iter().map(Event::get).collect();
     let why = |e: PackageError| match e {
         PackageError::Device(r) => r,
@@ -79,14 +87,37 @@ fn enqueue_packages(
         PackageError::Over => "the launch ended".to_string(),
     };
     let mut events = Vec::with_capacity(job.packages.len());
+    let mut bound = None;
     for (i, &p) in job.packages.iter().enumerate() {
         bind_windows(w, plan, kernel, p).map_err(why)?;
+        bound.get_or_insert_with(|| job.sent.elapsed());
         // The first kernel waits for the moves; the rest follow it on the in-order queue.
         let wait = if i == 0 { &moved[..] } else { &[] };
         events.push(enqueue_kernel(w, plan, kernel, p, wait)?);
     }
+    let kernels = job.sent.elapsed();
     w.compute.flush().map_err(|e| format!("flush failed: {e}"))?;
+    trace_job(w.slot, [woke, set, written, bound.unwrap_or(written), kernels, job.sent.elapsed()]);
     Ok((events, moves))
+}
+
+/// A device thread's time on a queued launch, phase by phase, as a debug event (microseconds
+/// from the host's hand-over): woken, arguments set, moves written, the first package's buffers
+/// bound, kernels enqueued, flushed.
+fn trace_job(slot: usize, at: [std::time::Duration; 6]) {
+    let us = |i: usize| at[i].as_secs_f64() * 1e6;
+    let _ = std::panic::catch_unwind(|| {
+        tracing::debug!(
+            slot,
+            woke_us = us(0),
+            set_up_us = us(1),
+            written_us = us(2),
+            bound_us = us(3),
+            enqueued_us = us(4),
+            flushed_us = us(5),
+            "queued job"
+        )
+    });
 }
 
 /// Every device's answer to a queued launch, per launch position.
@@ -122,7 +153,8 @@ pub(super) fn everywhere(
             continue;
         }
         let packages = packages.clone();
-        let job = Job { plan: plan.clone(), me, packages, writes, fail, reply };
+        let job =
+            Job { plan: plan.clone(), me, packages, writes, fail, reply, sent: Instant::now() };
         let sent = session.workers[slot].enqueue(job);
         replies.push(if sent { Some(answer) } else { None });
     }
@@ -130,7 +162,7 @@ pub(super) fn everywhere(
     let mut failed = Vec::new();
     for (pos, answer) in replies.into_iter().enumerate() {
         let got = answer.map_or(Err("its host thread is gone".to_string()), |a| {
-            a.recv().unwrap_or_else(|_| Err("its host thread is gone".to_string()))
+            recv_soon(&a).unwrap_or_else(|_| Err("its host thread is gone".to_string()))
         });
         let (evs, mvs) = got.unwrap_or_else(|reason| {
             failed.push((pos, reason));

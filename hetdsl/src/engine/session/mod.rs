@@ -355,8 +355,12 @@ impl Session {
     /// device that failed under a queued launch makes this the error naming what it lost.
     pub fn finish(&self) -> Result<Vec<Report>> {
         let _one_at_a_time = super::opencl_lock();
+        let began = std::time::Instant::now();
         self.devices.drain()?;
-        Ok(self.devices.launches.take_reports())
+        let reports = self.devices.launches.take_reports();
+        let ms = began.elapsed().as_secs_f64() * 1e3;
+        let _ = std::panic::catch_unwind(|| tracing::debug!(ms, "session finished"));
+        Ok(reports)
     }
 }
 

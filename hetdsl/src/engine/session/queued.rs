@@ -253,18 +253,8 @@ impl Devices {
         for (pos, (packages, events)) in q.packages.iter().zip(&q.events).enumerate() {
             let times: Vec<Option<(u64, u64)>> = events.iter().map(profile).collect();
             let first = times.iter().flatten().map(|t| t.0).min().unwrap_or(0);
-            // The device clock's span of this launch's kernels there: from one launch's end to
-            // the next one's start, what the device idled between queued launches.
             if let Some(last) = times.iter().flatten().map(|t| t.1).max() {
-                let _ = std::panic::catch_unwind(|| {
-                    let slot = q.slots[pos];
-                    tracing::debug!(
-                        slot,
-                        first_start_ns = first,
-                        last_end_ns = last,
-                        "queued kernels"
-                    );
-                });
+                trace_kernels(q.slots[pos], events, first, last);
             }
             let mut st = DeviceStats::default();
             for (p, t) in packages.iter().zip(&times) {
@@ -318,6 +308,27 @@ impl Devices {
     }
 }
 
+/// A queued launch's kernels on one device as a debug event, on the device's clock (clocks of
+/// different devices do not compare): their span (from one launch's end to the next one's
+/// start, what the device idled between queued launches), and from the first one's enqueue to
+/// its start (what the driver adds once the host has enqueued; after a busy queue, the wait).
+fn trace_kernels(slot: usize, events: &[Event], first: u64, last: u64) {
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
+    let queued_ns = events.first().and_then(|e| e.profiling_command_queued().ok());
+    let to_start_ns = queued_ns.map_or(0, |q| first.saturating_sub(q));
+    let _ = std::panic::catch_unwind(|| {
+        tracing::debug!(
+            slot,
+            first_start_ns = first,
+            last_end_ns = last,
+            to_start_ns,
+            "queued kernels"
+        );
+    });
+}
+
 /// How waiting for a device's queued kernels ended, where it did not end well.
 enum Waited {
     Failed(String),
@@ -329,13 +340,19 @@ enum Waited {
 /// runs 0.26 ms kernels (a nap of 200 us cost it up to 8 %).
 const MAX_NAP: Duration = Duration::from_micros(50);
 
+/// How long a wait for a queued launch polls without sleeping: a loop of kernels under a
+/// millisecond is seen to end within microseconds, where a nap would add up to [`MAX_NAP`] to
+/// its last step.
+const SPIN: Duration = Duration::from_millis(1);
+
 /// Wait for `events` until `limit` has passed `since`, polling (a blocking wait could last as
-/// long as a hung driver does).
+/// long as a hung driver does): without sleeping for [`SPIN`], then in naps.
 fn wait_bounded(
     events: &[Event],
     limit: Duration,
     since: Instant,
 ) -> std::result::Result<(), Waited> {
+    let spin_until = Instant::now() + SPIN;
     let mut nap = Duration::from_micros(10);
     for ev in events {
         loop {
@@ -349,6 +366,10 @@ fn wait_bounded(
             }
             if since.elapsed() > limit {
                 return Err(Waited::Hung);
+            }
+            if Instant::now() < spin_until {
+                std::thread::yield_now();
+                continue;
             }
             std::thread::sleep(nap);
             nap = (nap * 2).min(MAX_NAP);
@@ -488,7 +509,7 @@ pub(super) fn submit(
         submitted: t_binary,
         binary_seconds: t_binary.elapsed().as_secs_f64(),
     });
-    trace_submit(began, settled, staged_at, enqueued_at);
+    trace_submit(began - t_binary, began, settled, staged_at, enqueued_at);
     if failed.is_empty() {
         return Ok(());
     }
@@ -504,13 +525,20 @@ pub(super) fn submit(
     error.map_or(Ok(()), Err)
 }
 
-/// The host's time per queued launch, phase by phase, as a debug event (milliseconds from the
-/// submit's start): waiting for the oldest launches to end, staging moves, the devices'
+/// The host's time per queued launch, phase by phase, as a debug event: deciding to queue it
+/// (from the launch's start), then in milliseconds from the submit's start: waiting for the oldest launches to end, staging moves, the devices'
 /// enqueues, the whole submit.
-fn trace_submit(began: Instant, settled: Duration, staged: Duration, enqueued: Duration) {
+fn trace_submit(
+    decided: Duration,
+    began: Instant,
+    settled: Duration,
+    staged: Duration,
+    enqueued: Duration,
+) {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let _ = std::panic::catch_unwind(|| {
         tracing::debug!(
+            decided_ms = ms(decided),
             settle_ms = ms(settled),
             staged_ms = ms(staged),
             enqueued_ms = ms(enqueued),
