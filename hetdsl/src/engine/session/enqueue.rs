@@ -11,8 +11,9 @@ use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::types::cl_event;
 
+use super::poll::recv_soon;
 use super::staged;
-use super::worker::{bind_windows, enqueue_kernel, recv_soon, set_up, PackageError, Plan, Worker};
+use super::worker::{bind_windows, enqueue_kernel, set_up, PackageError, Plan, Worker};
 use super::Session;
 use crate::engine::Fault;
 use crate::work::Package;

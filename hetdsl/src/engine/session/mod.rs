@@ -20,6 +20,7 @@ mod history;
 mod launch;
 mod order;
 mod pinned;
+mod poll;
 mod queued;
 mod residency;
 mod split;

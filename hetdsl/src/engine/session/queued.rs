@@ -26,6 +26,7 @@ use opencl3::types::cl_event;
 use super::enqueue::{self, Answers};
 use super::launch::HistoryKey;
 use super::order;
+use super::poll::{complete, wait_bounded, Waited};
 use super::staged::{self, InFlight, Need};
 use super::worker::{Plan, SArg};
 use super::{Devices, Session};
@@ -327,60 +328,6 @@ fn trace_kernels(slot: usize, events: &[Event], first: u64, last: u64) {
             "queued kernels"
         );
     });
-}
-
-/// How waiting for a device's queued kernels ended, where it did not end well.
-enum Waited {
-    Failed(String),
-    Hung,
-}
-
-/// The longest nap between two looks at a queued launch's events: the host sees the end of a
-/// session's last launch at most this late, and a ten-step Black-Scholes loop over two H100s
-/// runs 0.26 ms kernels (a nap of 200 us cost it up to 8 %).
-const MAX_NAP: Duration = Duration::from_micros(50);
-
-/// How long a wait for a queued launch polls without sleeping: a loop of kernels under a
-/// millisecond is seen to end within microseconds, where a nap would add up to [`MAX_NAP`] to
-/// its last step.
-const SPIN: Duration = Duration::from_millis(1);
-
-/// Wait for `events` until `limit` has passed `since`, polling (a blocking wait could last as
-/// long as a hung driver does): without sleeping for [`SPIN`], then in naps.
-fn wait_bounded(
-    events: &[Event],
-    limit: Duration,
-    since: Instant,
-) -> std::result::Result<(), Waited> {
-    let spin_until = Instant::now() + SPIN;
-    let mut nap = Duration::from_micros(10);
-    for ev in events {
-        loop {
-            match ev.command_execution_status() {
-                Ok(s) if s.0 == opencl3::event::CL_COMPLETE => break,
-                Ok(s) if s.0 < 0 => {
-                    return Err(Waited::Failed(format!("execution status {}", s.0)))
-                }
-                Err(e) => return Err(Waited::Failed(e.to_string())),
-                Ok(_) => {}
-            }
-            if since.elapsed() > limit {
-                return Err(Waited::Hung);
-            }
-            if Instant::now() < spin_until {
-                std::thread::yield_now();
-                continue;
-            }
-            std::thread::sleep(nap);
-            nap = (nap * 2).min(MAX_NAP);
-        }
-    }
-    Ok(())
-}
-
-fn complete(ev: &Event) -> bool {
-    // CL_COMPLETE is 0; an error status (negative) has ended too.
-    ev.command_execution_status().map_or(true, |s| s.0 <= 0)
 }
 
 fn profile(ev: &Event) -> Option<(u64, u64)> {

@@ -12,10 +12,10 @@
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvError, Sender, TryRecvError};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use opencl3::command_queue::CommandQueue;
 use opencl3::kernel::Kernel;
@@ -222,7 +222,7 @@ fn thread_main(
         per_unit: None,
     });
     loop {
-        match recv_soon(&rx) {
+        match super::poll::recv_soon(&rx) {
             Ok(Msg::Task(t)) => {
                 run_task(w.as_mut(), *t);
                 busy.store(false, Ordering::Release);
@@ -239,24 +239,6 @@ fn thread_main(
                 drop(w);
                 return;
             }
-        }
-    }
-}
-
-/// How long a thread waiting for a message it expects soon polls for it before it sleeps. A
-/// sleeping thread wakes tens of microseconds after the message: a loop of queued launches
-/// would pay it at each hand-over, and its first kernel would start that much later.
-const SPIN: Duration = Duration::from_millis(1);
-
-/// `rx.recv()`, polling for [`SPIN`] before it sleeps.
-pub(super) fn recv_soon<T>(rx: &Receiver<T>) -> std::result::Result<T, RecvError> {
-    let began = Instant::now();
-    loop {
-        match rx.try_recv() {
-            Ok(m) => return Ok(m),
-            Err(TryRecvError::Disconnected) => return Err(RecvError),
-            Err(TryRecvError::Empty) if began.elapsed() < SPIN => std::thread::yield_now(),
-            Err(TryRecvError::Empty) => return rx.recv(),
         }
     }
 }
