@@ -15,6 +15,7 @@ use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_GPU};
 use opencl3::memory::{
     Buffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE,
+    CL_MEM_USE_HOST_PTR,
 };
 use opencl3::platform::get_platforms;
 use opencl3::types::CL_BLOCKING;
@@ -46,6 +47,10 @@ fn main() {
     match pinned_rates(&gpu, &src, &mut dst, reps) {
         Ok(()) => {}
         Err(e) => println!("SKIPPED pinned rates: {e}"),
+    }
+    match caller_memory_rates(&gpu, &src, reps) {
+        Ok(()) => {}
+        Err(e) => println!("SKIPPED the caller's memory as a buffer: {e}"),
     }
 }
 
@@ -248,5 +253,118 @@ fn pin_once(context: &Context, queue: &CommandQueue, len: usize) -> Result<(), S
         .map_err(cl("clEnqueueUnmapMemObject"))?;
     unmapped.wait().map_err(cl("clWaitForEvents"))?;
     drop(host);
+    Ok(())
+}
+
+/// Page-aligned memory of the caller's (not the driver's), freed on drop.
+struct Aligned {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl Aligned {
+    fn copy_of(src: &[u8]) -> Result<Aligned, String> {
+        let layout = std::alloc::Layout::from_size_align(src.len().max(1), 4096)
+            .map_err(|e| format!("layout: {e}"))?;
+        // SAFETY: a non-zero size; the allocation is checked below and freed on drop.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        if ptr.is_null() {
+            return Err("out of host memory".into());
+        }
+        let mut a = Aligned { ptr, layout };
+        a.bytes().copy_from_slice(src);
+        Ok(a)
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: the allocation holds `layout.size()` bytes, initialised by `copy_of`.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
+    }
+}
+
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `copy_of` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// Whether the driver moves the caller's own memory at DMA speed once it is wrapped in a
+/// `CL_MEM_USE_HOST_PTR` buffer (where it pins the pages, no staging copy is needed): the wrap
+/// itself, copies between the wrap and a device buffer (the way back ends with a map, which
+/// makes the caller's bytes current), and plain writes and reads on the wrapped pointer, all by
+/// the wall clock; then the round trip's bytes are checked.
+fn caller_memory_rates(gpu: &Device, src: &[u8], reps: usize) -> Result<(), String> {
+    let len = src.len();
+    let context = Context::from_device(gpu).map_err(cl("clCreateContext"))?;
+    #[allow(deprecated)]
+    let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
+        .map_err(cl("clCreateCommandQueue"))?;
+    let mut caller = Aligned::copy_of(src)?;
+    // SAFETY: a fresh buffer with no host pointer, released before `context`.
+    let mut device =
+        unsafe { Buffer::<u8>::create(&context, CL_MEM_READ_WRITE, len, ptr::null_mut()) }
+            .map_err(cl("clCreateBuffer"))?;
+    let wrap = |at: *mut u8| {
+        // SAFETY: `at` covers `len` bytes and outlives the buffer (dropped in this function).
+        unsafe {
+            Buffer::<u8>::create(&context, CL_MEM_USE_HOST_PTR | CL_MEM_READ_WRITE, len, at.cast())
+        }
+        .map_err(cl("clCreateBuffer(USE_HOST_PTR)"))
+    };
+    let timed = |what: &str, f: &mut dyn FnMut() -> Result<(), String>| -> Result<(), String> {
+        let mut t = Vec::new();
+        for _ in 0..=reps {
+            let at = Instant::now();
+            f()?;
+            t.push(at.elapsed().as_secs_f64());
+        }
+        t.remove(0);
+        t.sort_by(f64::total_cmp);
+        println!("{what:<36}  {:>6.1} GB/s wall", len as f64 / t[t.len() / 2] / 1e9);
+        Ok(())
+    };
+    let at = caller.ptr;
+    timed("wrap the caller's memory (+release)", &mut || wrap(at).map(drop))?;
+    let mut wrapped = wrap(at)?;
+    timed("caller -> GPU, copy from the wrap", &mut || {
+        // SAFETY: both buffers hold `len` bytes.
+        let ev = unsafe { queue.enqueue_copy_buffer(&wrapped, &mut device, 0, 0, len, &[]) }
+            .map_err(cl("clEnqueueCopyBuffer"))?;
+        ev.wait().map_err(cl("clWaitForEvents"))
+    })?;
+    timed("GPU -> caller, copy to the wrap + map", &mut || {
+        // SAFETY: both buffers hold `len` bytes.
+        unsafe { queue.enqueue_copy_buffer(&device, &mut wrapped, 0, 0, len, &[]) }
+            .map_err(cl("clEnqueueCopyBuffer"))?;
+        let mut mapped = ptr::null_mut();
+        // SAFETY: a blocking map of the whole wrap, unmapped at once.
+        unsafe {
+            queue.enqueue_map_buffer(&wrapped, CL_BLOCKING, CL_MAP_READ, 0, len, &mut mapped, &[])
+        }
+        .map_err(cl("clEnqueueMapBuffer"))?;
+        // SAFETY: `mapped` came from the map just made.
+        let ev = unsafe { queue.enqueue_unmap_mem_object(wrapped.get(), mapped, &[]) }
+            .map_err(cl("clEnqueueUnmapMemObject"))?;
+        ev.wait().map_err(cl("clWaitForEvents"))
+    })?;
+    timed("caller -> GPU, write from the wrapped", &mut || {
+        // SAFETY: the caller's memory covers `len` bytes and outlives the blocking write.
+        unsafe { queue.enqueue_write_buffer(&mut device, CL_BLOCKING, 0, caller.bytes(), &[]) }
+            .map(drop)
+            .map_err(cl("clEnqueueWriteBuffer"))
+    })?;
+    timed("GPU -> caller, read into the wrapped", &mut || {
+        // SAFETY: as above.
+        unsafe { queue.enqueue_read_buffer(&device, CL_BLOCKING, 0, caller.bytes(), &[]) }
+            .map(drop)
+            .map_err(cl("clEnqueueReadBuffer"))
+    })?;
+    drop(wrapped);
+    let same = caller.bytes() == src;
+    println!(
+        "round trip through the caller's memory: {}",
+        if same { "bytes intact" } else { "BYTES DIFFER" }
+    );
     Ok(())
 }
