@@ -5,10 +5,11 @@
 //! with a balancer of its own uses that balancer; an irregular kernel keeps the default.
 //!
 //! A repeated launch can take several [`Form`]s: the planned split whole or in pieces, or the
-//! fastest device alone where the others would add little. Each is tried once, then the one
-//! with the shortest region of interest (the median of its last three) is kept, until its own
-//! time grows past another's. A plan that ends just short of balance runs once more as it is;
-//! one that ends unbalanced again, or far from balance, is judged by time: kept where it ran
+//! fastest device alone where the others would add little. Each is tried once (one timed far
+//! slower than the fastest, twice), then the one with the shortest region of interest (the
+//! median of its last three) is kept, until its own time grows past another's. A plan that
+//! ends just short of balance runs once more as it is; one that ends unbalanced again, or far
+//! from balance, is judged by time: kept where it ran
 //! faster than the default, struck where it ran slower (the launch then keeps the default), and
 //! planned again after one more default run where no default time is known yet. A device the
 //! chosen form gives nothing sits the launch out: it is not set
@@ -152,18 +153,25 @@ struct Remembered {
 }
 
 impl Remembered {
-    /// The form of the next run among `forms`: the first not tried yet, else the fastest.
+    /// The form of the next run among `forms`: the first not tried yet, else one timed once
+    /// far slower than the fastest ([`RETRY_ABOVE`]), else the fastest.
     fn pick(&self, forms: &[Form]) -> Form {
         let roi = |f: Form| self.times[f as usize].median();
-        forms.iter().copied().find(|&f| roi(f).is_none()).unwrap_or_else(|| {
-            let mut best = forms[0];
-            for &f in forms {
-                if roi(f) < roi(best) {
-                    best = f;
-                }
+        if let Some(f) = forms.iter().copied().find(|&f| roi(f).is_none()) {
+            return f;
+        }
+        let mut best = forms[0];
+        for &f in forms {
+            if roi(f) < roi(best) {
+                best = f;
             }
-            best
-        })
+        }
+        let fastest = roi(best).unwrap_or(0.0);
+        let once_slow = |f: &Form| {
+            let times = self.times[*f as usize].times();
+            times.len() == 1 && times[0] > RETRY_ABOVE * fastest
+        };
+        forms.iter().copied().find(once_slow).unwrap_or(best)
     }
 
     /// The next run's choice (see the module's documentation).
@@ -223,6 +231,13 @@ fn alone_candidate(last: &Report) -> Option<usize> {
 /// for took 21.5 ms against the plan's 18; a call later, one plan run slowed by the host
 /// struck the plan for good. Two misses in a row are judged as one was before.
 const NEAR_SETTLED: f64 = 0.8;
+
+/// A form whose one time is this many times the fastest form's runs once more before it is
+/// judged: its first run may have paid what the later ones do not (device buffers grown to
+/// its packages). On an H100 + 16-core CPU elementwise's first run of its plan whole took
+/// 65 ms; the plan then ran in pieces at 33-35 ms for good, where the H100 alone ran the
+/// range as one package in 28 ms.
+const RETRY_ABOVE: f64 = 1.5;
 
 /// A device of the top device's model that ran this share of the work makes the two peers.
 const PEER_SHARE: f64 = 0.1;

@@ -328,3 +328,31 @@ fn one_slow_near_miss_does_not_strike_a_plan() {
     record(&runs, timed(report("sigmoid", [1.0, 1.0]), 1.2));
     assert_eq!(name(&runs), "sigmoid");
 }
+
+#[test]
+fn a_form_timed_once_far_slower_than_another_runs_once_more_before_it_is_judged() {
+    let runs = LastRuns::default();
+    record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
+    // The plan's first run whole paid a one-time cost: 2.0 s against 1.0 in pieces.
+    record(&runs, timed(report("relaunch", [1.0, 1.0]), 2.0));
+    assert_eq!(name(&runs), "relaunch-pieces");
+    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.0));
+    assert_eq!(name(&runs), "relaunch", "timed once, at twice the fastest: tried again");
+    record(&runs, timed(report("relaunch", [1.0, 1.0]), 0.8));
+    assert_eq!(name(&runs), "relaunch", "its better time counts");
+    // Twice slow is slow: pieces stay, whole is not tried a third time.
+    let runs = LastRuns::default();
+    record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
+    record(&runs, timed(report("relaunch", [1.0, 1.0]), 2.0));
+    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.0));
+    record(&runs, timed(report("relaunch", [1.0, 1.0]), 1.9));
+    assert_eq!(name(&runs), "relaunch-pieces");
+    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.0));
+    assert_eq!(name(&runs), "relaunch-pieces");
+    // Slower, but not far: judged on its one time.
+    let runs = LastRuns::default();
+    record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
+    record(&runs, timed(report("relaunch", [1.0, 1.0]), 1.4));
+    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.0));
+    assert_eq!(name(&runs), "relaunch-pieces");
+}
