@@ -329,30 +329,31 @@ fn one_slow_near_miss_does_not_strike_a_plan() {
     assert_eq!(name(&runs), "sigmoid");
 }
 
-#[test]
-fn a_form_timed_once_far_slower_than_another_runs_once_more_before_it_is_judged() {
+/// A launch whose default run was followed by its plan once whole (`whole` s) and once in
+/// pieces (`pieces` s), both balanced.
+fn both_forms_timed(whole: f64, pieces: f64) -> LastRuns {
     let runs = LastRuns::default();
     record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
-    // The plan's first run whole paid a one-time cost: 2.0 s against 1.0 in pieces.
-    record(&runs, timed(report("relaunch", [1.0, 1.0]), 2.0));
+    record(&runs, timed(report("relaunch", [1.0, 1.0]), whole));
     assert_eq!(name(&runs), "relaunch-pieces");
-    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.0));
+    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), pieces));
+    runs
+}
+
+#[test]
+fn a_form_timed_once_far_slower_than_another_runs_once_more_before_it_is_judged() {
+    // The plan's first run whole paid a one-time cost: 2.0 s against 1.0 in pieces.
+    let runs = both_forms_timed(2.0, 1.0);
     assert_eq!(name(&runs), "relaunch", "timed once, at twice the fastest: tried again");
     record(&runs, timed(report("relaunch", [1.0, 1.0]), 0.8));
     assert_eq!(name(&runs), "relaunch", "its better time counts");
     // Twice slow is slow: pieces stay, whole is not tried a third time.
-    let runs = LastRuns::default();
-    record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
-    record(&runs, timed(report("relaunch", [1.0, 1.0]), 2.0));
-    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.0));
+    let runs = both_forms_timed(2.0, 1.0);
     record(&runs, timed(report("relaunch", [1.0, 1.0]), 1.9));
-    assert_eq!(name(&runs), "relaunch-pieces");
-    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.0));
-    assert_eq!(name(&runs), "relaunch-pieces");
+    for _ in 0..2 {
+        assert_eq!(name(&runs), "relaunch-pieces");
+        record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.0));
+    }
     // Slower, but not far: judged on its one time.
-    let runs = LastRuns::default();
-    record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
-    record(&runs, timed(report("relaunch", [1.0, 1.0]), 1.4));
-    record(&runs, timed(report("relaunch-pieces", [1.0, 1.0]), 1.0));
-    assert_eq!(name(&runs), "relaunch-pieces");
+    assert_eq!(name(&both_forms_timed(1.4, 1.0)), "relaunch-pieces");
 }
