@@ -81,10 +81,15 @@ fn row(what: &str, len: usize, reps: usize, mut copy: impl FnMut(usize)) {
 
 /// Median of `reps` timings after one untimed call.
 fn median(reps: usize, mut f: impl FnMut() -> f64) -> f64 {
-    f();
-    let mut t: Vec<f64> = (0..reps).map(|_| f()).collect();
+    try_median(reps, || Ok::<f64, ()>(f())).unwrap_or(f64::NAN)
+}
+
+/// [`median`] of timings that can fail: the first error ends it.
+fn try_median<E>(reps: usize, mut f: impl FnMut() -> Result<f64, E>) -> Result<f64, E> {
+    f()?;
+    let mut t = (0..reps.max(1)).map(|_| f()).collect::<Result<Vec<f64>, E>>()?;
     t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
+    Ok(t[t.len() / 2])
 }
 
 fn first_gpu() -> Option<Device> {
@@ -134,13 +139,8 @@ fn pinned_rates(gpu: &Device, src: &[u8], dst: &mut [u8], reps: usize) -> Result
         Ok(t.elapsed().as_secs_f64())
     };
     for (what, write) in [("pageable -> GPU (driver)", true), ("GPU -> pageable (driver)", false)] {
-        let mut t = Vec::new();
-        for _ in 0..=reps {
-            t.push(direct(write)?);
-        }
-        t.remove(0);
-        t.sort_by(f64::total_cmp);
-        println!("{what:<28}  {:>6.1} GB/s wall", len as f64 / t[t.len() / 2] / 1e9);
+        let secs = try_median(reps, || direct(write))?;
+        println!("{what:<28}  {:>6.1} GB/s wall", len as f64 / secs / 1e9);
     }
     let mut dma = |write: bool| -> Result<f64, String> {
         // SAFETY: `pinned` covers `len` bytes and outlives the blocking transfer.
@@ -160,13 +160,8 @@ fn pinned_rates(gpu: &Device, src: &[u8], dst: &mut [u8], reps: usize) -> Result
         })
     };
     for (what, write) in [("DMA pinned -> GPU", true), ("DMA GPU -> pinned", false)] {
-        let mut t = Vec::new();
-        for _ in 0..=reps {
-            t.push(dma(write)?);
-        }
-        t.remove(0);
-        t.sort_by(f64::total_cmp);
-        println!("{what:<28}  {:>6.1} GB/s of device time", len as f64 / t[t.len() / 2] / 1e9);
+        let secs = try_median(reps, || dma(write))?;
+        println!("{what:<28}  {:>6.1} GB/s of device time", len as f64 / secs / 1e9);
     }
     Ok(())
 }
@@ -194,14 +189,9 @@ fn pin_rate(
             })?;
             Ok(t.elapsed().as_secs_f64())
         };
-        let mut t = Vec::new();
-        for _ in 0..=reps {
-            t.push(once()?);
-        }
-        t.remove(0);
-        t.sort_by(f64::total_cmp);
+        let secs = try_median(reps, once)?;
         let what = format!("pin, {threads} thread(s) at once");
-        println!("{what:<28}  {:>6.1} GB/s wall", len as f64 / t[t.len() / 2] / 1e9);
+        println!("{what:<28}  {:>6.1} GB/s wall", len as f64 / secs / 1e9);
     }
     Ok(())
 }
@@ -313,15 +303,11 @@ fn caller_memory_rates(gpu: &Device, src: &[u8], reps: usize) -> Result<(), Stri
         .map_err(cl("clCreateBuffer(USE_HOST_PTR)"))
     };
     let timed = |what: &str, f: &mut dyn FnMut() -> Result<(), String>| -> Result<(), String> {
-        let mut t = Vec::new();
-        for _ in 0..=reps {
+        let secs = try_median(reps, || {
             let at = Instant::now();
-            f()?;
-            t.push(at.elapsed().as_secs_f64());
-        }
-        t.remove(0);
-        t.sort_by(f64::total_cmp);
-        println!("{what:<36}  {:>6.1} GB/s wall", len as f64 / t[t.len() / 2] / 1e9);
+            f().map(|()| at.elapsed().as_secs_f64())
+        })?;
+        println!("{what:<36}  {:>6.1} GB/s wall", len as f64 / secs / 1e9);
         Ok(())
     };
     let at = caller.ptr;
