@@ -70,6 +70,7 @@ impl Latch {
 
 struct Pool {
     parts: Mutex<VecDeque<Part>>,
+    /// `parts.len()`, set under its lock: polling threads look here, not at the lock.
     queued: AtomicUsize,
     ready: Condvar,
 }

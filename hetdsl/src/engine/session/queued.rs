@@ -472,9 +472,9 @@ pub(super) fn submit(
     error.map_or(Ok(()), Err)
 }
 
-/// The host's time per queued launch, phase by phase, as a debug event: deciding to queue it
-/// (from the launch's start), then in milliseconds from the submit's start: waiting for the oldest launches to end, staging moves, the devices'
-/// enqueues, the whole submit.
+/// The host's time per queued launch, phase by phase, as a debug event in milliseconds:
+/// deciding to queue it (from the launch's start), then from the submit's start: waiting for
+/// the oldest launches to end, staging moves, the devices' enqueues, the whole submit.
 fn trace_submit(
     decided: Duration,
     began: Instant,
