@@ -1,4 +1,5 @@
-//! A program built for every selected device: one context and one `cl_program` per platform.
+//! A program built for every selected device: one context and one `cl_program` per platform
+//! (or per device, see `CONTEXTS_VARIABLE`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -91,6 +92,27 @@ fn build_staging(
     worker::beside_build(&wanted, stage, || program.build(&ids, opts))
 }
 
+/// `HETDSL_CONTEXTS=platform|device`: one OpenCL context per platform (the default), or one
+/// per device, so that no driver lock taken per context serializes two GPUs' enqueues.
+pub(crate) const CONTEXTS_VARIABLE: &str = "HETDSL_CONTEXTS";
+const CONTEXTS_VALUES: [&str; 2] = ["platform", "device"];
+
+fn contexts_per_device() -> bool {
+    std::env::var(CONTEXTS_VARIABLE).is_ok_and(|v| v == "device")
+}
+
+/// The devices that share a context, in the order found: those of one platform, or each alone.
+fn context_groups(found: &[Found], per_device: bool) -> Vec<Vec<&Found>> {
+    let mut groups: Vec<Vec<&Found>> = Vec::new();
+    for f in found {
+        match groups.iter_mut().find(|g| !per_device && g[0].platform == f.platform) {
+            Some(group) => group.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    groups
+}
+
 impl Program {
     pub(crate) fn build(found: &[Found], source: &KernelSource, options: &str) -> Result<Program> {
         // The work-item built-ins answer for the caller's whole NDRange (see `builtins`).
@@ -102,15 +124,15 @@ impl Program {
         if let Some(why) = super::unreadable_env(worker::STAGE_VARIABLE, &worker::STAGE_VALUES) {
             return Err(Error::BadConfig(why));
         }
+        if let Some(why) = super::unreadable_env(CONTEXTS_VARIABLE, &CONTEXTS_VALUES) {
+            return Err(Error::BadConfig(why));
+        }
         let _one_at_a_time = super::opencl_lock();
         let mut driver: HashMap<String, DriverInfo> = HashMap::new();
-        let mut platforms: Vec<usize> = found.iter().map(|f| f.platform).collect();
-        platforms.dedup();
         let mut devices = Vec::new();
         let mut failures = Vec::new();
         let mut kernel_names = Vec::new();
-        for p in platforms {
-            let members: Vec<&Found> = found.iter().filter(|f| f.platform == p).collect();
+        for members in context_groups(found, contexts_per_device()) {
             let ids: Vec<_> = members.iter().map(|f| f.device.id()).collect();
             let context = Context::from_devices(&ids, &[], None, std::ptr::null_mut())
                 .call("clCreateContext")?;
