@@ -162,7 +162,7 @@ impl Program {
         let windowed = crate::builtins::window(&self.built_text);
         let mut queues = Vec::new();
         for d in &chosen {
-            let transfer = super::worker::profiling_queue(&d.platform.context, d.device);
+            let transfer = super::worker::profiling_queue(&d.shared.context, d.device);
             queues.push(transfer.call("clCreateCommandQueueWithProperties")?);
         }
         let (programs, rings) = streamed::pinned_beside(&chosen, &queues, || {
@@ -220,27 +220,27 @@ impl Program {
 }
 
 impl Program {
-    /// The windowed variant of the program, built once per platform of `chosen` (for the
-    /// devices of that platform in the session); one handle per chosen device.
+    /// The windowed variant of the program, built once per context of `chosen` (for the
+    /// devices of that context in the session); one handle per chosen device.
     fn build_windowed(&self, chosen: &[ProgramDevice], text: &str) -> Result<Vec<Arc<ClProgram>>> {
-        let mut built: Vec<(Arc<super::program::PlatformProgram>, Arc<ClProgram>)> = Vec::new();
+        let mut built: Vec<(Arc<super::program::ContextProgram>, Arc<ClProgram>)> = Vec::new();
         let mut out = Vec::new();
         for d in chosen {
-            if let Some((_, p)) = built.iter().find(|(pl, _)| Arc::ptr_eq(pl, &d.platform)) {
+            if let Some((_, p)) = built.iter().find(|(pl, _)| Arc::ptr_eq(pl, &d.shared)) {
                 out.push(p.clone());
                 continue;
             }
             let ids: Vec<_> = chosen
                 .iter()
-                .filter(|c| Arc::ptr_eq(&c.platform, &d.platform))
+                .filter(|c| Arc::ptr_eq(&c.shared, &d.shared))
                 .map(|c| c.device.id())
                 .collect();
-            let mut p = ClProgram::create_from_source(&d.platform.context, text)
+            let mut p = ClProgram::create_from_source(&d.shared.context, text)
                 .call("clCreateProgramWithSource")?;
             // NVIDIA's driver was seen to refuse a build for the second of its context's two
             // H200s alone (a log of warnings only) while building for both succeeds, as the
             // program's own build does: on a failure, build for every device of the context.
-            let all = d.platform.context.devices().to_vec();
+            let all = d.shared.context.devices().to_vec();
             if p.build(&ids, &self.built_options).is_err()
                 && (all == ids || p.build(&all, &self.built_options).is_err())
             {
@@ -248,7 +248,7 @@ impl Program {
                 return Err(Error::Build { file: self.source_name.clone(), log });
             }
             let p = Arc::new(p);
-            built.push((d.platform.clone(), p.clone()));
+            built.push((d.shared.clone(), p.clone()));
             out.push(p);
         }
         Ok(out)

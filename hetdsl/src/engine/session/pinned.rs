@@ -32,7 +32,7 @@ impl Pool {
         }
         let d = &devices.list[device];
         let len = len.max(1).next_power_of_two();
-        Lent { device, staging: Staging::new(&d.transfer, &d.device.platform.context, len) }
+        Lent { device, staging: Staging::new(&d.transfer, &d.device.shared.context, len) }
     }
 
     /// The smallest idle staging of session device `device` that holds `len` bytes, without

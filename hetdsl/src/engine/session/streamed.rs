@@ -30,7 +30,7 @@ pub(super) fn pinned_beside<T>(
     build: impl FnOnce() -> T,
 ) -> (T, Vec<Option<Ring>>) {
     let wanted: Vec<bool> = devices.iter().map(|d| worker::stage_wanted(&d.info)).collect();
-    let make = |i: usize| Some(Ring::new(&queues[i], &devices[i].platform.context, slot_bytes()));
+    let make = |i: usize| Some(Ring::new(&queues[i], &devices[i].shared.context, slot_bytes()));
     worker::beside_build(&wanted, make, build)
 }
 

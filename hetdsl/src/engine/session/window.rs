@@ -54,7 +54,7 @@ pub(super) fn cover(
     // SAFETY: no host pointer is given; the context outlives the buffer (the buffer holds it).
     let mut made = unsafe {
         ClBuffer::<u8>::create(
-            &w.device.platform.context,
+            &w.device.shared.context,
             CL_MEM_READ_WRITE,
             ((want.end - want.start) * elem) as usize,
             std::ptr::null_mut(),

@@ -209,7 +209,7 @@ fn thread_main(
     rx: Receiver<Msg>,
     busy: Arc<AtomicBool>,
 ) {
-    let queue = || crate::engine::worker::profiling_queue(&device.platform.context, device.device);
+    let queue = || crate::engine::worker::profiling_queue(&device.shared.context, device.device);
     let (compute, upload) = (queue(), queue().ok());
     let mut w = compute.ok().map(|compute| Worker {
         slot,
@@ -419,7 +419,7 @@ pub(super) fn run_slice(
             let mut to = To {
                 slot: w.slot,
                 queue: &w.compute,
-                context: &w.device.platform.context,
+                context: &w.device.shared.context,
                 staging: &mut w.staging,
             };
             let commit = |mark: &mut dyn FnMut()| shared.with_caller_memory(mark);

@@ -270,7 +270,7 @@ fn start(
     let launched = launch(job, d, p, previous.as_mut())
         .map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
     // While its kernel runs (the first package's, on a new ring's first run).
-    d.rings.make_output(&d.transfer, &job.device.platform.context);
+    d.rings.make_output(&d.transfer, &job.device.shared.context);
     Ok(Queued { package: p, index, launched })
 }
 

@@ -211,7 +211,7 @@ pub(super) fn read_back(
         drop(Event::new(reset));
     }
     d.compute.flush()?;
-    d.rings.make_output(&d.transfer, &job.device.platform.context);
+    d.rings.make_output(&d.transfer, &job.device.shared.context);
     let slot = d.rings.output.as_ref().map_or(usize::MAX, |r| r.slot_len());
     let mut parts = Vec::new();
     for (i, b) in d.buffers.iter().enumerate() {

@@ -124,7 +124,7 @@ fn limit(job: &Job, reason: String) -> Error {
 
 /// Three profiling queues: compute, transfer for read-backs, upload for packages' inputs.
 fn new_queues(job: &Job) -> Result<(CommandQueue, CommandQueue, CommandQueue)> {
-    super::prestage::new_queues(&job.device.platform.context, job.device.device)
+    super::prestage::new_queues(&job.device.shared.context, job.device.device)
 }
 
 /// The kernel (the parked one of that name, else a new one), whose argument count must match
@@ -133,7 +133,7 @@ fn kernel_for(job: &Job, parked: Option<&mut Parked>) -> Result<(Kernel, Vec<usi
     let (kernel, warmed_for) = match parked.and_then(|p| p.take_kernel(&job.kernel)) {
         Some(k) => (k.kernel, k.warmed_for),
         None => (
-            Kernel::create(&job.device.platform.program, &job.kernel).call("clCreateKernel")?,
+            Kernel::create(&job.device.shared.program, &job.kernel).call("clCreateKernel")?,
             Vec::new(),
         ),
     };
@@ -224,7 +224,7 @@ fn make_memory(
 ) -> Result<(Vec<DeviceBuffer>, Rings)> {
     let kept = parked.as_mut().map(|p| std::mem::take(&mut p.rings)).unwrap_or_default();
     let (input, output) = ring_slots(&job.args);
-    let mut rings = Rings::fit(kept, input, output, transfer, &job.device.platform.context);
+    let mut rings = Rings::fit(kept, input, output, transfer, &job.device.shared.context);
     let parked_before = parked.as_ref().map_or(0, |p| p.buffers.len());
     let buffers =
         match make_buffers(job, kernel, transfer, parked.as_deref_mut(), &mut rings, filled) {
@@ -279,7 +279,7 @@ fn make_buffers(
     rings: &mut Rings,
     filled: &mut bool,
 ) -> Result<Vec<DeviceBuffer>> {
-    let context = &job.device.platform.context;
+    let context = &job.device.shared.context;
     let mut buffers = Vec::new();
     for arg in &job.args {
         let (index, host, elem, pattern, dir, reduce) = match arg {
