@@ -20,7 +20,8 @@
 //! of it by the two devices' measured speeds, half of that per package; a device without a
 //! measurement yet takes one minimum package. A region whose next device has run out of its
 //! own is left to that device, so a device usually ends with one block, at most its own and
-//! one stolen elsewhere.
+//! one stolen elsewhere; and a sliver (under `TINY_SHARE` of the range) that would not adjoin
+//! the thief's block is left to its running owner.
 //!
 //! # A device too slow to keep a block
 //! The launches after the first run on resident data, where a device whose share by kernel
@@ -34,7 +35,7 @@
 
 use std::ops::Range;
 
-use super::relaunch::RESIDENT_MIN_SHARE;
+use super::relaunch::{RESIDENT_MIN_SHARE, TINY_SHARE};
 use super::speeds::usable_nominal;
 use super::{check_setup, proportional_split, Balancer, Completion, Next, Package, Setup};
 use crate::error::Result;
@@ -59,6 +60,7 @@ pub struct Regions {
     passed: Vec<u64>,
     /// Per device: (work-groups, seconds) of its completed packages.
     measured: Vec<(u64, f64)>,
+    total: u64,
 }
 
 impl Regions {
@@ -224,6 +226,14 @@ impl Regions {
             _ => 0.0,
         };
         let len = (fair.ceil() as u64).max(self.min_groups[thief]).min(left);
+        // A sliver from the back of a region that does not adjoin the thief's block is left to
+        // its owner, working and measured, who ends it in moments: the launches after the
+        // first would give it back to the block it adjoins and move its inputs (`TINY_SHARE`).
+        let far = victim + 1 != thief;
+        let sliver = (len as f64) < TINY_SHARE * self.total as f64;
+        if far && sliver && self.working(victim) && self.speed(victim).is_some() {
+            return None;
+        }
         Some(self.take_back(victim, len))
     }
 }
@@ -252,6 +262,7 @@ impl Balancer for Regions {
         self.running = vec![None; setup.devices.len()];
         self.passed = vec![0; setup.devices.len()];
         self.measured = vec![(0, 0.0); setup.devices.len()];
+        self.total = setup.total_groups;
         Ok(())
     }
 

@@ -66,6 +66,14 @@ pub const MIN_SHARE: f64 = 0.02;
 /// chain's 3 % on a CPU beside an H100 ended so late that the next launch re-cut the split again.
 pub const RESIDENT_MIN_SHARE: f64 = 0.05;
 
+/// With data resident, a device's second block under this share of the range joins the block
+/// it adjoins even where the launch reads no halo: a first launch's last 71 of 262 144 units
+/// (0.03 %), left as a second block on one of two H100s, ran as a kernel of its own at every
+/// Black-Scholes step, 0.294-0.307 ms a step against 0.284-0.288 for a split without one.
+/// Moving it once (0.4 MB) cost a ten-step loop 0.26 ms, so a first launch leaves none
+/// (`Regions`).
+pub const TINY_SHARE: f64 = 1e-3;
+
 /// How many of a form's last times [`RecentTimes`] keeps: their median is the form's time, so
 /// that one noisy call does not switch forms (memory-bound calls of 10–50 ms on an H200 vary by
 /// 10–15 % from call to call).

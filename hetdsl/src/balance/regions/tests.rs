@@ -309,3 +309,41 @@ fn a_device_sitting_out_comes_back_when_it_is_the_last_one() {
     // Everything left is the CPU's now, its own region first.
     assert_eq!(b.next(0, 0.0), Next::Run(Package { offset: 4, len: 302 }));
 }
+
+#[test]
+fn a_thief_leaves_a_far_sliver_to_its_running_owner() {
+    let total = 262_144;
+    let sliver = (TINY_SHARE * total as f64) as u64 - 1;
+    for (left, stolen) in
+        [(sliver, None), (4000, Some(Package { offset: total - 1000, len: 1000 }))]
+    {
+        let mut b = Regions::default();
+        b.start(&setup(total, &[1.0, 1.0])).unwrap();
+        for d in [0, 1] {
+            let p = run(&mut b, d);
+            finish(&mut b, d, p, 1e3);
+        }
+        // Device 0 has worked through its region; device 1 runs a package, `left` groups of
+        // its region after it. Its region's back does not adjoin device 0's block. Between
+        // two of device 1's packages too, the sliver stays device 1's.
+        b.left[0] = total / 2..total / 2;
+        b.left[1] = total - left..total;
+        let running = Package { offset: total - left - 1000, len: 1000 };
+        b.running[1] = Some(running);
+        match stolen {
+            None => {
+                assert_eq!(b.next(0, 0.0), Next::Wait, "a sliver of {left} is left to device 1");
+                finish(&mut b, 1, running, 1e3);
+                assert_eq!(b.next(0, 0.0), Next::Wait, "between device 1's packages");
+                let p = run(&mut b, 1);
+                assert_eq!(p.offset, total - left, "device 1 goes on from the front");
+                finish(&mut b, 1, p, 1e3);
+                assert_eq!(b.next(0, 0.0), Next::Wait, "and keeps what is left");
+                work_through_own_region(&mut b, 1);
+                assert_eq!(b.next(0, 0.0), Next::Done);
+            }
+            // More than a sliver: half the thief's fair share, from the back.
+            Some(p) => assert_eq!(run(&mut b, 0), p),
+        }
+    }
+}

@@ -171,12 +171,13 @@ const NEAR: f64 = 0.01;
 /// block under that share (a first launch's last package) joins the other device's block it
 /// adjoins too: each boundary is a halo to move at every launch (a Jacobi sweep over two H200s
 /// took 0.69 ms instead of 0.55 when its split moved twice one block's halo). Without halos
-/// only a second block under [`TINY_SHARE`] joins: it costs a kernel per launch, while moving a
-/// larger one once (2.5 % of the options) cost a ten-step Black-Scholes loop a third of its
-/// speed. `None` where a sliver adjoins no other device's block.
+/// only a second block under [`balance::relaunch::TINY_SHARE`] joins: it costs a kernel per
+/// launch, while moving a larger one once (2.5 % of the options) cost a ten-step Black-Scholes
+/// loop a third of its speed. `None` where a sliver adjoins no other device's block.
 fn absorb_slivers(history: &balance::History, halos: bool) -> Option<balance::History> {
     let small = balance::relaunch::RESIDENT_MIN_SHARE * history.total_groups.max(1) as f64;
-    let second = if halos { small } else { TINY_SHARE * history.total_groups.max(1) as f64 };
+    let tiny = balance::relaunch::TINY_SHARE;
+    let second = if halos { small } else { tiny * history.total_groups.max(1) as f64 };
     let sliver: Vec<bool> =
         history.devices.iter().map(|d| held(d) > 0 && (held(d) as f64) < small).collect();
     let mut out = history.clone();
@@ -218,13 +219,6 @@ fn give_to_neighbour(
     *owned = balance::merged_ranges(std::mem::take(owned), out.total_groups);
     Some(next)
 }
-
-/// A device's second block under this share of the range joins the block it adjoins even
-/// where the launch reads no halo: a first launch's last 71 of 262 144 units (0.03 %), left
-/// as a second block on one of two H100s, ran as a kernel of its own at every Black-Scholes
-/// step, 0.294-0.307 ms a step against 0.284-0.288 for a split without one, while moving it
-/// once is 0.4 MB.
-const TINY_SHARE: f64 = 1e-3;
 
 /// Finish times within 3 % of each other: a balanced split, worth replaying unchanged rather
 /// than moving data for a gain inside the jitter of the measured speeds.
