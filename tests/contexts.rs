@@ -21,7 +21,7 @@ fn one_shot_and_session_match_the_cpu(setting: &str) {
     let p = common::program("session.cl");
     let s = p.session().expect("a session");
     let (w, h) = (64usize, 96usize);
-    let start: Vec<f32> = (0..w * h).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
+    let start = common::jacobi_start(w, h);
     let mut a = s.buffer_from(&start).unwrap();
     let mut b = s.buffer::<f32>(w * h).unwrap();
     let mut want = start.clone();

@@ -181,7 +181,7 @@ fn a_1d_stencil_with_a_halo_ping_pongs_and_moves_only_the_halo() {
 fn a_2d_jacobi_with_a_halo_of_one_row_matches_the_cpu_over_sweeps() {
     let (_p, s) = session();
     let (w, h) = (64usize, 96usize);
-    let start: Vec<f32> = (0..w * h).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
+    let start = common::jacobi_start(w, h);
     let mut a = s.buffer_from(&start).unwrap();
     let mut b = s.buffer::<f32>(w * h).unwrap();
     let mut want = start.clone();

@@ -46,7 +46,7 @@ fn tiles(r: &Report) {
 
 fn jacobi_sweeps(s: &Session, sweeps: usize) -> (Vec<f32>, Vec<f32>) {
     let (w, h) = (64usize, 96usize);
-    let start: Vec<f32> = (0..w * h).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
+    let start = common::jacobi_start(w, h);
     let mut a = s.buffer_from(&start).unwrap();
     let mut b = s.buffer::<f32>(w * h).unwrap();
     let mut want = start;
@@ -218,7 +218,7 @@ fn a_replayed_split_queues_its_moves_from_the_host_and_between_devices() {
     // boundary units are split off and run first.
     let (w, h) = (64usize, 2048usize);
     let path = std::env::temp_dir().join(format!("hetdsl-halves-{}.json", std::process::id()));
-    let start: Vec<f32> = (0..w * h).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
+    let start = common::jacobi_start(w, h);
     {
         let s = p.session().unwrap();
         let a = s.buffer_from(&start).unwrap();

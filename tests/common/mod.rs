@@ -159,6 +159,12 @@ pub fn saxpy_launch<'s>(
         .scalar(2.0f32)
 }
 
+/// A `w` × `h` grid of values in 0..100 with no pattern a wrong row or column would keep: the
+/// Jacobi tests' starting grid.
+pub fn jacobi_start(w: usize, h: usize) -> Vec<f32> {
+    (0..w * h).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect()
+}
+
 /// One Jacobi sweep over a `w` × `h` grid on the CPU, border kept: the reference of the
 /// `jacobi` kernel of `tests/kernels/session.cl`.
 pub fn jacobi_cpu(a: &[f32], w: usize, h: usize) -> Vec<f32> {
