@@ -21,7 +21,7 @@
 //! measurement yet takes one minimum package. A region whose next device has run out of its
 //! own is left to that device, so a device usually ends with one block, at most its own and
 //! one stolen elsewhere; and a sliver (under `TINY_SHARE` of the range) that would not adjoin
-//! the thief's block is left to its running owner.
+//! the thief's block is left to its owner, when that owner works and has measured a package.
 //!
 //! # A device too slow to keep a block
 //! The launches after the first run on resident data, where a device whose share by kernel
@@ -60,6 +60,7 @@ pub struct Regions {
     passed: Vec<u64>,
     /// Per device: (work-groups, seconds) of its completed packages.
     measured: Vec<(u64, f64)>,
+    /// The range's size in work-groups.
     total: u64,
 }
 
