@@ -154,6 +154,21 @@ pub fn print_result(r: &BenchResult) {
             println!("{} launches after the first step split by: {}", v.variant, splits.join(", "));
         }
     }
+    // What a step costs beyond its kernels: the host's hand-overs, the loop's first enqueues
+    // and its end spread over the steps. Against a device alone, it sets how close to Smax
+    // a session of short steps can come.
+    for v in &r.variants {
+        let busiest = v.busy_per_step.iter().map(|(_, s)| *s).reduce(f64::max);
+        if let (Some(step), Some(busiest)) = (v.median_from_second, busiest) {
+            println!(
+                "{} on {:?}: {:.1} us a step beyond its busiest device's kernels ({:.3} ms)",
+                v.variant,
+                v.devices,
+                1e6 * (step - busiest),
+                1e3 * busiest
+            );
+        }
+    }
     if let Some(b) = r.best_single {
         println!("best single device: {b}");
     }
