@@ -38,7 +38,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use hetdsl::balance::{Sigmoid, Static};
+use hetdsl::balance::Static;
 use hetdsl::Runtime;
 use hetdsl_samples::harness::balancers;
 use hetdsl_samples::harness::cli::{select_devices, KernelList};
@@ -149,9 +149,11 @@ fn one_package() -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
     Ok(Some(Box::new(Static::nominal())))
 }
 
-/// A device alone under Sigmoid (the default balancer of a first call): the second baseline.
-fn sigmoid() -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
-    Ok(Some(Box::new(Sigmoid::default())))
+/// A device alone under the default balancer, as a caller repeating the call gets it (Sigmoid
+/// first, then the repeated launch's forms: the plan whole, or in pieces that overlap one's
+/// read-back with the next one's writes): the second baseline.
+fn default_alone() -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
+    balancers::parse(balancers::DEFAULT)
 }
 
 /// A device nominally this many times slower than the fastest one chosen is timed alone on a
@@ -525,8 +527,8 @@ impl Suite {
         *units = Some(one.report.total_groups);
         // The same device alone under the default balancer: on a memory-bound kernel several
         // packages overlap one's read-back with the next one's writes, and beat one package.
-        self.settle_alone(sample, d, &sigmoid)?;
-        let def = repeat(sample, &[d], None, reps, &sigmoid, true, energy, &self.progress)?;
+        self.settle_alone(sample, d, &default_alone)?;
+        let def = repeat(sample, &[d], None, reps, &default_alone, true, energy, &self.progress)?;
         let checked = |t: &Timed| t.verdict.as_ref().is_some_and(|v| v.correct);
         let correct = checked(&one) && checked(&def);
         self.all_correct &= correct;
@@ -682,7 +684,7 @@ impl Suite {
         let alone = [best];
         let variants = [
             paired::Variant { devices: &alone, balancer: &one_package },
-            paired::Variant { devices: &alone, balancer: &sigmoid },
+            paired::Variant { devices: &alone, balancer: &default_alone },
             paired::Variant { devices: set, balancer: &default },
         ];
         let calls = match paired::alternate(sample, &variants, self.opts.paired) {
