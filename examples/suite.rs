@@ -149,10 +149,10 @@ fn one_package() -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
     Ok(Some(Box::new(Static::nominal())))
 }
 
-/// A device alone under the default balancer, as a caller repeating the call gets it (Sigmoid
-/// first, then the repeated launch's forms: the plan whole, or in pieces that overlap one's
-/// read-back with the next one's writes): the second baseline.
-fn default_alone() -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
+/// The default balancer, as a caller repeating the call gets it (Sigmoid first, then the
+/// repeated launch's forms: the plan whole, or in pieces that overlap one's read-back with the
+/// next one's writes). On a device alone, the second baseline.
+fn default_balancer() -> Result<Option<Box<dyn hetdsl::Balancer>>, String> {
     balancers::parse(balancers::DEFAULT)
 }
 
@@ -527,8 +527,9 @@ impl Suite {
         *units = Some(one.report.total_groups);
         // The same device alone under the default balancer: on a memory-bound kernel several
         // packages overlap one's read-back with the next one's writes, and beat one package.
-        self.settle_alone(sample, d, &default_alone)?;
-        let def = repeat(sample, &[d], None, reps, &default_alone, true, energy, &self.progress)?;
+        self.settle_alone(sample, d, &default_balancer)?;
+        let def =
+            repeat(sample, &[d], None, reps, &default_balancer, true, energy, &self.progress)?;
         let checked = |t: &Timed| t.verdict.as_ref().is_some_and(|v| v.correct);
         let correct = checked(&one) && checked(&def);
         self.all_correct &= correct;
@@ -565,7 +566,7 @@ impl Suite {
         &self,
         sample: &mut dyn Sample,
         d: usize,
-        balancer: &dyn Fn() -> Result<Option<Box<dyn hetdsl::Balancer>>, String>,
+        balancer: paired::MakeBalancer<'_>,
     ) -> Result<(), String> {
         for _ in 0..self.opts.settle {
             sample.run(Some(&[d]), balancer()?, None).map_err(|e| e.to_string())?;
@@ -680,12 +681,11 @@ impl Suite {
         set: &[usize],
         best: usize,
     ) {
-        let default = || balancers::parse(balancers::DEFAULT);
         let alone = [best];
         let variants = [
             paired::Variant { devices: &alone, balancer: &one_package },
-            paired::Variant { devices: &alone, balancer: &default_alone },
-            paired::Variant { devices: set, balancer: &default },
+            paired::Variant { devices: &alone, balancer: &default_balancer },
+            paired::Variant { devices: set, balancer: &default_balancer },
         ];
         let calls = match paired::alternate(sample, &variants, self.opts.paired) {
             Ok(c) => c,
