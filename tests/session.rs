@@ -778,3 +778,39 @@ fn buffers_larger_than_a_device_allocation_live_in_windows() {
         "{e}"
     );
 }
+
+/// One buffer passed as two arguments, its rows and a halo of them, in windows: both are
+/// bound to one window covering what either reaches (a window made for the second freed the
+/// memory the first was bound to: the process aborted, or the launch returned wrong numbers).
+#[test]
+fn one_buffer_as_two_windowed_arguments_shares_one_window() {
+    let (_p, mut s) = session();
+    let (xs, _) = inputs();
+    let want: Vec<f32> = xs.iter().map(|x| 3.0 * x).collect();
+    // A quarter of a buffer per allocation: every package runs in windows.
+    s.set_max_alloc((N * 4 / 4) as u64);
+    let x = s.buffer_from(&xs).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    for (first, second) in
+        [(Pattern::ONE_TO_ONE, Pattern::halo(2)), (Pattern::halo(2), Pattern::ONE_TO_ONE)]
+    {
+        for run in 0..3 {
+            out.write(0, &vec![0.0; N]).unwrap();
+            let l = s
+                .launch("saxpy")
+                .global(&[N])
+                .local(&[64])
+                .input(&x, first)
+                .input(&x, second)
+                .output(&mut out, Pattern::ONE_TO_ONE)
+                .scalar(2.0f32);
+            if run == 2 {
+                l.submit().unwrap();
+                s.finish().unwrap();
+            } else {
+                l.run().unwrap();
+            }
+            close(&out.to_vec().unwrap(), &want, &format!("x as {first} and {second}, run {run}"));
+        }
+    }
+}

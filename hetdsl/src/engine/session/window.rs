@@ -169,8 +169,8 @@ pub(super) fn fitting_len(plan: &Plan, p: Package) -> u64 {
     let cap = plan.cap();
     let fits = |len: u64| {
         plan.args.iter().all(|a| match a {
-            SArg::Buffer { core, pattern, .. } if plan.windowed(core) => {
-                let r = plan.range(core, *pattern, Package { offset: p.offset, len });
+            SArg::Buffer { core, .. } if plan.windowed(core) => {
+                let r = plan.reach(core, Package { offset: p.offset, len });
                 (r.end - r.start) * core.elem as u64 <= cap
             }
             _ => true,
