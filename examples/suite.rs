@@ -735,7 +735,7 @@ impl Suite {
         all: &[hetdsl::DeviceInfo],
         base: &Baseline,
     ) -> Result<(), String> {
-        t.report.compare_with_single_device(&base.single);
+        t.report.compare_with_single_device(&base.single).map_err(|e| e.to_string())?;
         let report = &t.report;
         let correct = t.verdict.as_ref().is_some_and(|v| v.correct);
         self.all_correct &= correct;

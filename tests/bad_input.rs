@@ -108,7 +108,8 @@ fn kernel_not_in_program() {
 /// A launch of `coords`-like 1:1 output over `global`/`local`, returning the error message.
 fn range_error(global: &[usize], local: &[usize]) -> String {
     let p = program("engine.cl");
-    let mut out = vec![0u32; global.iter().product::<usize>().max(1)];
+    // Wrapping: a range past 2^64 work-items gets the buffer a wrapped count would ask for.
+    let mut out = vec![0u32; global.iter().fold(1usize, |n, g| n.wrapping_mul(*g)).max(1)];
     let r =
         p.launch("coords").global(global).local(local).output(&mut out, Pattern::ONE_TO_ONE).run();
     message(r, is!(Error::BadRange(_)))
@@ -181,6 +182,19 @@ fn pattern_not_dividing_the_work_group() {
         &expand4_error(256, 2, Pattern::ratio(1, 128).unwrap()),
         &["1:128", "work-group of 64"],
     );
+}
+
+#[test]
+fn pattern_with_a_zero_side_or_past_u64() {
+    // `Pattern::ratio` refuses a zero side, but the variant's fields are public.
+    assert_mentions(&expand4_error(256, 1024, Pattern::Ratio { a: 0, b: 0 }), &["zero side"]);
+    assert_mentions(&expand4_error(256, 1024, Pattern::Ratio { a: 1 << 60, b: 1 }), &["2^64"]);
+}
+
+#[test]
+fn range_of_2_pow_64_work_items() {
+    // 2^64 + 256 work-items would wrap to 256 and let 256-element buffers through.
+    assert_mentions(&range_error(&[256, (1 << 56) + 1], &[64, 1]), &["2^64"]);
 }
 
 #[test]
@@ -282,6 +296,28 @@ fn static_weights_for_the_wrong_device_count() {
         is!(Error::BadBalancer(_)),
     );
     assert_mentions(&msg, &["3 weights for 2 devices"]);
+}
+
+#[test]
+fn static_weights_whose_sum_overflows() {
+    // Each weight is finite; their sum is not.
+    let msg = message(
+        expand4_with(Box::new(Static::with_weights(vec![1e308, 1e308]))),
+        is!(Error::BadBalancer(_)),
+    );
+    assert_mentions(&msg, &["sum to a finite number"]);
+}
+
+#[test]
+fn single_device_times_that_do_not_fit_the_report() {
+    let mut report = expand4_with(Box::new(Static::with_weights(vec![1.0, 1.0]))).unwrap();
+    for bad in [&[][..], &[0.02][..], &[0.02, 0.0][..], &[0.02, f64::NAN][..]] {
+        let msg = message(report.compare_with_single_device(bad), is!(Error::BadArgument { .. }));
+        assert_mentions(&msg, &["2 positive single-device times"]);
+        assert_eq!(report.efficiency, None, "{bad:?} left figures behind");
+    }
+    report.compare_with_single_device(&[0.02, 0.03]).unwrap();
+    assert!(report.efficiency.is_some_and(|e| e > 0.0));
 }
 
 #[test]

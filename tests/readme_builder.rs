@@ -86,7 +86,7 @@ fn tour() -> hetdsl::Result<Outputs> {
     println!("re-runs after faults {:?}, back-ups {:?}", report.faults, report.backups);
     // speedup, smax, efficiency: None until compare_with_single_device(each device alone's ROI)
     let mut compared = report.clone();
-    compared.compare_with_single_device(&[0.02, 0.03]);
+    compared.compare_with_single_device(&[0.02, 0.03])?; // a positive time per device
     println!("speedup {:?}, Smax {:?}, efficiency {:?}", compared.speedup, compared.smax,
         compared.efficiency);
     println!("{}\n{}", report.table(), report.to_json());

@@ -437,6 +437,24 @@ fn mistakes_are_errors() {
     let e = run(&x, &y, &mut out, Pattern::Whole).unwrap_err();
     assert!(matches!(&e, Error::BadArgument { index: 2, .. }), "{e}");
     assert!(matches!(s.buffer::<f32>(0), Err(Error::BadArgument { .. })));
+    // A host image no allocator gives (2^50 bytes, past any address space) is an error.
+    let e = s.buffer::<u8>(1 << 50).map(|_| ()).unwrap_err();
+    assert!(
+        matches!(&e, Error::BadArgument { reason, .. } if reason.contains("host memory")),
+        "{e}"
+    );
+    // A pattern with a zero side (the variant's fields are public) and one whose elements
+    // pass 2^64 are refused, not a panic or a wrapped length.
+    for (bad, why) in [
+        (Pattern::Ratio { a: 0, b: 0 }, "zero side"),
+        (Pattern::Ratio { a: (1 << 60) + 1, b: 1 }, "2^64"),
+    ] {
+        let e = run(&x, &y, &mut out, bad).unwrap_err();
+        assert!(
+            matches!(&e, Error::BadArgument { index: 2, reason } if reason.contains(why)),
+            "{e}"
+        );
+    }
     assert!(matches!(out.read(10..N + 1), Err(Error::BadRange(_))));
     assert!(matches!(out.read_into(N - 1, &mut [0.0; 2]), Err(Error::BadRange(_))));
     assert!(matches!(out.read_into(usize::MAX, &mut [0.0; 2]), Err(Error::BadRange(_))));

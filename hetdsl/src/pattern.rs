@@ -75,15 +75,29 @@ impl Pattern {
         }
     }
 
-    /// How many elements a buffer with this pattern must hold for `total_items` work-items.
-    pub(crate) fn required_len(&self, total_items: u64) -> Option<u64> {
+    /// How many elements a buffer with this pattern must hold for `total_items` work-items
+    /// (`None`: any number, `whole`), or why no buffer can.
+    pub(crate) fn required_len(&self, total_items: u64) -> Result<Option<u64>, String> {
         match *self {
+            Pattern::Ratio { a, b } if a == 0 || b == 0 => {
+                Err(format!("pattern {self} has a zero side"))
+            }
             Pattern::Ratio { a, b } => {
                 let n = a as u128 * total_items as u128;
-                n.is_multiple_of(b as u128).then(|| (n / b as u128) as u64)
+                if !n.is_multiple_of(b as u128) {
+                    return Err(format!(
+                        "pattern {self} does not give a whole number of elements for \
+                         {total_items} work-items"
+                    ));
+                }
+                u64::try_from(n / b as u128).map(Some).map_err(|_| {
+                    format!(
+                        "pattern {self} over {total_items} work-items needs 2^64 elements or more"
+                    )
+                })
             }
-            Pattern::Halo { .. } => Some(total_items),
-            Pattern::Whole => None,
+            Pattern::Halo { .. } => Ok(Some(total_items)),
+            Pattern::Whole => Ok(None),
         }
     }
 
@@ -91,6 +105,9 @@ impl Pattern {
     /// a whole element, so that no element is shared by two packages. Returns the reason if not.
     pub(crate) fn check_granularity(&self, items_per_group: u64) -> Result<(), String> {
         match *self {
+            Pattern::Ratio { a, b } if a == 0 || b == 0 => {
+                Err(format!("pattern {self} has a zero side"))
+            }
             Pattern::Ratio { a, b }
                 if !(a as u128 * items_per_group as u128).is_multiple_of(b as u128) =>
             {
@@ -185,7 +202,7 @@ mod tests {
             assert_eq!(r.start, next);
             next = r.end;
         }
-        assert_eq!(Some(next), p.required_len(8 * lws));
+        assert_eq!(Ok(Some(next)), p.required_len(8 * lws));
     }
 
     #[test]
@@ -193,6 +210,18 @@ mod tests {
         assert!(Pattern::ratio(1, 255).unwrap().check_granularity(255).is_ok());
         assert!(Pattern::ratio(1, 255).unwrap().check_granularity(256).is_err());
         assert!(Pattern::ratio(4, 1).unwrap().check_granularity(3).is_ok());
+    }
+
+    #[test]
+    fn a_zero_side_or_a_length_past_u64_is_a_reason_not_a_panic() {
+        // `Pattern::ratio` refuses a zero side, but the variant's fields are public.
+        let zero = Pattern::Ratio { a: 0, b: 0 };
+        assert!(zero.check_granularity(64).unwrap_err().contains("zero side"));
+        assert!(zero.required_len(256).unwrap_err().contains("zero side"));
+        assert!(Pattern::Ratio { a: 3, b: 0 }.required_len(256).is_err());
+        let huge = Pattern::Ratio { a: (1 << 56) + 1, b: 1 };
+        assert!(huge.required_len(256).unwrap_err().contains("2^64"));
+        assert_eq!(Pattern::Whole.required_len(256), Ok(None));
     }
 
     #[test]
@@ -213,7 +242,7 @@ mod tests {
         // A halo wider than the buffer is the whole buffer.
         assert_eq!(Pattern::halo(1000).elements_in_rows(16, 8, 64, 8), 0..64);
         assert_eq!(Pattern::halo(0).elements(3, 2, 10), 3..5);
-        assert_eq!(h.required_len(64), Some(64));
+        assert_eq!(h.required_len(64), Ok(Some(64)));
     }
 
     #[test]

@@ -185,13 +185,30 @@ impl Report {
     }
 
     /// Fill speedup, Smax and efficiency from each device's time alone on the whole problem
-    /// (ROI times, indexed like `devices`).
-    pub fn compare_with_single_device(&mut self, single_device_seconds: &[f64]) {
+    /// (ROI times, indexed like `devices`). A time per device is needed, each positive and
+    /// finite: anything else would give figures that mean nothing.
+    pub fn compare_with_single_device(
+        &mut self,
+        single_device_seconds: &[f64],
+    ) -> crate::error::Result<()> {
+        let n = self.devices.len();
+        if single_device_seconds.len() != n
+            || single_device_seconds.iter().any(|t| !t.is_finite() || *t <= 0.0)
+        {
+            return Err(crate::error::Error::BadArgument {
+                index: 0,
+                reason: format!(
+                    "{n} device(s) ran, so {n} positive single-device times are needed, got \
+                     {single_device_seconds:?}"
+                ),
+            });
+        }
         let s = speedup(single_device_seconds, self.roi_seconds);
         let m = smax(single_device_seconds);
         self.speedup = Some(s);
         self.smax = Some(m);
         self.efficiency = Some(s / m);
+        Ok(())
     }
 
     /// A plain-text table: one row per device, then the run's figures.

@@ -50,10 +50,13 @@ impl Balancer for Static {
                 )))
             }
             Some(w)
-                if w.iter().any(|x| !x.is_finite() || *x < 0.0) || w.iter().all(|x| *x == 0.0) =>
+                if w.iter().any(|x| !x.is_finite() || *x < 0.0)
+                    || w.iter().all(|x| *x == 0.0)
+                    || !w.iter().sum::<f64>().is_finite() =>
             {
                 return Err(Error::BadBalancer(format!(
-                    "static weights must be non-negative and not all zero, got {w:?}"
+                    "static weights must be non-negative, not all zero, and sum to a finite \
+                     number, got {w:?}"
                 )))
             }
             Some(w) => w.clone(),

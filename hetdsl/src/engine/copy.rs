@@ -115,6 +115,21 @@ fn most_threads() -> usize {
     })
 }
 
+/// `n` zero bytes, or `None` where the allocator refuses them (a size the caller got wrong
+/// must be an error, not an abort). Zeroed by the allocator: large ones come as untouched
+/// pages, as `vec![0; n]` gives them.
+pub(crate) fn try_zeroed(n: usize) -> Option<Vec<u8>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).ok()?;
+    // SAFETY: the layout's size is not zero.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    // SAFETY: `ptr` (when not null) holds `n` zeroed bytes from the global allocator with this
+    // layout, which is what a `Vec<u8>` of capacity `n` frees with.
+    (!ptr.is_null()).then(|| unsafe { Vec::from_raw_parts(ptr, n, n) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

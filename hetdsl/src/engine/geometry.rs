@@ -63,6 +63,11 @@ impl Geometry {
                 )));
             }
         }
+        // The whole range's work-items must be counted in 64 bits (a wrapped count would let
+        // buffers of the wrong length through).
+        global.iter().try_fold(1u64, |n, &g| n.checked_mul(g as u64)).ok_or_else(|| {
+            Error::BadRange(format!("NDRange {global:?} holds 2^64 work-items or more"))
+        })?;
         let items_per_group: u64 = local.iter().map(|x| *x as u64).product();
         // The slowest dimension is split; a unit spans every faster dimension whole.
         let slow = global.len() - 1;
@@ -135,6 +140,13 @@ mod tests {
         let p = Package { offset: 3, len: 2 };
         assert_eq!(g.launch(p), (vec![192], vec![128]));
         assert_eq!(g.items(p), (192, 128));
+    }
+
+    #[test]
+    fn a_range_of_2_pow_64_work_items_or_more_is_refused() {
+        let e = Geometry::new(&[256, (1 << 56) + 1], &[64, 1]).unwrap_err();
+        assert!(matches!(&e, Error::BadRange(m) if m.contains("2^64")), "{e}");
+        assert!(Geometry::new(&[1 << 32, 1 << 31], &[1, 1]).is_ok());
     }
 
     #[test]

@@ -319,12 +319,7 @@ fn check_buffer(
         // A halo input: each package's rows and `r` more on each side, from the caller's.
         Pattern::Ratio { .. } | Pattern::Halo { .. } => {
             pattern.check_granularity(geo.items_per_unit)?;
-            let Some(need) = pattern.required_len(total_items) else {
-                return Err(format!(
-                    "pattern {pattern} does not give a whole number of elements for {total_items} work-items"
-                ));
-            };
-            if need != elems {
+            if let Some(need) = pattern.required_len(total_items)?.filter(|&n| n != elems) {
                 return Err(format!(
                     "buffer has {elems} elements but pattern {pattern} over {total_items} work-items needs {need}",
                 ));

@@ -429,12 +429,7 @@ fn check_arg(session: &Session, geo: &Geometry, index: usize, a: Given) -> Resul
         Pattern::Whole => {}
         Pattern::Ratio { .. } | Pattern::Halo { .. } => {
             pattern.check_granularity(geo.items_per_unit).map_err(bad)?;
-            let Some(need) = pattern.required_len(total) else {
-                return Err(bad(format!(
-                    "pattern {pattern} does not give a whole number of elements for {total} work-items"
-                )));
-            };
-            if need != elems {
+            if let Some(need) = pattern.required_len(total).map_err(bad)?.filter(|&n| n != elems) {
                 return Err(bad(format!(
                     "session buffer {} has {elems} elements but pattern {pattern} over {total} \
                      work-items needs {need}",

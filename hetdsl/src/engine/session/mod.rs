@@ -277,7 +277,8 @@ impl Session {
     /// needs them.
     pub fn buffer_from<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
         let src = crate::pod::bytes_of(data);
-        let mut bytes = Vec::with_capacity(src.len());
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(src.len()).map_err(|_| host_memory(src.len()))?;
         // Across threads, as a read home is (see `copy_to_uninit`).
         super::copy::copy_to_uninit(&mut bytes.spare_capacity_mut()[..src.len()], src);
         // SAFETY: all `src.len()` bytes were just written.
@@ -291,7 +292,7 @@ impl Session {
             index: 0,
             reason: format!("a buffer of {len} elements of {} bytes overflows", size_of::<T>()),
         })?;
-        let mut zeros = vec![0u8; bytes];
+        let mut zeros = super::copy::try_zeroed(bytes).ok_or_else(|| host_memory(bytes))?;
         // Large zeros come untouched from the system: the first read home faults them in.
         super::copy::advise_huge_pages(zeros.as_mut_ptr(), zeros.len());
         self.new_buffer(len, zeros)
@@ -396,5 +397,13 @@ impl Drop for Session {
         streamed::release(&self.devices, joined);
         // SAFETY: dropped once, here, and never used after (the session is being dropped).
         unsafe { ManuallyDrop::drop(&mut self.devices) };
+    }
+}
+
+/// The error for a session buffer's host image that cannot be allocated.
+fn host_memory(bytes: usize) -> Error {
+    Error::BadArgument {
+        index: 0,
+        reason: format!("cannot allocate {bytes} bytes of host memory for a session buffer"),
     }
 }
