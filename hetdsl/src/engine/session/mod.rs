@@ -171,17 +171,24 @@ impl Program {
         let programs = match programs {
             Ok(p) => p,
             Err(e) => {
-                for (r, q) in rings.into_iter().zip(&queues) {
-                    if let Some(r) = r {
-                        r.unmap(q);
+                for (made, q) in rings.into_iter().zip(&queues) {
+                    if let Some((ring, staging)) = made {
+                        ring.unmap(q);
+                        staging.into_iter().for_each(|mut s| s.unmap(q));
                     }
                 }
                 return Err(e);
             }
         };
         let mut list = Vec::new();
-        for (((d, windowed), transfer), ring) in chosen.iter().zip(programs).zip(queues).zip(rings)
+        let mut first = Vec::new();
+        for (device, (((d, windowed), transfer), made)) in
+            chosen.iter().zip(programs).zip(queues).zip(rings).enumerate()
         {
+            let ring = made.map(|(ring, staging)| {
+                first.extend(staging.into_iter().map(|staging| pinned::Lent { device, staging }));
+                ring
+            });
             list.push(SessionDevice {
                 device: d.clone(),
                 windowed,
@@ -200,6 +207,7 @@ impl Program {
             launches: queued::Launches::default(),
             pinned: pinned::Pool::default(),
         });
+        devices.pinned.give_back(&devices, first);
         let mut workers = Vec::new();
         for (slot, d) in devices.list.iter().enumerate() {
             workers.push(worker::Handle::start(slot, d.device.clone(), d.windowed.clone())?);

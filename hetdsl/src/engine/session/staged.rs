@@ -166,17 +166,21 @@ pub(super) fn start(
                 let at = win.at(need.range.start, elem);
                 let wrote = producer(from, need.core.index, &need.range);
                 moved.device_to_device = len as u64;
+                let began = std::time::Instant::now();
                 if let Some(ev) = wrote {
                     opencl3::event::wait_for_events(&[ev])
                         .map_err(ClError)
                         .call("clWaitForEvents (queued move)")
                         .map_err(|e| (from, e))?;
                 }
+                let waited = began.elapsed();
                 let mut lent = devices.pinned.take(devices, from, len);
+                let taken = began.elapsed();
                 let stage = &mut lent.staging.bytes()[..len];
                 transfer::read(&devices.list[from].transfer, &win.mem, at, stage)
                     .call("clEnqueueReadBuffer (queued move)")
                     .map_err(|e| (from, e))?;
+                trace_move(from, len, [waited, taken, began.elapsed()]);
                 (stage.as_ptr(), Some(lent))
             }
         };
@@ -224,4 +228,20 @@ pub(super) fn enqueue_writes(
         events.push(Event::new(ev));
     }
     Ok(events)
+}
+
+/// A queued move out of a device, phase by phase, as a debug event (microseconds from its
+/// start): the source's kernel waited for, pinned staging taken (made, the first times), read.
+fn trace_move(from: usize, bytes: usize, at: [std::time::Duration; 3]) {
+    let us = |i: usize| at[i].as_secs_f64() * 1e6;
+    let _ = std::panic::catch_unwind(|| {
+        tracing::debug!(
+            from,
+            bytes,
+            waited_us = us(0),
+            taken_us = us(1),
+            read_us = us(2),
+            "queued move"
+        )
+    });
 }

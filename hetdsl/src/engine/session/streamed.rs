@@ -20,17 +20,26 @@ use opencl3::types::CL_NON_BLOCKING;
 
 use super::Devices;
 use crate::engine::program::ProgramDevice;
-use crate::engine::worker::{self, pieces, slot_bytes, Ring, SLOTS};
+use crate::engine::worker::{self, pieces, slot_bytes, Ring, Staging, SLOTS};
 
-/// Run `build` while a ring is pinned for each device of `devices` that stages at build, on a
-/// thread per device, with that device's queue of `queues` (the queue that unmaps it later).
+/// A device's pinned memory made beside the session's build: its ring, and the first staging
+/// of its queued launches' moves.
+pub(super) type Pinned = (Ring, Vec<Staging>);
+
+/// Run `build` while a ring, and the first staging of the queued launches' moves (see
+/// `pinned::Pool`), are pinned for each device of `devices` that stages at build, on a thread
+/// per device, with that device's queue of `queues` (the queue that unmaps them later).
 pub(super) fn pinned_beside<T>(
     devices: &[ProgramDevice],
     queues: &[CommandQueue],
     build: impl FnOnce() -> T,
-) -> (T, Vec<Option<Ring>>) {
+) -> (T, Vec<Option<Pinned>>) {
     let wanted: Vec<bool> = devices.iter().map(|d| worker::stage_wanted(&d.info)).collect();
-    let make = |i: usize| Some(Ring::new(&queues[i], &devices[i].shared.context, slot_bytes()));
+    let make = |i: usize| {
+        let context = &devices[i].shared.context;
+        let ring = Ring::new(&queues[i], context, slot_bytes());
+        Some((ring, super::pinned::first_staging(&queues[i], context)))
+    };
     worker::beside_build(&wanted, make, build)
 }
 
