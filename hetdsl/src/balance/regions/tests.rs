@@ -347,3 +347,21 @@ fn a_thief_leaves_a_far_sliver_to_its_running_owner() {
         }
     }
 }
+
+#[test]
+fn a_thief_leaves_a_far_region_its_owner_ends_soon() {
+    let total = 262_144;
+    let mut b = Regions::default();
+    b.start(&setup(total, &[1.0, 1.0])).unwrap();
+    for d in [0, 1] {
+        let p = run(&mut b, d);
+        finish(&mut b, d, p, 1e3);
+    }
+    // Device 0 is through its region; device 1 has 4000 groups left, 4 s at its 1000 groups
+    // a second, over the sliver size: not stolen 100 s into the launch (under 5 % of it), but
+    // stolen 50 s in, half the thief's fair share from the back.
+    b.left[0] = total / 2..total / 2;
+    b.left[1] = total - 4000..total;
+    assert_eq!(b.next(0, 100.0), Next::Wait);
+    assert_eq!(b.next(0, 50.0), Next::Run(Package { offset: total - 1000, len: 1000 }));
+}
