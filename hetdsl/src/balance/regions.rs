@@ -238,7 +238,7 @@ impl Regions {
         // working and measured, where it is a sliver (`TINY_SHARE`) or the owner ends it soon
         // (`FAR_STEAL_LATE`): the launches after the first would give it back to the block it
         // adjoins and move its inputs. Two H100s' Jacobi: 10 of 1024 units stolen so, 11 us
-        // of the owner's work, cost 10.6 MB moved and 13 ms at the next launch.
+        // of the owner's work, cost 10.6 MB moved at the next launch, about 10 ms in all.
         let far = victim + 1 != thief;
         let sliver = (len as f64) < TINY_SHARE * self.total as f64;
         let soon = self.time_left(victim) < FAR_STEAL_LATE * now;
