@@ -310,6 +310,21 @@ fn a_device_sitting_out_comes_back_when_it_is_the_last_one() {
     assert_eq!(b.next(0, 0.0), Next::Run(Package { offset: 4, len: 302 }));
 }
 
+/// Two identical devices, both measured at 1000 groups a second: device 0 has worked through
+/// its region, device 1 has the last `left` groups of its own, whose back does not adjoin
+/// device 0's block.
+fn through_region_0(total: u64, left: u64) -> Regions {
+    let mut b = Regions::default();
+    b.start(&setup(total, &[1.0, 1.0])).unwrap();
+    for d in [0, 1] {
+        let p = run(&mut b, d);
+        finish(&mut b, d, p, 1e3);
+    }
+    b.left[0] = total / 2..total / 2;
+    b.left[1] = total - left..total;
+    b
+}
+
 #[test]
 fn a_thief_leaves_a_far_sliver_to_its_running_owner() {
     let total = 262_144;
@@ -317,17 +332,9 @@ fn a_thief_leaves_a_far_sliver_to_its_running_owner() {
     for (left, stolen) in
         [(sliver, None), (4000, Some(Package { offset: total - 1000, len: 1000 }))]
     {
-        let mut b = Regions::default();
-        b.start(&setup(total, &[1.0, 1.0])).unwrap();
-        for d in [0, 1] {
-            let p = run(&mut b, d);
-            finish(&mut b, d, p, 1e3);
-        }
-        // Device 0 has worked through its region; device 1 runs a package, `left` groups of
-        // its region after it. Its region's back does not adjoin device 0's block. Between
-        // two of device 1's packages too, the sliver stays device 1's.
-        b.left[0] = total / 2..total / 2;
-        b.left[1] = total - left..total;
+        // Device 1 runs a package, `left` groups of its region after it. Between two of its
+        // packages too, the sliver stays device 1's.
+        let mut b = through_region_0(total, left);
         let running = Package { offset: total - left - 1000, len: 1000 };
         b.running[1] = Some(running);
         match stolen {
@@ -351,17 +358,10 @@ fn a_thief_leaves_a_far_sliver_to_its_running_owner() {
 #[test]
 fn a_thief_leaves_a_far_region_its_owner_ends_soon() {
     let total = 262_144;
-    let mut b = Regions::default();
-    b.start(&setup(total, &[1.0, 1.0])).unwrap();
-    for d in [0, 1] {
-        let p = run(&mut b, d);
-        finish(&mut b, d, p, 1e3);
-    }
-    // Device 0 is through its region; device 1 has 4000 groups left, 4 s at its 1000 groups
-    // a second, over the sliver size: not stolen 100 s into the launch (under 5 % of it), but
-    // stolen 50 s in, half the thief's fair share from the back.
-    b.left[0] = total / 2..total / 2;
-    b.left[1] = total - 4000..total;
+    // Device 1 has 4000 groups left, 4 s at its 1000 groups a second, over the sliver size:
+    // not stolen 100 s into the launch (under 5 % of it), but stolen 50 s in, half the thief's
+    // fair share from the back.
+    let mut b = through_region_0(total, 4000);
     assert_eq!(b.next(0, 100.0), Next::Wait);
     assert_eq!(b.next(0, 50.0), Next::Run(Package { offset: total - 1000, len: 1000 }));
 }
