@@ -102,6 +102,27 @@ pub(super) fn cover(
     Ok(win)
 }
 
+/// What package `p` reaches of buffer `core`: the hull of the ranges of every argument it is
+/// passed as (its rows and a halo of them, say). One window must cover them all: a window made
+/// for one argument would free the memory another was already bound to.
+pub(super) fn reach(plan: &Plan, core: &BufferCore, p: Package) -> Range<u64> {
+    let mut hull: Option<Range<u64>> = None;
+    for a in &plan.args {
+        let SArg::Buffer { core: c, pattern, .. } = a else { continue };
+        if c.index != core.index {
+            continue;
+        }
+        let r = plan.range(c, *pattern, p);
+        hull = Some(match hull {
+            None => r,
+            Some(h) if r.is_empty() => h,
+            Some(h) if h.is_empty() => r,
+            Some(h) => h.start.min(r.start)..h.end.max(r.end),
+        });
+    }
+    hull.unwrap_or(0..0)
+}
+
 /// Bind argument `index` to `win` and its hidden offset to the window's start.
 pub(super) fn bind(
     kernel: &Kernel,
@@ -170,7 +191,7 @@ pub(super) fn fitting_len(plan: &Plan, p: Package) -> u64 {
     let fits = |len: u64| {
         plan.args.iter().all(|a| match a {
             SArg::Buffer { core, .. } if plan.windowed(core) => {
-                let r = plan.reach(core, Package { offset: p.offset, len });
+                let r = reach(plan, core, Package { offset: p.offset, len });
                 (r.end - r.start) * core.elem as u64 <= cap
             }
             _ => true,

@@ -77,27 +77,6 @@ impl Plan {
         pattern.elements_in_rows(first, items, core.len as u64, self.row_len)
     }
 
-    /// What package `p` reaches of buffer `core`: the hull of the ranges of every argument it
-    /// is passed as (its rows and a halo of them, say). One window must cover them all: a
-    /// window made for one argument would free the memory another was already bound to.
-    pub(super) fn reach(&self, core: &BufferCore, p: Package) -> Range<u64> {
-        let mut hull: Option<Range<u64>> = None;
-        for a in &self.args {
-            let SArg::Buffer { core: c, pattern, .. } = a else { continue };
-            if c.index != core.index {
-                continue;
-            }
-            let r = self.range(c, *pattern, p);
-            hull = Some(match hull {
-                None => r,
-                Some(h) if r.is_empty() => h,
-                Some(h) if h.is_empty() => r,
-                Some(h) => h.start.min(r.start)..h.end.max(r.end),
-            });
-        }
-        hull.unwrap_or(0..0)
-    }
-
     /// The session's largest allocation, in bytes: a buffer over it is held in windows.
     pub(super) fn cap(&self) -> u64 {
         self.devices.max_alloc.load(Ordering::Relaxed)
@@ -483,7 +462,7 @@ pub(super) fn bind_windows(
     let cap = plan.cap();
     for a in &plan.args {
         let SArg::Buffer { index, core, .. } = a else { continue };
-        let win = cover(w, core, plan.reach(core, p), cap)?;
+        let win = cover(w, core, super::window::reach(plan, core, p), cap)?;
         let offset_arg = plan.offsets.iter().find(|(i, _)| i == index).map(|(_, o)| *o);
         bind(kernel, *index, offset_arg, &win)?;
     }
