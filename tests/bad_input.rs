@@ -413,6 +413,37 @@ fn watchdog_values_that_mean_nothing_are_refused_before_the_run() {
     assert_mentions(&msg, &["watchdog", "min"]);
 }
 
+/// A watchdog too long for an `Instant` to hold means "never": the runs end correctly where
+/// the deadlines' arithmetic panicked (`min * 3`, `now + min`, `factor * time` as a
+/// `Duration`), one-shot in many packages and in a session whose later launches are queued.
+#[test]
+fn a_watchdog_too_long_to_count_means_never() {
+    use hetdsl::WatchdogConfig;
+    let tens = Duration::from_secs(10);
+    for w in [
+        WatchdogConfig { factor: 20.0, min: Duration::MAX },
+        WatchdogConfig { factor: 1e300, min: tens },
+    ] {
+        let p = program("engine.cl");
+        let input: Vec<u32> = (0..1024).collect();
+        let mut out = vec![0u32; 4096];
+        let one_shot = common::expand4(&p, 1024, &input, &mut out);
+        one_shot.balancer(Box::new(Dynamic::packages(8))).watchdog(w).run().unwrap();
+        assert_eq!(out, common::expand4_reference(&input), "{w:?}");
+        let p = common::program("session.cl");
+        let s = p.session().unwrap();
+        let xs: Vec<f32> = (0..1024).map(|i| i as f32).collect();
+        let (x, y) = (s.buffer_from(&xs).unwrap(), s.buffer_from(&xs).unwrap());
+        let mut o = s.buffer::<f32>(1024).unwrap();
+        for _ in 0..3 {
+            common::saxpy_launch(&s, 1024, &x, &y, &mut o).watchdog(w).submit().unwrap();
+        }
+        s.finish().unwrap();
+        let got = o.to_vec().unwrap();
+        assert!(got.iter().zip(&xs).all(|(o, x)| *o == 3.0 * x), "{w:?}");
+    }
+}
+
 #[test]
 fn a_device_position_given_twice_is_refused() {
     let msg = message(expand4_tweaked(|l| l.on_devices(&[1, 0, 1])), is!(Error::BadConfig(_)));

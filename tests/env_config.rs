@@ -6,6 +6,9 @@ mod common;
 use common::program;
 use hetdsl::{Error, WaitMode};
 
+/// The tests set variables every thread of this process reads: one at a time.
+static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn run(p: &hetdsl::Program, explicit: bool) -> hetdsl::Result<hetdsl::Report> {
     let input = vec![3u32; 256];
     let mut out = vec![0u32; 1024];
@@ -22,6 +25,7 @@ fn run(p: &hetdsl::Program, explicit: bool) -> hetdsl::Result<hetdsl::Report> {
 
 #[test]
 fn unreadable_wait_and_backup_settings_are_errors() {
+    let _one = ENV.lock().unwrap_or_else(|e| e.into_inner());
     let p = program("engine.cl");
     let settings =
         [("HETDSL_WAIT", "sometimes"), ("HETDSL_BACKUPS", "maybe"), ("HETDSL_PIPELINE", "on")];
@@ -38,4 +42,31 @@ fn unreadable_wait_and_backup_settings_are_errors() {
         std::env::remove_var(name);
     }
     run(&p, false).unwrap();
+}
+
+#[test]
+fn unreadable_measurement_knobs_are_errors_at_the_build() {
+    let _one = ENV.lock().unwrap_or_else(|e| e.into_inner());
+    let bad = [
+        ("HETDSL_COPY_THREADS", "abc"),
+        ("HETDSL_COPY_THREADS", "0"),
+        ("HETDSL_COPY_THREADS", ""),
+        ("HETDSL_STAGING_SLOT_MIB", "-1"),
+        ("HETDSL_STAGING_SLOT_MIB", "5000"),
+    ];
+    for (name, value) in bad {
+        std::env::set_var(name, value);
+        let runtime = hetdsl::Runtime::new().unwrap();
+        let source = hetdsl::KernelSource::from_text("k.cl", "__kernel void k(__global int* x) {}");
+        match runtime.program(&source) {
+            Err(Error::BadConfig(m)) => assert!(m.contains(name) && m.contains(value), "{m}"),
+            Err(e) => panic!("{name}={value}: expected BadConfig, got {e}"),
+            Ok(_) => panic!("{name}={value}: built"),
+        }
+        std::env::remove_var(name);
+    }
+    std::env::set_var("HETDSL_COPY_THREADS", "3");
+    let p = program("engine.cl");
+    run(&p, false).unwrap();
+    std::env::remove_var("HETDSL_COPY_THREADS");
 }

@@ -205,6 +205,9 @@ fn a_saved_history_splits_the_first_launch_of_a_new_session_and_other_devices_re
     assert!(matches!(err, Error::BadConfig(_)) && err.to_string().contains("learned on devices"));
     std::fs::remove_file(&path).unwrap();
     assert!(matches!(other.load_history(&path), Err(Error::Io { .. })));
+    // A file that never ends is refused past a bound, not read until memory runs out.
+    let err = other.load_history("/dev/zero").unwrap_err();
+    assert!(matches!(&err, Error::Io { reason, .. } if reason.contains("not a history")), "{err}");
 }
 
 /// A split known to be balanced (a saved history whose balance is set to 1 and whose devices ran

@@ -116,8 +116,12 @@ macro_rules! float {
                 }
             }
             fn combine(a: Self, b: Self, merge: Merge) -> Self {
+                // The identity leaves `a` as it is, NaN included: `max` alone would turn an
+                // element no work-item wrote, NaN in the caller's buffer, into -inf.
                 match merge {
                     Merge::Sum => a + b,
+                    Merge::Max if b == Self::identity(merge) => a,
+                    Merge::Min if b == Self::identity(merge) => a,
                     Merge::Max => a.max(b),
                     Merge::Min => a.min(b),
                     Merge::Or | Merge::And => a,
@@ -208,6 +212,18 @@ mod tests {
         check(&[f64::MIN, 2.0]);
         assert!(!f32::supports(Merge::Or) && !f64::supports(Merge::And));
         assert!(i8::supports(Merge::Or));
+    }
+
+    #[test]
+    fn a_nan_no_device_wrote_stays_nan() {
+        // The caller's element is NaN and every device's copy holds the identity.
+        for m in [Merge::Sum, Merge::Max, Merge::Min] {
+            assert!(f32::combine(f32::NAN, f32::identity(m), m).is_nan(), "{m}");
+            assert!(f64::combine(f64::NAN, f64::identity(m), m).is_nan(), "{m}");
+        }
+        // A value a device wrote still merges as `max` and `min` do.
+        assert_eq!(f32::combine(f32::NAN, 2.0, Merge::Max), 2.0);
+        assert_eq!(f64::combine(1.0, -3.0, Merge::Min), -3.0);
     }
 
     #[test]

@@ -23,7 +23,19 @@ pub fn parse_list(list: &str) -> Result<Vec<String>, String> {
     let specs: Vec<String> = if list == "all" {
         NAMES.iter().map(|s| s.to_string()).collect()
     } else {
-        list.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+        let mut specs: Vec<String> = Vec::new();
+        for t in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            // A number goes on the parameters of the spec before it (`static:1,3`): no balancer's
+            // name is a number.
+            match specs.last_mut() {
+                Some(before) if before.contains(':') && t.parse::<f64>().is_ok() => {
+                    before.push(',');
+                    before.push_str(t);
+                }
+                _ => specs.push(t.to_string()),
+            }
+        }
+        specs
     };
     for s in &specs {
         parse(s)?;
@@ -47,5 +59,11 @@ mod tests {
         assert_eq!(parse_list("all").map(|l| l.len()), Ok(NAMES.len()));
         assert_eq!(parse_list("static, hguided").map(|l| l.len()), Ok(2));
         assert!(parse_list("static,bogus").is_err());
+        // Static weights keep their commas, as the README writes them.
+        assert_eq!(
+            parse_list("static:1,3, dynamic:8"),
+            Ok(vec!["static:1,3".to_string(), "dynamic:8".to_string()])
+        );
+        assert!(parse_list("sigmoid,3").is_err());
     }
 }

@@ -69,7 +69,7 @@ fn await_setup<'a>(
     while s.setup.iter().any(Option::is_none) {
         if first_ready.is_none() && s.setup.iter().any(|r| matches!(r, Some(Ok(_)))) {
             first_ready = Some((Instant::now(), began.elapsed()));
-            s.setup_deadline = Some(Instant::now() + grace);
+            s.setup_deadline = Some(after(Instant::now(), grace));
         }
         let mut wait = Duration::from_millis(50);
         if let Some((at, took)) = first_ready {
@@ -97,9 +97,33 @@ fn await_setup<'a>(
     s
 }
 
+/// `d` after `from`, or far in the future where that is past what an `Instant` holds: a
+/// watchdog's limit the user set huge means "never", not a panic.
+pub(crate) fn after(from: Instant, d: Duration) -> Instant {
+    from.checked_add(d).or_else(|| from.checked_add(NEVER)).unwrap_or(from)
+}
+
+/// `x` seconds as a `Duration`: [`NEVER`] past what one holds (or for NaN), zero below zero.
+pub(crate) fn seconds(x: f64) -> Duration {
+    Duration::try_from_secs_f64(x).unwrap_or(if x > 0.0 || x.is_nan() {
+        NEVER
+    } else {
+        Duration::ZERO
+    })
+}
+
+/// How long a queued replay of a run that took `seconds` may go before its device is judged
+/// hung: the watchdog's floor plus its factor times that run.
+pub(crate) fn replay_limit(watchdog: WatchdogConfig, seconds_run: f64) -> Duration {
+    watchdog.min.saturating_add(seconds(watchdog.factor * seconds_run))
+}
+
+/// A deadline too far to matter: about 136 years.
+const NEVER: Duration = Duration::from_secs(1 << 32);
+
 /// The set-up grace: how long after the first ready device another may still be setting up.
 fn setup_grace(watchdog: WatchdogConfig) -> Duration {
-    (watchdog.min * 3).max(SETUP_GRACE_FLOOR)
+    watchdog.min.saturating_mul(3).max(SETUP_GRACE_FLOOR)
 }
 
 fn not_set_up(grace: Duration) -> String {
@@ -307,13 +331,13 @@ pub(super) fn end_run(
                 let rule = watchdog_rule(watchdog);
                 let out = s.dispatch.as_ref().and_then(|x| {
                     let (p, since) = x.running(d)?;
-                    Some(Duration::from_secs_f64(since + x.watchdog_limit(d, p, rule)))
+                    Some(seconds(since + x.watchdog_limit(d, p, rule)))
                 });
                 // One still setting up has the set-up's own grace.
                 let deadline = match (out, s.late[d] && s.setup[d].is_none()) {
-                    (Some(at), _) => s.t0 + at,
+                    (Some(at), _) => after(s.t0, at),
                     (None, true) => s.setup_deadline.unwrap_or_else(Instant::now),
-                    (None, false) => Instant::now() + watchdog.min,
+                    (None, false) => after(Instant::now(), watchdog.min),
                 };
                 quarantine::leave_behind(LeftBehind {
                     device: machine[d],

@@ -100,6 +100,17 @@ fn build_staging(
 const CONTEXTS_VARIABLE: &str = "HETDSL_CONTEXTS";
 const CONTEXTS_VALUES: [&str; 2] = ["device", "platform"];
 
+/// The message for an environment variable set to anything but a whole number in `1..=most`,
+/// if it is (the measurement knobs `HETDSL_COPY_THREADS`, `HETDSL_STAGING_SLOT_MIB`).
+fn unreadable_count(name: &str, most: u64) -> Option<String> {
+    let value = std::env::var_os(name)?;
+    let value = value.to_string_lossy();
+    let fine = value.parse::<u64>().is_ok_and(|n| (1..=most).contains(&n));
+    (!fine).then(|| {
+        format!("{name}=`{value}` means nothing: expected a whole number from 1 to {most}")
+    })
+}
+
 fn contexts_per_device() -> bool {
     std::env::var(CONTEXTS_VARIABLE).map_or(true, |v| v != "platform")
 }
@@ -133,6 +144,12 @@ impl Program {
             return Err(Error::BadConfig(why));
         }
         if let Some(why) = super::unreadable_env(CONTEXTS_VARIABLE, &CONTEXTS_VALUES) {
+            return Err(Error::BadConfig(why));
+        }
+        // Read once, where a copy or a ring needs them: a value that means nothing must not
+        // silently become the default.
+        let counts = [("HETDSL_COPY_THREADS", 1 << 16), ("HETDSL_STAGING_SLOT_MIB", 4096)];
+        if let Some(why) = counts.iter().find_map(|&(name, most)| unreadable_count(name, most)) {
             return Err(Error::BadConfig(why));
         }
         let _one_at_a_time = super::opencl_lock();

@@ -40,8 +40,16 @@ impl Session {
     /// ended there. A file of other devices is refused; a missing or unreadable one is an
     /// [`Error::Io`] naming it. Returns how many launches it knew.
     pub fn load_history(&self, path: impl AsRef<Path>) -> Result<usize> {
+        use std::io::Read;
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
+        // Read at most a byte past the limit: a path like /dev/zero never ends.
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_HISTORY_BYTES + 1).read_to_string(&mut text))
+            .map_err(|e| io(path, e))?;
+        if text.len() as u64 > MAX_HISTORY_BYTES {
+            return Err(io(path, format!("over {MAX_HISTORY_BYTES} bytes: not a history")));
+        }
         let saved: Saved =
             serde_json::from_str(&text).map_err(|e| io(path, format!("not a history: {e}")))?;
         let ours = self.device_names();
@@ -64,6 +72,10 @@ impl Session {
         self.devices.list.iter().map(|d| d.device.info.name.clone()).collect()
     }
 }
+
+/// The largest history file read: one report per launch, each with its packages, is far
+/// smaller (a launch of five thousand packages writes about a megabyte).
+const MAX_HISTORY_BYTES: u64 = 256 << 20;
 
 fn io(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Io { path: path.display().to_string(), reason: e.to_string() }

@@ -238,10 +238,7 @@ impl<'s> SessionLaunch<'s> {
                 let blocks = queued::blocks(&history, plan.geo.units, positions.len());
                 let needs = blocks.as_ref().and_then(|b| staged::needs(&plan, b));
                 if let (Some(blocks), Some(needs)) = (blocks, needs) {
-                    // Judged hung past the watchdog's floor plus its factor times the run
-                    // replayed.
-                    let w = plan.watchdog;
-                    let limit = w.min + Duration::from_secs_f64(w.factor * previous.roi_seconds);
+                    let limit = coordinator::replay_limit(plan.watchdog, previous.roi_seconds);
                     queued::submit(session, plan, key, blocks, needs, limit, t_binary)?;
                     return Ok(None);
                 }

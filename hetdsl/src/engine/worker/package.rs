@@ -372,9 +372,9 @@ pub(in crate::engine) fn wait_kernel(
     // Sleeping overshoots by up to ~0.1 ms; stop 0.3 ms early.
     let nap = expected * 0.9 - 3e-4;
     if nap > 0.0 {
-        std::thread::sleep(Duration::from_secs_f64(nap));
+        std::thread::sleep(crate::engine::coordinator::seconds(nap));
     }
-    let give_up = Duration::from_secs_f64(2.0 * expected + 1e-3);
+    let give_up = crate::engine::coordinator::seconds(2.0 * expected + 1e-3);
     loop {
         let status = ev.command_execution_status()?.0;
         if status == opencl3::event::CL_COMPLETE {
