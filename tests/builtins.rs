@@ -1,6 +1,7 @@
-//! Work-item built-ins under co-execution: kernels that index by `get_group_id`, or read
-//! `get_num_groups`, `get_global_size` or `get_global_offset`, give the same output co-executed
-//! with every balancer as on one device alone, and as the CPU computes it.
+//! Work-item built-ins under co-execution: kernels that index by `get_group_id` or
+//! `get_global_linear_id`, or read `get_num_groups`, `get_global_size` or `get_global_offset`,
+//! give the same output co-executed with every balancer as on one device alone, and as the CPU
+//! computes it.
 
 mod common;
 
@@ -86,6 +87,15 @@ fn global_offsets_are_those_of_the_whole_ndrange() {
     check(&p, "global_offset_1d", &[N], false, &one_d);
     let two_d: Vec<u32> = (0..W * H).map(|i| ((i / W) * 1000 + i % W) as u32).collect();
     check(&p, "global_offset_2d", &[W, H], true, &two_d);
+}
+
+#[test]
+fn linear_ids_are_those_of_the_whole_ndrange() {
+    let p = common::program("builtins.cl");
+    let one_d: Vec<u32> = (0..N).map(|i| (i * 5) as u32).collect();
+    check(&p, "global_linear_id_1d", &[N], false, &one_d);
+    let two_d: Vec<u32> = (0..W * H).map(|i| ((i / W) * 1000 + i % W) as u32).collect();
+    check(&p, "global_linear_id_2d", &[W, H], false, &two_d);
 }
 
 #[test]

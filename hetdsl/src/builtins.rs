@@ -1,18 +1,19 @@
 //! Work-item built-ins that tell the truth under co-execution.
 //!
 //! Each package is launched as an NDRange of its own, with a global work offset. OpenCL then
-//! answers `get_group_id`, `get_num_groups`, `get_global_size` and `get_global_offset` for the
-//! package, not for the NDRange the kernel was written for, and a kernel that indexes by
-//! group writes the wrong elements. Before a program is built, its flattened source is
-//! rewritten so that these four answer for the caller's whole NDRange:
+//! answers `get_group_id`, `get_num_groups`, `get_global_size`, `get_global_offset` and
+//! `get_global_linear_id` for the package, not for the NDRange the kernel was written for, and
+//! a kernel that indexes by group writes the wrong elements. Before a program is built, its
+//! flattened source is rewritten so that these answer for the caller's whole NDRange:
 //!
 //! - `get_group_id(d)` becomes `(get_global_id(d) - get_local_id(d)) / get_local_size(d)`: the
 //!   global id already includes the package's offset, and the caller's NDRange starts at 0;
 //! - `get_global_offset(d)` becomes 0;
-//! - `get_global_size(d)` and `get_num_groups(d)` read the caller's NDRange from a hidden last
-//!   kernel parameter, `ulong4 hetdsl_ndrange`, that the engine sets on every launch. The
-//!   parameter is added only when the source uses one of them, and only kernel functions can
-//!   see it: a helper function that calls either is refused with a message saying so.
+//! - `get_global_size(d)`, `get_num_groups(d)` and `get_global_linear_id()` (OpenCL C 2.0,
+//!   defined here for every device) read the caller's NDRange from a hidden last kernel
+//!   parameter, `ulong4 hetdsl_ndrange`, that the engine sets on every launch. The parameter is
+//!   added only when the source uses one of them, and only kernel functions can see it: a
+//!   helper function that calls one is refused with a message saying so.
 //!
 //! Pure text in, text out; no OpenCL.
 
@@ -30,6 +31,7 @@ size_t hetdsl_group_id(uint d) { return (get_global_id(d) - get_local_id(d)) / g
 const SIZES: &str = "\
 #define get_global_size(d) ((size_t)((d) == 0 ? hetdsl_ndrange.s0 : (d) == 1 ? hetdsl_ndrange.s1 : (d) == 2 ? hetdsl_ndrange.s2 : 1))
 #define get_num_groups(d) (get_global_size(d) / get_local_size(d))
+#define get_global_linear_id() ((get_global_id(2) * get_global_size(1) + get_global_id(1)) * get_global_size(0) + get_global_id(0))
 ";
 
 /// A source ready to build for co-execution.
@@ -219,7 +221,8 @@ pub(crate) fn rewrite(text: &str) -> Result<Rewritten, RewriteError> {
     let toks = scan(text);
     let uses = |names: &[&str]| toks.iter().any(|t| names.contains(&t.text));
     let group = uses(&["get_group_id", "get_global_offset"]);
-    let sizes = uses(&["get_global_size", "get_num_groups"]);
+    const SIZED: [&str; 3] = ["get_global_size", "get_num_groups", "get_global_linear_id"];
+    let sizes = uses(&SIZED);
     if !group && !sizes {
         return Ok(Rewritten { text: text.to_string(), ndrange_param: Vec::new() });
     }
@@ -229,10 +232,7 @@ pub(crate) fn rewrite(text: &str) -> Result<Rewritten, RewriteError> {
     if sizes {
         let fns = functions(&toks);
         for f in fns.iter().filter(|f| !f.kernel) {
-            if let Some(t) = toks[f.body.clone()]
-                .iter()
-                .find(|t| t.text == "get_global_size" || t.text == "get_num_groups")
-            {
+            if let Some(t) = toks[f.body.clone()].iter().find(|t| SIZED.contains(&t.text)) {
                 return Err(RewriteError {
                     line: t.line,
                     message: format!(

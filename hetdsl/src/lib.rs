@@ -25,11 +25,12 @@
 //! - a launch's arguments are checked against the kernel's real signature (kind, type,
 //!   `const`-ness, inputs the kernel writes) before anything is enqueued, with messages that
 //!   name the parameter and its file and line;
-//! - `get_group_id`, `get_num_groups`, `get_global_size` and `get_global_offset` answer for the
-//!   NDRange the caller launched, not for the package a device runs: the source is rewritten
-//!   before it is built, and kernels that need the sizes take a hidden last `ulong4` argument
-//!   that the engine sets (it is not one of the caller's arguments). Only kernel functions may
-//!   call `get_global_size`/`get_num_groups`; a helper that does is refused at build time.
+//! - `get_group_id`, `get_num_groups`, `get_global_size`, `get_global_offset` and
+//!   `get_global_linear_id` answer for the NDRange the caller launched, not for the package a
+//!   device runs: the source is rewritten before it is built, and kernels that need the sizes
+//!   take a hidden last `ulong4` argument that the engine sets (it is not one of the caller's
+//!   arguments). Only kernel functions may call `get_global_size`, `get_num_groups` or
+//!   `get_global_linear_id`; a helper that does is refused at build time.
 
 pub mod balance;
 mod builtins;

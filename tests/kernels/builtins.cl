@@ -44,3 +44,13 @@ __kernel void global_offset_2d(__global uint* out, const uint width) {
     const size_t y = get_global_id(1) - get_global_offset(1);
     out[y * width + x] = (uint)(y * 1000 + x);
 }
+
+// OpenCL C 2.0's linear id, which hetdsl defines for every device: the element a work-item
+// owns in a row-major 2-D range, counted over the whole NDRange.
+__kernel void global_linear_id_1d(__global uint* out) {
+    out[get_global_linear_id()] = (uint)(get_global_linear_id() * 5);
+}
+
+__kernel void global_linear_id_2d(__global uint* out) {
+    out[get_global_linear_id()] = (uint)(get_global_id(1) * 1000 + get_global_id(0));
+}
