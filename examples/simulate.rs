@@ -313,6 +313,13 @@ fn main() -> ExitCode {
     // One run per kept case and balancer.
     let kept = |c: &&Case| args.machine.as_ref().is_none_or(|m| c.machine.contains(m.as_str()));
     let runs: usize = sets.iter().map(|(_, cases)| cases.iter().filter(kept).count()).sum();
+    if let (0, Some(m)) = (runs, &args.machine) {
+        let mut names: Vec<&str> =
+            sets.iter().flat_map(|(_, c)| c.iter().map(|c| c.machine.as_str())).collect();
+        names.dedup();
+        eprintln!("--machine {m}: no machine of these scenarios matches ({})", names.join(", "));
+        return ExitCode::FAILURE;
+    }
     let progress = Progress::new((runs * args.balancers.len()) as u64);
     for (name, cases) in &sets {
         // Group the cases by machine, keeping their order.

@@ -67,6 +67,17 @@ fn oneshot_loops_match_the_cpu_reference_on_two_pocl_devices() {
     }
 }
 
+/// A size past the host's memory is an error naming it, not a capacity-overflow panic or an
+/// aborted allocation (Jacobi's side, squared, wrapped to an empty grid).
+#[test]
+fn a_size_past_the_host_memory_is_refused() {
+    for (name, n) in [("nbody", 1usize << 62), ("chain", usize::MAX - 255), ("jacobi", 1 << 44)] {
+        let e = iterate::create(name, Scale::Exactly(n), None).err().expect("refused");
+        assert!(e.contains("host memory"), "{name}: {e}");
+    }
+    assert!(iterate::create("blackscholes", Scale::Exactly(1 << 14), None).is_ok());
+}
+
 #[test]
 fn the_handwritten_jacobi_loop_matches_the_cpu_reference() {
     let (_rt, program) = setup();

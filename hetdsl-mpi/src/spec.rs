@@ -120,6 +120,16 @@ impl LaunchSpec {
                         .into(),
                 });
             }
+            // `Pattern::ratio` refuses a zero side, but the variant's fields are public: one
+            // would divide by zero below, on rank 0 alone, leaving the others in a collective.
+            if let Some(p @ Pattern::Ratio { a: 0, .. } | p @ Pattern::Ratio { b: 0, .. }) =
+                a.pattern
+            {
+                return Err(Error::BadArgument {
+                    index: i,
+                    reason: format!("pattern {p} has a zero side"),
+                });
+            }
             self.byte_range(i, all)?;
         }
         Ok(())
@@ -212,6 +222,12 @@ mod tests {
         assert!(matches!(spec.check(), Err(Error::BadArgument { index: 0, .. })));
         spec.args[0] = buffer(ArgKind::In, 4, 255, Pattern::ONE_TO_ONE);
         assert!(matches!(spec.check(), Err(Error::BadArgument { index: 0, .. })));
+        // A zero side, built through the public fields: refused, not a division by zero.
+        spec.args[0] = buffer(ArgKind::In, 4, 256, Pattern::Ratio { a: 1, b: 0 });
+        let e = spec.check().unwrap_err();
+        assert!(
+            matches!(&e, Error::BadArgument { index: 0, reason } if reason.contains("zero side"))
+        );
         spec.args.clear();
         spec.local = vec![100];
         assert!(matches!(spec.check(), Err(Error::BadRange(_))));

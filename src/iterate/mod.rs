@@ -439,16 +439,26 @@ pub trait Iterative {
 
 /// The benchmark `name` at `scale`, or why not: an unknown name, or a size that is not a
 /// multiple of its work-group size (jacobi: a side of at least two work-groups).
+/// The host's memory in bytes (`MemTotal` of /proc/meminfo), where it can be read.
+fn host_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 pub fn create(
     name: &str,
     scale: Scale,
     steps: Option<usize>,
 ) -> Result<Box<dyn Iterative>, String> {
-    let (unit, least) = match name {
-        "nbody" => (crate::samples::iterative::nbody::LWS, 1),
-        "jacobi" => (crate::samples::iterative::jacobi::LWS[0], 2),
-        "blackscholes" => (crate::samples::iterative::blackscholes::LWS, 1),
-        "chain" => (crate::samples::iterative::chain::LWS, 1),
+    // The work-group size, the fewest groups, and about how many host bytes each body,
+    // option, element or (Jacobi) grid cell takes with its copies and reference.
+    let (unit, least, per) = match name {
+        "nbody" => (crate::samples::iterative::nbody::LWS, 1, 64),
+        "jacobi" => (crate::samples::iterative::jacobi::LWS[0], 2, 16),
+        "blackscholes" => (crate::samples::iterative::blackscholes::LWS, 1, 32),
+        "chain" => (crate::samples::iterative::chain::LWS, 1, 16),
         _ => return Err(format!("unknown benchmark `{name}`: {}", NAMES.join(", "))),
     };
     if let Scale::Exactly(n) = scale {
@@ -456,6 +466,15 @@ pub fn create(
             return Err(format!(
                 "{name}: size {n} must be a multiple of {unit} (its work-group size), at least {}",
                 least * unit
+            ));
+        }
+        // A size past the host's memory is refused here rather than aborting an allocation.
+        let items = if name == "jacobi" { n as u128 * n as u128 } else { n as u128 };
+        let need = items * per;
+        if need > host_memory().map_or(u64::MAX as u128, u128::from) {
+            return Err(format!(
+                "{name}: size {n} needs about {} GiB of host memory, more than this machine has",
+                need >> 30
             ));
         }
     }
