@@ -104,13 +104,18 @@ fn threads_for(len: usize) -> usize {
     (len / MIN_SHARE).clamp(1, most_threads())
 }
 
-/// The most threads one copy uses: [`MAX_THREADS`], or `HETDSL_COPY_THREADS` where set (to
+/// The variable that sets the threads a copy may use, and the most it takes. The build
+/// refuses any other value.
+pub(crate) const THREADS_VARIABLE: &str = "HETDSL_COPY_THREADS";
+pub(crate) const MOST_THREADS_ASKED: u64 = 1 << 16;
+
+/// The most threads one copy uses: [`MAX_THREADS`], or [`THREADS_VARIABLE`] where set (to
 /// measure another count on a given machine), never more than its cores. Read once.
 fn most_threads() -> usize {
     static MOST: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *MOST.get_or_init(|| {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let asked = std::env::var("HETDSL_COPY_THREADS").ok().and_then(|v| v.parse().ok());
+        let asked = std::env::var(THREADS_VARIABLE).ok().and_then(|v| v.parse().ok());
         asked.unwrap_or(MAX_THREADS).clamp(1, cores)
     })
 }
@@ -175,7 +180,7 @@ mod tests {
         assert_eq!(threads_for(PARALLEL_FROM - 1), 1);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         assert_eq!(threads_for(1 << 30), most_threads());
-        if std::env::var_os("HETDSL_COPY_THREADS").is_none() {
+        if std::env::var_os(THREADS_VARIABLE).is_none() {
             assert_eq!(most_threads(), MAX_THREADS.min(cores));
         }
     }

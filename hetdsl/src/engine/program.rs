@@ -148,7 +148,10 @@ impl Program {
         }
         // Read once, where a copy or a ring needs them: a value that means nothing must not
         // silently become the default.
-        let counts = [("HETDSL_COPY_THREADS", 1 << 16), ("HETDSL_STAGING_SLOT_MIB", 4096)];
+        let counts = [
+            (super::copy::THREADS_VARIABLE, super::copy::MOST_THREADS_ASKED),
+            (worker::SLOT_VARIABLE, worker::MAX_SLOT_MIB),
+        ];
         if let Some(why) = counts.iter().find_map(|&(name, most)| unreadable_count(name, most)) {
             return Err(Error::BadConfig(why));
         }

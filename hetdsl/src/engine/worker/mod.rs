@@ -39,7 +39,9 @@ pub(crate) use self::prestage::{
     beside_build, profiling_queue, stage, wanted as stage_wanted, VALUES as STAGE_VALUES,
     VARIABLE as STAGE_VARIABLE,
 };
-pub(in crate::engine) use self::ring::{pieces, slot_bytes, Ring, SLOTS};
+pub(in crate::engine) use self::ring::{
+    pieces, slot_bytes, Ring, MAX_SLOT_MIB, SLOTS, SLOT_VARIABLE,
+};
 pub(super) use self::setup::{device_profile, fill_units};
 pub(crate) use self::setup::{set_local, set_scalar};
 use super::shared::{panic_message, Ask, Release};

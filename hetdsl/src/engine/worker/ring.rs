@@ -27,14 +27,18 @@ const SLOT: usize = 32 << 20;
 /// Slots per direction: one slot's host copy overlaps the other's transfer.
 pub(in crate::engine) const SLOTS: usize = 2;
 
-/// The slot size: [`SLOT`], or `HETDSL_STAGING_SLOT_MIB` where set (to measure another size
-/// on a given machine). Read once.
+/// The variable that sets the slot size in MiB, and the largest it takes (4 GiB a slot: a
+/// larger figure is a typo, not a slot size). The build refuses any other value.
+pub(in crate::engine) const SLOT_VARIABLE: &str = "HETDSL_STAGING_SLOT_MIB";
+pub(in crate::engine) const MAX_SLOT_MIB: u64 = 4096;
+
+/// The slot size: [`SLOT`], or [`SLOT_VARIABLE`] where set (to measure another size on a given
+/// machine). Read once.
 pub(in crate::engine) fn slot_bytes() -> usize {
     static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| {
-        let asked = std::env::var("HETDSL_STAGING_SLOT_MIB").ok().and_then(|v| v.parse().ok());
-        // At most 4 GiB a slot: a larger figure is a typo, not a slot size.
-        asked.filter(|&m: &usize| m > 0).map_or(SLOT, |m| m.min(4096) << 20)
+        let asked = std::env::var(SLOT_VARIABLE).ok().and_then(|v| v.parse().ok());
+        asked.filter(|&m: &u64| m > 0).map_or(SLOT, |m| (m.min(MAX_SLOT_MIB) << 20) as usize)
     })
 }
 
@@ -189,7 +193,7 @@ mod tests {
 
     #[test]
     fn slots_hold_the_largest_transfer_and_no_more_than_the_ring() {
-        if std::env::var_os("HETDSL_STAGING_SLOT_MIB").is_some() {
+        if std::env::var_os(SLOT_VARIABLE).is_some() {
             eprintln!(
                 "SKIPPED: HETDSL_STAGING_SLOT_MIB is set, so the slot size is not the default"
             );
