@@ -10,14 +10,14 @@ use std::ptr;
 use std::time::Instant;
 
 use clap::Parser;
+use hetdsl_samples::harness::probe::{cl, first_gpu};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
-use opencl3::device::{Device, CL_DEVICE_TYPE_GPU};
+use opencl3::device::Device;
 use opencl3::memory::{
     Buffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE,
     CL_MEM_USE_HOST_PTR,
 };
-use opencl3::platform::get_platforms;
 use opencl3::types::CL_BLOCKING;
 
 #[derive(Debug, Parser)]
@@ -90,17 +90,6 @@ fn try_median<E>(reps: usize, mut f: impl FnMut() -> Result<f64, E>) -> Result<f
     let mut t = (0..reps.max(1)).map(|_| f()).collect::<Result<Vec<f64>, E>>()?;
     t.sort_by(f64::total_cmp);
     Ok(t[t.len() / 2])
-}
-
-fn first_gpu() -> Option<Device> {
-    get_platforms().ok()?.iter().find_map(|p| {
-        let ids = p.get_devices(CL_DEVICE_TYPE_GPU).ok()?;
-        ids.first().map(|id| Device::new(*id))
-    })
-}
-
-fn cl(call: &'static str) -> impl Fn(opencl3::error_codes::ClError) -> String {
-    move |e| format!("{call}: {e}")
 }
 
 fn pinned_rates(gpu: &Device, src: &[u8], dst: &mut [u8], reps: usize) -> Result<(), String> {

@@ -18,16 +18,16 @@ use std::ptr;
 use std::time::Instant;
 
 use clap::Parser;
+use hetdsl_samples::harness::probe::{cl, first_gpu};
 use opencl3::command_queue::{
     create_command_queue_with_properties, CommandQueue, CL_QUEUE_PROFILING_ENABLE,
     CL_QUEUE_PROPERTIES,
 };
 use opencl3::context::Context;
-use opencl3::device::{Device, CL_DEVICE_TYPE_GPU};
+use opencl3::device::Device;
 use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
-use opencl3::platform::get_platforms;
 use opencl3::program::Program;
 use opencl3::types::{cl_event, cl_queue_properties};
 
@@ -64,17 +64,6 @@ fn main() {
         println!("FAILED: {e}");
         std::process::exit(1);
     }
-}
-
-fn first_gpu() -> Option<Device> {
-    get_platforms().ok()?.iter().find_map(|p| {
-        let ids = p.get_devices(CL_DEVICE_TYPE_GPU).ok()?;
-        ids.first().map(|id| Device::new(*id))
-    })
-}
-
-fn cl(call: &'static str) -> impl Fn(opencl3::error_codes::ClError) -> String {
-    move |e| format!("{call}: {e}")
 }
 
 /// Device-time span (start, end) of an ended command, in ns.

@@ -9,7 +9,8 @@
 //! - [`plot`] (plots of a run, SVG or PNG) and [`png`] (the samples' output images);
 //! - [`progress`]: progress bars on stderr for the long runners;
 //! - [`cli`] and [`balancers`]: flags, device selection and balancer names for the command line;
-//! - [`example`]: the body of every sample's stand-alone example.
+//! - [`example`]: the body of every sample's stand-alone example;
+//! - [`probe`]: what the raw-OpenCL probes of the platform share.
 
 pub mod balancers;
 pub mod cli;
@@ -20,6 +21,7 @@ pub mod measure;
 pub mod paired;
 pub mod plot;
 pub mod png;
+pub mod probe;
 pub mod progress;
 
 /// Print the library's `tracing` events on stderr when `RUST_LOG` asks for them (for example
