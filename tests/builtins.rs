@@ -1,7 +1,7 @@
 //! Work-item built-ins under co-execution: kernels that index by `get_group_id` or
 //! `get_global_linear_id`, or read `get_num_groups`, `get_global_size` or `get_global_offset`,
 //! give the same output co-executed with every balancer as on one device alone, and as the CPU
-//! computes it.
+//! computes it, also where a macro names the built-in.
 
 mod common;
 
@@ -108,4 +108,44 @@ fn a_helper_function_asking_the_global_size_is_refused_by_name() {
     );
     let err = rt.program(&src).err().expect("refused").to_string();
     assert!(err.contains("`width`") && err.contains("helper.cl:1"), "{err}");
+}
+
+#[test]
+fn built_ins_behind_macros_are_those_of_the_whole_ndrange() {
+    let p = common::program("builtin_macros.cl");
+    let by_group: Vec<u32> = (0..N).map(|i| (i / LWS) as u32).collect();
+    check(&p, "macro_group_id", &[N], false, &by_group);
+    let sizes: Vec<u32> = (0..N).map(|i| (N - i + N / LWS) as u32).collect();
+    check(&p, "macro_sizes", &[N], false, &sizes);
+}
+
+#[test]
+fn sizes_the_hidden_parameter_cannot_reach_are_refused_with_file_and_line() {
+    let rt = hetdsl::Runtime::new().expect("an OpenCL runtime");
+    let refused = |name: &str, text: &str| {
+        let src = hetdsl::KernelSource::from_text(name, text);
+        rt.program(&src).err().expect("refused").to_string()
+    };
+    // A helper reading the size through a macro, beside a kernel that reads it directly.
+    let err = refused(
+        "helper_macro.cl",
+        "#define GSIZE get_global_size(0)\nuint width(void) { return GSIZE; }\n\
+         __kernel void k(__global uint* out) { out[0] = width() + get_global_size(0); }\n",
+    );
+    assert!(err.contains("macro `GSIZE`") && err.contains("`width`"), "{err}");
+    assert!(err.contains("helper_macro.cl:2"), "{err}");
+    // A kernel calling another that reads the size.
+    let err = refused(
+        "calls.cl",
+        "__kernel void b(__global uint* o) { o[0] = get_global_size(0); }\n\
+         __kernel void a(__global uint* o) { b(o); }\n",
+    );
+    assert!(err.contains("`a` calls the kernel `b`") && err.contains("calls.cl:2"), "{err}");
+    // A kernel defined by a macro.
+    let err = refused(
+        "made.cl",
+        "#define MAKE(T) __kernel void k(__global T* o) { o[0] = get_global_size(0); }\n\
+         MAKE(uint)\n",
+    );
+    assert!(err.contains("macro `MAKE`") && err.contains("made.cl:2"), "{err}");
 }

@@ -1,0 +1,116 @@
+//! Kernels rewritten to take each `__global` buffer as a window of it (see [`window`]).
+
+use super::scan::{functions, is_ident, matching_open, Source, Token};
+
+/// A source whose kernels take each `__global` pointer relative to a window of its buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Windowed {
+    pub(crate) text: String,
+    /// Per kernel: the positions of its `__global` pointer parameters, each of which takes a
+    /// hidden `ulong` offset after every other parameter, in this order.
+    pub(crate) pointers: std::collections::HashMap<String, Vec<usize>>,
+}
+
+/// Rewrites every kernel so that a device may hold only a window `[lo, hi)` of a buffer: each
+/// `__global T* p` parameter becomes `p__hetdsl`, a hidden `ulong p__hetdsl_off` parameter is
+/// appended, and the body starts with `__global T* p = p__hetdsl - p__hetdsl_off;`, so the
+/// kernel's own indexing (by global id) is unchanged. Line numbers are kept.
+pub(crate) fn window(text: &str) -> Windowed {
+    let src = Source::new(text);
+    let toks = &src.toks;
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut pointers = std::collections::HashMap::new();
+    let kernels = functions(toks, |t| src.reach(t).kernel);
+    for f in kernels.iter().filter(|f| f.kernel && !f.body.is_empty()) {
+        let open = matching_open(toks, f.close_paren);
+        let mut params: Vec<&[Token<'_>]> = Vec::new();
+        let (mut depth, mut start) = (0usize, open + 1);
+        for k in open + 1..f.close_paren {
+            match toks[k].text {
+                "(" | "[" => depth += 1,
+                ")" | "]" => depth = depth.saturating_sub(1),
+                "," if depth == 0 => {
+                    params.push(&toks[start..k]);
+                    start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        params.push(&toks[start..f.close_paren]);
+        let mut found = Vec::new();
+        let mut hidden = String::new();
+        let mut prologue = String::new();
+        for (i, p) in params.iter().enumerate() {
+            let global = p.iter().any(|t| src.reach(t.text).global);
+            let Some(name_at) = p.iter().rposition(|t| is_ident(t.text)) else { continue };
+            if !global || !p.iter().any(|t| t.text == "*") {
+                continue;
+            }
+            let name = p[name_at].text;
+            let ty: Vec<&str> = p[..name_at]
+                .iter()
+                .map(|t| t.text)
+                .filter(|t| !matches!(*t, "restrict" | "__restrict"))
+                .collect();
+            let at = p[name_at].at;
+            edits.push((at..at + name.len(), format!("{name}__hetdsl")));
+            hidden += &format!(", ulong {name}__hetdsl_off");
+            prologue += &format!(" {} {name} = {name}__hetdsl - {name}__hetdsl_off;", ty.join(" "));
+            found.push(i);
+        }
+        if found.is_empty() {
+            continue;
+        }
+        let close = toks[f.close_paren].at;
+        edits.push((close..close, hidden));
+        let brace = toks[f.body.start - 1].at + 1;
+        edits.push((brace..brace, prologue));
+        pointers.insert(f.name.clone(), found);
+    }
+    edits.sort_by_key(|(r, _)| r.start);
+    let mut out = String::with_capacity(text.len() + 64 * edits.len());
+    let mut last = 0;
+    for (range, piece) in edits {
+        out.push_str(&text[last..range.start]);
+        out.push_str(&piece);
+        last = range.end;
+    }
+    out.push_str(&text[last..]);
+    Windowed { text: out, pointers }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_macro_for_the_global_qualifier_is_held_in_windows_too() {
+        let src = "#define GLOBAL __global\n\
+                   __kernel void k(GLOBAL const float* x, GLOBAL float* y) { y[0] = x[0]; }\n";
+        let w = window(src);
+        assert_eq!(w.pointers.get("k"), Some(&vec![0, 1]));
+        assert!(
+            w.text.contains("GLOBAL const float * x = x__hetdsl - x__hetdsl_off;"),
+            "{}",
+            w.text
+        );
+    }
+
+    #[test]
+    fn windowed_kernels_take_each_global_pointer_relative_to_an_offset() {
+        let src = "__kernel void k(__global const float* restrict x, float a,\n  __global float *y) {\n  y[get_global_id(0)] = a * x[0];\n}\nvoid h(__global float* z) { }\n";
+        let w = window(src);
+        assert_eq!(w.pointers.get("k"), Some(&vec![0, 2]));
+        assert!(!w.pointers.contains_key("h"), "helpers keep their parameters");
+        assert!(w.text.contains("__global const float* restrict x__hetdsl, float a"), "{}", w.text);
+        assert!(
+            w.text.contains("__global float *y__hetdsl, ulong x__hetdsl_off, ulong y__hetdsl_off)"),
+            "{}",
+            w.text
+        );
+        assert!(w.text.contains("{ __global const float * x = x__hetdsl - x__hetdsl_off; __global float * y = y__hetdsl - y__hetdsl_off;\n"), "{}", w.text);
+        // Lines are kept: the body's statement is still on line 3.
+        assert_eq!(w.text.lines().nth(2), Some("  y[get_global_id(0)] = a * x[0];"));
+        assert!(w.text.contains("void h(__global float* z) { }"));
+    }
+}
