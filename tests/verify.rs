@@ -1,6 +1,8 @@
 //! `Launch::verify`: the same launch alone on one device and co-executed with a random uneven
-//! split, compared element by element. A pattern that does not say what the kernel writes is
-//! caught and named; a correct kernel passes. On the two PoCL devices, against CPU references.
+//! split, compared element by element. A pattern that does not say what the kernel writes or
+//! reads is caught and named, as is an output the kernel writes only in part, also after
+//! earlier runs left device buffers holding the right bytes; a correct kernel passes. On the
+//! two PoCL devices, against CPU references.
 
 use hetdsl::{KernelSource, Pattern, Program, Runtime};
 
@@ -20,6 +22,17 @@ __kernel void halves(__global const uint* in, __global uint* out, uint n) {
 __kernel void scale(__global float* x, float k) {
     size_t i = get_global_id(0);
     x[i] = x[i] * k + 0.5f;
+}
+// A scan's second pass: each group adds the previous group's total (one per group, 1:16), so
+// it reads one element before its package's; the input must be `whole`.
+__kernel void add_previous(__global const uint* totals, __global uint* out) {
+    size_t g = get_group_id(0);
+    out[get_global_id(0)] = g > 0 ? totals[g - 1] : 0u;
+}
+// Flags only the large inputs, leaving the other elements as they were: an `inout`.
+__kernel void flag_large(__global const uint* in, __global uint* flags) {
+    size_t i = get_global_id(0);
+    if (in[i] > (1u << 24)) flags[i] = 1u;
 }
 ";
 
@@ -146,4 +159,66 @@ fn the_dsl_generates_verify_next_to_run() {
     let v = scale_add::verify(&rt, N, 3.0, &x, &mut y).expect("runs");
     assert!(v.passed(), "{:?}", v.difference);
     assert!(y.iter().enumerate().all(|(i, &v)| v == 5.0 * i as f32 + 1.0));
+}
+
+#[test]
+fn an_input_read_beyond_its_pattern_is_caught_also_after_a_run() {
+    let p = program();
+    let totals: Vec<u32> = (0..(N / LWS) as u32).map(|g| 1000 + g).collect();
+    let mut out = vec![0u32; N];
+    fn launch<'a>(p: &'a Program, totals: &'a [u32], out: &'a mut [u32]) -> hetdsl::Launch<'a> {
+        p.launch("add_previous")
+            .global(&[N])
+            .local(&[LWS])
+            .input(totals, Pattern::Ratio { a: 1, b: LWS as u64 })
+            .output(out, Pattern::ONE_TO_ONE)
+    }
+    // An earlier run left every device's buffer with all the totals.
+    launch(&p, &totals, &mut out).on_devices(&[0]).run().expect("runs alone");
+    launch(&p, &totals, &mut out).on_devices(&[1]).run().expect("runs alone");
+    for seed in [1, 2, 3] {
+        let v =
+            launch(&p, &totals, &mut out).verify_seed(seed).verify().expect("both runs complete");
+        let d = v.difference.expect("a read before the package's first total goes unnoticed");
+        assert_eq!(d.argument, 1, "{d}");
+        assert!(!d.unwritten, "{d}");
+    }
+    let reference: Vec<u32> =
+        (0..N).map(|i| if i < LWS { 0 } else { totals[i / LWS - 1] }).collect();
+    assert_eq!(out, reference, "the one device's result is left");
+}
+
+#[test]
+fn an_output_written_in_part_is_caught_and_inout_passes() {
+    let p = program();
+    let x = input();
+    let mut flags = vec![0u32; N];
+    // Earlier runs leave stale flags in the devices' buffers.
+    for d in [0, 1] {
+        let l = p.launch("flag_large").global(&[N]).local(&[LWS]).on_devices(&[d]);
+        l.input(&x, Pattern::ONE_TO_ONE).output(&mut flags, Pattern::ONE_TO_ONE).run().unwrap();
+    }
+    flags.fill(0);
+    let v = p
+        .launch("flag_large")
+        .global(&[N])
+        .local(&[LWS])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut flags, Pattern::ONE_TO_ONE)
+        .verify()
+        .expect("both runs complete");
+    let d = v.difference.expect("elements no work-item wrote go unnoticed");
+    assert!(d.unwritten && d.to_string().contains("`inout`"), "{d}");
+    flags.fill(0);
+    let v = p
+        .launch("flag_large")
+        .global(&[N])
+        .local(&[LWS])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .inout(&mut flags, Pattern::ONE_TO_ONE)
+        .verify()
+        .expect("both runs complete");
+    assert!(v.passed(), "{:?}", v.difference);
+    let reference: Vec<u32> = x.iter().map(|&v| u32::from(v > 1 << 24)).collect();
+    assert_eq!(flags, reference);
 }

@@ -242,6 +242,9 @@ pub struct Launch<'a> {
     pub(crate) faults: Vec<Fault>,
     pub(crate) watchdog: WatchdogConfig,
     pub(crate) warmup: bool,
+    /// `verify` only: every device buffer a package does not fill from the caller is set to
+    /// this byte first, so a kernel reading or leaving what it did not declare shows.
+    pub(crate) poison: Option<u8>,
     pub(crate) groups: Option<std::ops::Range<u64>>,
     pub(crate) backups: bool,
     pub(crate) wait: WaitMode,
@@ -317,6 +320,7 @@ impl<'a> Launch<'a> {
             faults: Vec::new(),
             watchdog: WatchdogConfig::default(),
             warmup: true,
+            poison: None,
             groups: None,
             backups: std::env::var_os("HETDSL_BACKUPS").is_none_or(|v| v != "0"),
             wait: WaitMode::from_env(),
@@ -349,7 +353,10 @@ impl<'a> Launch<'a> {
         self
     }
 
-    /// A buffer the kernel writes, split by `pattern`.
+    /// A buffer the kernel writes, split by `pattern`: every element of each package's range,
+    /// since none is sent to the device. An element the kernel does not write comes back
+    /// undefined (what the device's memory held); use [`Launch::inout`] for a kernel that leaves
+    /// some as they were. [`Launch::verify`] tells the two apart.
     pub fn output<T: Pod>(mut self, data: &'a mut [T], pattern: Pattern) -> Self {
         let elem = size_of::<T>();
         self.args.push(Arg::Out { bytes: bytes_of_mut(data), elem, pattern, dir: Direction::Out });
@@ -530,8 +537,11 @@ impl<'a> Launch<'a> {
     /// element, bit for bit (or within [`Launch::verify_within`] for float outputs). Inout
     /// buffers start from the same contents in both runs. The caller's buffers end with the
     /// co-executed result when the two agree, and with the one device's result when they do
-    /// not (the difference says where co-execution went wrong). Run it once for each new kernel:
-    /// a pattern that does not say what the kernel writes shows here.
+    /// not (the difference says where co-execution went wrong). Before each run every device
+    /// buffer is set to a fill byte (a different one per run) before the patterns' data goes
+    /// in, so a kernel that reads beyond what its pattern gives a package, or leaves an output
+    /// element unwritten, differs whatever earlier launches left on the devices. Run it once for
+    /// each new kernel: a pattern that does not say what the kernel writes or reads shows here.
     pub fn verify(self) -> Result<Verification> {
         let names = self.arg_names;
         verify::verify(self).map_err(|e| declared(e, names))

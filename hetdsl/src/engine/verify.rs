@@ -1,6 +1,9 @@
 //! A co-execution check for users: run a launch once on one device alone (one package), once
 //! co-executed over every device of the launch with a deliberately uneven, randomised split,
-//! and compare every output element. A kernel whose declared patterns do not match what it
+//! and compare every output element. Before each run every device buffer is set to a fill byte,
+//! a different one for each run (the caller's data then goes where the patterns say): a kernel
+//! that reads beyond what its pattern gives a package, or leaves an output element unwritten,
+//! sees or leaves different bytes in the two runs, whatever earlier launches left there. A kernel whose declared patterns do not match what it
 //! really writes (an output declared 1:1 that each work-item writes twice), or that depends on
 //! where its package starts, differs; the difference names the argument, the parameter, the
 //! element and the package that wrote it.
@@ -19,6 +22,10 @@ use crate::report::Report;
 
 /// The seed of the random split when the launch gives none (see [`Launch::verify_seed`]).
 pub const DEFAULT_SEED: u64 = 0x5EED_C0DE;
+
+/// The bytes every device buffer is set to before the run alone and before the co-executed run.
+const FILL_ALONE: u8 = 0xA5;
+const FILL_COEXECUTED: u8 = 0x5A;
 
 /// The outcome of [`Launch::verify`].
 #[derive(Debug)]
@@ -54,6 +61,9 @@ pub struct Difference {
     /// The co-executed package that wrote the element, and its device (position in the launch
     /// and name), when the buffer is split by a pattern.
     pub package: Option<(Package, usize, String)>,
+    /// On one device alone the element kept the fill byte set before the run: no work-item
+    /// writes it.
+    pub unwritten: bool,
 }
 
 impl fmt::Display for Difference {
@@ -79,10 +89,20 @@ impl fmt::Display for Difference {
                 p.len
             )?;
         }
+        if self.unwritten {
+            return write!(
+                f,
+                ". No work-item writes it: on one device alone too it kept the fill byte \
+                 hetdsl set before the run. An output's elements that the kernel does not write \
+                 are undefined; give the argument as `inout` if the kernel leaves some as they \
+                 were"
+            );
+        }
         write!(
             f,
-            ". Check that the parameter's pattern says how many elements each work-item writes, \
-             and that the kernel does not depend on which device or package runs it"
+            ". Check that the parameter's pattern says how many elements each work-item writes \
+             and which elements each reads, and that the kernel does not depend on which device \
+             or package runs it"
         )
     }
 }
@@ -112,10 +132,17 @@ struct Base<'p> {
     arg_types: Vec<Option<HostType>>,
 }
 
-/// A launch of `base` whose outputs are `copies` (one per output, in argument order).
-fn build<'b>(base: &Base<'b>, slots: &'b [Arg<'_>], copies: &'b mut [Vec<u8>]) -> Launch<'b> {
+/// A launch of `base` whose outputs are `copies` (one per output, in argument order), its
+/// device buffers set to `fill` first.
+fn build<'b>(
+    base: &Base<'b>,
+    slots: &'b [Arg<'_>],
+    copies: &'b mut [Vec<u8>],
+    fill: u8,
+) -> Launch<'b> {
     let mut launch =
         Launch::new(base.program, &base.kernel).global(&base.global).local(&base.local);
+    launch.poison = Some(fill);
     launch.watchdog = base.watchdog;
     launch.warmup = base.warmup;
     launch.groups = base.groups.clone();
@@ -210,12 +237,12 @@ pub(crate) fn verify(launch: Launch<'_>) -> Result<Verification> {
         arg_types,
     };
     let mut alone_out = initial.clone();
-    let alone = build(&base, &slots, &mut alone_out)
+    let alone = build(&base, &slots, &mut alone_out, FILL_ALONE)
         .on_devices(&devices[..devices.len().min(1)])
         .balancer(Box::new(Static::nominal()))
         .run()?;
     let mut co_out = initial;
-    let coexecuted = build(&base, &slots, &mut co_out)
+    let coexecuted = build(&base, &slots, &mut co_out, FILL_COEXECUTED)
         .on_devices(&devices)
         .balancer(Box::new(RandomSplit::new(seed)))
         .run()?;
@@ -267,12 +294,17 @@ fn first_difference(
             .collect();
         let Some(&element) = differs.first() else { continue };
         let package = pattern.and_then(|p| package_of(p, element, &geometry, outs.report));
+        let r = element as usize * elem..(element as usize + 1) * elem;
+        // On one device alone every input is whole: an element left at the fill byte there is
+        // one the kernel never writes (in the co-executed run it may be a poisoned read).
+        let unwritten = a[r].iter().all(|&b| b == FILL_ALONE);
         return Ok(Some(Difference {
             argument: index,
             parameter: param.map(|p| p.name.clone()),
             element,
             count: differs.len() as u64,
             package,
+            unwritten,
         }));
     }
     Ok(None)

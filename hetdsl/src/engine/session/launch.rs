@@ -101,7 +101,9 @@ impl<'s> SessionLaunch<'s> {
         self.buffer::<T>(core, pattern, Direction::In)
     }
 
-    /// A buffer the kernel writes, split by `pattern`; its outputs stay on the devices.
+    /// A buffer the kernel writes, split by `pattern`; its outputs stay on the devices. The
+    /// kernel must write every element of each package's range: one it does not write becomes
+    /// undefined. Use [`SessionLaunch::inout`] for a kernel that leaves some as they were.
     pub fn output<T: Pod>(self, data: &'s mut Buffer<T>, pattern: Pattern) -> Self {
         let core = data.core.clone();
         self.buffer::<T>(core, pattern, Direction::Out)

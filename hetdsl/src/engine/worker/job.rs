@@ -27,6 +27,7 @@ pub(crate) struct Job {
     pub(crate) args: Vec<ArgPlan>,
     pub(crate) faults: Vec<Fault>,
     pub(crate) warmup: bool,
+    pub(crate) poison: Option<u8>,
     pub(crate) wait: WaitMode,
     /// May queue a package behind the running one (see `Launch::pipeline`).
     pub(crate) pipeline: bool,
@@ -55,6 +56,7 @@ impl Job {
             args: plan.args.clone(),
             faults: plan.faults_of(me),
             warmup: plan.warmup,
+            poison: plan.poison,
             wait: plan.wait,
             pipeline: plan.pipeline,
             first_unit: plan.span.start,

@@ -321,6 +321,11 @@ fn make_buffers(
             }
             (None, n) => n.map(|n| Staging::new(transfer, context, n)),
         };
+        let mut buffer = buffer;
+        if let (Some(byte), None, false) = (job.poison, &reduce, whole_input) {
+            poison(transfer, &mut buffer, byte, host.len)
+                .map_err(|e| cannot(format!("cannot fill with {byte:#04x}: {e}")))?;
+        }
         if let Some(red) = &reduce {
             write_blocking(transfer, &buffer, red.identity.as_ptr(), host.len)
                 .map_err(|e| cannot(format!("cannot fill with the reduction's identity: {e}")))?;
@@ -388,6 +393,20 @@ fn fill_through(
         ring.hold(k, &Event::new(ev))?;
     }
     ring.settle()
+}
+
+/// Set the first `len` bytes of `buffer` to `byte`, waiting for the fill to end.
+fn poison(
+    queue: &CommandQueue,
+    buffer: &mut Buffer<u8>,
+    byte: u8,
+    len: usize,
+) -> std::result::Result<(), opencl3::error_codes::ClError> {
+    if len == 0 {
+        return Ok(());
+    }
+    // SAFETY: `buffer` holds at least `len` bytes; the fill is waited for before it returns.
+    unsafe { queue.enqueue_fill_buffer(buffer, &[byte], 0, len, &[]) }?.wait()
 }
 
 /// Write `len` bytes at `src` into `buffer`, waiting for the copy to end.
