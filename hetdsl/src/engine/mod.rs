@@ -16,6 +16,7 @@ mod copy;
 mod discover;
 mod geometry;
 mod limits;
+mod lock;
 mod plan;
 mod program;
 mod quarantine;
@@ -28,6 +29,8 @@ mod shared;
 mod signature;
 mod verify;
 mod worker;
+
+pub(crate) use lock::opencl_lock;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -45,16 +48,6 @@ pub use region::HostRegion;
 pub use run::quarantined_devices;
 pub use session::{Buffer, Session, SessionLaunch};
 pub use verify::{Difference, Verification};
-
-/// Held across every program build and every run in the process. A run already uses every
-/// device, so little is lost by running them one at a time; and PoCL (3.1 and 5 at least)
-/// aborts on an internal assertion (`pocl_release_dlhandle_cache`) now and then when kernels
-/// of different contexts build, complete and release concurrently — seen in 1 of 8 runs of the
-/// integration tests, whose tests run in parallel threads, before this lock.
-pub(crate) fn opencl_lock() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 use hetdsl_decl::flatten;
 

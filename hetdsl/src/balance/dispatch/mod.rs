@@ -35,6 +35,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub use self::ahead::{QUEUE_CLASS, QUEUE_KERNEL_SHARE};
 use self::bitmap::{first_set, set_range};
+pub(crate) use self::user_code::in_user_balancer;
+use self::user_code::user_code;
 pub use self::watchdog::{Hung, WatchdogRule};
 use super::{Balancer, Completion, Next, Package, Setup};
 use crate::error::{DeviceFault, Error, Result};
@@ -43,6 +45,7 @@ mod ahead;
 mod backups;
 mod bitmap;
 mod events;
+mod user_code;
 mod view;
 mod watchdog;
 
@@ -225,12 +228,12 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
         names: Vec<String>,
         config: Config,
     ) -> Result<Self> {
-        let name = catch_unwind(AssertUnwindSafe(|| balancer.name()))
+        let name = catch_unwind(AssertUnwindSafe(|| user_code(|| balancer.name())))
             .unwrap_or_else(|_| "(a user balancer whose name() panicked)".to_string());
         let n = setup.devices.len();
         let total = setup.total_groups;
         let nominal = setup.devices.iter().map(|d| d.nominal_gflops).collect();
-        match catch_unwind(AssertUnwindSafe(|| balancer.start(&setup))) {
+        match catch_unwind(AssertUnwindSafe(|| user_code(|| balancer.start(&setup)))) {
             Ok(r) => r?,
             Err(p) => {
                 return Err(Error::BadBalancer(format!(
@@ -269,7 +272,7 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
             return Err(f.error());
         }
         let balancer = &mut *self.balancer;
-        match catch_unwind(AssertUnwindSafe(|| f(balancer))) {
+        match catch_unwind(AssertUnwindSafe(|| user_code(|| f(balancer)))) {
             Ok(v) => Ok(v),
             Err(p) => {
                 let m = format!(

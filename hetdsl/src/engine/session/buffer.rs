@@ -95,6 +95,18 @@ impl BufferCore {
         }
     }
 
+    /// Why ranges are fresh nowhere: a device failed while it held the only copy, or a launch
+    /// that writes them in place ended with an error between its kernel and keeping its result
+    /// (the range may hold the old values or the new, so neither is served).
+    pub(crate) fn why_lost(&self) -> &'static str {
+        if (0..self.devices.list.len()).any(|d| self.devices.is_dead(d)) {
+            "their only fresh copy was on a failed device"
+        } else {
+            "a launch that writes them in place ended with an error before its result was kept \
+             (they may hold the old values or the new); write them again"
+        }
+    }
+
     /// Make `range` fresh on the host, reading each stale part from a device that holds it.
     /// The caller holds the OpenCL lock.
     pub(crate) fn fetch(&self, range: Range<u64>, moved: &mut Moved) -> Result<()> {
@@ -103,7 +115,7 @@ impl BufferCore {
         let moves = st
             .res
             .plan_fetch(range, |d| !devices.is_dead(d))
-            .map_err(|gone| self.lost(&gone, "their only fresh copy was on a failed device"))?;
+            .map_err(|gone| self.lost(&gone, self.why_lost()))?;
         for m in moves {
             let Loc::Device(d) = m.from else { continue };
             let Some(win) = st.mems[d].clone() else { continue };
