@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use opencl3::event::Event;
 use opencl3::types::cl_event;
 
+use super::buffer::BufferCore;
 use super::enqueue::{self, Answers};
 use super::launch::HistoryKey;
 use super::order;
@@ -141,6 +142,9 @@ struct Queued {
     /// The moves' host memory, which the devices' writes read until the launch has ended;
     /// its pinned part goes back to the session's pool then.
     staging: InFlight,
+    /// The buffers whose host image a write reads directly (no pinned staging was idle): the
+    /// caller may drop its `Buffer` once `submit` returns, and the write may still be reading.
+    _sources: Vec<Arc<BufferCore>>,
     /// What it made fresh where, and after which package: what a later move waits for.
     touched: Vec<order::Touch>,
     /// What its packages read, and which: a later move into those ranges waits for them.
@@ -411,6 +415,7 @@ pub(super) fn submit(
         }
     };
     let staged_at = began.elapsed();
+    let sources: Vec<Arc<BufferCore>> = writes.iter().flatten().map(|w| w.core.clone()).collect();
     let Answers { events, moves, failed } = enqueue::everywhere(session, &plan, &blocks, writes);
     let enqueued_at = began.elapsed();
     let moved_in = arrivals.iter().map(|(core, pos, range)| (*pos, core.index, range.clone()));
@@ -434,16 +439,8 @@ pub(super) fn submit(
         moves,
         _held: held,
         transfers,
-        // A device that failed to enqueue may still have some of its writes in flight, with
-        // no event to wait for (and waiting could hang on a dead device): the driver may copy
-        // from these bytes at any time, so they are never freed then (a bounded leak, only on
-        // a device's failure) rather than freed under a transfer.
-        staging: if failed.is_empty() {
-            flight
-        } else {
-            std::mem::forget(flight);
-            InFlight::new()
-        },
+        staging: kept_for_writes(failed.is_empty(), flight),
+        _sources: kept_for_writes(failed.is_empty(), sources),
         touched,
         reads,
         limit,
@@ -470,6 +467,20 @@ pub(super) fn submit(
     }
     drained?;
     error.map_or(Ok(()), Err)
+}
+
+/// Host memory the devices' writes read, kept by the queued launch until it is drained. A
+/// device that failed to enqueue may still have some of its writes in flight, with no event to
+/// wait for (and waiting could hang on a dead device): the driver may copy from these bytes at
+/// any time, so they are never freed then (a bounded leak, only on a device's failure) rather
+/// than freed under a transfer.
+fn kept_for_writes<T: Default>(enqueued: bool, memory: T) -> T {
+    if enqueued {
+        memory
+    } else {
+        std::mem::forget(memory);
+        T::default()
+    }
 }
 
 /// The host's time per queued launch, phase by phase, as a debug event in milliseconds:

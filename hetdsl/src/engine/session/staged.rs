@@ -92,8 +92,9 @@ pub(crate) struct Write {
 }
 
 // SAFETY: `src` points into staging owned by the queued launch until it is drained, which
-// waits for the write, or into the host image of `core`, which `core` keeps alive and which is
-// written only after every queued launch has drained; the events of `after` are retained by
+// waits for the write, or into the host image of `core`, which the queued launch keeps alive
+// until it is drained (`Queued::_sources`) and which is written only after every queued
+// launch has drained; the events of `after` are retained by
 // the queued launch the write belongs to until it is drained.
 unsafe impl Send for Write {}
 
