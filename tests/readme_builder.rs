@@ -29,7 +29,9 @@ fn tour() -> hetdsl::Result<Outputs> {
     program.launch("scale").global(&[n]).local(&[64])
         .inout(&mut v, Pattern::ONE_TO_ONE).scalar(2.0f32).run()?;
 
-    // output: only written. Pattern::ratio(a, b): a elements per b work-items (None if a side is 0).
+    // output: only written, every element of each package's range (an element the kernel does
+    // not write comes back undefined: a kernel that leaves some as they were needs inout; verify()
+    // says so). Pattern::ratio(a, b): a elements per b work-items (None if a side is 0).
     // local_buffer::<T>(n): a __local buffer of n elements per work-group.
     let mut sums = vec![0u32; n / 64];
     program.launch("group_sum").global(&[n]).local(&[64])
