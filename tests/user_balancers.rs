@@ -1,7 +1,7 @@
 //! A user's balancer that reaches beyond deciding packages: one that owns a session buffer
 //! (dropped with its launch, while the launch holds the OpenCL lock), one that reads a session
-//! buffer while its launch runs, one that panics halfway. Each ends in a result or an error
-//! naming the cause, never a hang, and the session goes on.
+//! buffer while its launch runs, one that panics halfway or when dropped. Each ends in a result
+//! or an error naming the cause, never a hang or a panic, and the session goes on.
 
 mod common;
 
@@ -27,12 +27,28 @@ struct Wrapped {
     buffer: Option<Buffer<f32>>,
     read_it: bool,
     panic_after: Option<usize>,
+    panic_on_drop: bool,
     calls: usize,
+}
+
+impl Drop for Wrapped {
+    fn drop(&mut self) {
+        if self.panic_on_drop {
+            panic!("a bug in the user's balancer's drop");
+        }
+    }
 }
 
 impl Wrapped {
     fn new(buffer: Option<Buffer<f32>>) -> Self {
-        Wrapped { inner: Dynamic::packages(8), buffer, read_it: false, panic_after: None, calls: 0 }
+        Wrapped {
+            inner: Dynamic::packages(8),
+            buffer,
+            read_it: false,
+            panic_after: None,
+            panic_on_drop: false,
+            calls: 0,
+        }
     }
 }
 
@@ -169,4 +185,28 @@ fn after_a_balancer_panics_a_lost_range_does_not_blame_a_failed_device() {
             Err(e) => panic!("{e}"),
         }
     }
+}
+
+#[test]
+fn a_balancer_panicking_when_dropped_is_an_error_and_the_session_goes_on() {
+    let p = common::program("session.cl");
+    let s = p.session().unwrap();
+    let n = 4096;
+    let mut x = s.buffer_from(&vec![1.0f32; n]).unwrap();
+    let mut bad = Wrapped::new(None);
+    bad.panic_on_drop = true;
+    let l = s.launch("affine").global(&[n]).local(&[64]).inout(&mut x, Pattern::ONE_TO_ONE);
+    let r = l.scalar(2.0f32).scalar(1.0f32).balancer(Box::new(bad)).run();
+    match r {
+        Err(Error::BadBalancer(m)) => {
+            assert!(m.contains("panicked when dropped") && m.contains("outputs are written"), "{m}")
+        }
+        other => panic!("expected BadBalancer, got {other:?}"),
+    }
+    // Every package ran and was kept before the balancer went: the launch's result stands.
+    let l = s.launch("affine").global(&[n]).local(&[64]).inout(&mut x, Pattern::ONE_TO_ONE);
+    l.scalar(2.0f32).scalar(1.0f32).run().unwrap();
+    let mut want = vec![1.0f32; n];
+    affine_cpu(&mut want, 2);
+    common::close(&x.to_vec().unwrap(), &want, "after the balancer's drop");
 }

@@ -159,7 +159,7 @@ pub(super) fn report_of(
         let call_ms = t_binary.elapsed().as_secs_f64() * 1e3;
         tracing::debug!(kernel, before_roi_ms = before_roi, call_ms, "run ended");
     });
-    Ok(Report::of_run(RunRecord {
+    let report = Report::of_run(RunRecord {
         kernel: kernel.to_string(),
         balancer: s.balancer_name.clone(),
         groups: span,
@@ -173,7 +173,18 @@ pub(super) fn report_of(
         binary_seconds: t_binary.elapsed().as_secs_f64(),
         faults: dispatch.faults().to_vec(),
         backups: dispatch.backups().to_vec(),
-    }))
+    });
+    let name = s.balancer_name.clone();
+    drop(s);
+    // The balancer goes with the dispatcher: a panic in a user balancer's `drop` is its fault.
+    catch_unwind(AssertUnwindSafe(|| drop(dispatch))).map_err(|p| {
+        let why = super::shared::panic_message(&*p);
+        Error::BadBalancer(format!(
+            "balancer `{name}` panicked when dropped, after the launch had completed (its \
+             outputs are written): {why}"
+        ))
+    })?;
+    Ok(report)
 }
 
 /// One host thread per device of the plan, but none for a quarantined device or one whose
