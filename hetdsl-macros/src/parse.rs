@@ -315,6 +315,15 @@ impl Options {
                             "`local` is `N` (a 1-D NDRange), `[X, Y]` (2-D) or `[X, Y, Z]` (3-D)",
                         ));
                     }
+                    // The checks multiply the sizes: a product past 2^32 fits no device anyway.
+                    let items = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+                    if items.is_none_or(|n| n > u64::from(u32::MAX)) {
+                        errors.push(syn::Error::new(
+                            span_start,
+                            "a work-group of more than 2^32 work-items: no OpenCL device runs one",
+                        ));
+                        dims = vec![1];
+                    }
                     o.local = Some((dims, key.span()));
                 }
                 _ => {

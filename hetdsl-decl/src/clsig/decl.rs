@@ -228,13 +228,14 @@ impl Parser {
             self.pos += 1;
             self.skip_group()?;
         }
-        if self.at_punct('{') {
+        let defined = self.at_punct('{');
+        if defined {
             let body = self.skip_group()?;
             for p in params.iter_mut().flatten().filter(|p| p.pointer.is_some()) {
                 p.written_at = writes::first_write(&body, &p.name);
             }
         }
-        self.src.kernels.push(Kernel { name, line, params });
+        self.src.kernels.push(Kernel { name, line, params, defined });
         Ok(())
     }
 
@@ -438,7 +439,7 @@ impl Parser {
         if depth > MAX_NESTING {
             return Err(ParseError::new(line, "structs nested too deeply"));
         }
-        let mut packed = self.attributes()?;
+        let mut attrs = self.attributes()?;
         let tag = self.peek_ident().map(str::to_string);
         if tag.is_some() {
             self.pos += 1;
@@ -487,7 +488,7 @@ impl Parser {
             }
             self.expect_punct(';', "after a struct field")?;
         }
-        packed |= self.attributes()?;
+        attrs = attrs.and(self.attributes()?);
         let name = match (&tag, union) {
             (Some(tag), _) => format!("{keyword} {tag}"),
             (None, true) => "union".to_string(),
@@ -497,20 +498,35 @@ impl Parser {
             // Unions overlap their fields; kernels here never pass them, so leave them opaque.
             return Ok(Ty::Opaque(name));
         }
-        let layout = types::lay_out(&mut fields, &self.src.structs, packed);
+        let layout = types::lay_out(&mut fields, &self.src.structs, attrs.packed)
+            .and_then(|l| attrs.realign(l));
         self.src.structs.push(StructDef { name, fields, layout, line });
         Ok(Ty::Struct(self.src.structs.len() - 1))
     }
 
-    /// Skips `__attribute__((..))` groups, telling whether one said `packed`.
-    fn attributes(&mut self) -> Result<bool, ParseError> {
-        let mut packed = false;
+    /// Skips `__attribute__((..))` groups, telling what they say of a struct's layout.
+    fn attributes(&mut self) -> Result<StructAttrs, ParseError> {
+        let mut attrs = StructAttrs::default();
         while self.peek_ident() == Some("__attribute__") {
             self.pos += 1;
             let inner = self.skip_group()?;
-            packed |= inner.iter().any(|t| matches!(t.ident(), Some("packed" | "__packed__")));
+            for (i, t) in inner.iter().enumerate() {
+                match t.ident() {
+                    Some("packed" | "__packed__") => attrs.packed = true,
+                    Some("aligned" | "__aligned__") => {
+                        // `aligned(N)`; a bare `aligned` means the target's largest alignment,
+                        // which this reader does not know: the layout is then unknown.
+                        let n = match (inner.get(i + 1), inner.get(i + 2)) {
+                            (Some(p), Some(n)) if p.is_punct('(') => parse_int(&n.text()),
+                            _ => None,
+                        };
+                        attrs = attrs.and(StructAttrs { packed: false, aligned: Some(n) });
+                    }
+                    _ => {}
+                }
+            }
         }
-        Ok(packed)
+        Ok(attrs)
     }
 }
 
@@ -554,4 +570,47 @@ fn type_text(toks: &[Tok], name: &str) -> String {
         out += &s;
     }
     out
+}
+
+/// What `__attribute__`s say of a struct's layout.
+#[derive(Debug, Default, Clone, Copy)]
+struct StructAttrs {
+    packed: bool,
+    /// `aligned(N)`: `Some(Some(N))`; a bare `aligned` (an alignment this reader does not
+    /// know): `Some(None)`.
+    aligned: Option<Option<u64>>,
+}
+
+impl StructAttrs {
+    fn and(self, o: StructAttrs) -> StructAttrs {
+        let aligned = match (self.aligned, o.aligned) {
+            (Some(Some(a)), Some(Some(b))) => Some(Some(a.max(b))),
+            (Some(None), _) | (_, Some(None)) => Some(None),
+            (a, b) => a.or(b),
+        };
+        StructAttrs { packed: self.packed || o.packed, aligned }
+    }
+
+    /// The layout with the struct's own alignment applied: raised to `N` and its size padded
+    /// to a multiple of it; unknown where the alignment is.
+    fn realign(self, l: types::Layout) -> Option<types::Layout> {
+        match self.aligned {
+            None => Some(l),
+            Some(None) => None,
+            Some(Some(n)) if n.is_power_of_two() => {
+                let align = l.align.max(n);
+                Some(types::Layout { size: l.size.checked_next_multiple_of(align)?, align })
+            }
+            Some(Some(_)) => None,
+        }
+    }
+}
+
+/// A decimal or hexadecimal integer literal, suffixes allowed.
+fn parse_int(text: &str) -> Option<u64> {
+    let t = text.trim_end_matches(['u', 'U', 'l', 'L']);
+    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => t.parse().ok(),
+    }
 }

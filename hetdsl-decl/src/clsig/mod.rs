@@ -107,6 +107,8 @@ pub struct Kernel {
     pub line: usize,
     /// The parameters, or why they could not be read.
     pub params: Result<Vec<Param>, ParseError>,
+    /// A definition (with a body, whose writes were looked for), not a prototype.
+    pub defined: bool,
 }
 
 /// The declarations of a source.
@@ -123,13 +125,13 @@ pub struct Source {
 
 impl Source {
     pub fn kernel(&self, name: &str) -> Option<&Kernel> {
-        // A prototype may come before the definition: prefer one whose parameters were read.
-        let mut found = self.kernels.iter().filter(|k| k.name == name);
-        let first = found.next()?;
-        Some(if first.params.is_ok() {
-            first
-        } else {
-            found.find(|k| k.params.is_ok()).unwrap_or(first)
+        // A prototype may come before the definition: prefer one whose parameters were read,
+        // then the definition, whose body says which parameters the kernel writes.
+        let rank = |k: &Kernel| (k.params.is_ok(), k.defined);
+        let found = self.kernels.iter().filter(|k| k.name == name);
+        found.fold(None, |best: Option<&Kernel>, k| match best {
+            Some(b) if rank(b) >= rank(k) => Some(b),
+            _ => Some(k),
         })
     }
 

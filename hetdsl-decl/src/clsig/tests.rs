@@ -63,6 +63,9 @@ fn structs_get_c_layouts() {
                struct Ray { float3 o; float3 d; };\n\
                typedef struct Ray Ray;\n\
                typedef struct __attribute__((packed)) { char c; int i; } Packed;\n\
+               typedef struct __attribute__((aligned(16))) { float v; int k; } Cell;\n\
+               struct Lit { float v; } __attribute__((aligned(0x8)));\n\
+               typedef struct __attribute__((aligned)) { float v; } Widest;\n\
                typedef struct { Sphere s[2]; char tag; } Scene;\n\
                __kernel void trace(__global const Sphere* s, __global Ray* r, Scene sc) {}";
     let source = parse(src).unwrap();
@@ -75,6 +78,13 @@ fn structs_get_c_layouts() {
     assert_eq!(ray.layout, Some(Layout { size: 32, align: 16 }));
     let packed = &source.structs[source.struct_named("Packed").unwrap()];
     assert_eq!(packed.layout, Some(Layout { size: 5, align: 1 }));
+    // `aligned(N)` raises the struct's alignment and pads its size; a bare `aligned` (the
+    // target's largest alignment) leaves the layout unknown rather than guessed.
+    let cell = &source.structs[source.struct_named("Cell").unwrap()];
+    assert_eq!(cell.layout, Some(Layout { size: 16, align: 16 }));
+    let lit = &source.structs[source.struct_named("Lit").unwrap()];
+    assert_eq!(lit.layout, Some(Layout { size: 8, align: 8 }));
+    assert_eq!(source.structs[source.struct_named("Widest").unwrap()].layout, None);
     let scene = &source.structs[source.struct_named("Scene").unwrap()];
     assert_eq!(scene.layout, Some(Layout { size: 80, align: 16 }));
     let p = source.kernel("trace").unwrap().params.as_ref().unwrap();

@@ -1,6 +1,7 @@
 //! Which parameters a kernel body visibly writes through: an assignment, compound assignment,
 //! `++` or `--` on `p[..]`, `*p`, `*(p ..)` or `p->..`, an `atomic_*`/`atom_*` call whose first
-//! argument names `p`, or a `vstoreN`/`vstore_half*` whose last argument names it. A write
+//! argument names `p`, a `vstoreN`/`vstore_half*` whose last argument names it, or an
+//! `async_work_group_copy`/`async_work_group_strided_copy` into it (first argument). A write
 //! through a copy of the pointer or inside a helper function is not visible here; what is found
 //! is certain enough to refuse an input buffer the kernel would write into and never return.
 
@@ -27,7 +28,9 @@ pub(crate) fn first_write(body: &[Tok], name: &str) -> Option<usize> {
                 }
             }
             Some(f)
-                if (f.starts_with("atomic_") && f != "atomic_load") || f.starts_with("atom_") =>
+                if (f.starts_with("atomic_") && f != "atomic_load")
+                    || f.starts_with("atom_")
+                    || f.starts_with("async_work_group") =>
             {
                 if let Some(args) = call_args(body, i) {
                     if args.first().is_some_and(|a| names(a, name)) {
@@ -233,6 +236,8 @@ mod tests {
             "vstore4(v, i, p);",
             "vstore_half(f, 0, p + 4);",
             "if (i) p[i] |= m;",
+            "e = async_work_group_copy(p + g * 64, t, 64, 0);",
+            "e = async_work_group_strided_copy(p, t, 64, 4, 0);",
         ] {
             assert!(writes(body, "p"), "{body} writes p");
         }
@@ -253,6 +258,7 @@ mod tests {
             "atomic_add(&q[i], p[i]);",
             "atomic_load(p);",
             "vstore4(vload4(i, p), i, q);",
+            "e = async_work_group_copy(t, p + g * 64, 64, 0);",
             "y = x * (p[i]);",
             "p = p + 1;",
             "s.p[i] = 1;",
@@ -274,5 +280,21 @@ mod read {
         let params = cl.kernel("k").expect("a kernel").params.as_ref().expect("params");
         let written: Vec<_> = params.iter().map(|p| p.written_at).collect();
         assert_eq!(written, [None, Some(3), None]);
+    }
+
+    #[test]
+    fn a_prototype_before_the_definition_does_not_hide_the_writes() {
+        let src = "__kernel void k(__global float* x, __global float* y);
+                   __kernel void k(__global float* x, __global float* y)
+                   {
+  y[0] = x[0];
+}
+";
+        let cl = super::super::parse(src).expect("reads");
+        let k = cl.kernel("k").expect("a kernel");
+        assert!(k.defined);
+        let written: Vec<_> =
+            k.params.as_ref().expect("params").iter().map(|p| p.written_at).collect();
+        assert_eq!(written, [None, Some(3)]);
     }
 }

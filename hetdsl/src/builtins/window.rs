@@ -14,14 +14,15 @@ pub(crate) struct Windowed {
 /// Rewrites every kernel so that a device may hold only a window `[lo, hi)` of a buffer: each
 /// `__global T* p` parameter becomes `p__hetdsl`, a hidden `ulong p__hetdsl_off` parameter is
 /// appended, and the body starts with `__global T* p = p__hetdsl - p__hetdsl_off;`, so the
-/// kernel's own indexing (by global id) is unchanged. Line numbers are kept.
+/// kernel's own indexing (by global id) is unchanged. A kernel's prototype takes the same
+/// hidden parameters, unnamed. Line numbers are kept.
 pub(crate) fn window(text: &str) -> Windowed {
     let src = Source::new(text);
     let toks = &src.toks;
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     let mut pointers = std::collections::HashMap::new();
     let kernels = functions(toks, |t| src.reach(t).kernel);
-    for f in kernels.iter().filter(|f| f.kernel && !f.body.is_empty()) {
+    for f in kernels.iter().filter(|f| f.kernel) {
         let open = matching_open(toks, f.close_paren);
         let mut params: Vec<&[Token<'_>]> = Vec::new();
         let (mut depth, mut start) = (0usize, open + 1);
@@ -40,12 +41,21 @@ pub(crate) fn window(text: &str) -> Windowed {
         let mut found = Vec::new();
         let mut hidden = String::new();
         let mut prologue = String::new();
+        let prototype = f.body.is_empty();
         for (i, p) in params.iter().enumerate() {
             let global = p.iter().any(|t| src.reach(t.text).global);
-            let Some(name_at) = p.iter().rposition(|t| is_ident(t.text)) else { continue };
             if !global || !p.iter().any(|t| t.text == "*") {
                 continue;
             }
+            if prototype {
+                hidden += ", ulong";
+                found.push(i);
+                continue;
+            }
+            // The name is the last identifier that is not a macro (`__global T* y ARGS`, where
+            // `ARGS` may stand for more parameters).
+            let named = |t: &Token<'_>| is_ident(t.text) && !src.macros.contains_key(t.text);
+            let Some(name_at) = p.iter().rposition(named) else { continue };
             let name = p[name_at].text;
             let ty: Vec<&str> = p[..name_at]
                 .iter()
@@ -63,9 +73,11 @@ pub(crate) fn window(text: &str) -> Windowed {
         }
         let close = toks[f.close_paren].at;
         edits.push((close..close, hidden));
-        let brace = toks[f.body.start - 1].at + 1;
-        edits.push((brace..brace, prologue));
-        pointers.insert(f.name.clone(), found);
+        if !prototype {
+            let brace = toks[f.body.start - 1].at + 1;
+            edits.push((brace..brace, prologue));
+            pointers.insert(f.name.clone(), found);
+        }
     }
     edits.sort_by_key(|(r, _)| r.start);
     let mut out = String::with_capacity(text.len() + 64 * edits.len());
@@ -91,6 +103,23 @@ mod tests {
         assert_eq!(w.pointers.get("k"), Some(&vec![0, 1]));
         assert!(
             w.text.contains("GLOBAL const float * x = x__hetdsl - x__hetdsl_off;"),
+            "{}",
+            w.text
+        );
+    }
+
+    #[test]
+    fn a_prototype_and_a_macro_after_the_last_parameter_are_kept_consistent() {
+        let src = "#define ARGS , int off\n\
+                   __kernel void k(__global const float* x, __global float* y ARGS);\n\
+                   __kernel void k(__global const float* x, __global float* y ARGS) { y[off] = x[0]; }\n";
+        let w = window(src);
+        assert_eq!(w.pointers.get("k"), Some(&vec![0, 1]));
+        assert!(w.text.contains("__global float* y ARGS, ulong, ulong);"), "{}", w.text);
+        assert!(
+            w.text.contains(
+                "__global float* y__hetdsl ARGS, ulong x__hetdsl_off, ulong y__hetdsl_off)"
+            ),
             "{}",
             w.text
         );
