@@ -3,6 +3,7 @@
 //! (function bodies, other declarations) by balanced brackets. Struct layout is computed by
 //! the types module; the writes module scans a kernel's body for writes through its pointers.
 
+use super::attrs::{parse_int, StructAttrs};
 use super::lex::{Kind, Tok};
 use super::types::{self, Field, Scalar, StructDef, Ty};
 use super::{expr, writes, AddrSpace, Kernel, Param, ParseError, Pointer, Source};
@@ -570,47 +571,4 @@ fn type_text(toks: &[Tok], name: &str) -> String {
         out += &s;
     }
     out
-}
-
-/// What `__attribute__`s say of a struct's layout.
-#[derive(Debug, Default, Clone, Copy)]
-struct StructAttrs {
-    packed: bool,
-    /// `aligned(N)`: `Some(Some(N))`; a bare `aligned` (an alignment this reader does not
-    /// know): `Some(None)`.
-    aligned: Option<Option<u64>>,
-}
-
-impl StructAttrs {
-    fn and(self, o: StructAttrs) -> StructAttrs {
-        let aligned = match (self.aligned, o.aligned) {
-            (Some(Some(a)), Some(Some(b))) => Some(Some(a.max(b))),
-            (Some(None), _) | (_, Some(None)) => Some(None),
-            (a, b) => a.or(b),
-        };
-        StructAttrs { packed: self.packed || o.packed, aligned }
-    }
-
-    /// The layout with the struct's own alignment applied: raised to `N` and its size padded
-    /// to a multiple of it; unknown where the alignment is.
-    fn realign(self, l: types::Layout) -> Option<types::Layout> {
-        match self.aligned {
-            None => Some(l),
-            Some(None) => None,
-            Some(Some(n)) if n.is_power_of_two() => {
-                let align = l.align.max(n);
-                Some(types::Layout { size: l.size.checked_next_multiple_of(align)?, align })
-            }
-            Some(Some(_)) => None,
-        }
-    }
-}
-
-/// A decimal or hexadecimal integer literal, suffixes allowed.
-fn parse_int(text: &str) -> Option<u64> {
-    let t = text.trim_end_matches(['u', 'U', 'l', 'L']);
-    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => t.parse().ok(),
-    }
 }

@@ -10,6 +10,7 @@
 //! Pure (text in, declarations out) and total: every input gives `Ok` or a [`ParseError`],
 //! never a panic; the fuzz target in `hetdsl-decl/fuzz` holds it to that.
 
+mod attrs;
 mod decl;
 mod expr;
 mod lex;
