@@ -92,6 +92,25 @@ impl Ctx<'_> {
                     #size_msg
                 );
             });
+            // Same size, same kind: a `f32` field for an OpenCL `uint` reads the bits wrong.
+            if let Some(prim) = field_primitive(&field.ty, span) {
+                let type_msg = format!(
+                    "field `{}` of `{name}` is `{ty}` in OpenCL ({fat}): the Rust field must hold the \
+                     same primitive (`{}`, or an array of it for a vector)",
+                    field.name,
+                    prim.0
+                );
+                let variant = prim.1;
+                checks.extend(quote_spanned! {span=>
+                    const _: () = ::core::assert!(
+                        ::hetdsl::__private::field_holds(
+                            ::hetdsl::__private::host_type_of_field::<#rust, _>(|v| &v.#ident),
+                            ::hetdsl::__private::Prim::#variant,
+                        ),
+                        #type_msg
+                    );
+                });
+            }
         }
         self.asserts.extend(quote_spanned! {span=>
             #checks
@@ -112,4 +131,15 @@ fn field_ident(name: &str, span: Span) -> Option<syn::Ident> {
     }
     let raw = format!("r#{name}");
     syn::parse_str::<syn::Ident>(&raw).ok().map(|_| syn::Ident::new_raw(name, span))
+}
+
+/// The Rust primitive an OpenCL scalar or vector field is made of (`u32` and its `Prim`
+/// variant), where it has one.
+fn field_primitive(ty: &clsig::Ty, span: Span) -> Option<(&'static str, syn::Ident)> {
+    let scalar = match ty {
+        clsig::Ty::Scalar(s) | clsig::Ty::Vector(s, _) => *s,
+        _ => return None,
+    };
+    let rust = scalar.rust()?;
+    Some((rust, syn::Ident::new(&rust.to_uppercase(), span)))
 }
