@@ -43,20 +43,69 @@ impl Tok {
     }
 }
 
+/// The macros OpenCL C defines with the same value on every device (OpenCL C 1.2 §6.12.2 and
+/// §6.12.3): integer limits, `CHAR_BIT`, the float parameters and constants. `ULONG_MAX` is
+/// left out: `#if` arithmetic here is signed, and it would read as -1.
+const SPEC_MACROS: [(&str, &str); 40] = [
+    ("CHAR_BIT", "8"),
+    ("SCHAR_MAX", "127"),
+    ("SCHAR_MIN", "(-127-1)"),
+    ("CHAR_MAX", "127"),
+    ("CHAR_MIN", "(-127-1)"),
+    ("UCHAR_MAX", "255"),
+    ("SHRT_MAX", "32767"),
+    ("SHRT_MIN", "(-32767-1)"),
+    ("USHRT_MAX", "65535"),
+    ("INT_MAX", "2147483647"),
+    ("INT_MIN", "(-2147483647-1)"),
+    ("UINT_MAX", "0xffffffff"),
+    ("LONG_MAX", "0x7fffffffffffffffL"),
+    ("LONG_MIN", "(-0x7fffffffffffffffL-1)"),
+    ("FLT_DIG", "6"),
+    ("FLT_MANT_DIG", "24"),
+    ("FLT_MAX_10_EXP", "+38"),
+    ("FLT_MAX_EXP", "+128"),
+    ("FLT_MIN_10_EXP", "-37"),
+    ("FLT_MIN_EXP", "-125"),
+    ("FLT_RADIX", "2"),
+    ("FLT_MAX", "340282346638528859811704183484516925440.0f"),
+    ("FLT_MIN", "1.175494350822287507969e-38f"),
+    ("FLT_EPSILON", "1.1920928955078125e-7f"),
+    ("DBL_DIG", "15"),
+    ("DBL_MANT_DIG", "53"),
+    ("DBL_MAX_10_EXP", "+308"),
+    ("DBL_MAX_EXP", "+1024"),
+    ("DBL_MIN_10_EXP", "-307"),
+    ("DBL_MIN_EXP", "-1021"),
+    ("M_E_F", "2.71828174591064f"),
+    ("M_LOG2E_F", "1.44269502162933f"),
+    ("M_LN2_F", "0.693147182464600f"),
+    ("M_PI_F", "3.14159274101257f"),
+    ("M_PI_2_F", "1.57079637050629f"),
+    ("M_SQRT2_F", "1.41421353816986f"),
+    ("M_E", "2.718281828459045090796"),
+    ("M_LN2", "0.693147180559945286227"),
+    ("M_PI", "3.141592653589793115998"),
+    ("M_SQRT2", "1.414213562373095145475"),
+];
+
 /// Tokenize `text` and run the preprocessor over it, in source order (a macro applies from its
 /// `#define` to its `#undef`), with `defines` (name, value) in force from the start as `-D`
 /// options put them.
 pub fn tokens(text: &str, defines: &[(String, String)]) -> Result<Vec<Tok>, ParseError> {
     let mut predefined = HashMap::new();
-    for (name, value) in defines {
-        let body = scan(value)?
+    // OpenCL C's own macros whose values the specification fixes (the `-D` defines may
+    // override them, as the compiler lets them).
+    let fixed = SPEC_MACROS.iter().map(|(n, v)| (n.to_string(), v.to_string()));
+    for (name, value) in fixed.chain(defines.iter().cloned()) {
+        let body = scan(&value)?
             .into_iter()
             .filter_map(|r| match r {
                 Raw::Tok(t) => Some(Tok { line: 0, ..t }),
                 Raw::Directive(..) => None,
             })
             .collect();
-        predefined.insert(name.clone(), body);
+        predefined.insert(name, body);
     }
     let raw = scan(text)?;
     preproc::expand(raw, predefined)

@@ -406,3 +406,18 @@ fn an_unreadable_struct_says_why_instead_of_vanishing() {
     assert!(why.message.contains("`SIZE_UNKNOWN` is not a constant"), "{why}");
     assert!(source.unread["struct T"].message.contains("bit-fields"));
 }
+
+/// OpenCL C defines its limits and constants on every device: a branch on them is the branch
+/// the compiler takes, not the one an undefined name would choose.
+#[test]
+fn the_specification_s_own_macros_are_defined() {
+    let code = "#ifdef INT_MAX\ntypedef int real;\n#else\ntypedef long real;\n#endif\n\
+                #if CHAR_BIT != 8 || UINT_MAX != 4294967295\n#error odd bytes\n#endif\n\
+                #if !defined(M_PI_F) || INT_MIN >= 0\n#error no constants\n#endif\n\
+                __kernel void k(real n) {}";
+    assert_eq!(first_type(code, &[]), Ty::Scalar(Scalar::Int));
+    // The build's own `-D` still overrides them.
+    let code = "#if INT_MAX == 7\ntypedef float real;\n#else\ntypedef int real;\n#endif\n\
+                __kernel void k(real n) {}";
+    assert_eq!(first_type(code, &[("INT_MAX", "7")]), Ty::Scalar(Scalar::Float));
+}
