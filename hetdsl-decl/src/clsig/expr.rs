@@ -1,12 +1,15 @@
 //! Integer constant expressions as C's preprocessor evaluates them (`#if` conditions) and as
 //! array sizes use them: literals, parentheses, unary `+ - ~ !`, the binary arithmetic,
 //! shift, comparison, bitwise and logical operators, and `?:`, in C's precedence. Values are
-//! `i64` with wrapping arithmetic (C's `intmax_t`); dividing by zero is an error, not a guess.
-//! Identifiers must be resolved by the caller (macros expanded, `defined` replaced).
+//! C's `intmax_t` or, for a literal with a `u` suffix or too large for it and for whatever
+//! mixes one in, `uintmax_t` (64 bits, wrapping), compared and divided as the type says;
+//! dividing by zero is an error, not a guess. Identifiers must be resolved by the caller
+//! (macros expanded, `defined` replaced).
 
 use super::lex::{Kind, Tok};
 
-/// Evaluates `toks` as one constant expression; the error says what is wrong.
+/// Evaluates `toks` as one constant expression (an unsigned result as its bits); the error
+/// says what is wrong.
 pub fn eval(toks: &[Tok]) -> Result<i64, String> {
     if toks.is_empty() {
         return Err("an empty expression".into());
@@ -14,8 +17,25 @@ pub fn eval(toks: &[Tok]) -> Result<i64, String> {
     let mut p = Expr { toks, pos: 0, depth: 0 };
     let v = p.ternary()?;
     match p.toks.get(p.pos) {
-        None => Ok(v),
+        None => Ok(v.bits),
         Some(t) => Err(format!("unexpected `{}` in the expression", t.text())),
+    }
+}
+
+/// A value of the expression: its 64 bits, and whether they are `uintmax_t`.
+#[derive(Debug, Clone, Copy)]
+struct Val {
+    bits: i64,
+    unsigned: bool,
+}
+
+impl Val {
+    fn int(v: i64) -> Val {
+        Val { bits: v, unsigned: false }
+    }
+
+    fn truth(b: bool) -> Val {
+        Val::int(b as i64)
     }
 }
 
@@ -82,7 +102,7 @@ impl Expr<'_> {
         Ok(())
     }
 
-    fn ternary(&mut self) -> Result<i64, String> {
+    fn ternary(&mut self) -> Result<Val, String> {
         self.deeper()?;
         let cond = self.binary(0)?;
         let v = if self.op().is_some_and(|(o, _)| o == "?") {
@@ -93,11 +113,10 @@ impl Expr<'_> {
             }
             self.pos += 1;
             let no = self.ternary()?;
-            if cond != 0 {
-                yes
-            } else {
-                no
-            }
+            // Either branch unsigned makes the result unsigned, as C's conversions do.
+            let unsigned = yes.unsigned || no.unsigned;
+            let v = if cond.bits != 0 { yes } else { no };
+            Val { bits: v.bits, unsigned }
         } else {
             cond
         };
@@ -105,7 +124,7 @@ impl Expr<'_> {
         Ok(v)
     }
 
-    fn binary(&mut self, level: usize) -> Result<i64, String> {
+    fn binary(&mut self, level: usize) -> Result<Val, String> {
         if level == LEVELS.len() {
             return self.unary();
         }
@@ -118,7 +137,7 @@ impl Expr<'_> {
         Ok(left)
     }
 
-    fn unary(&mut self) -> Result<i64, String> {
+    fn unary(&mut self) -> Result<Val, String> {
         let Some(tok) = self.toks.get(self.pos) else {
             return Err("an expression that ends too early".into());
         };
@@ -128,8 +147,12 @@ impl Expr<'_> {
                 if text.starts_with(['\'', '"']) {
                     return Err(format!("the literal {text} (only integers are read here)"));
                 }
+                let unsigned_suffix = text.trim_end_matches(['l', 'L']).ends_with(['u', 'U']);
                 int_literal(text)
-                    .map(|v| v as i64)
+                    .map(|v| Val {
+                        bits: v as i64,
+                        unsigned: unsigned_suffix || v > i64::MAX as u64,
+                    })
                     .ok_or_else(|| format!("`{text}` is not an integer literal"))
             }
             Kind::Ident(name) => Err(format!("`{name}` is not a constant")),
@@ -149,9 +172,9 @@ impl Expr<'_> {
                 self.depth -= 1;
                 Ok(match c {
                     '+' => v,
-                    '-' => v.wrapping_neg(),
-                    '~' => !v,
-                    _ => (v == 0) as i64,
+                    '-' => Val { bits: v.bits.wrapping_neg(), ..v },
+                    '~' => Val { bits: !v.bits, ..v },
+                    _ => Val::truth(v.bits == 0),
                 })
             }
             Kind::Punct(c) => Err(format!("unexpected `{c}` in the expression")),
@@ -159,30 +182,45 @@ impl Expr<'_> {
     }
 }
 
-fn apply(op: &str, a: i64, b: i64) -> Result<i64, String> {
+fn apply(op: &str, a: Val, b: Val) -> Result<Val, String> {
+    // The usual conversions: one unsigned operand makes the operation unsigned.
+    let unsigned = a.unsigned || b.unsigned;
+    let (x, y) = (a.bits, b.bits);
+    let (ux, uy) = (x as u64, y as u64);
+    let cmp = |as_signed: bool, as_unsigned: bool| {
+        Val::truth(if unsigned { as_unsigned } else { as_signed })
+    };
+    let arith = |bits: i64| Val { bits, unsigned };
     Ok(match op {
-        "||" => (a != 0 || b != 0) as i64,
-        "&&" => (a != 0 && b != 0) as i64,
-        "|" => a | b,
-        "^" => a ^ b,
-        "&" => a & b,
-        "==" => (a == b) as i64,
-        "!=" => (a != b) as i64,
-        "<" => (a < b) as i64,
-        ">" => (a > b) as i64,
-        "<=" => (a <= b) as i64,
-        ">=" => (a >= b) as i64,
-        "<<" | ">>" if !(0..64).contains(&b) => {
-            return Err(format!("a shift by {b} bits (0 to 63 are defined)"));
+        "||" => Val::truth(x != 0 || y != 0),
+        "&&" => Val::truth(x != 0 && y != 0),
+        "|" => arith(x | y),
+        "^" => arith(x ^ y),
+        "&" => arith(x & y),
+        "==" => Val::truth(x == y),
+        "!=" => Val::truth(x != y),
+        "<" => cmp(x < y, ux < uy),
+        ">" => cmp(x > y, ux > uy),
+        "<=" => cmp(x <= y, ux <= uy),
+        ">=" => cmp(x >= y, ux >= uy),
+        // A shift has its left operand's type.
+        "<<" | ">>" if (b.unsigned && uy >= 64) || !(0..64).contains(&y) => {
+            return Err(format!(
+                "a shift by {} bits (0 to 63 are defined)",
+                if b.unsigned { uy.to_string() } else { y.to_string() }
+            ));
         }
-        "<<" => a.wrapping_shl(b as u32),
-        ">>" => a.wrapping_shr(b as u32),
-        "+" => a.wrapping_add(b),
-        "-" => a.wrapping_sub(b),
-        "*" => a.wrapping_mul(b),
-        "/" | "%" if b == 0 => return Err("a division by zero".into()),
-        "/" => a.wrapping_div(b),
-        "%" => a.wrapping_rem(b),
+        "<<" => Val { bits: x.wrapping_shl(y as u32), unsigned: a.unsigned },
+        ">>" if a.unsigned => Val { bits: (ux >> y) as i64, unsigned: true },
+        ">>" => Val::int(x.wrapping_shr(y as u32)),
+        "+" => arith(x.wrapping_add(y)),
+        "-" => arith(x.wrapping_sub(y)),
+        "*" => arith(x.wrapping_mul(y)),
+        "/" | "%" if y == 0 => return Err("a division by zero".into()),
+        "/" if unsigned => arith((ux / uy) as i64),
+        "%" if unsigned => arith((ux % uy) as i64),
+        "/" => arith(x.wrapping_div(y)),
+        "%" => arith(x.wrapping_rem(y)),
         _ => return Err(format!("unknown operator `{op}`")),
     })
 }

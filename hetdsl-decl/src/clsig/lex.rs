@@ -44,9 +44,8 @@ impl Tok {
 }
 
 /// The macros OpenCL C defines with the same value on every device (OpenCL C 1.2 §6.12.2 and
-/// §6.12.3): integer limits, `CHAR_BIT`, the float parameters and constants. `ULONG_MAX` is
-/// left out: `#if` arithmetic here is signed, and it would read as -1.
-const SPEC_MACROS: [(&str, &str); 40] = [
+/// §6.12.3): integer limits, `CHAR_BIT`, the float parameters and constants.
+const SPEC_MACROS: [(&str, &str); 41] = [
     ("CHAR_BIT", "8"),
     ("SCHAR_MAX", "127"),
     ("SCHAR_MIN", "(-127-1)"),
@@ -59,6 +58,7 @@ const SPEC_MACROS: [(&str, &str); 40] = [
     ("INT_MAX", "2147483647"),
     ("INT_MIN", "(-2147483647-1)"),
     ("UINT_MAX", "0xffffffff"),
+    ("ULONG_MAX", "0xffffffffffffffffUL"),
     ("LONG_MAX", "0x7fffffffffffffffL"),
     ("LONG_MIN", "(-0x7fffffffffffffffL-1)"),
     ("FLT_DIG", "6"),

@@ -421,3 +421,32 @@ fn the_specification_s_own_macros_are_defined() {
                 __kernel void k(real n) {}";
     assert_eq!(first_type(code, &[("INT_MAX", "7")]), Ty::Scalar(Scalar::Float));
 }
+
+/// `#if` compares and divides unsigned values as C does: a `u` suffix, or a literal too large
+/// for `intmax_t`, makes whatever it meets unsigned.
+#[test]
+fn unsigned_values_in_if_are_compared_as_unsigned() {
+    let pick = |cond: &str| {
+        let code = format!(
+            "#if {cond}\ntypedef int real;\n#else\ntypedef float real;\n#endif\n\
+             __kernel void k(real n) {{}}"
+        );
+        first_type(&code, &[]) == Ty::Scalar(Scalar::Int)
+    };
+    for yes in [
+        "0xFFFFFFFFFFFFFFFF > 0",
+        "~0u > 0xFFFFFFFF",
+        "(0u - 1) > 0",
+        "-1 < 0",
+        "(1 ? -1 : 0u) > 0",
+        "0xFFFFFFFFFFFFFFFF >> 63 == 1",
+        "-8 / 2u > 4",
+        "ULONG_MAX > UINT_MAX",
+        "-1 >> 1 == -1",
+    ] {
+        assert!(pick(yes), "`#if {yes}` is true");
+    }
+    for no in ["-1 < 0u", "-1 > 0", "0u > 0", "(2u - 3) < 0"] {
+        assert!(!pick(no), "`#if {no}` is false");
+    }
+}
