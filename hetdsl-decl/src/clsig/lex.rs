@@ -117,6 +117,16 @@ pub(super) enum Raw {
     Directive(Vec<Tok>, usize),
 }
 
+/// The length of the line splice at `i`, if there is one: a backslash, the spaces or tabs
+/// compilers allow after it (with a warning), and the newline.
+fn splice(chars: &[char], i: usize) -> Option<usize> {
+    if chars.get(i) != Some(&'\\') {
+        return None;
+    }
+    let blanks = chars[i + 1..].iter().take_while(|c| matches!(c, ' ' | '\t' | '\r')).count();
+    (chars.get(i + 1 + blanks) == Some(&'\n')).then_some(blanks + 2)
+}
+
 /// Splits `text` into tokens and directives, joining backslash-continued lines.
 fn scan(text: &str) -> Result<Vec<Raw>, ParseError> {
     let chars: Vec<char> = text.chars().collect();
@@ -129,9 +139,9 @@ fn scan(text: &str) -> Result<Vec<Raw>, ParseError> {
     while i < chars.len() {
         let c = chars[i];
         // A backslash-newline joins lines (inside directives, mostly).
-        if c == '\\' && chars.get(i + 1) == Some(&'\n') {
+        if let Some(n) = splice(&chars, i) {
             line += 1;
-            i += 2;
+            i += n;
             glued = false;
             continue;
         }
@@ -154,8 +164,16 @@ fn scan(text: &str) -> Result<Vec<Raw>, ParseError> {
             glued = false;
         }
         if c == '/' && chars.get(i + 1) == Some(&'/') {
+            // Lines are joined before comments end: a `//` comment whose line ends in `\`
+            // goes on over the next line, as the compiler reads it.
             while i < chars.len() && chars[i] != '\n' {
-                i += 1;
+                match splice(&chars, i) {
+                    Some(n) => {
+                        line += 1;
+                        i += n;
+                    }
+                    None => i += 1,
+                }
             }
             continue;
         }

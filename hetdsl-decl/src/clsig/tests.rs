@@ -450,3 +450,14 @@ fn unsigned_values_in_if_are_compared_as_unsigned() {
         assert!(!pick(no), "`#if {no}` is false");
     }
 }
+
+/// Lines are joined before comments end, as the compiler reads them: a `//` comment ending in
+/// `\\` swallows the next line, and a `\\` followed by blanks still joins.
+#[test]
+fn a_backslash_at_the_end_of_a_comment_continues_it() {
+    let code = "#define REAL float // a note \\\n#define REAL double\n__kernel void k(REAL a) {}";
+    assert_eq!(first_type(code, &[]), Ty::Scalar(Scalar::Float));
+    let code = "__kernel void k(float a, \\  \n int b) {}";
+    let source = parse(code).unwrap();
+    assert_eq!(source.kernel("k").unwrap().params.as_ref().unwrap().len(), 2);
+}
