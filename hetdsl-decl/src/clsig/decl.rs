@@ -132,6 +132,15 @@ impl Parser {
                     self.pos += 1;
                     self.kernel()?;
                 }
+                // `void __kernel k(…)`: the qualifier may follow the return type.
+                (_, Some("void"))
+                    if self
+                        .peek_at(1)
+                        .and_then(Tok::ident)
+                        .is_some_and(|w| matches!(w, "__kernel" | "kernel")) =>
+                {
+                    self.toks.swap(self.pos, self.pos + 1);
+                }
                 (_, Some("struct"))
                     if self.peek_at(1).is_some_and(|t| t.is_punct('{'))
                         || self.peek_at(2).is_some_and(|t| t.is_punct('{')) =>

@@ -461,3 +461,11 @@ fn a_backslash_at_the_end_of_a_comment_continues_it() {
     let source = parse(code).unwrap();
     assert_eq!(source.kernel("k").unwrap().params.as_ref().unwrap().len(), 2);
 }
+
+/// The kernel qualifier may follow the return type, as the compiler accepts it.
+#[test]
+fn a_kernel_qualifier_after_void_is_a_kernel() {
+    let source = parse("void __kernel vk(__global float* y) { y[0] = 1.0f; }").unwrap();
+    let k = source.kernel("vk").expect("a kernel");
+    assert_eq!(k.params.as_ref().unwrap().len(), 1);
+}
