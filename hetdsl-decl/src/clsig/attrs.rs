@@ -35,12 +35,3 @@ impl StructAttrs {
         }
     }
 }
-
-/// A decimal or hexadecimal integer literal, suffixes allowed.
-pub(crate) fn parse_int(text: &str) -> Option<u64> {
-    let t = text.trim_end_matches(['u', 'U', 'l', 'L']);
-    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => t.parse().ok(),
-    }
-}

@@ -3,7 +3,7 @@
 //! (function bodies, other declarations) by balanced brackets. Struct layout is computed by
 //! the types module; the writes module scans a kernel's body for writes through its pointers.
 
-use super::attrs::{parse_int, StructAttrs};
+use super::attrs::StructAttrs;
 use super::lex::{Kind, Tok};
 use super::types::{self, Field, Scalar, StructDef, Ty};
 use super::{expr, writes, AddrSpace, Kernel, Param, ParseError, Pointer, Source};
@@ -527,7 +527,7 @@ impl Parser {
                         // `aligned(N)`; a bare `aligned` means the target's largest alignment,
                         // which this reader does not know: the layout is then unknown.
                         let n = match (inner.get(i + 1), inner.get(i + 2)) {
-                            (Some(p), Some(n)) if p.is_punct('(') => parse_int(&n.text()),
+                            (Some(p), Some(n)) if p.is_punct('(') => expr::int_literal(&n.text()),
                             _ => None,
                         };
                         attrs = attrs.and(StructAttrs { packed: false, aligned: Some(n) });
