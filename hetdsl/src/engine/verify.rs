@@ -3,10 +3,11 @@
 //! and compare every output element. Before each run every device buffer is set to a fill byte,
 //! a different one for each run (the caller's data then goes where the patterns say): a kernel
 //! that reads beyond what its pattern gives a package, or leaves an output element unwritten,
-//! sees or leaves different bytes in the two runs, whatever earlier launches left there. A kernel whose declared patterns do not match what it
-//! really writes (an output declared 1:1 that each work-item writes twice), or that depends on
-//! where its package starts, differs; the difference names the argument, the parameter, the
-//! element and the package that wrote it.
+//! sees or leaves different bytes in the two runs, whatever earlier launches left there. A
+//! kernel whose declared patterns do not match what it really writes (an output declared 1:1
+//! that each work-item writes twice), or that depends on where its package starts, differs;
+//! the difference names the argument, the parameter, the element and the package that wrote
+//! it.
 
 use std::fmt;
 
