@@ -316,6 +316,7 @@ fn main() -> ExitCode {
     if let (0, Some(m)) = (runs, &args.machine) {
         let mut names: Vec<&str> =
             sets.iter().flat_map(|(_, c)| c.iter().map(|c| c.machine.as_str())).collect();
+        names.sort_unstable();
         names.dedup();
         eprintln!("--machine {m}: no machine of these scenarios matches ({})", names.join(", "));
         return ExitCode::FAILURE;
