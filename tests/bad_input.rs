@@ -311,13 +311,18 @@ fn static_weights_whose_sum_overflows() {
 #[test]
 fn single_device_times_that_do_not_fit_the_report() {
     let mut report = expand4_with(Box::new(Static::with_weights(vec![1.0, 1.0]))).unwrap();
-    for bad in [&[][..], &[0.02][..], &[0.02, 0.0][..], &[0.02, f64::NAN][..]] {
+    let inf = f64::INFINITY;
+    for bad in [&[][..], &[0.02][..], &[0.02, 0.0][..], &[0.02, f64::NAN][..], &[inf, inf][..]] {
         let msg = message(report.compare_with_single_device(bad), is!(Error::BadArgument { .. }));
         assert_mentions(&msg, &["2 positive single-device times"]);
         assert_eq!(report.efficiency, None, "{bad:?} left figures behind");
     }
     report.compare_with_single_device(&[0.02, 0.03]).unwrap();
     assert!(report.efficiency.is_some_and(|e| e > 0.0));
+    // A device that cannot hold the problem alone adds nothing to Smax.
+    report.compare_with_single_device(&[inf, 0.03]).unwrap();
+    assert_eq!(report.smax, Some(1.0));
+    assert_eq!(report.speedup, Some(0.03 / report.roi_seconds));
 }
 
 #[test]

@@ -185,20 +185,25 @@ impl Report {
     }
 
     /// Fill speedup, Smax and efficiency from each device's time alone on the whole problem
-    /// (ROI times, indexed like `devices`). A time per device is needed, each positive and
-    /// finite: anything else would give figures that mean nothing.
+    /// (ROI times, indexed like `devices`). A time per device is needed, each positive; a
+    /// device that cannot run the whole problem alone (it cannot hold it) is given as
+    /// `f64::INFINITY` and adds nothing to Smax. At least one time must be finite: anything
+    /// else would give figures that mean nothing.
     pub fn compare_with_single_device(
         &mut self,
         single_device_seconds: &[f64],
     ) -> crate::error::Result<()> {
         let n = self.devices.len();
+        let valid = |t: &f64| *t > 0.0 && (t.is_finite() || *t == f64::INFINITY);
         if single_device_seconds.len() != n
-            || single_device_seconds.iter().any(|t| !t.is_finite() || *t <= 0.0)
+            || !single_device_seconds.iter().all(valid)
+            || !single_device_seconds.iter().any(|t| t.is_finite())
         {
             return Err(crate::error::Error::BadArgument {
                 index: 0,
                 reason: format!(
-                    "{n} device(s) ran, so {n} positive single-device times are needed, got \
+                    "{n} device(s) ran, so {n} positive single-device times are needed (infinite for \
+                     a device that cannot run it alone, but not all), got \
                      {single_device_seconds:?}"
                 ),
             });
