@@ -1,0 +1,3 @@
+# Session 33, call 6 on one H200 + 16 cores (the warm machine of calls 4-5, binaries of bfadce5):
+# the memory-bound kernels, 11 rounds alternated with the H200 alone.
+echo /usr/lib/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd; tar xJf .devpack/pack.tar.xz; export POCL_DEVICES=pthread HETDSL_KERNELS=$PWD/.device/kernels; mkdir -p /tmp/r; timeout 230 .device/bin/suite --size paper --balancers default --devices all --reps 3 --settle 3 --paired 11 --energy off --kernels reduction,matvec,saxpy,elementwise --json /tmp/r/paired.json > /tmp/r/paired.txt 2>&1; echo rc $?; grep -E "paired|^[a-z0-9]+ +(alone/one|alone/def|default)" /tmp/r/paired.txt | cut -c1-140; gzip -9 /tmp/r/paired.json; tar czf $OUT/s156.tgz -C /tmp r
