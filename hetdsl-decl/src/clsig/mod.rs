@@ -1,5 +1,5 @@
 //! A reader of OpenCL C declarations: kernel signatures, the `typedef`s and structs they use,
-//! and the object-like `#define`s in front of them. It reads a flattened source (includes
+//! and the `#define`s in front of them. It reads a flattened source (includes
 //! already resolved) and skips everything else, function bodies included; it is not a C
 //! compiler, only enough of one to check a Rust declaration against a kernel.
 //!
@@ -14,6 +14,7 @@ mod attrs;
 mod decl;
 mod expr;
 mod lex;
+mod macros;
 mod preproc;
 mod types;
 mod writes;

@@ -1,37 +1,16 @@
 //! The preprocessor, run as the OpenCL compiler runs it over the scanned tokens: conditionals
 //! (`#if`, `#ifdef`, `#ifndef`, `#elif`, `#else`, `#endif`) decide which lines exist, and
-//! object-like `#define`s (from the source and from the build options' `-D`) expand in place.
+//! `#define`s (from the source and from the build options' `-D`) expand in place (the macros
+//! module expands them).
 //! A condition the reader cannot decide is an error, never a guess: reading the wrong branch
 //! would check the Rust declaration against a kernel the compiler never sees.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::expr;
 use super::lex::{Kind, Raw, Tok};
+use super::macros::{self, Macros};
 use super::ParseError;
-
-/// Macro expansion stops with an error past this many expansion steps, so a self-multiplying
-/// set of `#define`s (`#define A B B`, `#define B C C`, …) cannot exhaust time or memory.
-const MAX_STEPS: usize = 1 << 20;
-
-/// Macros nested deeper than this are refused (a chain of `#define A1 A0`, `#define A2 A1`, …
-/// would otherwise overflow the stack of the recursive expansion).
-const MAX_DEPTH: usize = 200;
-
-/// The macros in force.
-#[derive(Default)]
-struct Macros {
-    /// Object-like macros and their replacement lists.
-    object: HashMap<String, Vec<Tok>>,
-    /// Function-like macros: never expanded by this reader, so refused in a condition.
-    function: HashSet<String>,
-}
-
-impl Macros {
-    fn defined(&self, name: &str) -> bool {
-        self.object.contains_key(name) || self.function.contains(name)
-    }
-}
 
 /// Whether the lines being read exist for the compiler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,9 +100,12 @@ pub(super) fn expand(
     raw: Vec<Raw>,
     predefined: HashMap<String, Vec<Tok>>,
 ) -> Result<Vec<Tok>, ParseError> {
-    let mut macros = Macros { object: predefined, function: HashSet::new() };
+    let mut macros = Macros { object: predefined, ..Macros::default() };
     let mut groups: Vec<Group> = Vec::new();
     let mut out = Vec::new();
+    // The active tokens since the last `#define`/`#undef`, expanded together so that a
+    // function-like macro's arguments may span lines and conditionals.
+    let mut pending = Vec::new();
     let mut steps = 0;
     for item in raw {
         let state = groups.last().map_or(State::Active, |g| g.branch);
@@ -186,34 +168,33 @@ pub(super) fn expand(
                     // `#pragma OPENCL EXTENSION` and `#error` are the usual contents.
                     "pragma" | "line" | "error" | "warning" | "" if state == State::Undecided => {}
                     _ if state == State::Undecided => return Err(undecided(&groups)),
-                    "define" | "undef" => define(kw, args, &mut macros),
-                    "error" => {
-                        return Err(ParseError::new(
-                            line,
-                            format!(
-                                "`#error {}`: with these defines the compiler stops here",
-                                joined(args)
-                            ),
-                        ))
+                    "define" | "undef" => {
+                        let run = std::mem::take(&mut pending);
+                        macros::expand(run, &macros, true, &mut steps, &mut out)?;
+                        macros.apply(kw, args, line)?;
                     }
+                    "error" => return Err(stop(args, line)),
                     _ => {}
                 }
             }
             Raw::Tok(t) => match state {
-                State::Active => {
-                    let line = t.line;
-                    let mut active = HashSet::new();
-                    push_expanded(t, line, &macros.object, &mut active, &mut steps, &mut out)?;
-                }
+                State::Active => pending.push(t),
                 State::Skipped => {}
                 State::Undecided => return Err(undecided(&groups)),
             },
         }
     }
-    match groups.last() {
-        Some(g) => Err(ParseError::new(g.line, "an `#if` without its `#endif`")),
-        None => Ok(out),
+    if let Some(g) = groups.last() {
+        return Err(ParseError::new(g.line, "an `#if` without its `#endif`"));
     }
+    macros::expand(pending, &macros, true, &mut steps, &mut out)?;
+    Ok(out)
+}
+
+/// The error for an active `#error`.
+fn stop(args: &[Tok], line: usize) -> ParseError {
+    let msg = format!("`#error {}`: with these defines the compiler stops here", joined(args));
+    ParseError::new(line, msg)
 }
 
 /// The error for code inside a device-dependent conditional, at the conditional's line.
@@ -311,18 +292,16 @@ fn condition(args: &[Tok], macros: &Macros, steps: &mut usize) -> Result<bool, C
         resolved.push(Tok { kind: Kind::Number(value.into()), ..t.clone() });
         i += len;
     }
+    // Function-like macros are left for the refusal below.
     let mut expanded = Vec::new();
-    for t in resolved {
-        let line = t.line;
-        push_expanded(t, line, &macros.object, &mut HashSet::new(), steps, &mut expanded)
-            .map_err(|e| Cond::Unreadable(e.message))?;
-    }
+    macros::expand(resolved, macros, false, steps, &mut expanded)
+        .map_err(|e| Cond::Unreadable(e.message))?;
     for t in &mut expanded {
         let Some(name) = t.ident() else { continue };
         if name == "defined" {
             return Err(Cond::Unreadable("`defined` produced by a macro".into()));
         }
-        if macros.function.contains(name) {
+        if macros.function.contains_key(name) {
             return Err(Cond::Unreadable(format!(
                 "`{name}` is a function-like macro, which this reader does not expand"
             )));
@@ -339,53 +318,4 @@ fn condition(args: &[Tok], macros: &Macros, steps: &mut usize) -> Result<bool, C
         t.kind = Kind::Number("0".into());
     }
     expr::eval(&expanded).map(|v| v != 0).map_err(Cond::Unreadable)
-}
-
-/// Applies `#define NAME body` and `#undef NAME`. A function-like macro (`NAME(` with no space
-/// before the parenthesis) is remembered as such and never expanded.
-fn define(kw: &str, args: &[Tok], macros: &mut Macros) {
-    let Some(name) = args.first().and_then(Tok::ident).map(str::to_string) else {
-        return;
-    };
-    macros.object.remove(&name);
-    macros.function.remove(&name);
-    if kw == "define" {
-        let body = &args[1..];
-        if body.first().is_some_and(|t| t.is_punct('(') && t.glued) {
-            macros.function.insert(name);
-        } else {
-            macros.object.insert(name, body.to_vec());
-        }
-    }
-}
-
-fn push_expanded(
-    tok: Tok,
-    line: usize,
-    macros: &HashMap<String, Vec<Tok>>,
-    active: &mut HashSet<String>,
-    steps: &mut usize,
-    out: &mut Vec<Tok>,
-) -> Result<(), ParseError> {
-    *steps += 1;
-    if *steps > MAX_STEPS {
-        return Err(ParseError::new(line, "macro expansion takes too many steps"));
-    }
-    if active.len() > MAX_DEPTH {
-        return Err(ParseError::new(line, "macros nested too deeply"));
-    }
-    if let Some(name) = tok.ident() {
-        if let Some(body) = macros.get(name).filter(|_| !active.contains(name)) {
-            let name = name.to_string();
-            active.insert(name.clone());
-            for t in body {
-                let tok = Tok { kind: t.kind.clone(), line, glued: t.glued };
-                push_expanded(tok, line, macros, active, steps, out)?;
-            }
-            active.remove(&name);
-            return Ok(());
-        }
-    }
-    out.push(Tok { line, ..tok });
-    Ok(())
 }

@@ -469,3 +469,28 @@ fn a_kernel_qualifier_after_void_is_a_kernel() {
     let k = source.kernel("vk").expect("a kernel");
     assert_eq!(k.params.as_ref().unwrap().len(), 1);
 }
+
+/// The line of the first write the reader finds through each parameter of `kernel`.
+fn written(src: &str, kernel: &str) -> Vec<Option<usize>> {
+    params(src, kernel).iter().map(|p| p.written_at).collect()
+}
+
+/// A function-like macro writes what the compiler's expansion writes: the buffer passed to it,
+/// or one it names itself; one that only reads leaves the buffer unwritten.
+#[test]
+fn writes_through_function_like_macros_are_seen() {
+    let src = "#define STORE(p, i, v) p[i] = v\n\
+               #define BUMP(i) hits[i]++\n\
+               #define LOAD(p, i) (p)[i]\n\
+               __kernel void k(__global float* x, __global float* y, __global int* hits) {\n\
+                 int i = get_global_id(0);\n\
+                 STORE(y, i, LOAD(x, i));\n\
+                 BUMP(i);\n\
+               }\n";
+    assert_eq!(written(src, "k"), [None, Some(5), Some(6)]);
+    // Pasted and variadic forms expand as well.
+    let src = "#define AT(p) p ## _at\n#define SET(p, ...) vstore4(__VA_ARGS__, p)\n\
+               __kernel void k(__global float* y_at, __global float* z) { AT(y)[0] = 1; \
+               SET(z, v, 0); }";
+    assert_eq!(written(src, "k"), [Some(2), Some(2)]);
+}
