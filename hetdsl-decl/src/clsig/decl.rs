@@ -1,17 +1,20 @@
 //! The parser of declarations: walks the preprocessed tokens, reading `typedef`s, struct
 //! definitions and `__kernel` signatures into a [`Source`] and skipping everything else
 //! (function bodies, other declarations) by balanced brackets. Struct layout is computed by
-//! the types module; the writes module scans a kernel's body for writes through its pointers.
+//! the types module. Function bodies are kept for the reach module, which finds the writes
+//! through each kernel's pointers.
 
 use super::attrs::StructAttrs;
 use super::lex::{Kind, Tok};
 use super::types::{self, Field, Scalar, StructDef, Ty};
-use super::{expr, writes, AddrSpace, Kernel, Param, ParseError, Pointer, Source};
+use super::{expr, reach, AddrSpace, Kernel, Param, ParseError, Pointer, Source};
 
 /// Reads the declarations of a preprocessed token stream.
 pub(super) fn read(toks: Vec<Tok>) -> Result<Source, ParseError> {
-    let mut p = Parser { toks, pos: 0, src: Source::default() };
+    let mut p =
+        Parser { toks, pos: 0, src: Source::default(), funcs: vec![], kernel_funcs: vec![] };
     p.top_level()?;
+    reach::mark_writes(&mut p.src.kernels, &p.funcs, &p.kernel_funcs);
     Ok(p.src)
 }
 
@@ -19,6 +22,10 @@ struct Parser {
     toks: Vec<Tok>,
     pos: usize,
     src: Source,
+    /// The functions defined in the source, kernels included.
+    funcs: Vec<reach::Func>,
+    /// Each defined kernel's index in `src.kernels` and in `funcs`.
+    kernel_funcs: Vec<(usize, usize)>,
 }
 
 /// Declaration specifiers: the type and its qualifiers, before the declarator.
@@ -157,7 +164,13 @@ impl Parser {
                 (Kind::Punct('{' | '(' | '['), _) => {
                     self.skip_group()?;
                 }
-                _ => self.pos += 1,
+                _ => match reach::definition(&self.toks, self.pos) {
+                    Some((func, end)) => {
+                        self.funcs.push(func);
+                        self.pos = end;
+                    }
+                    None => self.pos += 1,
+                },
             }
         }
         Ok(())
@@ -230,7 +243,7 @@ impl Parser {
             return Ok(());
         }
         let params_start = self.pos;
-        let mut params = self.params();
+        let params = self.params();
         // Whatever happened inside, resume after the parameter list.
         self.pos = params_start;
         self.skip_group()?;
@@ -241,9 +254,9 @@ impl Parser {
         let defined = self.at_punct('{');
         if defined {
             let body = self.skip_group()?;
-            for p in params.iter_mut().flatten().filter(|p| p.pointer.is_some()) {
-                p.written_at = writes::first_write(&body, &p.name);
-            }
+            let names = params.iter().flatten().map(|p| p.name.clone()).collect();
+            self.kernel_funcs.push((self.src.kernels.len(), self.funcs.len()));
+            self.funcs.push(reach::Func { name: name.clone(), params: names, body });
         }
         self.src.kernels.push(Kernel { name, line, params, defined });
         Ok(())

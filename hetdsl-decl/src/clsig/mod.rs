@@ -16,6 +16,7 @@ mod expr;
 mod lex;
 mod macros;
 mod preproc;
+mod reach;
 mod types;
 mod writes;
 
@@ -97,8 +98,10 @@ pub struct Param {
     /// The parameter's type as written (macros expanded), e.g. `__global const float*`.
     pub text: String,
     pub line: usize,
-    /// The 0-based line of the first write through this pointer visible in the kernel's body
-    /// (an assignment through `p[..]`, `*p` or `p->`, an atomic on it, a `vstoreN` into it).
+    /// The 0-based line of a write through this pointer (an assignment through `p[..]`, `*p`
+    /// or `p->`, an atomic on it, a `vstoreN` into it): in the kernel's body, through a local
+    /// copy of the pointer, or inside a function of the source the pointer is passed to (the
+    /// line is then that function's).
     pub written_at: Option<usize>,
 }
 

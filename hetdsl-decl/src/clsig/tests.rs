@@ -494,3 +494,44 @@ fn writes_through_function_like_macros_are_seen() {
                SET(z, v, 0); }";
     assert_eq!(written(src, "k"), [Some(2), Some(2)]);
 }
+
+/// A write inside a function the kernel passes its pointer to is the kernel's write, however
+/// the pointer gets there (offset, copy, another function, a function defined after the
+/// kernel); a function that only reads it leaves it unwritten.
+#[test]
+fn writes_in_helper_functions_are_followed() {
+    let src = "void put(__global float* p, int i, float v);\n\
+               float get(__global const float* p, int i) { return p[i]; }\n\
+               void twice(__global float* p, int i, float v) { put(p, i, v); put(p + 1, i, v); }\n\
+               __kernel void k(__global float* x, __global float* y, __global float* z, int n) {\n\
+                 twice(y + n, 0, get(x, 0));\n\
+                 __global float* w = z;\n\
+                 put(&w[n], 1, 2.0f);\n\
+               }\n\
+               void put(__global float* p, int i, float v) {\n\
+                 p[i] = v;\n\
+               }\n";
+    assert_eq!(written(src, "k"), [None, Some(9), Some(9), None]);
+    // Recursion ends the walk; a kernel called from a kernel is followed like a function.
+    let src = "void a(__global int* p, int d) { if (d) a(p, d - 1); }\n\
+               void b(__global int* p, int d) { if (d) b(p, d - 1); else p[0] = 1; }\n\
+               __kernel void inner(__global int* q) { atomic_inc(q); }\n\
+               __kernel void k(__global int* x, __global int* y, __global int* z) {\n\
+                 a(x, 3); b(y, 3); inner(z);\n\
+               }\n";
+    assert_eq!(written(src, "k"), [None, Some(1), Some(2)]);
+}
+
+/// A local copy of the pointer writes the buffer; one that is only read through does not.
+#[test]
+fn writes_through_a_copy_of_the_pointer_are_seen() {
+    let src = "__kernel void k(__global float* x, __global float* y, __global float4* z) {\n\
+                 __global float* r = x + 1;\n\
+                 __global float* q = y + 4, *s;\n\
+                 s = q;\n\
+                 q[0] = r[0];\n\
+                 __global float* t = (__global float*)z;\n\
+                 *(t + 2) += 1.0f;\n\
+               }\n";
+    assert_eq!(written(src, "k"), [None, Some(4), Some(6)]);
+}

@@ -1,13 +1,14 @@
 //! Which parameters a kernel body visibly writes through: an assignment, compound assignment,
 //! `++` or `--` on `p[..]`, `*p`, `*(p ..)` or `p->..`, an `atomic_*`/`atom_*` call whose first
 //! argument names `p`, a `vstoreN`/`vstore_half*` whose last argument names it, or an
-//! `async_work_group_copy`/`async_work_group_strided_copy` into it (first argument). A write
-//! through a copy of the pointer or inside a helper function is not visible here; what is found
-//! is certain enough to refuse an input buffer the kernel would write into and never return.
+//! `async_work_group_copy`/`async_work_group_strided_copy` into it (first argument). This is
+//! one body's own statements about one name; the reach module applies it to the copies of a
+//! pointer and to the functions the pointer is passed to. What is found is certain enough to
+//! refuse an input buffer the kernel would write into and never return.
 
 use super::lex::{Kind, Tok};
 
-/// The 0-based line of the first visible write through `name` in `body`, if any.
+/// The 0-based line of the first write through `name` in the statements of `body`, if any.
 pub(crate) fn first_write(body: &[Tok], name: &str) -> Option<usize> {
     for (i, t) in body.iter().enumerate() {
         match t.ident() {
@@ -67,7 +68,7 @@ pub(crate) fn first_write(body: &[Tok], name: &str) -> Option<usize> {
 }
 
 /// Is the identifier at `at` a member name (after `.` or `->`)?
-fn member(toks: &[Tok], at: usize) -> bool {
+pub(super) fn member(toks: &[Tok], at: usize) -> bool {
     at >= 1
         && (toks[at - 1].is_punct('.')
             || (at >= 2
@@ -81,7 +82,7 @@ fn names(toks: &[Tok], name: &str) -> bool {
 }
 
 /// The index of the closer matching the opener at `open`.
-fn matching(toks: &[Tok], open: usize) -> Option<usize> {
+pub(super) fn matching(toks: &[Tok], open: usize) -> Option<usize> {
     let mut depth = 0usize;
     for (k, t) in toks.iter().enumerate().skip(open) {
         match t.kind {
@@ -171,7 +172,7 @@ fn pre_increment(toks: &[Tok], at: usize) -> bool {
 }
 
 /// Is the `*` at `at` a dereference (no operand before it)?
-fn is_unary(toks: &[Tok], at: usize) -> bool {
+pub(super) fn is_unary(toks: &[Tok], at: usize) -> bool {
     match at.checked_sub(1).map(|k| &toks[k]) {
         None => true,
         Some(t) => match &t.kind {
@@ -183,7 +184,7 @@ fn is_unary(toks: &[Tok], at: usize) -> bool {
 }
 
 /// The top-level comma-separated arguments of a call whose name is at `at`.
-fn call_args(toks: &[Tok], at: usize) -> Option<Vec<&[Tok]>> {
+pub(super) fn call_args(toks: &[Tok], at: usize) -> Option<Vec<&[Tok]>> {
     if !toks.get(at + 1)?.is_punct('(') {
         return None;
     }
