@@ -4,6 +4,8 @@
 //! the types module. Function bodies are kept for the reach module, which finds the writes
 //! through each kernel's pointers.
 
+use std::collections::HashSet;
+
 use super::attrs::StructAttrs;
 use super::lex::{Kind, Tok};
 use super::types::{self, Field, Scalar, StructDef, Ty};
@@ -11,13 +13,13 @@ use super::{expr, reach, AddrSpace, Kernel, Param, ParseError, Pointer, Source};
 
 /// Reads the declarations of a preprocessed token stream.
 pub(super) fn read(toks: Vec<Tok>) -> Result<Source, ParseError> {
-    let mut p =
-        Parser { toks, pos: 0, src: Source::default(), funcs: vec![], kernel_funcs: vec![] };
+    let mut p = Parser { toks, ..Parser::default() };
     p.top_level()?;
     reach::mark_writes(&mut p.src.kernels, &p.funcs, &p.kernel_funcs);
     Ok(p.src)
 }
 
+#[derive(Default)]
 struct Parser {
     toks: Vec<Tok>,
     pos: usize,
@@ -26,6 +28,9 @@ struct Parser {
     funcs: Vec<reach::Func>,
     /// Each defined kernel's index in `src.kernels` and in `funcs`.
     kernel_funcs: Vec<(usize, usize)>,
+    /// Typedef names of `const` types: `__global cfloat* p` points to data the kernel cannot
+    /// write, as `__global const float* p` does.
+    const_typedefs: HashSet<String>,
 }
 
 /// Declaration specifiers: the type and its qualifiers, before the declarator.
@@ -211,8 +216,13 @@ impl Parser {
                         }
                     }
                 }
-                wrap_array(spec.ty.clone(), &d.dims)
+                spec.ty.clone().array_of(&d.dims)
             };
+            if spec.is_const {
+                self.const_typedefs.insert(name.clone());
+            } else {
+                self.const_typedefs.remove(&name);
+            }
             self.src.typedefs.insert(name, ty);
             if !self.eat_punct(',') {
                 break;
@@ -422,6 +432,7 @@ impl Parser {
                 ty = Some(Ty::Vector(s, n));
             } else if let Some(t) = self.src.typedefs.get(w) {
                 ty = Some(t.clone());
+                spec.is_const |= self.const_typedefs.contains(w);
             } else {
                 ty = Some(Ty::Opaque(word.clone()));
             }
@@ -447,7 +458,7 @@ impl Parser {
                     "long" => Scalar::Long,
                     _ => Scalar::Int,
                 };
-                Ty::Scalar(if sign == Some(true) { unsigned(base) } else { base })
+                Ty::Scalar(if sign == Some(true) { base.unsigned() } else { base })
             }
             (Some(_), _, _) => {
                 return Err(ParseError::new(line, "conflicting type specifiers"));
@@ -502,7 +513,7 @@ impl Parser {
                 let ty = if d.pointers > 0 {
                     Ty::Opaque(format!("{name} (a pointer)"))
                 } else {
-                    wrap_array(spec.ty.clone(), &d.dims)
+                    spec.ty.clone().array_of(&d.dims)
                 };
                 fields.push(Field { name, ty, offset: None, line: field_line });
                 if !self.eat_punct(',') {
@@ -564,19 +575,6 @@ fn is_image_or_sampler(t: &str) -> bool {
 
 fn is_qualifier(w: &str) -> bool {
     matches!(w, "const" | "volatile" | "restrict" | "__restrict" | "__restrict__")
-}
-
-fn unsigned(s: Scalar) -> Scalar {
-    match s {
-        Scalar::Char => Scalar::UChar,
-        Scalar::Short => Scalar::UShort,
-        Scalar::Long => Scalar::ULong,
-        _ => Scalar::UInt,
-    }
-}
-
-fn wrap_array(ty: Ty, dims: &[u64]) -> Ty {
-    dims.iter().rev().fold(ty, |t, n| Ty::Array(Box::new(t), *n))
 }
 
 /// The parameter's type as written, without its name: `__global const float*`.

@@ -535,3 +535,17 @@ fn writes_through_a_copy_of_the_pointer_are_seen() {
                }\n";
     assert_eq!(written(src, "k"), [None, Some(4), Some(6)]);
 }
+
+/// `const` behind a typedef is the data's `const`, as it is written out, and follows typedefs
+/// of typedefs until a plain one takes the name again.
+#[test]
+fn a_const_typedef_makes_the_pointee_const() {
+    let src = "typedef const float cfloat;\ntypedef cfloat cf2;\ntypedef float plain;\n\
+               __kernel void k(__global cfloat* a, __global cf2* b, __global plain* c) {}\n\
+               typedef float cfloat;\n__kernel void k2(__global cfloat* a) {}";
+    let konst = |kernel| -> Vec<bool> {
+        params(src, kernel).iter().map(|p| p.pointer.unwrap().const_pointee).collect()
+    };
+    assert_eq!(konst("k"), [true, true, false]);
+    assert_eq!(konst("k2"), [false]);
+}

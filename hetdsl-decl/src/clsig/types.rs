@@ -71,6 +71,16 @@ impl Scalar {
         })
     }
 
+    /// The unsigned type of an integer's size (`unsigned short`, `unsigned`…).
+    pub(super) fn unsigned(self) -> Scalar {
+        match self {
+            Scalar::Char => Scalar::UChar,
+            Scalar::Short => Scalar::UShort,
+            Scalar::Long => Scalar::ULong,
+            _ => Scalar::UInt,
+        }
+    }
+
     /// The scalar a type keyword names (after `unsigned`/`signed` were folded in by the parser).
     pub fn from_name(name: &str) -> Option<Scalar> {
         Some(match name {
@@ -160,6 +170,11 @@ pub struct Field {
 }
 
 impl Ty {
+    /// An array of this type with the dimensions as declared, outermost first (`[2][3]`).
+    pub(super) fn array_of(self, dims: &[u64]) -> Ty {
+        dims.iter().rev().fold(self, |t, n| Ty::Array(Box::new(t), *n))
+    }
+
     /// Size and alignment; `None` for void, opaque and implementation-defined types.
     pub fn layout(&self, structs: &[StructDef]) -> Option<Layout> {
         match self {
