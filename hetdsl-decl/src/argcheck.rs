@@ -278,6 +278,55 @@ fn mismatch(
     }
 }
 
+/// What plain data is made of, lane by lane: one primitive throughout, several (the first of
+/// them kept), or unknown (a hand-written `Pod`, or a field of one). A user type standing for
+/// an OpenCL vector must be made of the vector's scalar, as a struct's fields must: a newtype
+/// of `[i32; 4]` has the size of a `float4` but its bits mean integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lanes {
+    Unknown,
+    Of(Prim),
+    Mixed(Prim),
+}
+
+impl Lanes {
+    /// The lanes of a primitive or an array of one; unknown for a user type.
+    pub const fn of(host: HostType) -> Lanes {
+        match host {
+            HostType::Prim(p) | HostType::Array(p, _) => Lanes::Of(p),
+            HostType::Opaque { .. } => Lanes::Unknown,
+        }
+    }
+
+    /// The lanes of a struct whose fields, in order, have `fields`.
+    pub const fn all(fields: &[Lanes]) -> Lanes {
+        if fields.is_empty() {
+            return Lanes::Unknown;
+        }
+        let mut acc = fields[0];
+        let mut i = 1;
+        while i < fields.len() {
+            acc = match (acc, fields[i]) {
+                (Lanes::Unknown, _) | (_, Lanes::Unknown) => Lanes::Unknown,
+                (Lanes::Of(a), Lanes::Of(b)) if a as u8 == b as u8 => Lanes::Of(a),
+                (Lanes::Of(a) | Lanes::Mixed(a), _) => Lanes::Mixed(a),
+            };
+            i += 1;
+        }
+        acc
+    }
+
+    /// Can data of these lanes stand for scalars or a vector of `want`? A 3-lane vector takes
+    /// the room of 4, so there the last lane may be padding of another type.
+    pub const fn hold(self, want: Prim, three_lanes: bool) -> bool {
+        match self {
+            Lanes::Unknown => true,
+            Lanes::Of(p) => p as u8 == want as u8,
+            Lanes::Mixed(p) => three_lanes && p as u8 == want as u8,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,5 +401,20 @@ mod tests {
         let e = check_arg(2, HostArg::Local { ty: None }).unwrap_err();
         assert!(e.contains("found a `__local` buffer"), "{e}");
         assert!(check_arg(2, HostArg::Scalar { ty: None, size: 8 }).is_err());
+    }
+
+    /// A user type stands for a vector only when made of the vector's scalar; a 3-lane vector's
+    /// fourth lane may be padding of another type; a hand-written `Pod` says nothing.
+    #[test]
+    fn lanes_of_user_types_against_a_vector_s_scalar() {
+        let of = Lanes::of;
+        let f4 = Lanes::all(&[of(HostType::Array(Prim::F32, 4))]);
+        let i4 = Lanes::all(&[of(HostType::Array(Prim::I32, 4))]);
+        let padded = Lanes::all(&[f4, of(HostType::Prim(Prim::U32))]);
+        let unknown = Lanes::all(&[f4, of(HostType::Opaque { size: 4, name: "" })]);
+        assert!(f4.hold(Prim::F32, false) && !i4.hold(Prim::F32, false));
+        assert!(!padded.hold(Prim::F32, false) && padded.hold(Prim::F32, true));
+        assert!(!padded.hold(Prim::U32, true) && unknown.hold(Prim::I8, false));
+        assert_eq!(Lanes::all(&[]), Lanes::Unknown);
     }
 }

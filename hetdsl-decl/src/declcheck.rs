@@ -94,8 +94,9 @@ pub enum Fit {
     Primitive(&'static str),
     /// `[want; N]`, its element the primitive `want`.
     ArrayOf(&'static str),
-    /// A user type standing for an OpenCL vector: it must be `size` bytes, `desc` in messages.
-    Newtype { size: u64, desc: String },
+    /// A user type standing for an OpenCL vector: it must be `size` bytes and made of the
+    /// primitive `elem` (the last lane may be padding when `three_lanes`), `desc` in messages.
+    Newtype { size: u64, desc: String, elem: &'static str, three_lanes: bool },
     /// A user type standing for OpenCL struct `index` of the source.
     Struct(usize),
 }
@@ -324,6 +325,8 @@ fn match_type(
                     Ok(Fit::Newtype {
                         size,
                         desc: format!("`{}` ({size} bytes)", ty.display(structs)),
+                        elem: want,
+                        three_lanes: *n == 3,
                     })
                 }
                 _ => Err(expected),
@@ -398,6 +401,15 @@ pub fn struct_align_message(name: &str, align: u64, at: &str) -> String {
 /// The message when a user type standing for a vector (`desc`) differs from it in size.
 pub fn newtype_size_message(desc: &str) -> String {
     format!("the kernel's {desc} and this Rust type differ in size")
+}
+
+/// The message when a user type standing for a vector (`desc`) is made of another primitive
+/// than the vector's `elem`.
+pub fn newtype_kind_message(desc: &str, elem: &str) -> String {
+    format!(
+        "the kernel's {desc} is made of `{elem}`: the Rust type must hold `{elem}` lanes (`[{elem}; N]` \
+         or `{elem}` fields), or the kernel reads its bits as another type"
+    )
 }
 
 /// The message when the declarations of a source cannot be read (`at`: where it stopped).

@@ -225,7 +225,7 @@ impl Ctx<'_> {
                     self.assert_primitive(&a.elem, want);
                 }
             }
-            Fit::Newtype { size, desc } => self.assert_newtype(elem, *size, desc),
+            Fit::Newtype { .. } => self.assert_newtype(elem, fit),
             Fit::Struct(i) => {
                 if let Some(layout) = self.cl.structs[*i].layout {
                     self.assert_struct(elem, *i, layout);

@@ -62,14 +62,13 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     }
     errors.finish()?;
     let Some(fields) = fields else { unreachable!("an enum or a union was refused above") };
-    // One bound per field, spanned on its type: an error names the field at fault.
-    let mut bounds = TokenStream::new();
+    // One `Pod` bound per field, spanned on its type (an error names the field at fault), which
+    // also gathers what the field is made of.
+    let mut lanes = Vec::new();
     let mut sizes = Vec::new();
     for field in fields {
         let ty = &field.ty;
-        bounds.extend(quote_spanned! {ty.span()=>
-            ::hetdsl::__private::assert_pod_type::<#ty>();
-        });
+        lanes.push(quote_spanned! {ty.span()=> ::hetdsl::__private::pod_lanes::<#ty>() });
         sizes.push(quote!(::core::mem::size_of::<#ty>()));
     }
     let padding_msg = format!(
@@ -79,8 +78,6 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     );
     let name_str = name.to_string();
     Ok(quote_spanned! {name.span()=>
-        // Every field is plain data.
-        const _: fn() = || { #bounds };
         // No padding: the fields cover every byte.
         const _: () = ::core::assert!(
             ::core::mem::size_of::<#name>() == 0 #(+ #sizes)*,
@@ -94,6 +91,9 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 size: ::core::mem::size_of::<#name>(),
                 name: #name_str,
             };
+            // Every field is plain data, and these are the primitives they hold.
+            const LANES: ::hetdsl::__private::Lanes =
+                ::hetdsl::__private::Lanes::all(&[#(#lanes),*]);
         }
     })
 }

@@ -23,9 +23,15 @@ pub unsafe trait Pod: Copy + Send + Sync + 'static {
     /// (`#[derive(Pod)]` adds its name).
     #[doc(hidden)]
     const HOST_TYPE: HostType = HostType::Opaque { size: std::mem::size_of::<Self>(), name: "" };
+
+    /// The primitives the type is made of, for the compile-time check that a user type
+    /// standing for an OpenCL vector holds the vector's scalar (`#[derive(Pod)]` gathers its
+    /// fields').
+    #[doc(hidden)]
+    const LANES: Lanes = Lanes::of(Self::HOST_TYPE);
 }
 
-pub use hetdsl_decl::argcheck::{HostType, Prim};
+pub use hetdsl_decl::argcheck::{HostType, Lanes, Prim};
 
 // SAFETY: the primitive integers and floats have no padding and every bit pattern is a value.
 macro_rules! pod {
@@ -40,6 +46,7 @@ pod!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, u64 => 
 // SAFETY: an array of `Pod` elements has no padding between them and no invalid bit pattern.
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {
     const HOST_TYPE: HostType = HostType::array(T::HOST_TYPE, N, std::mem::size_of::<[T; N]>());
+    const LANES: Lanes = T::LANES;
 }
 
 /// The bytes of a slice of plain data.

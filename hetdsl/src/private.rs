@@ -9,7 +9,7 @@ use crate::engine::{KernelSource, Program, Runtime, Session};
 use crate::error::{Error, Result};
 use crate::pattern::Pattern;
 use crate::pod::Pod;
-pub use hetdsl_decl::argcheck::{HostType, Prim};
+pub use hetdsl_decl::argcheck::{HostType, Lanes, Prim};
 pub use hetdsl_decl::declcheck::{DeclParam, DeclRole, Dir, RustTy};
 
 /// The bytes of a value, to pass by copy.
@@ -66,19 +66,14 @@ pub const fn size_of_field<T, F>(_field: fn(&T) -> &F) -> usize {
     size_of::<F>()
 }
 
-/// How the field that `field` selects describes itself as plain data, at compile time.
-pub const fn host_type_of_field<T, F: Pod>(_field: fn(&T) -> &F) -> HostType {
-    F::HOST_TYPE
+/// What the field that `field` selects is made of, at compile time.
+pub const fn field_lanes<T, F: Pod>(_field: fn(&T) -> &F) -> Lanes {
+    F::LANES
 }
 
-/// Whether a field of Rust type `host` can hold an OpenCL field of scalars `want` (a scalar, or
-/// a vector of them): a primitive or an array of one must be that primitive; a type of the
-/// user's own (a newtype) says no more than its size, which is checked apart.
-pub const fn field_holds(host: HostType, want: Prim) -> bool {
-    match host {
-        HostType::Prim(p) | HostType::Array(p, _) => p as u8 == want as u8,
-        HostType::Opaque { .. } => true,
-    }
+/// What plain data `T` is made of, at compile time; compiles only for plain data.
+pub const fn pod_lanes<T: Pod>() -> Lanes {
+    T::LANES
 }
 
 /// The balancer a declaration names (validated at compile time against the same grammar).
@@ -312,7 +307,7 @@ fn layout_problem(
 ) -> Option<String> {
     use hetdsl_decl::declcheck::{self, Fit};
     match fit {
-        Fit::Newtype { size, desc } if *size != arg.size as u64 => {
+        Fit::Newtype { size, desc, .. } if *size != arg.size as u64 => {
             Some(format!("`{}`: {}", arg.decl.name, declcheck::newtype_size_message(desc)))
         }
         Fit::Struct(i) => {

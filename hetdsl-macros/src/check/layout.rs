@@ -10,6 +10,7 @@ use syn::Type;
 
 use super::Ctx;
 use crate::clsig;
+use hetdsl_decl::declcheck::Fit;
 
 impl Ctx<'_> {
     /// The name `want` (`u32`, `f32`, …) may be shadowed in the user's scope (`type u32 = char;`,
@@ -24,19 +25,27 @@ impl Ctx<'_> {
         });
     }
 
-    pub(super) fn assert_newtype(&mut self, rust: &Type, size: u64, desc: &str) {
+    pub(super) fn assert_newtype(&mut self, rust: &Type, fit: &Fit) {
+        let Fit::Newtype { size, desc, elem, three_lanes } = fit else { return };
         // Keyed by the OpenCL type too: one Rust type may stand for two OpenCL ones.
         if !self.asserted.insert(format!("{} as {desc}", rust.to_token_stream())) {
             return;
         }
         let span = rust.span();
-        let size = size as usize;
+        let size = *size as usize;
         let msg = hetdsl_decl::declcheck::newtype_size_message(desc);
+        let kind_msg = hetdsl_decl::declcheck::newtype_kind_message(desc, elem);
+        let variant = syn::Ident::new(&elem.to_uppercase(), span);
         self.asserts.extend(quote_spanned! {span=>
             const _: () = ::core::assert!(::core::mem::size_of::<#rust>() == #size, #msg);
-            // Plain data as a whole: `#[derive(Pod)]` checks every field (not only `.0`) and that
-            // the fields cover every byte, so whatever the kernel writes is a valid value.
-            const _: fn() = ::hetdsl::__private::assert_pod_type::<#rust>;
+            // Plain data as a whole (`#[derive(Pod)]` checks every field, not only `.0`, and that
+            // the fields cover every byte), made of the vector's scalar: a newtype of `[i32; 4]`
+            // has the size of a `float4`, but the kernel would read its integers as floats.
+            const _: () = ::core::assert!(
+                ::hetdsl::__private::pod_lanes::<#rust>()
+                    .hold(::hetdsl::__private::Prim::#variant, #three_lanes),
+                #kind_msg
+            );
         });
     }
 
@@ -94,6 +103,7 @@ impl Ctx<'_> {
             });
             // Same size, same kind: a `f32` field for an OpenCL `uint` reads the bits wrong.
             if let Some(prim) = field_primitive(&field.ty, span) {
+                let three = matches!(field.ty, clsig::Ty::Vector(_, 3));
                 let type_msg = format!(
                     "field `{}` of `{name}` is `{ty}` in OpenCL ({fat}): the Rust field must hold the \
                      same primitive (`{}`, or an array of it for a vector)",
@@ -103,10 +113,8 @@ impl Ctx<'_> {
                 let variant = prim.1;
                 checks.extend(quote_spanned! {span=>
                     const _: () = ::core::assert!(
-                        ::hetdsl::__private::field_holds(
-                            ::hetdsl::__private::host_type_of_field::<#rust, _>(|v| &v.#ident),
-                            ::hetdsl::__private::Prim::#variant,
-                        ),
+                        ::hetdsl::__private::field_lanes::<#rust, _>(|v| &v.#ident)
+                            .hold(::hetdsl::__private::Prim::#variant, #three),
                         #type_msg
                     );
                 });
