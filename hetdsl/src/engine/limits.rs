@@ -10,6 +10,9 @@ pub(crate) struct Needs<'a> {
     pub(crate) local: &'a [usize],
     /// `CL_KERNEL_WORK_GROUP_SIZE` of this kernel on this device.
     pub(crate) kernel_max_work_group: usize,
+    /// `CL_KERNEL_COMPILE_WORK_GROUP_SIZE`: the size its `reqd_work_group_size` attribute
+    /// fixes, all zeros (or empty) when it has none.
+    pub(crate) required_local: Vec<usize>,
     /// Local memory per work-group: the kernel's own plus its `__local` arguments.
     pub(crate) local_bytes: u64,
     /// (argument index, bytes) of each buffer the device must hold.
@@ -24,6 +27,17 @@ pub(crate) const NVIDIA_MAX_GLOBAL_ITEMS: u64 = 1 << 31;
 
 /// `Err` names the first limit exceeded.
 pub(crate) fn check(info: &DeviceInfo, needs: &Needs) -> Result<(), String> {
+    // The driver refuses every enqueue of another size, which would read as the device failing.
+    if needs.required_local.iter().any(|&r| r != 0) {
+        let given = (0..3).map(|d| needs.local.get(d).copied().unwrap_or(1));
+        if !given.eq(needs.required_local.iter().copied()) {
+            return Err(format!(
+                "the kernel requires work-groups of {:?} (its `reqd_work_group_size`), the launch \
+                 gives {:?}",
+                needs.required_local, needs.local
+            ));
+        }
+    }
     let wg: usize = needs.local.iter().product();
     let max_wg = needs.kernel_max_work_group.min(info.max_work_group_size);
     if wg > max_wg {
@@ -99,6 +113,7 @@ mod tests {
         Needs {
             local,
             kernel_max_work_group: 256,
+            required_local: vec![0, 0, 0],
             local_bytes: 0,
             buffers: vec![],
             total_items: 1 << 20,
@@ -114,6 +129,8 @@ mod tests {
             ..needs(&[16, 16])
         };
         assert_eq!(check(&d, &n), Ok(()));
+        let required = Needs { required_local: vec![16, 16, 1], ..n };
+        assert_eq!(check(&d, &required), Ok(()));
     }
 
     #[test]
@@ -126,6 +143,11 @@ mod tests {
                 "maximum of 128 for this kernel",
             ),
             (needs(&[2, 128]), "dimension 1 exceeds the device's maximum of 64"),
+            (
+                Needs { required_local: vec![32, 1, 1], ..needs(&[64]) },
+                "requires work-groups of [32, 1, 1]",
+            ),
+            (Needs { required_local: vec![8, 8, 1], ..needs(&[8, 8, 2]) }, "gives [8, 8, 2]"),
             (Needs { local_bytes: (32 << 10) + 1, ..needs(&[64]) }, "local memory"),
             (
                 Needs { buffers: vec![(3, (1 << 30) + 1)], ..needs(&[64]) },

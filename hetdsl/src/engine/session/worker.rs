@@ -371,6 +371,7 @@ pub(super) fn set_up(
         total_items: plan.geo.total_items(),
         local: &plan.geo.local,
         kernel_max_work_group: kernel.get_work_group_size(id).unwrap_or(info.max_work_group_size),
+        required_local: kernel.get_compile_work_group_size(id).unwrap_or_default(),
         local_bytes: local_total,
         buffers,
     };

@@ -206,6 +206,7 @@ fn check_limits(job: &Job, kernel: &Kernel, local_bytes: u64) -> Result<u64> {
         total_items: job.geo.total_items(),
         local: &job.geo.local,
         kernel_max_work_group: kernel.get_work_group_size(id).unwrap_or(info.max_work_group_size),
+        required_local: kernel.get_compile_work_group_size(id).unwrap_or_default(),
         local_bytes: local_total,
         buffers: crate::engine::plan::buffer_sizes(&job.args),
     };
