@@ -25,6 +25,10 @@ impl RandomSplit {
 
     /// The split of `total` units over `devices` devices: `(device, package)` in range order.
     pub fn plan(seed: u64, total: u64, devices: usize) -> Vec<(usize, Package)> {
+        // Nothing to cut (the cuts below need a unit), or no one to give it to.
+        if total == 0 || devices == 0 {
+            return Vec::new();
+        }
         let mut rng = SplitMix64::new(seed);
         let n = devices.max(1) as u64;
         // Two packages per device when the range allows, up to four, never more than `total`.
@@ -126,6 +130,12 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn nothing_to_split_or_no_device_is_an_empty_plan_not_a_hang() {
+        assert_eq!(RandomSplit::plan(1, 0, 2), []);
+        assert_eq!(RandomSplit::plan(1, 5, 0), []);
     }
 
     #[test]
