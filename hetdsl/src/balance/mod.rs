@@ -152,7 +152,24 @@ pub fn proportional_split(total: u64, weights: &[f64]) -> Vec<u64> {
     let sum: f64 = clean.iter().sum();
     let exact: Vec<f64> = clean.iter().map(|w| total as f64 * w / sum).collect();
     let mut parts: Vec<u64> = exact.iter().map(|x| x.floor() as u64).collect();
+    // Past 2^53 a total may round up as a float: the parts then overshoot it by a few ulps,
+    // taken back from the largest parts.
+    let mut over = parts.iter().map(|&p| p as u128).sum::<u128>().saturating_sub(total as u128);
+    while over > 0 {
+        let Some(largest) = parts.iter_mut().max() else { break };
+        let take = (*largest as u128).min(over);
+        *largest -= take as u64;
+        over -= take;
+    }
     let mut short = total.saturating_sub(parts.iter().sum());
+    // Below 2^53 the floors miss fewer units than there are parts; past it, rounding may miss
+    // more, and each part of a positive weight takes an equal share of those first.
+    let weighed = clean.iter().filter(|w| **w > 0.0).count() as u64;
+    if let Some(each) = short.checked_div(weighed) {
+        let takers = parts.iter_mut().zip(&clean).filter(|(_, w)| **w > 0.0);
+        takers.for_each(|(p, _)| *p += each);
+        short -= each * weighed;
+    }
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_by(|&i, &j| {
         let (fi, fj) = (exact[i] - exact[i].floor(), exact[j] - exact[j].floor());
@@ -207,5 +224,17 @@ mod tests {
         assert_eq!(proportional_split(3, &[f64::NAN, 1.0]), vec![0, 3]);
         let p = proportional_split(1000, &[1.0, 700.0, 700.0]);
         assert_eq!(p.iter().sum::<u64>(), 1000);
+    }
+
+    #[test]
+    fn proportional_split_adds_up_past_the_floats_exact_integers() {
+        // 2^54 - 1 rounds up to 2^54 as a float: the parts once came to one more than the total.
+        for total in [(1u64 << 54) - 1, u64::MAX, (1 << 60) + 3, 1 << 53] {
+            for weights in [&[1.0][..], &[1.0, 3.0], &[1.0, 1.0, 1.0], &[0.0, 5.0, 1e-9]] {
+                let p = proportional_split(total, weights);
+                assert_eq!(p.iter().map(|&x| x as u128).sum::<u128>(), total as u128, "{total}");
+                assert!(p.iter().zip(weights).all(|(p, w)| *w > 0.0 || *p == 0), "{p:?}");
+            }
+        }
     }
 }
