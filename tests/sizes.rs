@@ -68,6 +68,7 @@ fn items_per_unit(global: &[usize], local: &[usize]) -> u64 {
 /// The shapes every pattern runs over: (global, local).
 fn shapes() -> Vec<(Vec<usize>, Vec<usize>)> {
     vec![
+        (vec![1], vec![1]),             // one work-item: buffers of one element
         (vec![64], vec![64]),           // exactly one work-group
         (vec![61 * 64], vec![64]),      // a prime number of work-groups
         (vec![37], vec![1]),            // work-groups of one work-item, a prime count
@@ -126,7 +127,7 @@ const HALO: &str = r#"
 __kernel void halo(__global const uint* in, __global uint* out, const ulong row, const ulong n) {
     const ulong w = get_global_size(0), h = get_global_size(1);
     const ulong l = (get_global_id(2) * h + get_global_id(1)) * w + get_global_id(0);
-    const ulong reach = R * row;
+    const ulong reach = R > n / row ? n : R * row;
     uint v = in[l];
     if (l >= reach) v += 3u * in[l - reach];
     if (l + reach < n) v += 5u * in[l + reach];
@@ -142,7 +143,7 @@ fn halo_cpu(inp: &[u32], reach: usize) -> Vec<u32> {
             if l >= reach {
                 v = v.wrapping_add(3u32.wrapping_mul(inp[l - reach]));
             }
-            if l + reach < n {
+            if l.checked_add(reach).is_some_and(|e| e < n) {
                 v = v.wrapping_add(5u32.wrapping_mul(inp[l + reach]));
             }
             v
@@ -153,7 +154,7 @@ fn halo_cpu(inp: &[u32], reach: usize) -> Vec<u32> {
 #[test]
 fn halos_reach_both_ends_of_every_shape_one_shot_and_in_sessions() {
     let rt = runtime();
-    for r in [0u64, 1, 2, 1000] {
+    for r in [0u64, 1, 2, 1000, u64::MAX] {
         let source = KernelSource::from_text("halo.cl", HALO);
         let p = rt.program_with_options(&source, &format!("-D R={r}UL")).expect("builds");
         let s = p.session().expect("a session");
@@ -231,6 +232,85 @@ fn every_ratio_over_every_shape_in_a_session() {
                     (_, r) => panic!("{what}, launch {launch}: {r:?}"),
                 }
             }
+        }
+    }
+}
+
+/// `groups` over 2-D and 3-D ranges (the API's global offset): the units' outputs are exact,
+/// every other output element untouched, with a halo reaching rows outside the units.
+#[test]
+fn a_sub_range_of_units_of_odd_shapes_writes_exactly_its_outputs() {
+    let rt = runtime();
+    let p = rt
+        .program_with_options(&KernelSource::from_text("halo.cl", HALO), "-D R=1UL")
+        .expect("builds");
+    let sentinel = 0xdead_beef;
+    for (global, local, units) in [
+        (vec![3, 5], vec![1, 1], 0..1),
+        (vec![3, 5], vec![1, 1], 4..5),
+        (vec![12, 10], vec![4, 5], 1..2),
+        (vec![2, 3, 11], vec![1, 3, 1], 3..10),
+        (vec![4, 2, 6], vec![2, 2, 3], 1..2),
+    ] {
+        let n: usize = global.iter().product();
+        let row: usize = global[..global.len() - 1].iter().product();
+        let per_unit = row * local[local.len() - 1];
+        let inp = lcg(n as u32 + 9, n);
+        let want = halo_cpu(&inp, row);
+        for (name, balancer) in every_balancer() {
+            let mut out = vec![sentinel; n];
+            p.launch("halo")
+                .global(&global)
+                .local(&local)
+                .input(&inp, Pattern::halo(1))
+                .output(&mut out, Pattern::ONE_TO_ONE)
+                .scalar(row as u64)
+                .scalar(n as u64)
+                .groups(units.clone())
+                .balancer(balancer)
+                .run()
+                .unwrap_or_else(|e| panic!("{global:?} {units:?} with {name}: {e}"));
+            let inside = units.start as usize * per_unit..units.end as usize * per_unit;
+            for (i, (got, want)) in out.iter().zip(&want).enumerate() {
+                let expect = if inside.contains(&i) { *want } else { sentinel };
+                assert_eq!(*got, expect, "{global:?} {units:?} with {name}: element {i}");
+            }
+        }
+    }
+}
+
+/// Work-groups of the largest size every device takes, in 1-D and spread over 2-D.
+#[test]
+fn work_groups_of_the_devices_largest_size_are_exact() {
+    let rt = runtime();
+    let p = ratios_program(&rt, (1, 1), (1, 1));
+    let most = rt
+        .devices()
+        .iter()
+        .map(|d| d.max_work_group_size.min(d.max_work_item_sizes[0]).min(d.max_work_item_sizes[1]))
+        .min()
+        .unwrap();
+    let table = lcg(3, 3);
+    for (global, local) in [
+        (vec![3 * most], vec![most]),
+        (vec![most / 2, 6], vec![most / 2, 2]),
+        (vec![2, most], vec![2, most / 2]),
+    ] {
+        let items: usize = global.iter().product();
+        let inp = lcg(5, items);
+        for (name, balancer) in every_balancer() {
+            let mut out = vec![0u32; items];
+            p.launch("ratios")
+                .global(&global)
+                .local(&local)
+                .input(&inp, Pattern::ONE_TO_ONE)
+                .output(&mut out, Pattern::ONE_TO_ONE)
+                .input(&table, Pattern::Whole)
+                .scalar(table.len() as u32)
+                .balancer(balancer)
+                .run()
+                .unwrap_or_else(|e| panic!("{global:?}/{local:?} with {name}: {e}"));
+            assert_eq!(out, ratios_cpu(items as u64, (1, 1), (1, 1), &inp, &table), "{name}");
         }
     }
 }
