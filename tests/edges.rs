@@ -56,3 +56,121 @@ fn a_work_group_size_other_than_the_kernel_requires_is_named_and_costs_no_device
         .unwrap();
     assert_eq!(buf.to_vec().unwrap(), fill_cpu(256));
 }
+
+/// `expand4`'s output (four elements per work-item) given as `a:b` with huge sides that mean
+/// 4:1: every product of a side and an item index is past 2^64, so any of them computed in
+/// 64 bits would send a package's elements elsewhere.
+#[test]
+fn huge_pattern_sides_are_computed_without_overflow() {
+    let p = program("engine.cl");
+    let n = 64 * 37;
+    let input = common::lcg(21, n);
+    let four = Pattern::Ratio { a: 1 << 62, b: 1 << 60 };
+    let one = Pattern::Ratio { a: u64::MAX, b: u64::MAX };
+    for (name, balancer) in common::every_balancer() {
+        let mut out = vec![0u32; 4 * n];
+        p.launch("expand4")
+            .global(&[n])
+            .local(&[64])
+            .input(&input, one)
+            .output(&mut out, four)
+            .balancer(balancer)
+            .run()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(out, common::expand4_reference(&input), "{name}");
+    }
+    let s = p.session().unwrap();
+    let i = s.buffer_from(&input).unwrap();
+    let mut out = s.buffer::<u32>(4 * n).unwrap();
+    for _ in 0..3 {
+        let l = s.launch("expand4").global(&[n]).local(&[64]);
+        l.input(&i, one).output(&mut out, four).run().unwrap();
+        assert_eq!(out.to_vec().unwrap(), common::expand4_reference(&input));
+    }
+}
+
+/// Buffers one element short, one long and empty, for each kind of pattern, one-shot and in
+/// a session: `BadArgument` naming the counts, and nothing runs.
+#[test]
+fn lengths_that_do_not_fit_each_pattern_are_refused() {
+    let p = program("engine.cl");
+    let s = p.session().unwrap();
+    let n = 64 * 5;
+    let input = vec![1u32; n];
+    for (pattern, need) in [
+        (Pattern::ONE_TO_ONE, n),
+        (Pattern::ratio(4, 1).unwrap(), 4 * n),
+        (Pattern::ratio(1, 64).unwrap(), n / 64),
+        (Pattern::ratio(4, 64).unwrap(), n / 16),
+    ] {
+        for len in [need - 1, need + 1, 0] {
+            let what = format!("{pattern} over {len} elements");
+            let mut out = vec![7u32; len];
+            // Only the lengths are checked: the kernel never runs.
+            let r = p
+                .launch("expand4")
+                .global(&[n])
+                .local(&[64])
+                .input(&input, Pattern::ONE_TO_ONE)
+                .output(&mut out, pattern)
+                .run();
+            assert!(matches!(r, Err(Error::BadArgument { index: 1, .. })), "{what}: {r:?}");
+            assert!(out.iter().all(|&v| v == 7), "{what}: written");
+            if len > 0 {
+                let i = s.buffer_from(&input).unwrap();
+                let mut o = s.buffer::<u32>(len).unwrap();
+                let l =
+                    s.launch("expand4").global(&[n]).local(&[64]).input(&i, Pattern::ONE_TO_ONE);
+                let r = l.output(&mut o, pattern).run();
+                assert!(matches!(r, Err(Error::BadArgument { index: 1, .. })), "{what}: {r:?}");
+            }
+        }
+    }
+    for pattern in [Pattern::Whole, Pattern::halo(1)] {
+        let mut out = vec![0u32; 4 * n];
+        let r = p
+            .launch("expand4")
+            .global(&[n])
+            .local(&[64])
+            .input(&input[..0], pattern)
+            .output(&mut out, Pattern::ratio(4, 1).unwrap())
+            .run();
+        assert!(matches!(r, Err(Error::BadArgument { index: 0, .. })), "{pattern}: {r:?}");
+    }
+}
+
+/// Build errors inside `#include`d files, nested ones and one found through the include
+/// directories, name each file and its own line, and the root file's lines after them stay
+/// right.
+#[test]
+fn build_errors_in_included_files_name_each_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("hetdsl-edges-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::create_dir_all(dir.join("extra")).unwrap();
+    let files = [
+        (
+            "sub/outer.h",
+            "// outer\n#include \"inner.h\"\nint ok(int x) { return x; }\n\
+                         int bad_outer(int x) { return x * ; }\n",
+        ),
+        ("sub/inner.h", "// inner\nint bad_inner(int x) { return x +; }\n"),
+        ("extra/found.h", "\n\n\nfloat bad_found(void) { return 1.0f +; }\n"),
+        (
+            "main.cl",
+            "// main\n#include \"sub/outer.h\"\n#include <found.h>\n\
+                     __kernel void k(__global int* x) { x[0] = undefined_thing; }\n",
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let source = KernelSource::from_file(dir.join("main.cl"), &[dir.join("extra")]).unwrap();
+    let log = match runtime().program(&source) {
+        Err(Error::Build { log, .. }) => log,
+        other => panic!("expected Build, got {:?}", other.map(|_| ())),
+    };
+    for at in ["sub/inner.h:2:", "sub/outer.h:4:", "extra/found.h:4:", "main.cl:4:"] {
+        assert!(log.contains(at), "the log should name {at}:\n{log}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
