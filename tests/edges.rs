@@ -174,3 +174,34 @@ fn build_errors_in_included_files_name_each_file_and_line() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `verify_within` bounds that mean nothing: a NaN or negative bound made the comparison bit
+/// for bit, an infinite one passed every element whatever the kernel wrote.
+#[test]
+fn verify_tolerances_that_mean_nothing_are_refused() {
+    let source = "__kernel void twice(__global const float* x, __global float* y) {
+        const size_t i = get_global_id(0); y[i] = x[i] * 2.0f + 1.0f; }";
+    let p = runtime().program(&KernelSource::from_text("twice.cl", source)).unwrap();
+    let x: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    let want: Vec<f32> = x.iter().map(|v| v * 2.0 + 1.0).collect();
+    let nan = f64::NAN;
+    for (abs, rel) in [(nan, 0.0), (0.0, nan), (-1e-6, 0.0), (0.0, -1.0), (f64::INFINITY, 0.0)] {
+        let mut y = vec![0f32; 256];
+        let launch = p.launch("twice").global(&[256]).local(&[64]);
+        let r = launch
+            .input(&x, Pattern::ONE_TO_ONE)
+            .output(&mut y, Pattern::ONE_TO_ONE)
+            .verify_within(abs, rel)
+            .verify();
+        match r {
+            Err(Error::BadConfig(m)) => assert!(m.contains("verify_within"), "{m}"),
+            other => panic!("verify_within({abs}, {rel}): expected BadConfig, got {other:?}"),
+        }
+        assert!(y.iter().all(|v| *v == 0.0), "nothing runs");
+    }
+    let mut y = vec![0f32; 256];
+    let launch = p.launch("twice").global(&[256]).local(&[64]).verify_within(1e-6, 1e-6);
+    let v = launch.input(&x, Pattern::ONE_TO_ONE).output(&mut y, Pattern::ONE_TO_ONE).verify();
+    assert!(v.unwrap().passed());
+    assert_eq!(y, want);
+}

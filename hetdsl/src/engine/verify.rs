@@ -217,6 +217,14 @@ pub(crate) fn verify(launch: Launch<'_>) -> Result<Verification> {
                 .into(),
         ));
     }
+    // A NaN or negative bound compares bit for bit, an infinite one passes anything.
+    if let Some((abs, rel)) =
+        tolerance.filter(|(a, r)| ![a, r].iter().all(|v| v.is_finite() && **v >= 0.0))
+    {
+        return Err(Error::BadConfig(format!(
+            "verify_within({abs}, {rel}): each bound is a finite number of at least 0"
+        )));
+    }
     let seed = seed.unwrap_or(DEFAULT_SEED);
     let devices = devices.unwrap_or_else(|| (0..program.devices.len()).collect());
     let mut slots = args;
