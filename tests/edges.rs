@@ -205,3 +205,36 @@ fn verify_tolerances_that_mean_nothing_are_refused() {
     assert!(v.unwrap().passed());
     assert_eq!(y, want);
 }
+
+/// `KernelSource::from_text` names with a backslash (a Windows-style path) or a line break: a
+/// valid kernel builds, and the build log and argument errors name the file (a line break
+/// shows as `\n` in argument errors).
+#[test]
+fn source_names_with_backslashes_and_line_breaks_are_named_as_given() {
+    let rt = runtime();
+    let good = "__kernel void one(__global int* x) {\n x[get_global_id(0)] = 1; }";
+    let bad = "__kernel void one(__global int* x) {\n x[0] = 1 }";
+    for name in ["kernels\\one.cl", "two\nlines.cl"] {
+        let last_line = name.rsplit('\n').next().unwrap();
+        let p = rt.program(&KernelSource::from_text(name, good)).unwrap_or_else(|e| {
+            panic!("{name:?}: a valid kernel must build: {e}");
+        });
+        let mut x = vec![0i32; 64];
+        let launch = p.launch("one").global(&[64]).local(&[64]);
+        launch.output(&mut x, Pattern::ONE_TO_ONE).run().unwrap();
+        assert!(x.iter().all(|v| *v == 1));
+        let wrong = p.launch("one").global(&[64]).local(&[64]);
+        match wrong.output(&mut vec![0f32; 64], Pattern::ONE_TO_ONE).run() {
+            Err(Error::BadArgument { reason, .. }) => {
+                assert!(reason.contains(&format!("{last_line}:1")), "{name:?}: {reason}")
+            }
+            other => panic!("{name:?}: expected BadArgument, got {:?}", other.map(|_| ())),
+        }
+        match rt.program(&KernelSource::from_text(name, bad)) {
+            Err(Error::Build { log, .. }) => {
+                assert!(log.contains(&format!("{name}:2:")), "{name:?}:\n{log}")
+            }
+            other => panic!("{name:?}: expected Build, got {:?}", other.map(|_| ())),
+        }
+    }
+}

@@ -75,7 +75,14 @@ impl KernelSource {
     /// A source held in memory (already flattened); `name` is used in messages and `#line`.
     pub fn from_text(name: impl Into<String>, text: impl Into<String>) -> Self {
         let name = name.into();
-        let text = format!("#line 1 \"{}\"\n{}", name.replace('"', "\\\""), text.into());
+        // Escaped as a C string literal: a raw `\` is an escape (`kernels\one.cl` failed to
+        // build on `\o`), a raw line break ends the directive.
+        let quoted = name
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+            .replace('\r', "\\r");
+        let text = format!("#line 1 \"{quoted}\"\n{}", text.into());
         KernelSource { name, text }
     }
 
