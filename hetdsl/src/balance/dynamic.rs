@@ -73,7 +73,8 @@ impl Balancer for Dynamic {
     /// queued on a slow device would be one that a faster device, idle sooner, could have run.
     fn next_ahead(&mut self, device: usize, now: f64) -> Next {
         let after = self.left.left().saturating_sub(self.size);
-        if after >= 2 * self.size * self.devices {
+        // Saturated: a chunk as large as `dynamic-chunk:18446744073709551615` overflowed.
+        if after >= self.size.saturating_mul(2).saturating_mul(self.devices) {
             self.next(device, now)
         } else {
             Next::Wait
@@ -83,4 +84,22 @@ impl Balancer for Dynamic {
     fn completed(&mut self, _done: &Completion) {}
 
     fn device_lost(&mut self, _device: usize) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::work::{DeviceKind, DeviceProfile, Package};
+
+    #[test]
+    fn a_chunk_of_every_group_there_could_be_runs_the_range_in_one_package() {
+        let cpu = DeviceProfile { kind: DeviceKind::Cpu, nominal_gflops: 1.0, min_groups: 1 };
+        let setup = Setup { total_groups: 10, devices: vec![cpu.clone(), cpu] };
+        let mut d = Dynamic::chunk(u64::MAX);
+        d.start(&setup).unwrap();
+        // Two packages per device after the queued one, counted without overflowing.
+        assert_eq!(d.next_ahead(0, 0.0), Next::Wait);
+        assert_eq!(d.next(0, 0.0), Next::Run(Package { offset: 0, len: 10 }));
+        assert_eq!(d.next(1, 0.0), Next::Done);
+    }
 }
