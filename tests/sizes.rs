@@ -94,7 +94,8 @@ fn every_ratio_over_every_shape_is_exact_or_refused() {
         for (global, local) in shapes() {
             let items: u64 = global.iter().product::<usize>() as u64;
             let ipu = items_per_unit(&global, &local);
-            let fits = |(a, b): (u64, u64)| (a * ipu) % b == 0 && (a * items) % b == 0;
+            let fits =
+                |(a, b): (u64, u64)| (a * ipu).is_multiple_of(b) && (a * items).is_multiple_of(b);
             let inp = lcg(items as u32, (input.0 * items / input.1).max(1) as usize);
             for (name, balancer) in every_balancer() {
                 let mut out = vec![0u32; (output.0 * items / output.1).max(1) as usize];
@@ -207,7 +208,8 @@ fn every_ratio_over_every_shape_in_a_session() {
         for (global, local) in shapes() {
             let items: u64 = global.iter().product::<usize>() as u64;
             let ipu = items_per_unit(&global, &local);
-            let fits = |(a, b): (u64, u64)| (a * ipu) % b == 0 && (a * items) % b == 0;
+            let fits =
+                |(a, b): (u64, u64)| (a * ipu).is_multiple_of(b) && (a * items).is_multiple_of(b);
             let inp = lcg(items as u32, (input.0 * items / input.1).max(1) as usize);
             let i = s.buffer_from(&inp).unwrap();
             let mut out = s.buffer::<u32>((output.0 * items / output.1).max(1) as usize).unwrap();
