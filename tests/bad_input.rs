@@ -58,6 +58,9 @@ fn device_index_out_of_range() {
 fn unreadable_device_filter() {
     let msg = message("fastest".parse::<DeviceFilter>(), is!(Error::BadDeviceFilter(_)));
     assert_mentions(&msg, &["fastest", "`all`", "0,2"]);
+    // A repeated index would run on fewer devices than named.
+    let msg = message("1,1".parse::<DeviceFilter>(), is!(Error::BadDeviceFilter(_)));
+    assert_mentions(&msg, &["1,1", "distinct"]);
 }
 
 #[test]

@@ -229,8 +229,11 @@ impl std::str::FromStr for DeviceFilter {
             _ => {
                 let ix: std::result::Result<Vec<usize>, _> =
                     t.split(',').map(|p| p.trim().parse::<usize>()).collect();
+                // A repeated index (`0,0`) is most likely a typo for another device: a filter
+                // selects each device once, so it would silently run on fewer than named.
+                let distinct = |v: &[usize]| v.iter().enumerate().all(|(i, d)| !v[..i].contains(d));
                 match ix {
-                    Ok(v) if !v.is_empty() => DeviceFilter::Indices(v),
+                    Ok(v) if !v.is_empty() && distinct(&v) => DeviceFilter::Indices(v),
                     _ => return Err(Error::BadDeviceFilter(s.to_string())),
                 }
             }
@@ -256,6 +259,7 @@ mod tests {
             Err(Error::NoDeviceMatches { .. })
         ));
         assert!(matches!("fast".parse::<DeviceFilter>(), Err(Error::BadDeviceFilter(_))));
+        assert!(matches!("0,1,0".parse::<DeviceFilter>(), Err(Error::BadDeviceFilter(_))));
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub enum Error {
     NoDeviceMatches { filter: String, found: String },
 
     /// `HETDSL_DEVICES` or a filter string could not be read.
-    #[error("invalid device filter `{0}`: expected `all`, `cpu`, `gpu`, `accelerator` or a comma-separated list of device indices such as `0,2`")]
+    #[error("invalid device filter `{0}`: expected `all`, `cpu`, `gpu`, `accelerator` or a comma-separated list of distinct device indices such as `0,2`")]
     BadDeviceFilter(String),
 
     /// The kernel source failed to compile on at least one device. `log` holds every failing
