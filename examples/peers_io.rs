@@ -39,7 +39,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use hetdsl::Runtime;
 use hetdsl_samples::samples::{
-    binomial, bm3d, check, check_indices, gaussian, mandelbrot, nbody, rap, raytrace, Size,
+    binomial, bm3d, check, check_indices, gaussian, mandelbrot, nbody, rap, raytrace, Cover, Size,
 };
 use serde_json::json;
 
@@ -154,7 +154,7 @@ fn saxpy(root: &Path, size: Size) -> Result<(), String> {
         "1 1 ",
         "y",
     )?;
-    let idx = check_indices(n, size, 10);
+    let idx = check_indices(n, size, 10, Cover::Sample);
     let want: Vec<f64> = idx.iter().map(|&i| (a * x[i] + y[i]) as f64).collect();
     f.check("close", 2, "f32", 1, &idx, &want, [1e-6, 1e-6])?;
     f.finish()
@@ -170,7 +170,7 @@ fn binomial(root: &Path, size: Size, rt: &Runtime) -> Result<(), String> {
     f.line(format!("arg out float4 16 {} 1 {lws} -", random.len()));
     f.line(format!("arg local float4 {}", 16 * lws));
     f.line(format!("arg local float4 {}", 16 * binomial::STEPS));
-    let idx = check_indices(random.len() * 4, size, 11);
+    let idx = check_indices(random.len() * 4, size, 11, Cover::Sample);
     let want =
         check::par_map(&idx, |k| binomial::reference_price(random[k / 4][k % 4], binomial::STEPS));
     // The suite's rule: relative L2 below 1e-3 and every price within 1e-3 of max(1, |price|).
@@ -190,7 +190,7 @@ fn gaussian(root: &Path, size: Size, rt: &Runtime) -> Result<(), String> {
     for v in [s.rows, s.cols, s.filter_width] {
         f.line(format!("arg scalar int {v}"));
     }
-    let idx = check_indices(s.rows * s.cols, size, 14);
+    let idx = check_indices(s.rows * s.cols, size, 14, Cover::Sample);
     let want: Vec<f64> = check::par_map(&idx, |p| {
         gaussian::reference_pixel(
             &s.image,
@@ -220,7 +220,7 @@ fn mandelbrot(root: &Path, size: Size, rt: &Runtime) -> Result<(), String> {
     }
     f.line(format!("arg scalar int {}", v.max_iterations));
     f.line(format!("arg scalar int {}", v.width));
-    let idx = check_indices(pixels, size, 12);
+    let idx = check_indices(pixels, size, 12, Cover::Sample);
     let want: Vec<f64> =
         check::par_map(&idx, |p| mandelbrot::reference_pixel(&v, p % v.width, p / v.width))
             .into_iter()
@@ -242,7 +242,7 @@ fn nbody(root: &Path, size: Size, rt: &Runtime) -> Result<(), String> {
     f.line(format!("arg scalar float {:e}", nbody::SOFTENING2));
     f.line(format!("arg out float4 16 {n} 1 1 -"));
     f.line(format!("arg out float4 16 {n} 1 1 -"));
-    let idx = check_indices(n, size, 13);
+    let idx = check_indices(n, size, 13, Cover::Sample);
     let moved = check::par_map(&idx, |i| nbody::reference_body(&s.position, &s.velocity, i));
     let pos: Vec<f64> = moved.iter().flat_map(|m| m.0).collect();
     let vel: Vec<f64> = moved.iter().flat_map(|m| m.1).collect();
@@ -259,7 +259,7 @@ fn rap(root: &Path, size: Size, rt: &Runtime) -> Result<(), String> {
     f.buffer("whole", "int", 4, &ints(&s.previous), "", "previous")?;
     f.buffer("whole", "int", 4, &ints(&s.profit), "", "profit")?;
     f.line(format!("arg out int 4 {n} 1 1 -"));
-    let idx = check_indices(n, size, 17);
+    let idx = check_indices(n, size, 17, Cover::Sample);
     let want: Vec<f64> =
         check::par_map(&idx, |j| rap::reference_stage_at(&s.previous, &s.profit, j) as f64);
     f.check("equal", 2, "i32", 1, &idx, &want, [0.0, 0.0])?;
@@ -395,7 +395,7 @@ fn bm3d(root: &Path, size: Size, rt: &Runtime) -> Result<(), String> {
         f.line(format!("arg scalar int {v}"));
     }
     f.line(format!("arg out uchar 1 {n} 1 1 -"));
-    let idx = check_indices(n, size, 18);
+    let idx = check_indices(n, size, 18, Cover::Sample);
     let want: Vec<f64> =
         check::par_map(&idx, |q| bm3d::reference_pixel(p, q / p.cols, q % p.cols) as f64);
     // The suite's rule: integers, exact.
@@ -440,7 +440,7 @@ fn ray(
     f.buffer("whole", "Primitive", 64, &primitive_bytes(&s.scene), "", "scene")?;
     f.line(format!("arg scalar int {}", s.scene.len()));
     f.line(format!("arg local Primitive {}", 64 * raytrace::MAX_PRIMITIVES));
-    let idx = check_indices(n, size, 19);
+    let idx = check_indices(n, size, 19, Cover::Sample);
     let want: Vec<f64> =
         check::par_map(&idx, |p| raytrace::reference_pixel(&s.scene, &v, p % v.width, p / v.width))
             .into_iter()

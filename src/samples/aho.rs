@@ -9,7 +9,7 @@ use hetdsl::{Launch, Program, Runtime};
 
 use super::check::{all_equal, Verdict};
 use super::rng::Rng;
-use super::{cached_reference, Sample, Size};
+use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: usize = 64;
 const ALPHABET: &[u8] = b"ACGT";
@@ -201,10 +201,13 @@ impl Sample for Aho {
 
     fn verify(&mut self) -> Verdict {
         let (patterns, text) = (&self.patterns, &self.text);
-        let (indices, expected) =
-            cached_reference(&mut self.reference, text.len(), self.size, 16, |s| {
-                reference_match(patterns, text, s)
-            });
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (text.len(), Cover::Sample),
+            self.size,
+            16,
+            |s| reference_match(patterns, text, s),
+        );
         let got: Vec<i32> = indices.iter().map(|&s| self.matches[s]).collect();
         // Integers: exact.
         all_equal("matches", &got, expected)

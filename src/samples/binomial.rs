@@ -5,7 +5,7 @@ use hetdsl::{Launch, Program, Runtime};
 
 use super::check::{all_close, relative_l2, Verdict};
 use super::rng::Rng;
-use super::{cached_reference, Sample, Size};
+use super::{cached_reference, Cover, Sample, Size};
 
 /// Tree depth; the work-group has `STEPS + 1` work-items, and the fold needs an even depth.
 pub const STEPS: usize = 254;
@@ -113,10 +113,13 @@ impl Sample for Binomial {
 
     fn verify(&mut self) -> Verdict {
         let random = &self.random;
-        let (indices, expected) =
-            cached_reference(&mut self.reference, random.len() * 4, self.size, 11, |k| {
-                reference_price(random[k / 4][k % 4], STEPS)
-            });
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (random.len() * 4, Cover::Sample),
+            self.size,
+            11,
+            |k| reference_price(random[k / 4][k % 4], STEPS),
+        );
         let got: Vec<f64> = indices.iter().map(|&k| self.prices[k / 4][k % 4] as f64).collect();
         // The SDK's rule (relative L2 < 1e-3), and element by element: 254 float levels of
         // rounding leave ~1e-5 relative error; 1e-3 of max(1, |price|) also absorbs the ulps of

@@ -7,7 +7,7 @@ use hetdsl::{Launch, Program, Runtime};
 
 use super::check::{all_equal, Verdict};
 use super::rng::Rng;
-use super::{cached_reference, Sample, Size};
+use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: usize = 64;
 /// Must match BLOCK and MAX_MATCHES in kernels/bm3d.cl.
@@ -177,10 +177,13 @@ impl Sample for Bm3d {
 
     fn verify(&mut self) -> Verdict {
         let p = &self.problem;
-        let (indices, expected) =
-            cached_reference(&mut self.reference, p.rows * p.cols, self.size, 18, |q| {
-                reference_pixel(p, q / p.cols, q % p.cols)
-            });
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (p.rows * p.cols, Cover::Sample),
+            self.size,
+            18,
+            |q| reference_pixel(p, q / p.cols, q % p.cols),
+        );
         let got: Vec<u8> = indices.iter().map(|&q| self.filtered[q]).collect();
         // Integers (SSDs, sums, integer division): exact.
         all_equal("filtered pixels", &got, expected)

@@ -54,6 +54,71 @@ pub fn sample_indices(total: usize, budget: usize, seed: u64) -> Vec<usize> {
         .collect()
 }
 
+/// `picks` (sorted) completed so that every `tile` of a row-major `dims` grid (a work-group's
+/// elements) holds at least one pick: a random element of each tile that held none. A package
+/// as small as one work-group then cannot fall between the samples.
+pub fn cover_tiles(
+    mut picks: Vec<usize>,
+    dims: [usize; 2],
+    tile: [usize; 2],
+    seed: u64,
+) -> Vec<usize> {
+    let ([w, h], [tw, th]) = (dims, [tile[0].max(1), tile[1].max(1)]);
+    if tw * th == 1 {
+        return (0..w * h).collect();
+    }
+    let tiles_x = w.div_ceil(tw);
+    let mut seen = vec![false; tiles_x * h.div_ceil(th)];
+    for &p in &picks {
+        seen[(p / w / th) * tiles_x + (p % w) / tw] = true;
+    }
+    let mut rng = super::rng::Rng::new(seed);
+    for (t, _) in seen.iter().enumerate().filter(|(_, s)| !**s) {
+        let (x0, y0) = ((t % tiles_x) * tw, (t / tiles_x) * th);
+        let x = x0 + rng.below((tw.min(w - x0)) as u64) as usize;
+        let y = y0 + rng.below((th.min(h - y0)) as u64) as usize;
+        picks.push(y * w + x);
+    }
+    picks.sort_unstable();
+    picks
+}
+
+/// Element-wise closeness over `n` elements computed on all cores without holding them: `f(k)`
+/// gives output, reference and tolerance. For checks cheap enough to cover every element.
+pub fn par_all_close(name: &str, n: usize, f: impl Fn(usize) -> (f64, f64, f64) + Sync) -> Verdict {
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let chunk = n.div_ceil(threads).max(1);
+    let starts: Vec<usize> = (0..n).step_by(chunk).collect();
+    // Per chunk: the count out of tolerance and the worst (index, excess, out, ref).
+    let parts = par_map(&starts, |start| {
+        let mut bad = 0usize;
+        let mut worst = (start, f64::NEG_INFINITY, 0.0, 0.0);
+        for k in start..(start + chunk).min(n) {
+            let (o, r, tol) = f(k);
+            let excess = (o - r).abs() / tol;
+            let out = excess.is_nan() || excess > 1.0;
+            bad += usize::from(out);
+            if excess.is_nan() && !worst.1.is_nan() || excess > worst.1 {
+                worst = (k, excess, o, r);
+            }
+        }
+        (bad, worst)
+    });
+    let bad: usize = parts.iter().map(|p| p.0).sum();
+    let worst = parts.iter().map(|p| p.1).fold((0, f64::NEG_INFINITY, 0.0, 0.0), |a, b| {
+        if b.1.is_nan() && !a.1.is_nan() || b.1 > a.1 {
+            b
+        } else {
+            a
+        }
+    });
+    let (k, e, o, r) = worst;
+    let detail = format!(
+        "{name} (every element): {bad} out of tolerance, worst #{k} out {o} ref {r} ({e:.2} x tolerance)"
+    );
+    Verdict::new(bad == 0 && n > 0, n, detail)
+}
+
 /// `f` applied to every index, computed on all cores (CPU references are the slow part of a
 /// check).
 pub fn par_map<T: Send>(indices: &[usize], f: impl Fn(usize) -> T + Sync) -> Vec<T> {
@@ -167,6 +232,35 @@ mod tests {
         assert_eq!(s.len(), 1000);
         assert!(s.windows(2).all(|w| w[0] < w[1]));
         assert!(s[0] < 1000 && *s.last().unwrap() >= 999_000);
+    }
+
+    #[test]
+    fn every_tile_gets_a_pick() {
+        let (w, h, tile) = (1000, 64, [16, 8]);
+        let picks = cover_tiles(sample_indices(w * h, 50, 2), [w, h], tile, 9);
+        assert!(picks.windows(2).all(|p| p[0] < p[1]));
+        for ty in 0..h / 8 {
+            for tx in 0..w.div_ceil(16) {
+                let inside = |p: &&usize| (*p / w) / 8 == ty && (*p % w) / 16 == tx;
+                assert!(picks.iter().any(|p| inside(&p)), "tile ({tx}, {ty})");
+            }
+        }
+        assert_eq!(cover_tiles(vec![3], [10, 1], [1, 1], 0), (0..10).collect::<Vec<_>>());
+        // Groups already sampled get nothing more.
+        assert_eq!(cover_tiles((0..100).collect(), [100, 1], [10, 1], 0).len(), 100);
+    }
+
+    #[test]
+    fn the_parallel_check_finds_one_bad_element() {
+        let out: Vec<f64> = (0..100_000).map(f64::from).collect();
+        let f = |o: &[f64], k: usize| (o[k], k as f64, 1e-9);
+        assert!(par_all_close("x", out.len(), |k| f(&out, k)).correct);
+        for bad in [0.5, f64::NAN, f64::INFINITY] {
+            let mut o = out.clone();
+            o[77_777] = bad;
+            let v = par_all_close("x", o.len(), |k| f(&o, k));
+            assert!(!v.correct && v.detail.contains("#77777"), "{v}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use hetdsl::{Launch, Program, Runtime};
 
 use super::check::{all_close, Verdict};
 use super::rng::Rng;
-use super::{cached_reference, Sample, Size};
+use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: usize = 128;
 
@@ -150,10 +150,13 @@ impl Sample for Gaussian {
     fn verify(&mut self) -> Verdict {
         let (image, filter, rows, cols, width) =
             (&self.image, &self.filter, self.rows, self.cols, self.filter_width);
-        let (indices, expected) =
-            cached_reference(&mut self.reference, rows * cols, self.size, 14, |p| {
-                reference_pixel(image, rows, cols, filter, width, p / cols, p % cols)
-            });
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (rows * cols, Cover::groups(rows * cols, 128)),
+            self.size,
+            14,
+            |p| reference_pixel(image, rows, cols, filter, width, p / cols, p % cols),
+        );
         let channels = |px: &mut dyn Iterator<Item = [u8; 4]>| {
             px.flat_map(|p| p.map(f64::from)).collect::<Vec<f64>>()
         };

@@ -4,7 +4,7 @@
 use hetdsl::{Launch, Program, Runtime};
 
 use super::check::{pixels_match, Verdict};
-use super::{cached_reference, Sample, Size};
+use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: usize = 256;
 
@@ -130,10 +130,13 @@ impl Sample for Mandelbrot {
 
     fn verify(&mut self) -> Verdict {
         let view = self.view;
-        let (indices, expected) =
-            cached_reference(&mut self.reference, view.width * view.height, self.size, 12, |p| {
-                reference_pixel(&view, p % view.width, p / view.width)
-            });
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (view.width * view.height, Cover::Sample),
+            self.size,
+            12,
+            |p| reference_pixel(&view, p % view.width, p / view.width),
+        );
         let got: Vec<[u8; 4]> = indices.iter().map(|&p| self.image[p]).collect();
         // The SDK's rule: a pixel mismatches when a channel is off by more than 2, and fewer than
         // 0.2 % may mismatch: contracted multiply-adds and cos/log2 ulps flip the escape count

@@ -6,7 +6,7 @@
 use hetdsl::{Launch, Program, Runtime};
 
 use super::check::{all_close, Verdict};
-use super::{cached_reference, Sample, Size};
+use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: usize = 64;
 
@@ -111,10 +111,13 @@ impl Sample for MatVec {
 
     fn verify(&mut self) -> Verdict {
         let (a, x, cols) = (&self.a, &self.x, self.cols);
-        let (indices, expected) =
-            cached_reference(&mut self.reference, self.rows, self.size, 47, |row| {
-                reference_row(a, x, cols, row)
-            });
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (self.rows, Cover::every(self.rows)),
+            self.size,
+            47,
+            |row| reference_row(a, x, cols, row),
+        );
         let got: Vec<f64> = indices.iter().map(|&r| f64::from(self.y[r])).collect();
         let sums: Vec<f64> = expected.iter().map(|(s, _)| *s).collect();
         all_close("rows", &got, &sums, |k, _| tolerance(cols, expected[k].1))

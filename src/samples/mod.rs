@@ -162,11 +162,39 @@ pub(crate) fn place<'a>(
 /// take far longer than the run).
 pub const PAPER_CHECK_BUDGET: usize = 20_000;
 
+/// Which work-groups a paper-sized check must reach beyond the even sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cover {
+    /// The sample only: one reference per work-group would cost far more than the run.
+    Sample,
+    /// At least one element of every `tile` (a work-group's outputs) of a row-major grid
+    /// `width` wide; a 1 x 1 tile checks every element.
+    Tiles { width: usize, tile: [usize; 2] },
+}
+
+impl Cover {
+    /// Work-groups of `group` consecutive outputs.
+    pub fn groups(total: usize, group: usize) -> Cover {
+        Cover::Tiles { width: total.max(1), tile: [group, 1] }
+    }
+
+    /// Every element.
+    pub fn every(total: usize) -> Cover {
+        Cover::groups(total, 1)
+    }
+}
+
 /// The work-items to check for a problem of `total` work-items.
-pub fn check_indices(total: usize, size: Size, seed: u64) -> Vec<usize> {
-    match size {
-        Size::Small => (0..total).collect(),
-        Size::Paper => check::sample_indices(total, PAPER_CHECK_BUDGET, seed),
+pub fn check_indices(total: usize, size: Size, seed: u64, cover: Cover) -> Vec<usize> {
+    match (size, cover) {
+        (Size::Small, _) => (0..total).collect(),
+        (Size::Paper, Cover::Sample) => check::sample_indices(total, PAPER_CHECK_BUDGET, seed),
+        (Size::Paper, Cover::Tiles { width, tile }) => check::cover_tiles(
+            check::sample_indices(total, PAPER_CHECK_BUDGET, seed),
+            [width, total / width],
+            tile,
+            seed ^ 0xC0_7E25,
+        ),
     }
 }
 
@@ -174,13 +202,13 @@ pub fn check_indices(total: usize, size: Size, seed: u64) -> Vec<usize> {
 /// with `f` for each index) and kept in `cache` for later runs.
 pub(crate) fn cached_reference<T: Send>(
     cache: &mut Option<(Vec<usize>, Vec<T>)>,
-    total: usize,
+    (total, cover): (usize, Cover),
     size: Size,
     seed: u64,
     f: impl Fn(usize) -> T + Sync,
 ) -> &(Vec<usize>, Vec<T>) {
     cache.get_or_insert_with(|| {
-        let indices = check_indices(total, size, seed);
+        let indices = check_indices(total, size, seed, cover);
         let values = check::par_map(&indices, f);
         (indices, values)
     })

@@ -5,7 +5,7 @@ use hetdsl::{Launch, Program, Runtime};
 
 use super::check::{relative_l2, Verdict};
 use super::rng::Rng;
-use super::{cached_reference, Sample, Size};
+use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: usize = 128;
 pub const DT: f32 = 0.005;
@@ -136,10 +136,13 @@ impl Sample for NBody {
 
     fn verify(&mut self) -> Verdict {
         let (p, v) = (&self.position, &self.velocity);
-        let (indices, expected) =
-            cached_reference(&mut self.reference, p.len(), self.size, 13, |i| {
-                reference_body(p, v, i)
-            });
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (p.len(), Cover::groups(p.len(), 128)),
+            self.size,
+            13,
+            |i| reference_body(p, v, i),
+        );
         let flat = |rows: &mut dyn Iterator<Item = [f64; 4]>| {
             rows.flat_map(|r| r.into_iter()).collect::<Vec<f64>>()
         };

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use super::check::{all_equal, par_map, Verdict};
 use super::rng::Rng;
-use super::{cached_reference, place, Sample, Size};
+use super::{cached_reference, place, Cover, Sample, Size};
 
 pub const LWS: usize = 64;
 
@@ -115,10 +115,13 @@ impl Sample for Rap {
 
     fn verify(&mut self) -> Verdict {
         let (previous, profit) = (&self.previous, &self.profit);
-        let (indices, expected) =
-            cached_reference(&mut self.reference, self.next.len(), self.size, 17, |j| {
-                reference_stage_at(previous, profit, j)
-            });
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (self.next.len(), Cover::groups(self.next.len(), 64)),
+            self.size,
+            17,
+            |j| reference_stage_at(previous, profit, j),
+        );
         let got: Vec<i32> = indices.iter().map(|&j| self.next[j]).collect();
         // Integers: exact.
         all_equal("best profits", &got, expected)

@@ -7,7 +7,7 @@ use hetdsl::{Launch, Program, Runtime};
 
 use super::check::{pixels_match, Verdict};
 use super::rng::Rng;
-use super::{cached_reference, Sample, Size};
+use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: usize = 64;
 /// Must match the defines of kernels/raytrace.cl.
@@ -451,10 +451,13 @@ impl Sample for RayTrace {
 
     fn verify(&mut self) -> Verdict {
         let (scene, view) = (&self.scene, self.view);
-        let (indices, expected) =
-            cached_reference(&mut self.reference, view.width * view.height, self.size, 19, |p| {
-                reference_pixel(scene, &view, p % view.width, p / view.width)
-            });
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (view.width * view.height, Cover::Sample),
+            self.size,
+            19,
+            |p| reference_pixel(scene, &view, p % view.width, p / view.width),
+        );
         let got: Vec<[u8; 4]> = indices.iter().map(|&p| self.pixels[p]).collect();
         // The Mandelbrot rule (channels within 2, mismatches below 0.5 % as suggested for this
         // tracer): fused multiply-adds and sqrt/pow ulps move silhouettes and refracted paths by

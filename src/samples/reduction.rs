@@ -8,7 +8,7 @@
 use hetdsl::{Launch, Program, Runtime};
 
 use super::check::{all_equal, Verdict};
-use super::{cached_reference, Sample, Size};
+use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: usize = 256;
 
@@ -73,13 +73,18 @@ impl Sample for Reduction {
 
     fn verify(&mut self) -> Verdict {
         let input = &self.input;
-        let (indices, expected) =
-            cached_reference(&mut self.reference, self.sums.len(), self.size, 31, |g| {
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (self.sums.len(), Cover::every(self.sums.len())),
+            self.size,
+            31,
+            |g| {
                 // Sequential, in u64, then reduced: the device's wrapping u32 adds give the
                 // same value because no group's sum reaches 2^32.
                 let group = &input[g * LWS..(g + 1) * LWS];
                 group.iter().flatten().map(|&v| v as u64).sum::<u64>() as u32
-            });
+            },
+        );
         let got: Vec<u32> = indices.iter().map(|&g| self.sums[g]).collect();
         all_equal("group sums", &got, expected)
     }

@@ -6,7 +6,7 @@
 use hetdsl::{Launch, Program, Runtime};
 
 use super::check::{all_close, Verdict};
-use super::{cached_reference, Sample, Size};
+use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: usize = 256;
 
@@ -103,10 +103,13 @@ impl Sample for Saxpy {
 
     fn verify(&mut self) -> Verdict {
         let (a, x, y0) = (f64::from(self.a), &self.x, &self.y0);
-        let (indices, expected) =
-            cached_reference(&mut self.reference, x.len(), self.size, 61, |i| {
-                a * f64::from(x[i]) + f64::from(y0[i])
-            });
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (x.len(), Cover::every(x.len())),
+            self.size,
+            61,
+            |i| a * f64::from(x[i]) + f64::from(y0[i]),
+        );
         let got: Vec<f64> = indices.iter().map(|&i| f64::from(self.y[i])).collect();
         let bound = |k: usize, _| {
             let i = indices[k];
@@ -159,11 +162,16 @@ impl Sample for SumProd {
 
     fn verify(&mut self) -> Verdict {
         let (a, b) = (&self.a, &self.b);
-        let (indices, expected) =
-            cached_reference(&mut self.reference, a.len(), self.size, 71, |i| {
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (a.len(), Cover::every(a.len())),
+            self.size,
+            71,
+            |i| {
                 let (x, y) = (f64::from(a[i]), f64::from(b[i]));
                 (x + y, x * y)
-            });
+            },
+        );
         let pick =
             |out: &[f32]| -> Vec<f64> { indices.iter().map(|&i| f64::from(out[i])).collect() };
         let sums: Vec<f64> = expected.iter().map(|e| e.0).collect();

@@ -5,7 +5,7 @@
 use hetdsl::{Launch, Program, Runtime};
 
 use super::check::{all_close, Verdict};
-use super::{cached_reference, Sample, Size};
+use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: [usize; 2] = [16, 8];
 
@@ -140,10 +140,13 @@ impl Sample for Taylor {
 
     fn verify(&mut self) -> Verdict {
         let grid = self.grid;
-        let (indices, expected) =
-            cached_reference(&mut self.reference, grid.width * grid.height, self.size, 15, |p| {
-                reference_point(&grid, p % grid.width, p / grid.width)
-            });
+        let (indices, expected) = cached_reference(
+            &mut self.reference,
+            (grid.width * grid.height, Cover::Sample),
+            self.size,
+            15,
+            |p| reference_point(&grid, p % grid.width, p / grid.width),
+        );
         let got: Vec<f64> = indices.iter().map(|&p| self.approx[p] as f64).collect();
         // The terms' magnitudes sum to at most exp(x0 + |dx| + |dy|); float rounding over the
         // sum is a few ulps of that, so allow 1e-5 of it (≈ 170 ulps). A point computed for the
