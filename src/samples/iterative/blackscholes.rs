@@ -1,7 +1,7 @@
 //! Black-Scholes prices of European calls and puts (`blackscholes`), the same options priced
 //! again at every iteration: the inputs stay on the devices, only the prices are written.
 
-use crate::samples::check::{all_close, par_map, sample_indices, Verdict};
+use crate::samples::check::{par_all_close, Verdict};
 use crate::samples::rng::Rng;
 
 pub const LWS: usize = 256;
@@ -49,22 +49,28 @@ pub fn price(options: &[Vec<f32>; 3], i: usize) -> (f64, f64) {
     (call, put)
 }
 
-/// Calls and puts against the reference on `budget` options spread over the range (all of
-/// them when there are fewer). Within 2e-4 + 1e-4 × |price| (the kernel is single precision
-/// with a distribution function accurate to 7.5e-8; a price from a wrong option is far off).
-pub fn verify(options: &[Vec<f32>; 3], call: &[f32], put: &[f32], budget: usize) -> Verdict {
-    let picks = sample_indices(call.len(), budget, 0x0B1A_C5EE);
-    let want = par_map(&picks, |i| price(options, i));
-    let tolerance = |_: usize, r: f64| 2e-4 + 1e-4 * r.abs();
-    let got = |v: &[f32]| picks.iter().map(|&i| f64::from(v[i])).collect::<Vec<f64>>();
-    let calls: Vec<f64> = want.iter().map(|w| w.0).collect();
-    let puts: Vec<f64> = want.iter().map(|w| w.1).collect();
-    all_close("calls", &got(call), &calls, tolerance).and(all_close(
-        "puts",
-        &got(put),
-        &puts,
-        tolerance,
-    ))
+/// Calls and puts against the reference on every option (cheap next to the run, so that no
+/// work-group can fall between samples). Within 2e-4 + 1e-4 × |price| (the kernel is single
+/// precision with a distribution function accurate to 7.5e-8; a price from a wrong option is
+/// far off).
+pub fn verify(options: &[Vec<f32>; 3], call: &[f32], put: &[f32]) -> Verdict {
+    let n = options[0].len();
+    if call.len() != n || put.len() != n {
+        return Verdict::new(
+            false,
+            n,
+            format!("{} calls, {} puts for {n} options", call.len(), put.len()),
+        );
+    }
+    let tolerance = |r: f64| 2e-4 + 1e-4 * r.abs();
+    let calls = par_all_close("calls", n, |i| {
+        let want = price(options, i).0;
+        (f64::from(call[i]), want, tolerance(want))
+    });
+    calls.and(par_all_close("puts", n, |i| {
+        let want = price(options, i).1;
+        (f64::from(put[i]), want, tolerance(want))
+    }))
 }
 
 #[cfg(test)]
@@ -84,5 +90,34 @@ mod tests {
             // C − P = S − X·e^{−rT}.
             assert!((c - p - (s - x * (-(RISKFREE as f64) * t).exp())).abs() < 1e-6, "option {i}");
         }
+    }
+
+    #[test]
+    fn the_check_fails_on_each_corruption() {
+        let n = 8 * LWS;
+        let o = options(n);
+        let (call, put): (Vec<f32>, Vec<f32>) =
+            (0..n).map(|i| price(&o, i)).map(|(c, p)| (c as f32, p as f32)).unzip();
+        assert!(verify(&o, &call, &put).correct);
+        let group = 2 * LWS..3 * LWS;
+        let corrupt = |f: &dyn Fn(&mut Vec<f32>), calls: bool| {
+            let (mut c, mut p) = (call.clone(), put.clone());
+            f(if calls { &mut c } else { &mut p });
+            verify(&o, &c, &p).correct
+        };
+        for calls in [true, false] {
+            assert!(!corrupt(&|v| v[group.clone()].fill(0.0), calls));
+            assert!(!corrupt(&|v| v[group.clone()].fill(f32::from_bits(0xA5A5_A5A5)), calls));
+            assert!(!corrupt(&|v| v[group.clone()].copy_from_slice(&o[0][group.clone()]), calls));
+            assert!(!corrupt(&|v| v.copy_within(group.clone(), 3 * LWS), calls));
+            assert!(!corrupt(&|v| v.copy_within(group.clone(), 2 * LWS + 1), calls));
+            assert!(!corrupt(&|v| v[5] = f32::NAN, calls));
+        }
+        // Two packages swapped (calls and puts alike).
+        let swap = |v: &mut Vec<f32>| {
+            let (a, b) = v.split_at_mut(4 * LWS);
+            a[..2 * LWS].swap_with_slice(&mut b[..2 * LWS]);
+        };
+        assert!(!corrupt(&swap, true) && !corrupt(&swap, false));
     }
 }
