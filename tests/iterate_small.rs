@@ -118,16 +118,16 @@ fn the_checks_reject_a_result_one_step_off() {
         }
         y
     };
-    assert!(chain::verify(&x, &y0, &run(10), 10, 1024).correct);
-    assert!(!chain::verify(&x, &y0, &run(9), 10, 1024).correct);
+    assert!(chain::verify(&x, &y0, &run(10), 10).correct);
+    assert!(!chain::verify(&x, &y0, &run(9), 10).correct);
 
     // Black-Scholes: puts in place of calls fail.
     let o = blackscholes::options(2048);
     let prices: Vec<(f64, f64)> = (0..2048).map(|i| blackscholes::price(&o, i)).collect();
     let call: Vec<f32> = prices.iter().map(|p| p.0 as f32).collect();
     let put: Vec<f32> = prices.iter().map(|p| p.1 as f32).collect();
-    assert!(blackscholes::verify(&o, &call, &put, 512).correct);
-    assert!(!blackscholes::verify(&o, &put, &call, 512).correct);
+    assert!(blackscholes::verify(&o, &call, &put).correct);
+    assert!(!blackscholes::verify(&o, &put, &call).correct);
 
     // N-body: the state after 2 steps is not the state after 3.
     let (p, v) = nbody::bodies(256);
