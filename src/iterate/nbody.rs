@@ -50,7 +50,7 @@ impl NBody {
         }
         let all: Vec<usize> = (0..self.n).collect();
         let want = &self.reference.as_ref().expect("computed above").1;
-        (verify(got, &all, want, 1e-4), format!("every body after {steps} steps"))
+        (verify(&self.position, got, &all, want, 1e-4), format!("every body after {steps} steps"))
     }
 
     /// `after` one step from `before`, on sampled bodies.
@@ -65,7 +65,7 @@ impl NBody {
             "{} sampled bodies, one extra step from the variant's own state (whole trajectory too long here)",
             picks.len()
         );
-        (verify(after, &picks, &want, 1e-5), how)
+        (verify(before[0], after, &picks, &want, 1e-5), how)
     }
 
     fn forces_uses() -> [Use; 2] {

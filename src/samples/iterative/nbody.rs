@@ -89,8 +89,10 @@ pub fn one_step(
 
 /// Compares the bodies `indices` of a device state with reference rows for them. Positions
 /// within relative L2 `limit`; velocities within 100 × `limit` (each is a float sum of N terms
-/// through `rsqrt`, which may be approximate on a device; a wrong or stale slice is off by O(1)).
+/// through `rsqrt`, which may be approximate on a device; a wrong slice is off by O(1)); and
+/// each position against the way it moved from `before` (see [`moved`]).
 pub fn verify(
+    before: &[[f32; 4]],
     got: [&[[f32; 4]]; 2],
     indices: &[usize],
     want: &[Vec<[f64; 4]>; 2],
@@ -100,10 +102,84 @@ pub fn verify(
         indices.iter().flat_map(|&i| rows[i].map(f64::from)).collect()
     };
     let flat = |rows: &[[f64; 4]]| -> Vec<f64> { rows.iter().flatten().copied().collect() };
-    relative_l2("positions", &pick(got[0]), &flat(&want[0]), limit).and(relative_l2(
-        "velocities",
-        &pick(got[1]),
-        &flat(&want[1]),
-        100.0 * limit,
-    ))
+    relative_l2("positions", &pick(got[0]), &flat(&want[0]), limit)
+        .and(relative_l2("velocities", &pick(got[1]), &flat(&want[1]), 100.0 * limit))
+        .and(moved(before, got[0], indices, &want[0]))
+}
+
+/// Each body's position within 1e-3 of its reference displacement from `before` plus 64 ulps
+/// of its largest coordinate. The relative L2 over positions is dominated by the masses and
+/// the coordinates, so a body left where it was (a stale package) would pass it.
+pub fn moved(
+    before: &[[f32; 4]],
+    got: &[[f32; 4]],
+    indices: &[usize],
+    want: &[[f64; 4]],
+) -> Verdict {
+    let norm = |a: [f64; 4], b: [f64; 4]| (0..3).map(|d| (a[d] - b[d]).powi(2)).sum::<f64>().sqrt();
+    let ulp = |x: f64| 64.0 * f64::from(f32::EPSILON) * x;
+    let mut bad = 0usize;
+    let mut worst = String::new();
+    for (&i, w) in indices.iter().zip(want) {
+        let (b, g) = (before[i].map(f64::from), got[i].map(f64::from));
+        let size = (0..4).map(|d| w[d].abs()).fold(0.0, f64::max);
+        let tolerance = 1e-3 * norm(*w, b) + ulp(size);
+        let error = norm(g, *w).max((g[3] - w[3]).abs());
+        // NaN counts as out of tolerance.
+        if error.is_nan() || error > tolerance {
+            bad += 1;
+            if worst.is_empty() {
+                worst = format!(", first body {i}: off by {error:.2e}, tolerance {tolerance:.2e}");
+            }
+        }
+    }
+    let ok = bad == 0 && indices.len() == want.len() && !indices.is_empty();
+    Verdict::new(ok, indices.len(), format!("moves: {bad} bodies off their step{worst}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn narrow(rows: &[[f64; 4]]) -> Vec<[f32; 4]> {
+        rows.iter().map(|r| r.map(|c| c as f32)).collect()
+    }
+
+    #[test]
+    fn one_stale_or_wrong_work_group_fails_the_check() {
+        let n = 8 * LWS;
+        let (p, v) = bodies(n);
+        let all: Vec<usize> = (0..n).collect();
+        let want = one_step(&p, &v, &all);
+        let (gp, gv) = (narrow(&want[0]), narrow(&want[1]));
+        assert!(verify(&p, [&gp, &gv], &all, &want, 1e-5).correct);
+        let group = 3 * LWS..4 * LWS;
+        let corrupt = |f: &dyn Fn(&mut Vec<[f32; 4]>)| {
+            let mut q = gp.clone();
+            f(&mut q);
+            verify(&p, [&q, &gv], &all, &want, 1e-5)
+        };
+        // A work-group left at its old positions passes the relative L2 alone.
+        let mut stale = gp.clone();
+        stale[group.clone()].copy_from_slice(&p[group.clone()]);
+        let flat = |rows: &[[f32; 4]]| -> Vec<f64> {
+            rows.iter().flatten().map(|&c| f64::from(c)).collect()
+        };
+        let want_flat: Vec<f64> = want[0].iter().flatten().copied().collect();
+        assert!(relative_l2("p", &flat(&stale), &want_flat, 1e-5).correct);
+        assert!(!verify(&p, [&stale, &gv], &all, &want, 1e-5).correct);
+        let mut sv = gv.clone();
+        sv[group.clone()].copy_from_slice(&v[group.clone()]);
+        assert!(!verify(&p, [&gp, &sv], &all, &want, 1e-5).correct);
+        assert!(!corrupt(&|q| q[group.clone()].fill([0.0; 4])).correct);
+        assert!(!corrupt(&|q| q[group.clone()].fill([f32::from_bits(0xA5A5_A5A5); 4])).correct);
+        assert!(!corrupt(&|q| q.copy_within(group.clone(), 4 * LWS)).correct);
+        assert!(!corrupt(&|q| q.copy_within(group.clone(), 3 * LWS + 1)).correct);
+        assert!(!corrupt(&|q| q[17][1] = f32::NAN).correct);
+        // Velocities wrong, positions right.
+        let mut wv = gv.clone();
+        wv[group.clone()].copy_from_slice(&v[group.clone()]);
+        wv[group.clone()].iter_mut().for_each(|r| r[0] += 0.5);
+        assert!(!verify(&p, [&gp, &wv], &all, &want, 1e-5).correct);
+    }
 }
