@@ -30,6 +30,8 @@ for line in sys.stdin:
 }
 # Each case ends the job with a failure if it outlives 60 s; the timeout catches anything else.
 timeout 300 mpirun "${flags[@]}" "$(test_bin mpi_ranks)"
+# Launches at their edges: uneven splits, 4:1, 1:255 and wide halos, fewer groups than ranks.
+timeout 300 mpirun "${flags[@]}" "$(test_bin mpi_edges)"
 # A rank process dying mid-launch: mpirun must end the job itself, with a failure, long before
 # the timeout (124), instead of leaving the other ranks waiting for it.
 set +e

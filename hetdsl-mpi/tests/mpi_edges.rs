@@ -1,0 +1,378 @@
+//! Cluster launches at their edges, under MPI (`.ci/mpi.sh` runs it as three ranks; run alone
+//! it is one rank): ranges that split the NDRange at every work-group, patterns of 4:1, 1:255
+//! and halos wider than a range, 2-D ranges whose rows do not divide among the ranks, fewer
+//! work-groups than ranks, repeated calls that run a remembered plan, and launches the ranks
+//! describe differently. Each output is checked on rank 0 against a plain CPU loop written
+//! here, and every rank agrees on each verdict.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use hetdsl::balance::{Dynamic, Static};
+use hetdsl::{Balancer, Error, KernelSource, Pattern, Program, Runtime};
+use hetdsl_mpi::{Cluster, ClusterLaunch, ClusterReport};
+
+/// A case still running after this long is taken as a hang (see `mpi_ranks.rs`).
+const CASE_LIMIT: Duration = Duration::from_secs(60);
+
+type Outcome = Result<(), String>;
+type Case = fn(&Cluster, &Program) -> Outcome;
+
+fn main() -> ExitCode {
+    let Ok(cluster) = Cluster::init() else { return ExitCode::FAILURE };
+    let source = KernelSource::from_text("edge_tests.cl", include_str!("../kernels/edge_tests.cl"));
+    let program = match Runtime::new().and_then(|rt| rt.program(&source)) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("rank {}: {e}", cluster.rank());
+            cluster.abort(2)
+        }
+    };
+    let cases: [(&str, Case); 10] = [
+        ("ranges_of_one_group_with_4_to_1_outputs_match_the_cpu", one_group_ranges),
+        ("a_1_to_255_output_matches_the_cpu", group_sums),
+        ("a_1d_halo_wider_than_a_range_matches_the_cpu", wide_halo_1d),
+        ("a_2d_halo_over_rows_not_dividing_among_ranks_matches_the_cpu", halo_2d),
+        ("fewer_groups_than_ranks_match_the_cpu_call_after_call", fewer_groups),
+        ("an_inout_with_a_whole_table_matches_the_cpu_call_after_call", inout_repeated),
+        ("other_ranks_buffers_and_scalars_are_ignored", others_ignored),
+        ("ranks_disagreeing_on_an_element_type_is_an_error_everywhere", element_types),
+        ("a_short_output_on_rank_0_is_an_error_everywhere", short_output),
+        ("static_weights_of_4_to_1_split_unevenly_and_match_the_cpu", static_weights),
+    ];
+    let only = std::env::var("MPI_EDGES_ONLY").unwrap_or_default();
+    let cases: Vec<_> = cases.into_iter().filter(|(name, _)| name.contains(&only)).collect();
+    let (total, mut failed) = (cases.len(), 0);
+    for (name, case) in cases {
+        let outcome = within_limit(name, cluster.rank(), || case(&cluster, &program));
+        let ok = cluster.all_agree(outcome.is_ok());
+        match &outcome {
+            Ok(()) if cluster.rank() == 0 => {
+                println!("test {name} ... {}", if ok { "ok" } else { "FAILED elsewhere" })
+            }
+            Ok(()) => {}
+            Err(e) => println!("test {name} ... FAILED on rank {}: {e}", cluster.rank()),
+        }
+        failed += usize::from(!ok);
+    }
+    if cluster.rank() == 0 {
+        let verdict = if failed == 0 { "ok" } else { "FAILED" };
+        println!("test result: {verdict}. {} passed; {failed} failed", total - failed);
+    }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Runs `case`, ending the process with a failure if it outlives [`CASE_LIMIT`].
+fn within_limit(name: &str, rank: usize, case: impl FnOnce() -> Outcome) -> Outcome {
+    let (done, watch) = std::sync::mpsc::channel::<()>();
+    let name = name.to_string();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(CASE_LIMIT) {
+            println!("test {name} ... FAILED on rank {rank}: still running after {CASE_LIMIT:?}");
+            std::process::exit(124);
+        }
+    });
+    let outcome = case();
+    let _ = done.send(());
+    outcome
+}
+
+/// `n` inputs on rank 0 (a hash of the index), none elsewhere.
+fn inputs(cluster: &Cluster, n: usize, seed: u32) -> Vec<u32> {
+    if cluster.rank() != 0 {
+        return Vec::new();
+    }
+    (0..n as u32).map(|i| (i ^ seed).wrapping_mul(2654435761) >> 12).collect()
+}
+
+/// A buffer of `n` elements on rank 0, empty elsewhere.
+fn on_root(cluster: &Cluster, n: usize) -> Vec<u32> {
+    vec![0; if cluster.rank() == 0 { n } else { 0 }]
+}
+
+/// Rank 0: the ranges tile the NDRange once and the outputs are `want`'s.
+fn check(cluster: &Cluster, report: &ClusterReport, got: &[u32], want: &[u32]) -> Outcome {
+    if cluster.rank() != 0 {
+        return Ok(());
+    }
+    if std::env::var_os("MPI_EDGES_VERBOSE").is_some() {
+        print!("{} ({}):\n{}", report.form, report.balancer, report.table());
+    }
+    if !report.tiles_exactly_once() || report.ranks.len() != cluster.size() {
+        return Err(format!("the ranges do not tile the NDRange once:\n{}", report.table()));
+    }
+    if got.len() != want.len() {
+        return Err(format!("{} outputs, expected {}", got.len(), want.len()));
+    }
+    match (0..want.len()).find(|&i| got[i] != want[i]) {
+        Some(i) => Err(format!(
+            "element {i} = {}, expected {} ({} wrong):\n{}",
+            got[i],
+            want[i],
+            (0..want.len()).filter(|&i| got[i] != want[i]).count(),
+            report.table()
+        )),
+        None => Ok(()),
+    }
+}
+
+fn spread4_cpu(x: &[u32], salt: u32) -> Vec<u32> {
+    let mut out = Vec::with_capacity(4 * x.len());
+    for &v in x {
+        let v = v.wrapping_mul(2654435761).wrapping_add(salt);
+        for k in 0..4u32 {
+            out.push(v ^ k.wrapping_mul(40503));
+        }
+    }
+    out
+}
+
+/// One call of `spread4` over `n` items in groups of 64, on rank 0's data.
+fn spread4(
+    cluster: &Cluster,
+    program: &Program,
+    n: usize,
+    balancer: Option<Box<dyn Balancer>>,
+) -> Outcome {
+    let x = inputs(cluster, n, 7);
+    let mut out = on_root(cluster, 4 * n);
+    let mut launch = cluster
+        .launch(program, "spread4")
+        .global(&[n])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .scalar(99u32);
+    if let Some(b) = balancer {
+        launch = launch.balancer(b);
+    }
+    let report = launch.run().map_err(|e| e.to_string())?;
+    check(cluster, &report, &out, &spread4_cpu(&x, 99))
+}
+
+/// Every range one work-group, 13 of them over the ranks: a boundary after every group.
+fn one_group_ranges(cluster: &Cluster, program: &Program) -> Outcome {
+    spread4(cluster, program, 13 * 64, Some(Box::new(Dynamic::chunk(1))))
+}
+
+fn static_weights(cluster: &Cluster, program: &Program) -> Outcome {
+    let weights = (0..cluster.size()).map(|r| if r == 0 { 4.0 } else { 1.0 }).collect();
+    spread4(cluster, program, 29 * 64, Some(Box::new(Static::with_weights(weights))))
+}
+
+/// 11 groups of 255 work-items, one sum per group (1:255), one group per range and then as
+/// the default balancer cuts them.
+fn group_sums(cluster: &Cluster, program: &Program) -> Outcome {
+    let (groups, size) = (11usize, 255usize);
+    let x = inputs(cluster, groups * size, 3);
+    let weighed = |g: usize, j: usize| x[g * size + j].wrapping_mul(j as u32 + 1);
+    let sum = |g: usize| (0..size).fold(0u32, |s, j| s.wrapping_add(weighed(g, j)));
+    let want: Vec<u32> = (0..groups).filter(|_| cluster.rank() == 0).map(sum).collect();
+    for chunked in [true, false] {
+        let mut sums = on_root(cluster, groups);
+        let mut launch = cluster
+            .launch(program, "group_sum")
+            .global(&[groups * size])
+            .local(&[size])
+            .input(&x, Pattern::ONE_TO_ONE)
+            .output(&mut sums, Pattern::ratio(1, 255).unwrap());
+        if chunked {
+            launch = launch.balancer(Box::new(Dynamic::chunk(1)));
+        }
+        let report = launch.run().map_err(|e| e.to_string())?;
+        check(cluster, &report, &sums, &want).map_err(|e| format!("chunked {chunked}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The CPU's 1-D window of radius `r`.
+fn window_cpu(input: &[u32], r: usize) -> Vec<u32> {
+    let n = input.len() as i64;
+    (0..n)
+        .map(|i| {
+            let mut s = 0u32;
+            for d in -(r as i64)..=r as i64 {
+                if i + d >= 0 && i + d < n {
+                    s = s.wrapping_add(
+                        input[(i + d) as usize].wrapping_mul((d + r as i64 + 1) as u32),
+                    );
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+/// A halo of 40 elements around ranges of one group of 16: each range reads two groups on
+/// each side, clamped at the buffer's ends.
+fn wide_halo_1d(cluster: &Cluster, program: &Program) -> Outcome {
+    let (n, r) = (16 * 13, 40usize);
+    let input = inputs(cluster, n, 11);
+    let want = window_cpu(&input, r);
+    for chunked in [true, false] {
+        let mut out = on_root(cluster, n);
+        let mut launch = cluster
+            .launch(program, "window1d")
+            .global(&[n])
+            .local(&[16])
+            .input(&input, Pattern::halo(r as u64))
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .scalar(r as u32);
+        if chunked {
+            launch = launch.balancer(Box::new(Dynamic::chunk(1)));
+        }
+        let report = launch.run().map_err(|e| e.to_string())?;
+        check(cluster, &report, &out, &want).map_err(|e| format!("chunked {chunked}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A 48 × 20 image in rows of 4 (5 units over the ranks), a vertical window of 5 rows each
+/// side: more than a unit's rows.
+fn halo_2d(cluster: &Cluster, program: &Program) -> Outcome {
+    let (w, h, r) = (48usize, 20usize, 5usize);
+    let input = inputs(cluster, w * h, 5);
+    let mut want = vec![0u32; if cluster.rank() == 0 { w * h } else { 0 }];
+    if cluster.rank() == 0 {
+        for x in 0..w {
+            let column: Vec<u32> = (0..h).map(|y| input[y * w + x]).collect();
+            for (y, v) in window_cpu(&column, r).into_iter().enumerate() {
+                want[y * w + x] = v;
+            }
+        }
+    }
+    for chunked in [true, false] {
+        let mut out = on_root(cluster, w * h);
+        let mut launch = cluster
+            .launch(program, "window2d")
+            .global(&[w, h])
+            .local(&[16, 4])
+            .input(&input, Pattern::halo(r as u64))
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .scalar(r as u32);
+        if chunked {
+            launch = launch.balancer(Box::new(Dynamic::chunk(1)));
+        }
+        let report = launch.run().map_err(|e| e.to_string())?;
+        check(cluster, &report, &out, &want).map_err(|e| format!("chunked {chunked}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// One and two work-groups over every rank, each three times (the later calls from what the
+/// first measured): ranks without work get none and the outputs are whole.
+fn fewer_groups(cluster: &Cluster, program: &Program) -> Outcome {
+    for groups in [1, 2] {
+        for call in 0..3 {
+            spread4(cluster, program, groups * 64, None)
+                .map_err(|e| format!("{groups} group(s), call {call}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// `bump`'s inout over `n` items, with a `whole` table of `t` values.
+fn bump_cpu(y0: &[u32], table: &[u32], add: u32) -> Vec<u32> {
+    let t = table.len();
+    (0..y0.len()).map(|i| y0[i].wrapping_add(add).wrapping_add(table[i % t])).collect()
+}
+
+/// Five calls of an inout kernel with a `whole` table over 37 groups, each from the output
+/// of the last: a range run twice or a plan's pieces misplaced would add twice or miss.
+fn inout_repeated(cluster: &Cluster, program: &Program) -> Outcome {
+    let (n, t) = (37 * 64, 19usize);
+    let table = inputs(cluster, t, 1);
+    let mut y = inputs(cluster, n, 2);
+    for call in 0..5u32 {
+        let want = if cluster.rank() == 0 { bump_cpu(&y, &table, call) } else { Vec::new() };
+        let report = cluster
+            .launch(program, "bump")
+            .global(&[n])
+            .local(&[64])
+            .inout(&mut y, Pattern::ONE_TO_ONE)
+            .input(&table, Pattern::Whole)
+            .scalar(t as u32)
+            .scalar(call)
+            .run()
+            .map_err(|e| format!("call {call}: {e}"))?;
+        check(cluster, &report, &y, &want).map_err(|e| format!("call {call}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The other ranks pass buffers of other lengths and another scalar: rank 0's are used.
+fn others_ignored(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 9 * 64;
+    let root = cluster.rank() == 0;
+    let x = if root { inputs(cluster, n, 9) } else { vec![5; 3] };
+    let mut out = vec![0u32; if root { 4 * n } else { 17 }];
+    let salt = if root { 12u32 } else { 77 };
+    let report = cluster
+        .launch(program, "spread4")
+        .global(&[n])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .scalar(salt)
+        .balancer(Box::new(Dynamic::chunk(2)))
+        .run()
+        .map_err(|e| e.to_string())?;
+    let want = if root { spread4_cpu(&x, 12) } else { Vec::new() };
+    check(cluster, &report, &out, &want)?;
+    if !root && out != [0; 17] {
+        return Err("a rank other than 0 had its own buffer written".into());
+    }
+    Ok(())
+}
+
+/// `launch` run, expecting an error on every rank: `BadConfig` on the ranks other than 0,
+/// `on_root` on rank 0.
+fn refused_everywhere(
+    cluster: &Cluster,
+    launch: ClusterLaunch<'_>,
+    on_root: fn(&Error) -> bool,
+) -> Outcome {
+    match (cluster.rank(), launch.run()) {
+        (0, Err(e)) if on_root(&e) => Ok(()),
+        (r, Err(Error::BadConfig(_))) if r > 0 => Ok(()),
+        (_, other) => Err(format!("expected an error, got {other:?}")),
+    }
+}
+
+/// The last rank's input is of 8-byte elements where the others' are of 4.
+fn element_types(cluster: &Cluster, program: &Program) -> Outcome {
+    let last = cluster.size() - 1;
+    let n = 256;
+    let (x4, x8) = (vec![1u32; n], vec![1u64; n]);
+    let mut out = vec![0u32; 4 * n];
+    let launch = cluster.launch(program, "spread4").global(&[n]).local(&[64]);
+    let launch = if cluster.rank() == last && last > 0 {
+        launch.input(&x8, Pattern::ONE_TO_ONE)
+    } else {
+        launch.input(&x4, Pattern::ONE_TO_ONE)
+    };
+    let launch = launch.output(&mut out, Pattern::ratio(4, 1).unwrap()).scalar(0u32);
+    if last == 0 {
+        return launch.run().map(|_| ()).map_err(|e| e.to_string());
+    }
+    refused_everywhere(cluster, launch, |e| matches!(e, Error::BadConfig(_)))
+}
+
+/// Rank 0's 4:1 output holds one element too few.
+fn short_output(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 256;
+    let x = inputs(cluster, n, 4);
+    let mut out = vec![0u32; if cluster.rank() == 0 { 4 * n - 1 } else { 0 }];
+    let launch = cluster
+        .launch(program, "spread4")
+        .global(&[n])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .scalar(0u32);
+    refused_everywhere(cluster, launch, |e| matches!(e, Error::BadArgument { index: 1, .. }))
+}
