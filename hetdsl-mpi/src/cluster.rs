@@ -328,7 +328,8 @@ impl<'a> ClusterLaunch<'a> {
     }
 
     /// How long a rank's range may run before rank 0 drops the rank and re-runs the range
-    /// elsewhere (rank 0's rule is used; default [`crate::hier::RANK_WATCHDOG`]).
+    /// elsewhere (rank 0's rule is used; default [`crate::hier::RANK_WATCHDOG`]). A factor or
+    /// floor of zero, below zero or not finite makes the run an error on every rank.
     pub fn rank_watchdog(mut self, rule: WatchdogRule) -> Self {
         self.watchdog = rule;
         self

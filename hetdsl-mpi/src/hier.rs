@@ -87,6 +87,21 @@ enum State {
 /// the floor when no other rank has a speed yet).
 pub const RANK_WATCHDOG: WatchdogRule = WatchdogRule { factor: 20.0, min_seconds: 120.0 };
 
+/// Refuses a rank watchdog rule that means nothing, as hetdsl refuses its own: with a factor
+/// or floor of zero, below it or not finite, every rank would be dropped as hung the moment
+/// another idled (or none ever), and the run would still return `Ok`.
+pub fn check_watchdog(rule: WatchdogRule) -> Result<()> {
+    let usable = |x: f64| x.is_finite() && x > 0.0;
+    if usable(rule.factor) && usable(rule.min_seconds) {
+        return Ok(());
+    }
+    Err(hetdsl::Error::BadConfig(format!(
+        "rank watchdog factor {} and floor {} s must both be finite numbers above 0 (how many \
+         times its predicted time a rank's range may run, and the least time it may run)",
+        rule.factor, rule.min_seconds
+    )))
+}
+
 /// The ranks' dispatcher and what each rank is doing.
 pub struct Ranks {
     dispatch: Dispatcher<Box<dyn Balancer>>,
@@ -272,6 +287,23 @@ impl Ranks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_watchdog_rule_that_means_nothing_is_refused() {
+        check_watchdog(RANK_WATCHDOG).unwrap();
+        check_watchdog(WatchdogRule { factor: 0.5, min_seconds: 1e-3 }).unwrap();
+        let (nan, inf) = (f64::NAN, f64::INFINITY);
+        for (factor, min_seconds) in [(0.0, 1.0), (-1.0, 1.0), (nan, 1.0), (inf, 1.0)]
+            .into_iter()
+            .chain([(20.0, 0.0), (20.0, -1.0), (20.0, nan), (20.0, inf)])
+        {
+            let e = check_watchdog(WatchdogRule { factor, min_seconds }).unwrap_err();
+            assert!(
+                matches!(&e, hetdsl::Error::BadConfig(m) if m.contains("watchdog")),
+                "{factor} {min_seconds}: {e}"
+            );
+        }
+    }
 
     fn gpu(gflops: f64, min_groups: u64) -> DeviceProfile {
         DeviceProfile { kind: DeviceKind::Gpu, nominal_gflops: gflops, min_groups }

@@ -113,9 +113,8 @@ impl<'a> Root<'_, 'a> {
             Some(p) => Some(Box::new(PlannedRanks::new(p)) as Box<dyn hetdsl::Balancer>),
             None => balancer,
         };
-        let started = launch
-            .spec
-            .units()
+        let started = crate::hier::check_watchdog(launch.watchdog)
+            .and_then(|()| launch.spec.units())
             .and_then(|(total, _)| Ranks::start(balancer, total, profiles, names));
         let mut ranks = match started {
             Ok(r) => r,

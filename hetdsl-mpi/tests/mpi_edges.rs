@@ -28,7 +28,7 @@ fn main() -> ExitCode {
             cluster.abort(2)
         }
     };
-    let cases: [(&str, Case); 10] = [
+    let cases: [(&str, Case); 11] = [
         ("ranges_of_one_group_with_4_to_1_outputs_match_the_cpu", one_group_ranges),
         ("a_1_to_255_output_matches_the_cpu", group_sums),
         ("a_1d_halo_wider_than_a_range_matches_the_cpu", wide_halo_1d),
@@ -39,6 +39,7 @@ fn main() -> ExitCode {
         ("ranks_disagreeing_on_an_element_type_is_an_error_everywhere", element_types),
         ("a_short_output_on_rank_0_is_an_error_everywhere", short_output),
         ("static_weights_of_4_to_1_split_unevenly_and_match_the_cpu", static_weights),
+        ("a_rank_watchdog_that_means_nothing_is_an_error_everywhere", bad_watchdogs),
     ];
     let only = std::env::var("MPI_EDGES_ONLY").unwrap_or_default();
     let cases: Vec<_> = cases.into_iter().filter(|(name, _)| name.contains(&only)).collect();
@@ -375,4 +376,30 @@ fn short_output(cluster: &Cluster, program: &Program) -> Outcome {
         .output(&mut out, Pattern::ratio(4, 1).unwrap())
         .scalar(0u32);
     refused_everywhere(cluster, launch, |e| matches!(e, Error::BadArgument { index: 1, .. }))
+}
+
+/// Rank watchdog rules that mean nothing (a factor of zero, below zero or NaN; a floor of zero,
+/// below it or NaN): each an error, as hetdsl's own watchdog settings are, instead of a run in
+/// which every other rank is dropped as hung the moment another idles.
+fn bad_watchdogs(cluster: &Cluster, program: &Program) -> Outcome {
+    use hetdsl::balance::dispatch::WatchdogRule;
+    let rules = [(0.0, 1.0), (-1.0, 1.0), (f64::NAN, 1.0), (20.0, 0.0), (20.0, -2.0)];
+    let rules = rules.into_iter().chain([(20.0, f64::NAN), (f64::INFINITY, 1.0)]);
+    for (factor, min_seconds) in rules {
+        let n = 64 * 64;
+        let x = inputs(cluster, n, 8);
+        let mut out = on_root(cluster, 4 * n);
+        let launch = cluster
+            .launch(program, "spread4")
+            .global(&[n])
+            .local(&[64])
+            .input(&x, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ratio(4, 1).unwrap())
+            .scalar(1u32)
+            .rank_watchdog(WatchdogRule { factor, min_seconds });
+        let watchdog = |e: &Error| matches!(e, Error::BadConfig(m) if m.contains("watchdog"));
+        refused_everywhere(cluster, launch, watchdog)
+            .map_err(|e| format!("factor {factor}, floor {min_seconds}: {e}"))?;
+    }
+    Ok(())
 }
