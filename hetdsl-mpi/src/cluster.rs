@@ -28,7 +28,9 @@ pub struct Cluster {
     host: String,
     /// Launches made so far: each launch's messages carry its own tag, so a late answer from
     /// a rank dropped by an earlier launch is never mistaken for one of this launch.
-    launches: std::cell::Cell<i32>,
+    launches: std::cell::Cell<u64>,
+    /// The largest tag MPI accepts (`MPI_TAG_UB`): tags start over past it.
+    tag_ub: i32,
     /// Rank 0: the ranks that had not confirmed leaving the last launch when it returned.
     pub(crate) stragglers: std::cell::RefCell<Vec<usize>>,
     /// Rank 0: what the last call of each launch measured of the ranks ([`crate::plan`]).
@@ -48,11 +50,14 @@ impl Cluster {
             .ok_or_else(|| Error::BadConfig("MPI is already initialised in this process".into()))?;
         let world = universe.world();
         let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
+        // MPI promises tags up to 32767 at least; Open MPI's ob1 takes 2^31 - 1, UCX 2^23 - 1.
+        let tag_ub = world.get_attr::<TagUb>().map_or(MIN_TAG_UB, |t| t.0.max(MIN_TAG_UB));
         Ok(Cluster {
             _universe: universe,
             world,
             host,
             launches: std::cell::Cell::new(0),
+            tag_ub,
             stragglers: Default::default(),
             ranks_recalled: Default::default(),
             nodes_recalled: Default::default(),
@@ -161,10 +166,32 @@ impl Cluster {
         self.nodes_recalled.borrow_mut().entry(key).clone()
     }
 
+    /// Testing: takes `made` launches as made so far (on every rank alike), so that a test
+    /// reaches the message tags of a job that ran billions of launches.
+    #[doc(hidden)]
+    pub fn pretend_launches(&self, made: u64) {
+        self.launches.set(made);
+    }
+
     pub(crate) fn next_tag(&self) -> i32 {
-        let t = self.launches.get() + 1;
-        self.launches.set(t);
-        t
+        let made = self.launches.get().wrapping_add(1);
+        self.launches.set(made);
+        crate::wire::launch_tag(made, self.tag_ub)
+    }
+}
+
+/// The tag MPI promises to accept at least.
+const MIN_TAG_UB: i32 = 32767;
+
+/// MPI's `MPI_TAG_UB` attribute of a communicator: the largest tag it accepts.
+#[repr(C)]
+#[derive(Clone)]
+struct TagUb(std::os::raw::c_int);
+
+impl mpi::attribute::CommAttribute for TagUb {
+    fn get_key() -> mpi::attribute::AttributeKey {
+        // SAFETY: `MPI_TAG_UB` is a key MPI predefines on every communicator.
+        unsafe { mpi::attribute::AttributeKey::new_unchecked(mpi::ffi::MPI_TAG_UB as i32) }
     }
 }
 

@@ -18,6 +18,14 @@ pub fn fits_one_message(bytes: usize) -> Result<()> {
     Ok(())
 }
 
+/// The tag of the `launch`-th launch of a job (counted from 1): 1 to `tag_ub`, the largest tag
+/// MPI accepts, starting over past it. A tag past `MPI_TAG_UB` makes MPI end the whole job, and
+/// a job calling `run` every step of an iterative code may make billions of launches.
+pub fn launch_tag(launch: u64, tag_ub: i32) -> i32 {
+    let ub = tag_ub.max(1) as u64;
+    (1 + launch.saturating_sub(1) % ub) as i32
+}
+
 /// What a message says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -151,6 +159,22 @@ mod tests {
         }
         assert!(Msg::decode(&[9, 0]).is_err());
         assert!(Msg::decode(&[6, 0]).is_err(), "no kind 6 any more");
+    }
+
+    #[test]
+    fn launch_tags_stay_within_mpis_bound_however_many_launches() {
+        assert_eq!(launch_tag(1, 32767), 1);
+        assert_eq!(launch_tag(32767, 32767), 32767);
+        assert_eq!(launch_tag(32768, 32767), 1, "starts over past the bound");
+        let ub = i32::MAX;
+        assert_eq!(launch_tag(ub as u64, ub), ub);
+        assert_eq!(launch_tag(ub as u64 + 1, ub), 1, "not i32::MIN");
+        for launch in [0, 2, 1 << 23, (1 << 23) + 1, u64::MAX - 1, u64::MAX] {
+            for ub in [32767, (1 << 23) - 1, i32::MAX] {
+                let tag = launch_tag(launch, ub);
+                assert!((1..=ub).contains(&tag), "launch {launch}, bound {ub}: tag {tag}");
+            }
+        }
     }
 
     #[test]

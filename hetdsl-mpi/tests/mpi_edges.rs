@@ -28,7 +28,7 @@ fn main() -> ExitCode {
             cluster.abort(2)
         }
     };
-    let cases: [(&str, Case); 11] = [
+    let cases: [(&str, Case); 12] = [
         ("ranges_of_one_group_with_4_to_1_outputs_match_the_cpu", one_group_ranges),
         ("a_1_to_255_output_matches_the_cpu", group_sums),
         ("a_1d_halo_wider_than_a_range_matches_the_cpu", wide_halo_1d),
@@ -40,6 +40,8 @@ fn main() -> ExitCode {
         ("a_short_output_on_rank_0_is_an_error_everywhere", short_output),
         ("static_weights_of_4_to_1_split_unevenly_and_match_the_cpu", static_weights),
         ("a_rank_watchdog_that_means_nothing_is_an_error_everywhere", bad_watchdogs),
+        // Last: before its fix, MPI ended the whole job on an invalid tag.
+        ("launches_past_two_billion_keep_valid_message_tags", many_launches),
     ];
     let only = std::env::var("MPI_EDGES_ONLY").unwrap_or_default();
     let cases: Vec<_> = cases.into_iter().filter(|(name, _)| name.contains(&only)).collect();
@@ -400,6 +402,18 @@ fn bad_watchdogs(cluster: &Cluster, program: &Program) -> Outcome {
         let watchdog = |e: &Error| matches!(e, Error::BadConfig(m) if m.contains("watchdog"));
         refused_everywhere(cluster, launch, watchdog)
             .map_err(|e| format!("factor {factor}, floor {min_seconds}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A job that has made 2^31 - 3 launches (an iterative code calling `run` every step) makes
+/// four more, each over every rank and checked: every launch's messages carry a tag that MPI
+/// accepts (at most its `MPI_TAG_UB`), where a counter past `i32::MAX` made MPI end the job.
+fn many_launches(cluster: &Cluster, program: &Program) -> Outcome {
+    cluster.pretend_launches(i32::MAX as u64 - 3);
+    for call in 0..4 {
+        spread4(cluster, program, 5 * 64, Some(Box::new(Dynamic::chunk(1))))
+            .map_err(|e| format!("call {call}: {e}"))?;
     }
     Ok(())
 }
