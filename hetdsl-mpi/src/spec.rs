@@ -78,10 +78,15 @@ impl LaunchSpec {
         if g.iter().chain(l).any(|x| *x == 0) || g.iter().zip(l).any(|(g, l)| g % l != 0) {
             return bad(format!("global {g:?} is empty or not a multiple of local {l:?}"));
         }
-        Ok(match g.len() {
-            1 => ((g[0] / l[0]) as u64, l[0] as u64),
-            _ => ((g[1] / l[1]) as u64, (g[0] * l[1]) as u64),
-        })
+        let (units, per_unit) = match g.len() {
+            1 => ((g[0] / l[0]) as u64, Some(l[0] as u64)),
+            _ => ((g[1] / l[1]) as u64, (g[0] as u64).checked_mul(l[1] as u64)),
+        };
+        // Wrapped, the range's numbers would pass every check here and reach the engine.
+        match per_unit.filter(|p| p.checked_mul(units).is_some()) {
+            Some(per_unit) => Ok((units, per_unit)),
+            None => bad(format!("global {g:?} holds 2^64 work-items or more")),
+        }
     }
 
     /// The byte range of argument `arg` that `package` touches: its pattern's elements for a
@@ -89,7 +94,11 @@ impl LaunchSpec {
     pub fn byte_range(&self, arg: usize, package: Package) -> Result<Range<usize>> {
         let a = &self.args[arg];
         let Some(pattern) = a.pattern.filter(|_| a.kind.is_buffer()) else { return Ok(0..0) };
-        let (_, per_unit) = self.units()?;
+        let (units, per_unit) = self.units()?;
+        // A range from the wire is checked, not trusted: past the NDRange its numbers wrap.
+        if package.offset.checked_add(package.len).is_none_or(|end| end > units) {
+            return Err(Error::BadRange(format!("{package:?} is outside the {units} units")));
+        }
         // A halo counts steps of the slowest dimension, as the engine does: a 2-D range's rows,
         // a 1-D range's single elements (`units` checked that `global` is not empty).
         let row_len: u64 = self.global[..self.global.len() - 1].iter().map(|&x| x as u64).product();
@@ -108,9 +117,10 @@ impl LaunchSpec {
     }
 
     /// What this crate refuses before anything runs (the engine checks the rest on each rank):
-    /// a buffer that its pattern overruns, a `Whole` output (no rank could merge it).
+    /// a buffer whose length its pattern does not give, a `Whole` output (no rank could merge
+    /// it), and what every rank's engine would refuse of a buffer on its first range.
     pub fn check(&self) -> Result<()> {
-        let (units, _) = self.units()?;
+        let (units, per_unit) = self.units()?;
         let all = Package { offset: 0, len: units };
         for (i, a) in self.args.iter().enumerate() {
             if a.kind.writes() && a.pattern == Some(Pattern::Whole) {
@@ -130,6 +140,11 @@ impl LaunchSpec {
                     reason: format!("pattern {p} has a zero side"),
                 });
             }
+            if let Some(pattern) = a.pattern.filter(|_| a.kind.is_buffer()) {
+                let items = units * per_unit;
+                let refuse = |reason| Error::BadArgument { index: i, reason };
+                buffer_fits(a, pattern, items, per_unit).map_err(refuse)?;
+            }
             self.byte_range(i, all)?;
         }
         Ok(())
@@ -144,6 +159,55 @@ impl LaunchSpec {
         };
         shape(self) == shape(other)
     }
+}
+
+/// The engine's rules for a buffer of `pattern` over `items` work-items in units of
+/// `per_unit` (`hetdsl`'s own check of each launch), so that a buffer every rank's engine
+/// would refuse is refused once, on rank 0, before anything is sent, as the `BadArgument` a
+/// single-node launch gives.
+fn buffer_fits(
+    a: &ArgSpec,
+    pattern: Pattern,
+    items: u64,
+    per_unit: u64,
+) -> std::result::Result<(), String> {
+    if a.elem == 0 {
+        return Err("a buffer of 0-byte elements".into());
+    }
+    if a.len == 0 {
+        return Err("an empty buffer (OpenCL cannot allocate 0 bytes)".into());
+    }
+    let need = match pattern {
+        Pattern::Whole => return Ok(()),
+        Pattern::Halo { .. } if a.kind.writes() => {
+            return Err(format!(
+                "pattern {pattern} is read-only: a halo overlaps its neighbours' ranges; give \
+                 the output 1:1"
+            ))
+        }
+        Pattern::Halo { .. } => items,
+        Pattern::Ratio { a: x, b: y } => {
+            let whole = |n: u64| (x as u128 * n as u128).is_multiple_of(y as u128);
+            if !whole(per_unit) || !whole(items) {
+                return Err(format!(
+                    "pattern {pattern} over ranges of {per_unit} work-items gives parts of \
+                     elements, which is not whole: the work-items of a range times {x} must be \
+                     a multiple of {y}"
+                ));
+            }
+            let need = u64::try_from(x as u128 * items as u128 / y as u128);
+            need.map_err(|_| {
+                format!("pattern {pattern} over {items} work-items needs 2^64 elements or more")
+            })?
+        }
+    };
+    if a.len != need {
+        return Err(format!(
+            "buffer has {} elements but pattern {pattern} over {items} work-items needs {need}",
+            a.len
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -231,5 +295,58 @@ mod tests {
         spec.args.clear();
         spec.local = vec![100];
         assert!(matches!(spec.check(), Err(Error::BadRange(_))));
+    }
+
+    /// What every rank's engine would refuse on its first range is refused by rank 0 before
+    /// anything is sent, as the `BadArgument` a single-node launch gives (it came back as a
+    /// `BadConfig` naming the rank that ran into it).
+    #[test]
+    fn refuses_what_the_engine_refuses_with_the_argument_named() {
+        let spec = |arg: ArgSpec| LaunchSpec {
+            kernel: "k".into(),
+            global: vec![256],
+            local: vec![64],
+            args: vec![buffer(ArgKind::In, 4, 256, Pattern::ONE_TO_ONE), arg],
+        };
+        let refused = |arg: ArgSpec, why: &str| match spec(arg).check() {
+            Err(Error::BadArgument { index: 1, reason }) if reason.contains(why) => {}
+            other => panic!("expected argument 1 refused for {why:?}, got {other:?}"),
+        };
+        let four = Pattern::ratio(4, 1).unwrap();
+        refused(buffer(ArgKind::Out, 4, 1025, four), "needs 1024");
+        refused(buffer(ArgKind::In, 4, 257, Pattern::halo(1)), "needs 256");
+        refused(buffer(ArgKind::Out, 4, 256, Pattern::halo(1)), "read-only");
+        refused(buffer(ArgKind::In, 4, 0, Pattern::Whole), "empty");
+        refused(buffer(ArgKind::In, 4, 85, Pattern::ratio(1, 3).unwrap()), "not whole");
+        refused(buffer(ArgKind::In, 0, 256, Pattern::ONE_TO_ONE), "0-byte elements");
+        refused(buffer(ArgKind::In, 4, 3, Pattern::ratio(3, 256).unwrap()), "not whole");
+        let huge = Pattern::ratio(1 << 62, 1).unwrap();
+        refused(buffer(ArgKind::In, 4, 1, huge), "2^64");
+        spec(buffer(ArgKind::Out, 4, 1024, four)).check().unwrap();
+        spec(buffer(ArgKind::In, 4, 256, Pattern::halo(300))).check().unwrap();
+        spec(buffer(ArgKind::In, 4, 1, Pattern::Whole)).check().unwrap();
+        spec(buffer(ArgKind::Out, 4, 4, Pattern::ratio(1, 64).unwrap())).check().unwrap();
+    }
+
+    /// An NDRange whose work-items overflow, and a range outside the NDRange (a malformed order
+    /// from the wire): errors, not wrapped numbers.
+    #[test]
+    fn refuses_ndranges_and_ranges_past_the_numbers() {
+        let mut spec = LaunchSpec {
+            kernel: "k".into(),
+            global: vec![1 << 62, 16],
+            local: vec![1, 16],
+            args: vec![buffer(ArgKind::In, 4, 1 << 20, Pattern::ONE_TO_ONE)],
+        };
+        assert!(matches!(spec.units(), Err(Error::BadRange(m)) if m.contains("2^64")));
+        assert!(matches!(spec.check(), Err(Error::BadRange(_))));
+        (spec.global, spec.local) = (vec![1024, 16], vec![1, 1]);
+        spec.args[0].len = 1024 * 16;
+        spec.check().unwrap();
+        for (offset, len) in [(16, 1), (15, 2), (u64::MAX, 2), (u64::MAX / 1024 + 1, 1)] {
+            let p = Package { offset, len };
+            assert!(matches!(spec.byte_range(0, p), Err(Error::BadRange(_))), "{p:?}");
+        }
+        assert_eq!(spec.byte_range(0, Package { offset: 15, len: 1 }).unwrap(), 61440..65536);
     }
 }
