@@ -277,10 +277,13 @@ impl<'p> Node<'p> {
                 };
                 launch.on_devices(taking).balancer(Box::new(replay))
             }
-            _ => launch.balancer(match &self.memory {
-                Some(m) => Box::new(Carried::new((self.balancer)(), m.clone())),
-                None => (self.balancer)(),
-            }),
+            _ => {
+                let made = self.make_balancer()?;
+                launch.balancer(match &self.memory {
+                    Some(m) => Box::new(Carried::new(made, m.clone())),
+                    None => made,
+                })
+            }
         };
         for (_, f) in self.faults.iter().filter(|(from, _)| self.ranges >= *from) {
             launch = launch.inject(*f);
@@ -326,6 +329,19 @@ impl<'p> Node<'p> {
         self.planned_ranges += usize::from(split.is_some());
         self.pieces_ranges += usize::from(split.is_some_and(|c| c.form == NodeForm::Pieces));
         Ok(report)
+    }
+
+    /// The node's balancer for one range, from the caller's factory. A panic there is the
+    /// caller's mistake, an error as a balancer's own panic is in hetdsl: unwinding, it ended
+    /// the node's thread, and rank 0 waited for its node's answer for ever.
+    fn make_balancer(&self) -> hetdsl::Result<Box<dyn Balancer>> {
+        let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.balancer)()));
+        made.map_err(|p| {
+            let why = (p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            Error::BadBalancer(format!("the node balancer's factory panicked: {why}"))
+        })
     }
 
     /// Adds one range's device reports to the node's totals (matched by device index).

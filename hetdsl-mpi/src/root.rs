@@ -215,8 +215,14 @@ impl<'a> Root<'_, 'a> {
     fn next_message(&mut self) -> Result<Heard> {
         let deadline = Instant::now() + Duration::from_millis(20);
         loop {
-            if let Ok(m) = self.from_local.try_recv() {
-                return Ok(Heard::Msg(0, m));
+            match self.from_local.try_recv() {
+                Ok(m) => return Ok(Heard::Msg(0, m)),
+                // Its thread ended before its stop (a panic, shown at the join): no answer comes,
+                // and no watchdog judges rank 0's ranges.
+                Err(mpsc::TryRecvError::Disconnected) if !self.stopped[0] => {
+                    return Err(Error::Internal("rank 0's node stopped answering".into()))
+                }
+                Err(_) => {}
             }
             if let Some(probed) = probe(&self.launch.cluster.world, self.tag) {
                 let r = probed.rank;

@@ -28,7 +28,7 @@ fn main() -> ExitCode {
             cluster.abort(2)
         }
     };
-    let cases: [(&str, Case); 12] = [
+    let cases: [(&str, Case); 13] = [
         ("ranges_of_one_group_with_4_to_1_outputs_match_the_cpu", one_group_ranges),
         ("a_1_to_255_output_matches_the_cpu", group_sums),
         ("a_1d_halo_wider_than_a_range_matches_the_cpu", wide_halo_1d),
@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         ("an_output_of_the_wrong_length_on_rank_0_is_an_error_everywhere", short_output),
         ("static_weights_of_4_to_1_split_unevenly_and_match_the_cpu", static_weights),
         ("a_rank_watchdog_that_means_nothing_is_an_error_everywhere", bad_watchdogs),
+        ("a_node_balancer_that_panics_is_an_error_everywhere", panicking_node_balancer),
         // Last: before its fix, MPI ended the whole job on an invalid tag.
         ("launches_past_two_billion_keep_valid_message_tags", many_launches),
     ];
@@ -420,6 +421,41 @@ fn many_launches(cluster: &Cluster, program: &Program) -> Outcome {
     for call in 0..4 {
         spread4(cluster, program, 5 * 64, Some(Box::new(Dynamic::chunk(1))))
             .map_err(|e| format!("call {call}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The node balancer's factory panics on one rank (rank 0, whose node works in the caller's
+/// buffers, then the last): every rank returns an error naming the panic, where rank 0 waited
+/// for its own node's answer for ever, and another rank's process died and took the job.
+fn panicking_node_balancer(cluster: &Cluster, program: &Program) -> Outcome {
+    let (me, last) = (cluster.rank(), cluster.size() - 1);
+    for bad in [0, last] {
+        let n = 32 * 64;
+        let x = inputs(cluster, n, 6);
+        let mut out = on_root(cluster, 4 * n);
+        let launch = cluster
+            .launch(program, "spread4")
+            .global(&[n])
+            .local(&[64])
+            .input(&x, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ratio(4, 1).unwrap())
+            .scalar(2u32)
+            .balancer(Box::new(Dynamic::chunk(1)))
+            .node_balancer(move || -> Box<dyn Balancer> {
+                if me == bad {
+                    panic!("no balancer for this node (a test's panic)");
+                }
+                hetdsl::balance::default_balancer()
+            });
+        let named = |e: &Error| e.to_string().contains("a test's panic");
+        match (me, launch.run()) {
+            (0, Err(e)) if named(&e) => {}
+            (r, Err(Error::BadConfig(m))) if r > 0 && m.contains("a test's panic") => {}
+            (_, other) => {
+                return Err(format!("rank {bad} panicking: expected its error, got {other:?}"))
+            }
+        }
     }
     Ok(())
 }
