@@ -117,6 +117,7 @@ impl Cluster {
             },
             host: Vec::new(),
             balancer: None,
+            balancer_dropped: Default::default(),
             node_balancer: Arc::new(hetdsl::balance::default_balancer),
             faults: Vec::new(),
             leave: None,
@@ -211,6 +212,8 @@ pub struct ClusterLaunch<'a> {
     pub(crate) spec: LaunchSpec,
     pub(crate) host: Vec<HostBuf<'a>>,
     pub(crate) balancer: Option<Box<dyn Balancer>>,
+    /// Why the balancer given panicked when dropped, if it did ([`crate::given`]).
+    balancer_dropped: crate::given::DropPanic,
     pub(crate) node_balancer: BalancerFactory,
     /// (rank, first range of that rank it applies to, fault).
     pub(crate) faults: Vec<(usize, usize, Fault)>,
@@ -310,7 +313,8 @@ impl<'a> ClusterLaunch<'a> {
     /// speeds, [`crate::guided::RankGuided`], which rank 0 also tells when each range's outputs
     /// arrive; a balancer given here hears nothing of that).
     pub fn balancer(mut self, balancer: Box<dyn Balancer>) -> Self {
-        self.balancer = Some(balancer);
+        let given = crate::given::Given::new(balancer, self.balancer_dropped.clone());
+        self.balancer = Some(Box::new(given));
         self
     }
 
@@ -421,7 +425,17 @@ impl<'a> ClusterLaunch<'a> {
     /// returns `Ok`, and the report covers every rank; on another rank the report holds its
     /// own rank only.
     pub fn run(self) -> Result<ClusterReport> {
-        crate::run::run(self)
+        let dropped = self.balancer_dropped.clone();
+        // The launch, and the balancer with it, is gone once the run returns.
+        let ran = crate::run::run(self);
+        let why = dropped.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match (ran, why) {
+            (Ok(_), Some(why)) => Err(Error::BadBalancer(format!(
+                "the balancer across ranks panicked when dropped, after the launch had \
+                 completed (on rank 0 its outputs are written): {why}"
+            ))),
+            (ran, _) => ran,
+        }
     }
 
     pub(crate) fn node(&self) -> Node<'a> {

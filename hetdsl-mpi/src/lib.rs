@@ -80,6 +80,8 @@ mod caller;
 #[cfg(feature = "mpi")]
 mod cluster;
 #[cfg(feature = "mpi")]
+mod given;
+#[cfg(feature = "mpi")]
 pub mod node;
 #[cfg(feature = "mpi")]
 mod root;

@@ -337,9 +337,7 @@ impl<'p> Node<'p> {
     fn make_balancer(&self) -> hetdsl::Result<Box<dyn Balancer>> {
         let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.balancer)()));
         made.map_err(|p| {
-            let why = (p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into());
+            let why = crate::given::panic_text(&*p);
             Error::BadBalancer(format!("the node balancer's factory panicked: {why}"))
         })
     }

@@ -28,7 +28,7 @@ fn main() -> ExitCode {
             cluster.abort(2)
         }
     };
-    let cases: [(&str, Case); 13] = [
+    let cases: [(&str, Case); 14] = [
         ("ranges_of_one_group_with_4_to_1_outputs_match_the_cpu", one_group_ranges),
         ("a_1_to_255_output_matches_the_cpu", group_sums),
         ("a_1d_halo_wider_than_a_range_matches_the_cpu", wide_halo_1d),
@@ -41,6 +41,7 @@ fn main() -> ExitCode {
         ("static_weights_of_4_to_1_split_unevenly_and_match_the_cpu", static_weights),
         ("a_rank_watchdog_that_means_nothing_is_an_error_everywhere", bad_watchdogs),
         ("a_node_balancer_that_panics_is_an_error_everywhere", panicking_node_balancer),
+        ("a_rank_balancer_panicking_when_dropped_is_an_error_everywhere", panicking_drop),
         // Last: before its fix, MPI ended the whole job on an invalid tag.
         ("launches_past_two_billion_keep_valid_message_tags", many_launches),
     ];
@@ -458,4 +459,57 @@ fn panicking_node_balancer(cluster: &Cluster, program: &Program) -> Outcome {
         }
     }
     Ok(())
+}
+
+/// A balancer across ranks that panics when dropped (rank 0 drops it once the run is over).
+struct PanicsWhenDropped(Dynamic);
+
+impl Balancer for PanicsWhenDropped {
+    fn name(&self) -> String {
+        "panics when dropped".into()
+    }
+    fn start(&mut self, setup: &hetdsl::balance::Setup) -> hetdsl::Result<()> {
+        self.0.start(setup)
+    }
+    fn next(&mut self, device: usize, now: f64) -> hetdsl::balance::Next {
+        self.0.next(device, now)
+    }
+    fn completed(&mut self, done: &hetdsl::balance::Completion) {
+        self.0.completed(done)
+    }
+    fn device_lost(&mut self, device: usize) {
+        self.0.device_lost(device)
+    }
+}
+
+impl Drop for PanicsWhenDropped {
+    fn drop(&mut self) {
+        panic!("dropped (a test's panic)");
+    }
+}
+
+/// The balancer across ranks panics when dropped, after the run (rank 0's with its
+/// dispatcher, the others' unused): every rank returns the `BadBalancer` hetdsl gives for its
+/// own launches, rank 0 with its outputs written, where each process died and `mpirun` ended
+/// the job.
+fn panicking_drop(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 16 * 64;
+    let x = inputs(cluster, n, 10);
+    let mut out = on_root(cluster, 4 * n);
+    let result = cluster
+        .launch(program, "spread4")
+        .global(&[n])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .scalar(4u32)
+        .balancer(Box::new(PanicsWhenDropped(Dynamic::chunk(2))))
+        .run();
+    match (cluster.rank(), result) {
+        (0, Err(Error::BadBalancer(m))) if m.contains("a test's panic") => {
+            (out == spread4_cpu(&x, 4)).then_some(()).ok_or_else(|| "outputs wrong".into())
+        }
+        (r, Err(Error::BadBalancer(m))) if r > 0 && m.contains("a test's panic") => Ok(()),
+        (_, other) => Err(format!("expected the drop's panic, got {other:?}")),
+    }
 }
