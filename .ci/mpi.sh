@@ -43,6 +43,18 @@ if [ "$status" = 0 ] || [ "$status" = 124 ]; then
     exit 1
 fi
 echo "test a_dead_rank_process_ends_the_job_without_a_hang ... ok (mpirun exit $status)"
+# A rank returning its error from main (its Cluster dropped) between two launches: the others'
+# next launch must be an error, not a wait for it (before, the job hung in MPI's finalisation).
+set +e
+timeout 120 mpirun "${flags[@]}" "$(test_bin mpi_left_rank)" | tee /tmp/mpi_left_rank.txt
+status=${PIPESTATUS[0]}
+set -e
+told=$(grep -c "mpi_left_rank: rank [0-9]* ok" /tmp/mpi_left_rank.txt || true)
+if [ "$status" = 124 ] || [ "$told" != 2 ]; then
+    echo "mpi_left_rank: exit $status, $told of 2 ranks told that a rank left" >&2
+    exit 1
+fi
+echo "test a_rank_leaving_the_job_is_an_error_for_the_others ... ok"
 timeout 300 mpirun "${flags[@]}" target/release/examples/mpi_samples all
 # The GPU comparison's two halves at a tiny size, each checked against its CPU reference.
 timeout 300 target/release/examples/mpi_compare single --scale 0.0002 --reps 1

@@ -31,6 +31,8 @@ pub struct Cluster {
     launches: std::cell::Cell<u64>,
     /// The largest tag MPI accepts (`MPI_TAG_UB`): tags start over past it.
     tag_ub: i32,
+    /// A rank that left the job, once one said so ([`crate::leaving`]).
+    left: std::cell::Cell<Option<usize>>,
     /// Rank 0: the ranks that had not confirmed leaving the last launch when it returned.
     pub(crate) stragglers: std::cell::RefCell<Vec<usize>>,
     /// Rank 0: what the last call of each launch measured of the ranks ([`crate::plan`]).
@@ -59,6 +61,7 @@ impl Cluster {
             launches: std::cell::Cell::new(0),
             tag_ub,
             stragglers: Default::default(),
+            left: Default::default(),
             ranks_recalled: Default::default(),
             nodes_recalled: Default::default(),
             staging: Spares::default(),
@@ -95,6 +98,10 @@ impl Cluster {
     /// Whether `ok` holds on every rank (a collective step: every rank must call it), so that
     /// ranks can agree on an outcome, e.g. before exiting with the same status.
     pub fn all_agree(&self, ok: bool) -> bool {
+        // A rank that left the job agrees to nothing, and would never join the reduction.
+        if self.all_present().is_err() {
+            return false;
+        }
         let mut all = 0i32;
         self.world.all_reduce_into(
             &i32::from(ok),
@@ -174,10 +181,22 @@ impl Cluster {
         self.launches.set(made);
     }
 
+    /// Waits for every rank at a collective step, unless one left the job (its rank).
+    pub(crate) fn all_present(&self) -> std::result::Result<(), usize> {
+        crate::leaving::all_present(&self.world, &self.left)
+    }
+
     pub(crate) fn next_tag(&self) -> i32 {
         let made = self.launches.get().wrapping_add(1);
         self.launches.set(made);
         crate::wire::launch_tag(made, self.tag_ub)
+    }
+}
+
+impl Drop for Cluster {
+    /// Tells the other ranks that this one leaves, before MPI is finalised with the universe.
+    fn drop(&mut self) {
+        crate::leaving::announce(&self.world);
     }
 }
 

@@ -54,9 +54,10 @@
 //! A rank *process* that dies (killed, crashed) ends the whole job: Open MPI's `mpirun` aborts
 //! every other rank when one exits without finalising MPI, so the survivors never hang, but
 //! the launch's result is lost with them (`tests/mpi_dead_rank.rs`: the job ends within
-//! seconds, with the dead rank's status). A rank that cannot go on before the launch (its
-//! program failed to build) should call `Cluster::abort`, for the same reason: the others
-//! would wait for it in the launch's first collective step.
+//! seconds, with the dead rank's status). A rank that stops making the others' calls and
+//! returns its error from `main` drops its `Cluster`, which tells every other rank that it
+//! left: their next launch (or `Cluster::all_agree`) returns "rank r left the job" instead of
+//! waiting for it (`tests/mpi_left_rank.rs`); `Cluster::abort` ends the job at once.
 
 pub mod carry;
 pub mod costmap;
@@ -81,6 +82,8 @@ mod caller;
 mod cluster;
 #[cfg(feature = "mpi")]
 mod given;
+#[cfg(feature = "mpi")]
+mod leaving;
 #[cfg(feature = "mpi")]
 pub mod node;
 #[cfg(feature = "mpi")]

@@ -14,7 +14,7 @@ use hetdsl::occupancy::{self, KernelResources};
 use hetdsl::report::DeviceReport;
 use hetdsl::{Error, Pattern, Result};
 
-use crate::cluster::{ClusterLaunch, MpiLink};
+use crate::cluster::{Cluster, ClusterLaunch, MpiLink};
 use crate::node::Node;
 use crate::payload::{fits, layout, windows, Side, Spares};
 use crate::report::{ClusterReport, RankReport};
@@ -35,7 +35,7 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
     let cluster = launch.cluster;
     let world = &cluster.world;
     let tag = cluster.next_tag();
-    launch.spec = agree(world, &launch.spec)?;
+    launch.spec = agree(cluster, &launch.spec)?;
     let mut node = launch.node();
     let joined = Joined { host: cluster.host().to_string(), profile: node_profile(&launch)? };
     if cluster.rank() != 0 {
@@ -76,7 +76,9 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
 
 /// Rank 0's launch reaches every rank; each rank compares it with its own and all learn
 /// whether every rank agrees (and rank 0's own checks pass) before anything else is sent.
-fn agree(world: &SimpleCommunicator, mine: &LaunchSpec) -> Result<LaunchSpec> {
+fn agree(cluster: &Cluster, mine: &LaunchSpec) -> Result<LaunchSpec> {
+    cluster.all_present().map_err(crate::leaving::left)?;
+    let world = &cluster.world;
     let root = world.process_at_rank(0);
     let me = world.rank();
     let mut bytes = if me == 0 { serde_json::to_vec(mine).unwrap_or_default() } else { Vec::new() };

@@ -1,0 +1,77 @@
+//! A rank that leaves the job on an error of its own, the way a Rust program does (`main`
+//! returns its error, which drops its `Cluster` and finalises MPI there), while the other
+//! ranks go on to their next launch: they must get an error, not wait for it for ever (Open
+//! MPI's finalisation waits for every rank, so before, the whole job hung). Run by
+//! `.ci/mpi.sh` under `mpirun -n 3`, which checks that the job ends before its timeout and that
+//! every other rank printed its verdict. Run alone it simply succeeds.
+
+use std::process::ExitCode;
+
+use hetdsl::{Error, KernelSource, Pattern, Program, Runtime};
+use hetdsl_mpi::Cluster;
+
+fn main() -> ExitCode {
+    let Ok(cluster) = Cluster::init() else { return ExitCode::FAILURE };
+    let source = KernelSource::from_text("edge_tests.cl", include_str!("../kernels/edge_tests.cl"));
+    let program = match Runtime::new().and_then(|rt| rt.program(&source)) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("rank {}: {e}", cluster.rank());
+            cluster.abort(2)
+        }
+    };
+    let (me, last) = (cluster.rank(), cluster.size() - 1);
+    if let Err(e) = launch(&cluster, &program) {
+        println!("mpi_left_rank: FAILED on rank {me}: the first launch: {e}");
+        return ExitCode::FAILURE;
+    }
+    if last == 0 {
+        return ExitCode::SUCCESS;
+    }
+    if me == last {
+        // What `?` in `main` does: the cluster goes, and the process ends with a failure.
+        drop(cluster);
+        return ExitCode::FAILURE;
+    }
+    let verdict = match launch(&cluster, &program) {
+        Err(Error::BadConfig(m)) if m.contains(&format!("rank {last} left the job")) => {
+            if cluster.all_agree(true) {
+                Err("all_agree said every rank agrees, one of them gone".to_string())
+            } else {
+                Ok(())
+            }
+        }
+        other => Err(format!("expected rank {last}'s leaving, got {other:?}")),
+    };
+    match verdict {
+        Ok(()) => {
+            println!("mpi_left_rank: rank {me} ok: told that rank {last} left");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("mpi_left_rank: FAILED on rank {me}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One launch of `spread4` over every rank, checked on rank 0 against a CPU loop.
+fn launch(cluster: &Cluster, program: &Program) -> Result<(), Error> {
+    let n = 8 * 64;
+    let root = cluster.rank() == 0;
+    let x: Vec<u32> = if root { (0..n as u32).collect() } else { Vec::new() };
+    let mut out = vec![0u32; if root { 4 * n } else { 0 }];
+    cluster
+        .launch(program, "spread4")
+        .global(&[n])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .scalar(3u32)
+        .run()?;
+    let cpu = |i: usize, k: u32| (x[i].wrapping_mul(2654435761).wrapping_add(3)) ^ (k * 40503);
+    if root && (0..n).any(|i| (0..4).any(|k| out[4 * i + k as usize] != cpu(i, k))) {
+        return Err(Error::BadConfig("the outputs differ from the CPU's".into()));
+    }
+    Ok(())
+}
