@@ -53,7 +53,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let on = |name: &str| std::env::var(name).map_or(true, |v| v != "0");
     let hierarchy = Hierarchy { carry_speeds: on("CARRY"), queue_ahead: on("QUEUE") };
     let mut rows = Vec::new();
-    let seed: u64 = std::env::var("SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(7);
+    let seed: u64 = std::env::var("SEED").map_or(Ok(7), |s| {
+        s.parse().map_err(|_| format!("SEED=`{s}` is not a whole number of at least 0"))
+    })?;
     println!("nodes | nodes are      | kernel          | makespan s | ideal s | efficiency | balance | ranges/rank | rank 0 link busy");
     println!("---:|---|---|---:|---:|---:|---:|---:|---:");
     for mixed in [false, true] {
@@ -96,15 +98,21 @@ fn short() -> Result<(), Box<dyn std::error::Error>> {
     use hetdsl::sim::{simulate, CostTable, SimOptions};
     use hetdsl_mpi::scenario::{one_process, short_cluster, short_jobs};
     use hetdsl_mpi::sim::simulate_cluster;
-    let var = |name: &str, default: f64| {
-        std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+    // A value that is not a number is an error, not the default in its place.
+    let var = |name: &str, default: f64| -> Result<f64, String> {
+        std::env::var(name)
+            .map_or(Ok(default), |s| s.parse().map_err(|_| format!("{name}=`{s}` is not a number")))
     };
     use hetdsl_mpi::scenario::SHORT_RANGE_OVERHEAD;
     use hetdsl_mpi::scenario::{SHORT_CPU_JOIN, SHORT_FIRST_OVERHEAD, SHORT_NETWORK};
-    let each = var("RANGE", SHORT_RANGE_OVERHEAD);
-    let (first, join) = (var("FIRST", SHORT_FIRST_OVERHEAD), var("JOIN", SHORT_CPU_JOIN));
-    let bandwidth = var("GBPS", SHORT_NETWORK.bandwidth / 1e9) * 1e9;
-    let seeds = var("SEEDS", 8.0) as u64;
+    let each = var("RANGE", SHORT_RANGE_OVERHEAD)?;
+    let (first, join) = (var("FIRST", SHORT_FIRST_OVERHEAD)?, var("JOIN", SHORT_CPU_JOIN)?);
+    let bandwidth = var("GBPS", SHORT_NETWORK.bandwidth / 1e9)? * 1e9;
+    let seeds = var("SEEDS", 8.0)?;
+    if !(seeds >= 1.0 && seeds.fract() == 0.0) {
+        return Err(format!("SEEDS={seeds}: give a whole number of seeds, at least 1").into());
+    }
+    let seeds = seeds as u64;
     println!("job | seed | one process s | 2 ranks s | ratio | balance | rank 0: ranges, units, done s | rank 1: ranges, units, done s");
     println!("---|---:|---:|---:|---:|---:|---|---");
     for job in short_jobs() {

@@ -313,6 +313,7 @@ pub fn simulate_cluster_with(
     seed: u64,
     hierarchy: Hierarchy,
 ) -> Result<ClusterResult> {
+    check(cluster)?;
     let w = &cluster.workload;
     let n = cluster.nodes.len();
     let profiles = cluster
@@ -388,6 +389,31 @@ pub fn simulate_cluster_with(
         link_busy: sim.link_busy,
         rank_balancer: sim.ranks.balancer_name(),
     })
+}
+
+/// Refuses a cluster whose times or sizes mean nothing: a link of no bandwidth made every
+/// output arrive at infinity, and a negative or NaN overhead broke the simulation's own order
+/// of events ("dispatcher misused: … finished … not running").
+fn check(c: &Cluster) -> Result<()> {
+    let (w, net) = (&c.workload, &c.network);
+    let mut times = vec![("network latency", net.latency)];
+    times.extend([("input bytes per group", w.input_per_group)]);
+    times.extend([("output bytes per group", w.output_per_group), ("whole bytes", w.whole_bytes)]);
+    for node in &c.nodes {
+        times.extend([("range overhead", node.range_overhead)]);
+        times.extend([("first overhead", node.first_overhead)]);
+        times.extend(node.first_joins.iter().map(|j| ("first join", j.at)));
+    }
+    let bad = |what: &str, x: f64| {
+        hetdsl::Error::BadConfig(format!("simulated cluster: {what} of {x} means nothing"))
+    };
+    if !(net.bandwidth.is_finite() && net.bandwidth > 0.0) {
+        return Err(bad("network bandwidth", net.bandwidth));
+    }
+    match times.into_iter().find(|(_, x)| !(x.is_finite() && *x >= 0.0)) {
+        Some((what, x)) => Err(bad(what, x)),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -510,6 +536,41 @@ mod tests {
             assert!(runs[1..].iter().all(|x| (setup(x) - each).abs() < 1e-3), "{runs:?}");
             assert!(runs.iter().all(|x| x.merged >= x.computed && x.computed > x.start));
         }
+    }
+
+    /// A link of no bandwidth, a negative or NaN overhead or join: errors naming them, where
+    /// the simulation returned infinite times or blamed its own dispatcher.
+    #[test]
+    fn a_cluster_whose_times_mean_nothing_is_refused() {
+        let node = hetdsl::balance::default_balancer;
+        let good = cluster(2, false, CostProfile::Uniform);
+        let mut bad = Vec::new();
+        for x in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let mut c = good.clone();
+            c.network.bandwidth = x;
+            bad.push((c, "bandwidth"));
+        }
+        for x in [-5.0, f64::NAN] {
+            let mut c = good.clone();
+            c.nodes[1].range_overhead = x;
+            bad.push((c.clone(), "range overhead"));
+            c = good.clone();
+            c.nodes[0].first_overhead = x;
+            bad.push((c.clone(), "first overhead"));
+            c = good.clone();
+            c.network.latency = x;
+            bad.push((c.clone(), "latency"));
+            c = good.clone();
+            c.workload.output_per_group = x;
+            bad.push((c, "output bytes"));
+        }
+        for (c, what) in bad {
+            match simulate_cluster(&c, None, &node, 7) {
+                Err(hetdsl::Error::BadConfig(m)) if m.contains(what) => {}
+                other => panic!("{what}: expected an error, got {:?}", other.map(|r| r.makespan)),
+            }
+        }
+        simulate_cluster(&good, None, &node, 7).unwrap();
     }
 
     /// A node of four H200s gets more of the range than a node of four V100s.
