@@ -123,6 +123,7 @@ impl Cluster {
                 args: Vec::new(),
             },
             host: Vec::new(),
+            typed: Vec::new(),
             balancer: None,
             balancer_dropped: Default::default(),
             node_balancer: Arc::new(hetdsl::balance::default_balancer),
@@ -230,6 +231,8 @@ pub struct ClusterLaunch<'a> {
     pub(crate) program: &'a Program,
     pub(crate) spec: LaunchSpec,
     pub(crate) host: Vec<HostBuf<'a>>,
+    /// Each argument as the caller typed it, for rank 0's check of the types ([`crate::typed`]).
+    typed: Vec<crate::typed::Typed>,
     pub(crate) balancer: Option<Box<dyn Balancer>>,
     /// Why the balancer given panicked when dropped, if it did ([`crate::given`]).
     balancer_dropped: crate::given::DropPanic,
@@ -284,6 +287,11 @@ impl<'a> ClusterLaunch<'a> {
         let (elem, len) = (size_of::<T>() as u64, len as u64);
         self.spec.args.push(ArgSpec { kind, elem, len, pattern: Some(pattern), value: Vec::new() });
         self.host.push(b);
+        self.typed.push(match kind {
+            ArgKind::In => crate::typed::input::<T>(pattern),
+            ArgKind::Out => crate::typed::output::<T>(pattern),
+            _ => crate::typed::inout::<T>(pattern),
+        });
         self
     }
 
@@ -305,27 +313,31 @@ impl<'a> ClusterLaunch<'a> {
         self.buffer::<T>(ArgKind::InOut, len, pattern, HostBuf::Out(bytes_of_mut(data)))
     }
 
-    fn plain(mut self, kind: ArgKind, value: Vec<u8>) -> Self {
+    fn plain(mut self, kind: ArgKind, value: Vec<u8>, typed: crate::typed::Typed) -> Self {
         self.spec.args.push(ArgSpec { kind, elem: 0, len: 0, pattern: None, value });
         self.host.push(HostBuf::None);
+        self.typed.push(typed);
         self
     }
 
     /// A value passed by copy (rank 0's value is the one used).
     pub fn scalar<T: Pod>(self, value: T) -> Self {
-        self.plain(ArgKind::Scalar, bytes_of(std::slice::from_ref(&value)).to_vec())
+        let bytes = bytes_of(std::slice::from_ref(&value)).to_vec();
+        self.plain(ArgKind::Scalar, bytes, crate::typed::scalar(value))
     }
 
     /// A `__local` buffer of `count` elements of `T` per work-group.
     pub fn local_buffer<T: Pod>(self, count: usize) -> Self {
         let bytes = count.saturating_mul(size_of::<T>()) as u64;
-        self.plain(ArgKind::Local, bytes.to_le_bytes().to_vec())
+        let typed = crate::typed::local::<T>(count, false);
+        self.plain(ArgKind::Local, bytes.to_le_bytes().to_vec(), typed)
     }
 
     /// A `__local` buffer of `count_per_item` elements of `T` per work-item of a group.
     pub fn local_buffer_per_item<T: Pod>(self, count_per_item: usize) -> Self {
         let bytes = count_per_item.saturating_mul(size_of::<T>()) as u64;
-        self.plain(ArgKind::LocalPerItem, bytes.to_le_bytes().to_vec())
+        let typed = crate::typed::local::<T>(count_per_item, true);
+        self.plain(ArgKind::LocalPerItem, bytes.to_le_bytes().to_vec(), typed)
     }
 
     /// The balancer across ranks (rank 0's is used; default guided by the ranks' measured
@@ -428,6 +440,11 @@ impl<'a> ClusterLaunch<'a> {
     pub fn node_pieces(mut self, rule: crate::recall::PieceRule) -> Self {
         self.piece_rule = rule;
         self
+    }
+
+    /// Rank 0: the argument error a single-node launch of these arguments gives, if any.
+    pub(crate) fn check_types(&self) -> Result<()> {
+        crate::typed::check(self.program, &self.spec.kernel, &self.typed)
     }
 
     /// What identifies this launch for [`Self::remember`] (the spec as agreed with rank 0).

@@ -94,6 +94,8 @@ mod run;
 pub mod serve;
 #[cfg(feature = "mpi")]
 mod transfer;
+#[cfg(feature = "mpi")]
+mod typed;
 
 #[cfg(feature = "mpi")]
 pub use cluster::{Cluster, ClusterLaunch};

@@ -14,7 +14,7 @@ use hetdsl::occupancy::{self, KernelResources};
 use hetdsl::report::DeviceReport;
 use hetdsl::{Error, Pattern, Result};
 
-use crate::cluster::{Cluster, ClusterLaunch, MpiLink};
+use crate::cluster::{ClusterLaunch, MpiLink};
 use crate::node::Node;
 use crate::payload::{fits, layout, windows, Side, Spares};
 use crate::report::{ClusterReport, RankReport};
@@ -35,7 +35,7 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
     let cluster = launch.cluster;
     let world = &cluster.world;
     let tag = cluster.next_tag();
-    launch.spec = agree(cluster, &launch.spec)?;
+    launch.spec = agree(&launch)?;
     let mut node = launch.node();
     let joined = Joined { host: cluster.host().to_string(), profile: node_profile(&launch)? };
     if cluster.rank() != 0 {
@@ -76,7 +76,8 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
 
 /// Rank 0's launch reaches every rank; each rank compares it with its own and all learn
 /// whether every rank agrees (and rank 0's own checks pass) before anything else is sent.
-fn agree(cluster: &Cluster, mine: &LaunchSpec) -> Result<LaunchSpec> {
+fn agree(launch: &ClusterLaunch<'_>) -> Result<LaunchSpec> {
+    let (cluster, mine) = (launch.cluster, &launch.spec);
     cluster.all_present().map_err(crate::leaving::left)?;
     let world = &cluster.world;
     let root = world.process_at_rank(0);
@@ -88,7 +89,7 @@ fn agree(cluster: &Cluster, mine: &LaunchSpec) -> Result<LaunchSpec> {
     root.broadcast_into(&mut bytes[..]);
     let spec: LaunchSpec = serde_json::from_slice(&bytes)
         .map_err(|e| Error::BadConfig(format!("rank 0's launch could not be read: {e}")))?;
-    let local = if me == 0 { spec.check() } else { Ok(()) };
+    let local = if me == 0 { spec.check().and_then(|()| launch.check_types()) } else { Ok(()) };
     let same = spec.same_shape(mine);
     let ok = i32::from(local.is_ok() && same);
     let mut all = 0i32;

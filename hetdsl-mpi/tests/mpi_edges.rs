@@ -28,7 +28,7 @@ fn main() -> ExitCode {
             cluster.abort(2)
         }
     };
-    let cases: [(&str, Case); 14] = [
+    let cases: [(&str, Case); 15] = [
         ("ranges_of_one_group_with_4_to_1_outputs_match_the_cpu", one_group_ranges),
         ("a_1_to_255_output_matches_the_cpu", group_sums),
         ("a_1d_halo_wider_than_a_range_matches_the_cpu", wide_halo_1d),
@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         ("an_output_of_the_wrong_length_on_rank_0_is_an_error_everywhere", short_output),
         ("static_weights_of_4_to_1_split_unevenly_and_match_the_cpu", static_weights),
         ("a_rank_watchdog_that_means_nothing_is_an_error_everywhere", bad_watchdogs),
+        ("arguments_of_the_wrong_type_are_an_error_everywhere", wrong_types),
         ("a_node_balancer_that_panics_is_an_error_everywhere", panicking_node_balancer),
         ("a_rank_balancer_panicking_when_dropped_is_an_error_everywhere", panicking_drop),
         // Last: before its fix, MPI ended the whole job on an invalid tag.
@@ -339,7 +340,7 @@ fn others_ignored(cluster: &Cluster, program: &Program) -> Outcome {
 fn refused_everywhere(
     cluster: &Cluster,
     launch: ClusterLaunch<'_>,
-    on_root: fn(&Error) -> bool,
+    on_root: impl Fn(&Error) -> bool,
 ) -> Outcome {
     match (cluster.rank(), launch.run()) {
         (0, Err(e)) if on_root(&e) => Ok(()),
@@ -512,4 +513,26 @@ fn panicking_drop(cluster: &Cluster, program: &Program) -> Outcome {
         (r, Err(Error::BadBalancer(m))) if r > 0 && m.contains("a test's panic") => Ok(()),
         (_, other) => Err(format!("expected the drop's panic, got {other:?}")),
     }
+}
+
+/// Rank 0's arguments of another type than the kernel's parameter, of the same size (`f32`
+/// for `uint`): the `BadArgument` a single-node launch gives, where each rank ran the kernel
+/// on the bits and rank 0 returned `Ok` with numbers of nothing.
+fn wrong_types(cluster: &Cluster, program: &Program) -> Outcome {
+    let n = 4 * 64;
+    let root = cluster.rank() == 0;
+    let (x, xf) = (inputs(cluster, n, 12), vec![1.5f32; if root { n } else { 0 }]);
+    let (mut out, mut outf) = (on_root(cluster, 4 * n), vec![0f32; if root { 4 * n } else { 0 }]);
+    let four = Pattern::ratio(4, 1).unwrap();
+    for index in 0..3 {
+        let launch = cluster.launch(program, "spread4").global(&[n]).local(&[64]);
+        let launch = match index {
+            0 => launch.input(&xf, Pattern::ONE_TO_ONE).output(&mut out, four).scalar(1u32),
+            1 => launch.input(&x, Pattern::ONE_TO_ONE).output(&mut outf, four).scalar(1u32),
+            _ => launch.input(&x, Pattern::ONE_TO_ONE).output(&mut out, four).scalar(1f32),
+        };
+        let named = |e: &Error| matches!(e, Error::BadArgument { index: i, .. } if *i == index);
+        refused_everywhere(cluster, launch, named).map_err(|e| format!("argument {index}: {e}"))?;
+    }
+    Ok(())
 }
