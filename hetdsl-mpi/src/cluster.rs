@@ -31,8 +31,8 @@ pub struct Cluster {
     launches: std::cell::Cell<u64>,
     /// The largest tag MPI accepts (`MPI_TAG_UB`): tags start over past it.
     tag_ub: i32,
-    /// A rank that left the job, once one said so ([`crate::leaving`]).
-    left: std::cell::Cell<Option<usize>>,
+    /// Ranks leaving the job tell the others through these ([`crate::leaving`]).
+    notices: crate::leaving::Notices,
     /// Rank 0: the ranks that had not confirmed leaving the last launch when it returned.
     pub(crate) stragglers: std::cell::RefCell<Vec<usize>>,
     /// Rank 0: what the last call of each launch measured of the ranks ([`crate::plan`]).
@@ -54,6 +54,7 @@ impl Cluster {
         let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
         // MPI promises tags up to 32767 at least; Open MPI's ob1 takes 2^31 - 1, UCX 2^23 - 1.
         let tag_ub = world.get_attr::<TagUb>().map_or(MIN_TAG_UB, |t| t.0.max(MIN_TAG_UB));
+        let notices = crate::leaving::Notices::new(&world);
         Ok(Cluster {
             _universe: universe,
             world,
@@ -61,7 +62,7 @@ impl Cluster {
             launches: std::cell::Cell::new(0),
             tag_ub,
             stragglers: Default::default(),
-            left: Default::default(),
+            notices,
             ranks_recalled: Default::default(),
             nodes_recalled: Default::default(),
             staging: Spares::default(),
@@ -184,7 +185,7 @@ impl Cluster {
 
     /// Waits for every rank at a collective step, unless one left the job (its rank).
     pub(crate) fn all_present(&self) -> std::result::Result<(), usize> {
-        crate::leaving::all_present(&self.world, &self.left)
+        self.notices.all_present(&self.world)
     }
 
     pub(crate) fn next_tag(&self) -> i32 {
@@ -197,7 +198,7 @@ impl Cluster {
 impl Drop for Cluster {
     /// Tells the other ranks that this one leaves, before MPI is finalised with the universe.
     fn drop(&mut self) {
-        crate::leaving::announce(&self.world);
+        self.notices.announce();
     }
 }
 
