@@ -149,3 +149,48 @@ fn sizes_the_hidden_parameter_cannot_reach_are_refused_with_file_and_line() {
     );
     assert!(err.contains("macro `MAKE`") && err.contains("made.cl:2"), "{err}");
 }
+
+/// `common::program` with build options.
+fn program_with(file: &str, options: &str) -> Program {
+    let rt = hetdsl::Runtime::new().expect("an OpenCL runtime");
+    assert!(rt.devices().len() >= 2, "run with POCL_DEVICES=\"pthread basic\"");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(file);
+    let source = hetdsl::KernelSource::from_file(&path, &[]).expect("kernel source");
+    rt.program_with_options(&source, options).expect("kernel builds")
+}
+
+#[test]
+fn built_ins_the_compiler_skips_are_neither_refused_nor_rewritten() {
+    // Helpers under `#if 0` and under an `#ifdef` the options leave undefined read the global
+    // size, which only a kernel may; the compiler never sees them.
+    let sizes: Vec<u32> = (0..N).map(|i| (N - i) as u32).collect();
+    let by_group: Vec<u32> = (0..N).map(|i| ((i / LWS) * W + N / LWS) as u32).collect();
+    for options in ["", "-D USE_GROUPS", "-DUSE_GROUPS=1 -cl-mad-enable"] {
+        let p = program_with("builtin_if.cl", options);
+        check(&p, "after_if0", &[N], false, &sizes);
+        // `by_group` takes the scale as a parameter only under `USE_GROUPS`.
+        check(&p, "by_group", &[N], options.contains("USE_GROUPS"), &by_group);
+    }
+    // Where the options select such a helper, it is refused at its line.
+    let rt = hetdsl::Runtime::new().expect("an OpenCL runtime");
+    let text = "#ifdef WIDTH\nuint width(void) { return (uint)get_global_size(0); }\n\
+                #endif\n__kernel void k(__global uint* o) { o[0] = get_global_size(0); }\n";
+    let src = hetdsl::KernelSource::from_text("chosen.cl", text);
+    let err = rt.program_with_options(&src, "-DWIDTH").err().expect("refused").to_string();
+    assert!(err.contains("`width`") && err.contains("chosen.cl:2"), "{err}");
+    assert!(rt.program(&src).is_ok(), "without -DWIDTH the helper is never compiled");
+}
+
+#[test]
+fn built_ins_under_a_device_dependent_conditional_count_in_both_branches() {
+    let p = program_with("builtin_undecided.cl", "");
+    let sizes: Vec<u32> = (0..N).map(|i| (N - i + N / LWS) as u32).collect();
+    check(&p, "undecided_sizes", &[N], false, &sizes);
+    // A helper the compiler may read on some devices is refused as before.
+    let rt = hetdsl::Runtime::new().expect("an OpenCL runtime");
+    let text = "#ifdef cl_khr_fp64\nuint width(void) { return (uint)get_global_size(0); }\n\
+                #endif\n__kernel void k(__global uint* o) { o[0] = get_global_size(0); }\n";
+    let src = hetdsl::KernelSource::from_text("device.cl", text);
+    let err = rt.program(&src).err().expect("refused").to_string();
+    assert!(err.contains("`width`") && err.contains("device.cl:2"), "{err}");
+}
