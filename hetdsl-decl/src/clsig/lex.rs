@@ -93,9 +93,16 @@ const SPEC_MACROS: [(&str, &str); 41] = [
 /// `#define` to its `#undef`), with `defines` (name, value) in force from the start as `-D`
 /// options put them.
 pub fn tokens(text: &str, defines: &[(String, String)]) -> Result<Vec<Tok>, ParseError> {
+    let predefined = predefined(defines)?;
+    preproc::expand(scan(text)?, predefined)
+}
+
+/// The object-like macros in force before the first line: OpenCL C's own whose values the
+/// specification fixes, then `defines` (which may override them, as the compiler lets them).
+pub(super) fn predefined(
+    defines: &[(String, String)],
+) -> Result<HashMap<String, Vec<Tok>>, ParseError> {
     let mut predefined = HashMap::new();
-    // OpenCL C's own macros whose values the specification fixes (the `-D` defines may
-    // override them, as the compiler lets them).
     let fixed = SPEC_MACROS.iter().map(|(n, v)| (n.to_string(), v.to_string()));
     for (name, value) in fixed.chain(defines.iter().cloned()) {
         let body = scan(&value)?
@@ -107,8 +114,7 @@ pub fn tokens(text: &str, defines: &[(String, String)]) -> Result<Vec<Tok>, Pars
             .collect();
         predefined.insert(name, body);
     }
-    let raw = scan(text)?;
-    preproc::expand(raw, predefined)
+    Ok(predefined)
 }
 
 /// A token or a directive (its tokens after the `#`, and the line of the `#`).

@@ -23,6 +23,7 @@ mod writes;
 use std::collections::HashMap;
 use std::fmt;
 
+pub use preproc::LineState;
 pub use types::{Field, Layout, Scalar, StructDef, Ty};
 
 /// A declaration the reader could not understand, at a 0-based line of the flattened source.
@@ -205,6 +206,16 @@ pub fn parse(text: &str) -> Result<Source, ParseError> {
 /// with `defines` (name, value) given as `-D name=value` (see [`defines_from_options`]).
 pub fn parse_with_defines(text: &str, defines: &[(String, String)]) -> Result<Source, ParseError> {
     decl::read(lex::tokens(text, defines)?)
+}
+
+/// Which lines of a flattened source the compiler reads when built with `defines` (as
+/// [`parse_with_defines`] takes them): one state per line, 0-based, as `text.split('\n')`
+/// numbers them. The lines of a conditional the reader cannot decide (device-dependent, or a
+/// condition it cannot evaluate) are [`LineState::Undecided`], never guessed. Malformed
+/// conditionals (an `#endif` too many or too few) are an error.
+pub fn line_states(text: &str, defines: &[(String, String)]) -> Result<Vec<LineState>, ParseError> {
+    let predefined = lex::predefined(defines)?;
+    preproc::line_states(lex::scan(text)?, predefined, text.split('\n').count())
 }
 
 /// Reads the declarations of a flattened source as the compiler sees it when built with the
