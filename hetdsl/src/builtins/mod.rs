@@ -19,6 +19,10 @@
 //! A built-in named only inside a `#define` counts where the macro is used: the compiler's
 //! own preprocessor expands the prelude's definitions inside the user's macros (`scan`).
 //!
+//! Conditionals count as the compiler reads them with the build options' `-D`s: a use the
+//! compiler skips is neither rewritten nor refused. Where the branch depends on the device,
+//! both count.
+//!
 //! Pure text in, text out; no OpenCL.
 
 mod scan;
@@ -67,10 +71,11 @@ impl fmt::Display for RewriteError {
 }
 
 /// Rewrites `text` (a flattened source) so that the group and size built-ins answer for the
-/// caller's whole NDRange, where they are called directly or through macros. A source that
-/// uses none of them comes back unchanged.
-pub(crate) fn rewrite(text: &str) -> Result<Rewritten, RewriteError> {
-    let src = Source::new(text);
+/// caller's whole NDRange, where they are called directly or through macros. Only what the
+/// compiler reads with the build `options` counts. A source that uses none of them comes back
+/// unchanged.
+pub(crate) fn rewrite(text: &str, options: &str) -> Result<Rewritten, RewriteError> {
+    let src = Source::new(text, options);
     let toks = &src.toks;
     // A macro that names a built-in brings the prelude in even if no code uses it: its
     // definitions are harmless unused, and the compiler expands them wherever it is used.
@@ -194,7 +199,7 @@ mod tests {
     #[test]
     fn a_source_without_the_built_ins_is_unchanged() {
         let src = "__kernel void k(__global float* x) { x[get_global_id(0)] = 1.0f; }\n";
-        let r = rewrite(src).unwrap();
+        let r = rewrite(src, "").unwrap();
         assert_eq!(r.text, src);
         assert!(r.ndrange_param.is_empty());
     }
@@ -203,7 +208,7 @@ mod tests {
     fn group_ids_need_no_hidden_parameter() {
         let src =
             "#line 1 \"a.cl\"\n__kernel void k(__global int* o) { o[get_group_id(0)] = 1; }\n";
-        let r = rewrite(src).unwrap();
+        let r = rewrite(src, "").unwrap();
         assert!(r.ndrange_param.is_empty());
         assert!(r.text.contains("#define get_group_id(d) hetdsl_group_id(d)"));
         assert!(r.text.ends_with(src), "the user's text follows the prelude untouched");
@@ -216,7 +221,7 @@ mod tests {
                    /* get_num_groups in a comment */\n\
                    kernel void b() { }\n\
                    __kernel void c(void) { int g = get_num_groups(1); }\n";
-        let r = rewrite(src).unwrap();
+        let r = rewrite(src, "").unwrap();
         assert_eq!(r.ndrange_param, ["a", "b", "c"]);
         assert!(r.text.contains("void a(__global int* o, int n, ulong4 hetdsl_ndrange)"));
         assert!(r.text.contains("void b(ulong4 hetdsl_ndrange)"));
@@ -228,7 +233,7 @@ mod tests {
     fn a_prototype_gets_the_parameter_too() {
         let src = "__kernel void a(__global int* o);\n\
                    __kernel void a(__global int* o) { o[0] = get_global_size(0); }\n";
-        let r = rewrite(src).unwrap();
+        let r = rewrite(src, "").unwrap();
         assert_eq!(r.text.matches("ulong4 hetdsl_ndrange").count(), 2);
         assert_eq!(r.ndrange_param, ["a"]);
     }
@@ -237,7 +242,7 @@ mod tests {
     fn sizes_in_a_helper_function_are_refused_with_its_name_and_line() {
         let src = "int width(void) {\n  return get_global_size(0);\n}\n\
                    __kernel void k(__global int* o) { o[0] = width(); }\n";
-        let e = rewrite(src).unwrap_err();
+        let e = rewrite(src, "").unwrap_err();
         assert_eq!(e.line, 2);
         assert!(e.message.contains("`width`"), "{e}");
         assert!(e.message.contains("get_global_size"), "{e}");
@@ -247,13 +252,13 @@ mod tests {
     fn strings_and_comments_do_not_count_as_uses() {
         let src = "// get_group_id(0)\n\
                    __kernel void k(__global char* o) { o[0] = 'g'; /* get_num_groups */ }\n";
-        assert_eq!(rewrite(src).unwrap().text, src);
+        assert_eq!(rewrite(src, "").unwrap().text, src);
     }
 
     #[test]
     fn an_unused_macro_brings_the_prelude_but_no_parameter() {
         let src = "#define N get_global_size(0)\n__kernel void k(__global char* o) { o[0] = 1; }\n";
-        let r = rewrite(src).unwrap();
+        let r = rewrite(src, "").unwrap();
         assert!(r.ndrange_param.is_empty());
         assert!(r.text.contains("#define get_global_size(d)"), "{}", r.text);
         assert!(r.text.ends_with(src));
@@ -264,13 +269,13 @@ mod tests {
         // A group id behind two macros: the prelude's definition expands inside them.
         let src = "#define GROUP(d) get_group_id(d)\n#define GID GROUP(0)\n\
                    __kernel void k(__global uint* o) { o[get_global_id(0)] = GID; }\n";
-        let r = rewrite(src).unwrap();
+        let r = rewrite(src, "").unwrap();
         assert!(r.text.contains("#define get_group_id(d) hetdsl_group_id(d)"), "{}", r.text);
         assert!(r.ndrange_param.is_empty());
         // A size behind a macro needs the parameter on the kernel that uses it.
         let src = "#define GSIZE \\\n  get_global_size(0)\n\
                    __kernel void k(__global uint* o) { o[0] = GSIZE; }\n";
-        let r = rewrite(src).unwrap();
+        let r = rewrite(src, "").unwrap();
         assert_eq!(r.ndrange_param, ["k"]);
         assert!(r.text.contains("__global uint* o, ulong4 hetdsl_ndrange)"), "{}", r.text);
     }
@@ -279,7 +284,7 @@ mod tests {
     fn a_macro_for_the_kernel_qualifier_still_makes_a_kernel() {
         let src = "#define KERNEL_FQ __kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n\
                    KERNEL_FQ void k(__global uint* o) { o[0] = get_num_groups(0); }\n";
-        let r = rewrite(src).unwrap();
+        let r = rewrite(src, "").unwrap();
         assert_eq!(r.ndrange_param, ["k"]);
     }
 
@@ -288,33 +293,63 @@ mod tests {
         // Through a macro in a helper.
         let src = "#define GSIZE get_global_size(0)\nint width(void) {\n  return GSIZE;\n}\n\
                    __kernel void k(__global int* o) { o[0] = width() + get_global_size(0); }\n";
-        let e = rewrite(src).unwrap_err();
+        let e = rewrite(src, "").unwrap_err();
         assert_eq!(e.line, 3);
         assert!(e.message.contains("the macro `GSIZE`") && e.message.contains("`width`"), "{e}");
         // A kernel called by another kernel.
         let src = "__kernel void b(__global int* o) { o[0] = get_global_size(0); }\n\
                    __kernel void a(__global int* o) {\n  b(o);\n}\n";
-        let e = rewrite(src).unwrap_err();
+        let e = rewrite(src, "").unwrap_err();
         assert_eq!(e.line, 3);
         assert!(e.message.contains("`a` calls the kernel `b`"), "{e}");
         // A kernel defined by a macro.
         let src = "#define MAKE(T) __kernel void k(__global T* o) { o[0] = get_global_size(0); }\n\
                    MAKE(uint)\n";
-        let e = rewrite(src).unwrap_err();
+        let e = rewrite(src, "").unwrap_err();
         assert_eq!(e.line, 2);
         assert!(e.message.contains("the macro `MAKE`"), "{e}");
         // The same with a group id needs no parameter, so it is rewritten.
         let src = "#define MAKE(T) __kernel void k(__global T* o) { o[0] = get_group_id(0); }\n\
                    MAKE(uint)\n";
-        assert!(rewrite(src).unwrap().text.contains("hetdsl_group_id"));
+        assert!(rewrite(src, "").unwrap().text.contains("hetdsl_group_id"));
     }
 
     #[test]
     fn structs_and_initialisers_are_not_functions() {
         let src = "typedef struct { int a; } S;\nconstant int t[2] = { 1, 2 };\n\
                    __kernel void k(__global S* s) { s[get_group_id(0)].a = get_num_groups(0); }\n";
-        let r = rewrite(src).unwrap();
+        let r = rewrite(src, "").unwrap();
         assert_eq!(r.ndrange_param, ["k"]);
         assert!(r.text.contains("__global S* s, ulong4 hetdsl_ndrange)"));
+    }
+
+    #[test]
+    fn only_what_the_build_options_select_counts() {
+        let src = "#if 0\nint width(void) { return get_global_size(0); }\n#endif\n\
+                   #ifdef WIDTH\nint w2(void) {\n  return get_num_groups(0);\n}\n#endif\n\
+                   __kernel void k(__global int* o) { o[0] = get_global_size(0); }\n";
+        let r = rewrite(src, "").unwrap();
+        assert_eq!(r.ndrange_param, ["k"]);
+        let e = rewrite(src, "-D WIDTH=1").unwrap_err();
+        assert_eq!(e.line, 6);
+        assert!(e.message.contains("`w2`"), "{e}");
+        // A device-dependent branch counts, as does every line of a source whose conditionals
+        // hetdsl-decl cannot read.
+        let e = rewrite(&src.replace("WIDTH", "__GPU__"), "").unwrap_err();
+        assert!(e.message.contains("`w2`"), "{e}");
+        assert!(rewrite(&format!("{src}#endif\n"), "").is_err());
+    }
+
+    #[test]
+    fn a_macro_defined_in_two_branches_reaches_what_the_selected_one_names() {
+        let src =
+            "#ifdef WHOLE\n#define COUNT get_num_groups(0)\n#else\n#define COUNT 64\n#endif\n\
+                   int count(void) { return COUNT; }\n\
+                   __kernel void k(__global int* o) { o[0] = count(); }\n";
+        let r = rewrite(src, "").unwrap();
+        assert!(r.ndrange_param.is_empty());
+        assert!(!r.text.contains("#define get_global_size"), "{}", r.text);
+        let e = rewrite(src, "-DWHOLE").unwrap_err();
+        assert!(e.message.contains("the macro `COUNT`") && e.message.contains("`count`"), "{e}");
     }
 }

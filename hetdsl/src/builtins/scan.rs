@@ -1,6 +1,7 @@
 //! The source as the rewrites see it: its tokens, its macros and what each reaches, and the
 //! functions at file scope. Comments, strings and directives are not code; a `#define`'s body
-//! is kept, so that a built-in named in a macro counts where the macro is used.
+//! is kept, so that a built-in named in a macro counts where the macro is used. Lines that the
+//! build options' conditionals skip are left out: the compiler never reads them.
 
 /// One identifier or punctuation character of the source, with its byte position.
 #[derive(Debug)]
@@ -31,8 +32,10 @@ pub(super) struct Source<'a> {
 }
 
 impl<'a> Source<'a> {
-    pub(super) fn new(text: &'a str) -> Self {
-        let Scanned { toks, macros } = scan(text);
+    /// The source as the compiler reads it when built with `options` (its `-D`s decide the
+    /// conditionals); a conditional that depends on the device keeps both branches.
+    pub(super) fn new(text: &'a str, options: &str) -> Self {
+        let Scanned { toks, macros } = scan(text, &read_lines(text, options));
         Source { toks, macros: macro_reach(&macros) }
     }
 
@@ -117,10 +120,24 @@ fn macro_reach<'a>(macros: &[Macro<'a>]) -> std::collections::HashMap<&'a str, R
     }
 }
 
+/// Which lines (0-based) the compiler may read: all but those a conditional skips with these
+/// build options. Where hetdsl-decl cannot read the conditionals at all (an unbalanced
+/// `#endif`, a malformed `-D`), every line counts, and the compiler reports what is wrong.
+fn read_lines(text: &str, options: &str) -> Vec<bool> {
+    use hetdsl_decl::clsig::{self, LineState};
+    let states = clsig::defines_from_options(options)
+        .ok()
+        .and_then(|defines| clsig::line_states(text, &defines).ok());
+    states.map_or_else(Vec::new, |s| s.into_iter().map(|s| s != LineState::Skipped).collect())
+}
+
 /// Identifiers and single punctuation characters, skipping comments, string and character
 /// literals; preprocessor lines are left out of the tokens, and each `#define` is kept with
 /// its body's tokens (a built-in reached through a macro counts where the macro is used).
-fn scan(text: &str) -> Scanned<'_> {
+/// Tokens and `#define`s on a line that `read[line - 1]` says the compiler skips are left out;
+/// lines past its end are read.
+fn scan<'a>(text: &'a str, read: &[bool]) -> Scanned<'a> {
+    let read = |line: usize| read.get(line - 1).copied().unwrap_or(true);
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut macros = Vec::new();
@@ -148,7 +165,9 @@ fn scan(text: &str) -> Scanned<'_> {
                     }
                     i += 1;
                 }
-                macros.extend(define(text, start, i, first_line));
+                if read(first_line) {
+                    macros.extend(define(text, start, i, first_line));
+                }
                 continue;
             }
             _ => {}
@@ -171,10 +190,14 @@ fn scan(text: &str) -> Scanned<'_> {
             while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
                 i += 1;
             }
-            out.push(Token { text: &text[start..i], at: start, line });
+            if read(line) {
+                out.push(Token { text: &text[start..i], at: start, line });
+            }
         } else {
             let len = text[i..].chars().next().map_or(1, char::len_utf8);
-            out.push(Token { text: &text[i..i + len], at: i, line });
+            if read(line) {
+                out.push(Token { text: &text[i..i + len], at: i, line });
+            }
             i += len;
         }
     }
@@ -200,7 +223,7 @@ fn define(text: &str, start: usize, end: usize, line: usize) -> Option<Macro<'_>
     } else {
         after
     };
-    let body = scan(&text[body_at..end])
+    let body = scan(&text[body_at..end], &[])
         .toks
         .into_iter()
         .map(|t| Token { text: t.text, at: body_at + t.at, line: line + t.line - 1 })

@@ -15,9 +15,10 @@ pub(crate) struct Windowed {
 /// `__global T* p` parameter becomes `p__hetdsl`, a hidden `ulong p__hetdsl_off` parameter is
 /// appended, and the body starts with `__global T* p = p__hetdsl - p__hetdsl_off;`, so the
 /// kernel's own indexing (by global id) is unchanged. A kernel's prototype takes the same
-/// hidden parameters, unnamed. Line numbers are kept.
-pub(crate) fn window(text: &str) -> Windowed {
-    let src = Source::new(text);
+/// hidden parameters, unnamed. Line numbers are kept. Only what the compiler reads with the
+/// build `options` counts.
+pub(crate) fn window(text: &str, options: &str) -> Windowed {
+    let src = Source::new(text, options);
     let toks = &src.toks;
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     let mut pointers = std::collections::HashMap::new();
@@ -99,7 +100,7 @@ mod tests {
     fn a_macro_for_the_global_qualifier_is_held_in_windows_too() {
         let src = "#define GLOBAL __global\n\
                    __kernel void k(GLOBAL const float* x, GLOBAL float* y) { y[0] = x[0]; }\n";
-        let w = window(src);
+        let w = window(src, "");
         assert_eq!(w.pointers.get("k"), Some(&vec![0, 1]));
         assert!(
             w.text.contains("GLOBAL const float * x = x__hetdsl - x__hetdsl_off;"),
@@ -113,7 +114,7 @@ mod tests {
         let src = "#define ARGS , int off\n\
                    __kernel void k(__global const float* x, __global float* y ARGS);\n\
                    __kernel void k(__global const float* x, __global float* y ARGS) { y[off] = x[0]; }\n";
-        let w = window(src);
+        let w = window(src, "");
         assert_eq!(w.pointers.get("k"), Some(&vec![0, 1]));
         assert!(w.text.contains("__global float* y ARGS, ulong, ulong);"), "{}", w.text);
         assert!(
@@ -128,7 +129,7 @@ mod tests {
     #[test]
     fn windowed_kernels_take_each_global_pointer_relative_to_an_offset() {
         let src = "__kernel void k(__global const float* restrict x, float a,\n  __global float *y) {\n  y[get_global_id(0)] = a * x[0];\n}\nvoid h(__global float* z) { }\n";
-        let w = window(src);
+        let w = window(src, "");
         assert_eq!(w.pointers.get("k"), Some(&vec![0, 2]));
         assert!(!w.pointers.contains_key("h"), "helpers keep their parameters");
         assert!(w.text.contains("__global const float* restrict x__hetdsl, float a"), "{}", w.text);
@@ -141,5 +142,21 @@ mod tests {
         // Lines are kept: the body's statement is still on line 3.
         assert_eq!(w.text.lines().nth(2), Some("  y[get_global_id(0)] = a * x[0];"));
         assert!(w.text.contains("void h(__global float* z) { }"));
+    }
+
+    #[test]
+    fn only_the_header_the_build_options_select_is_windowed() {
+        let src = "#ifdef WIDE\n__kernel void k(__global float* x, __global float* y) {\n#else\n\
+                   __kernel void k(__global float* y) {\n#endif\n  y[0] = 1.0f;\n}\n";
+        let wide = window(src, "-D WIDE");
+        assert_eq!(wide.pointers.get("k"), Some(&vec![0, 1]));
+        assert!(
+            wide.text.contains("__kernel void k(__global float* y) {\n#endif"),
+            "{}",
+            wide.text
+        );
+        let narrow = window(src, "");
+        assert_eq!(narrow.pointers.get("k"), Some(&vec![0]));
+        assert!(narrow.text.contains("__global float* y__hetdsl, ulong y__hetdsl_off) {"));
     }
 }

@@ -135,7 +135,7 @@ fn context_groups<T>(
 impl Program {
     pub(crate) fn build(found: &[Found], source: &KernelSource, options: &str) -> Result<Program> {
         // The work-item built-ins answer for the caller's whole NDRange (see `builtins`).
-        let rewritten = builtins::rewrite(&source.text).map_err(|e| {
+        let rewritten = builtins::rewrite(&source.text, options).map_err(|e| {
             let (file, line) =
                 hetdsl_decl::flatten::origin(&source.text, e.line.saturating_sub(1), &source.name);
             Error::Source { path: source.name.clone(), reason: format!("{file}:{line}: {e}") }

@@ -159,7 +159,7 @@ impl Program {
             chosen.push(d.clone());
         }
         let _one_at_a_time = super::opencl_lock();
-        let windowed = crate::builtins::window(&self.built_text);
+        let windowed = crate::builtins::window(&self.built_text, &self.built_options);
         let mut queues = Vec::new();
         for d in &chosen {
             let transfer = super::worker::profiling_queue(&d.shared.context, d.device);
