@@ -32,6 +32,9 @@ for line in sys.stdin:
 timeout 300 mpirun "${flags[@]}" "$(test_bin mpi_ranks)"
 # Launches at their edges: uneven splits, 4:1, 1:255 and wide halos, fewer groups than ranks.
 timeout 300 mpirun "${flags[@]}" "$(test_bin mpi_edges)"
+# Every rank returns the same verdict: a run failing after ranks were dropped or stopped idle,
+# an error's kind carried from the rank that found it.
+timeout 300 mpirun "${flags[@]}" "$(test_bin mpi_verdict)"
 # A rank process dying mid-launch: mpirun must end the job itself, with a failure, long before
 # the timeout (124), instead of leaving the other ranks waiting for it.
 set +e

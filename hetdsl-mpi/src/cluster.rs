@@ -188,6 +188,11 @@ impl Cluster {
         self.notices.all_present(&self.world)
     }
 
+    /// Whether `rank` has left the job (its `Cluster` dropped), without waiting.
+    pub(crate) fn has_left(&self, rank: usize) -> bool {
+        self.notices.has_left(rank)
+    }
+
     pub(crate) fn next_tag(&self) -> i32 {
         let made = self.launches.get().wrapping_add(1);
         self.launches.set(made);

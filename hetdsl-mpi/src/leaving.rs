@@ -18,6 +18,8 @@ pub(crate) struct Notices {
     /// Never freed: MPI frees it when finalised, and freeing it after would be an error.
     comm: ManuallyDrop<SimpleCommunicator>,
     left: Cell<Option<usize>>,
+    /// Every rank whose notice was taken (a rank may wait on one rank in particular).
+    gone: std::cell::RefCell<Vec<usize>>,
 }
 
 impl Notices {
@@ -28,7 +30,7 @@ impl Notices {
         let comm = world.duplicate();
         // SAFETY: a valid communicator and MPI's predefined handler; the call only sets it.
         unsafe { mpi::ffi::MPI_Comm_set_errhandler(comm.as_raw(), mpi::ffi::RSMPI_ERRORS_RETURN) };
-        Notices { comm: ManuallyDrop::new(comm), left: Cell::new(None) }
+        Notices { comm: ManuallyDrop::new(comm), left: Cell::new(None), gone: Default::default() }
     }
 
     /// Tells every other rank that this one leaves the job. Each notice is so small that MPI
@@ -59,10 +61,27 @@ impl Notices {
                 std::mem::forget(barrier);
                 let r = status.source_rank() as usize;
                 self.left.set(Some(r));
+                self.gone.borrow_mut().push(r);
                 return Err(r);
             }
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
+    }
+}
+
+impl Notices {
+    /// Whether `rank` has said it left the job; takes every notice waiting, without blocking
+    /// (for a rank waiting on one other rank, outside any collective step).
+    pub(crate) fn has_left(&self, rank: usize) -> bool {
+        while let Some((message, status)) = self.comm.any_process().immediate_matched_probe() {
+            message.matched_receive_into(&mut [0u8; 0][..]);
+            let r = status.source_rank() as usize;
+            self.gone.borrow_mut().push(r);
+            if self.left.get().is_none() {
+                self.left.set(Some(r));
+            }
+        }
+        self.gone.borrow().contains(&rank)
     }
 }
 

@@ -43,6 +43,10 @@
 //!   other rank is told, and returns "the cluster run failed on rank 0: ..." once its current
 //!   range ends; rank 0 waits 2 s at most for their summaries (outputs already announced are
 //!   always received) and returns its error.
+//! - Every rank returns the same verdict for a launch: a rank stopped idle is told to stop
+//!   only when the run ends, with its outcome, and a rank dropped (its devices failed, or the
+//!   watchdog) waits for that outcome after its summary, unless rank 0 leaves the job first.
+//!   Only a rank that left the launch on an error of its own returns that error instead.
 //! - After a run that ended well, rank 0 waits for each rank's summary at most the rank
 //!   watchdog's floor; a rank not heard from by then keeps a fault in the report.
 //!

@@ -43,6 +43,9 @@ pub(crate) struct Root<'l, 'a> {
     from_local: &'l mpsc::Receiver<Msg>,
     reports: Vec<RankReport>,
     stopped: Vec<bool>,
+    /// The rank still waits for the run's verdict (every rank but rank 0, until it is sent or
+    /// the rank leaves the launch on an error of its own).
+    verdict_due: Vec<bool>,
     dropped: Vec<bool>,
     /// The rank's summary has arrived.
     summarised: Vec<bool>,
@@ -152,6 +155,7 @@ impl<'a> Root<'_, 'a> {
                 from_local: &from_local,
                 reports,
                 stopped: vec![false; n],
+                verdict_due: (0..n).map(|r| r != 0).collect(),
                 dropped: vec![false; n],
                 summarised: vec![false; n],
                 incoming: vec![None; n],
@@ -307,9 +311,14 @@ impl<'a> Root<'_, 'a> {
                 }
                 Ok(())
             }
+            // A remote rank's stop waits for the run's end and carries its verdict: the run may
+            // still fail, and the rank must return what rank 0 returns. It costs no message.
             Order::Stop => {
                 self.stopped[r] = true;
-                self.send(r, Msg::unranged(Kind::Stop))
+                if r == 0 {
+                    return self.send(0, Msg::unranged(Kind::Stop));
+                }
+                Ok(())
             }
         }
     }
@@ -377,6 +386,7 @@ impl<'a> Root<'_, 'a> {
             Kind::Summary => {
                 self.summarised(r, &msg);
                 self.stopped[r] = true;
+                self.verdict_due[r] = false;
                 let why = msg.parts.get(1).map(|p| String::from_utf8_lossy(p).into_owned());
                 let why = why.unwrap_or_else(|| "no reason given".into());
                 self.lose(r, format!("rank {r} left the launch: {why}"))
@@ -467,15 +477,22 @@ impl<'a> Root<'_, 'a> {
         let lost = self.ranks.lost(r, self.now(), reason);
         if !self.stopped[r] {
             self.stopped[r] = true;
-            self.send(r, Msg::unranged(Kind::Stop))?;
+            let kind = if r == 0 { Kind::Stop } else { Kind::Dropped };
+            self.send(r, Msg::unranged(kind))?;
         }
         lost
     }
 
-    /// Tells every rank still waiting for an order to stop; with `error`, that the run failed.
+    /// Tells every rank the run's verdict (with `error`, that the run failed): those still
+    /// running, those stopped idle and those dropped alike, so that every rank returns the
+    /// same. Rank 0's own node is only stopped.
     fn stop_all(&mut self, error: Option<&Error>) {
-        for r in 0..self.stopped.len() {
-            if !self.stopped[r] {
+        if !self.stopped[0] {
+            self.stopped[0] = true;
+            let _ = self.send(0, Msg::unranged(Kind::Stop));
+        }
+        for r in 1..self.stopped.len() {
+            if std::mem::take(&mut self.verdict_due[r]) {
                 self.stopped[r] = true;
                 let m = error.map_or_else(|| Msg::unranged(Kind::Stop), Msg::stop_failed);
                 let _ = self.send(r, m);

@@ -47,7 +47,8 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
         let me = cluster.rank();
         let leave = launch.leave.filter(|(r, _)| *r == me).map(|(_, after)| after);
         let late = launch.late_summary.filter(|(r, _)| *r == me).map(|(_, d)| d);
-        return serve_rank(node, &mut link, leave, &joined.host, &launch.spec, late);
+        let verdict = |link: &mut MpiLink<'_>| wait_verdict(cluster, link);
+        return serve_rank(node, &mut link, (leave, late), &joined.host, &launch.spec, verdict);
     }
     *cluster.stragglers.borrow_mut() = Vec::new();
     let mut ranks = vec![joined];
@@ -163,13 +164,13 @@ fn broadcast_whole(
 
 /// A non-zero rank: its node serves ranges from a thread of its own while this thread talks
 /// to rank 0; at the end, rank 0 gets this node's summary.
-fn serve_rank(
+fn serve_rank<'w>(
     node: Node<'_>,
-    link: &mut MpiLink<'_>,
-    leave: Option<usize>,
+    link: &mut MpiLink<'w>,
+    (leave, late): (Option<usize>, Option<Duration>),
     host: &str,
     spec: &LaunchSpec,
-    late: Option<Duration>,
+    verdict: impl FnOnce(&mut MpiLink<'w>) -> Result<Msg>,
 ) -> Result<ClusterReport> {
     let (to_node, node_rx) = mpsc::channel();
     let (node_tx, from_node) = mpsc::channel();
@@ -197,7 +198,10 @@ fn serve_rank(
         std::thread::sleep(delay);
     }
     link.send(summary(&report, &relayed))?;
-    let stop = relayed?;
+    let mut stop = relayed?;
+    if stop.kind == Kind::Dropped {
+        stop = verdict(link)?;
+    }
     if stop.flag {
         let why = stop.parts.first().map(|p| String::from_utf8_lossy(p).into_owned());
         return Err(Error::BadConfig(format!(
@@ -216,6 +220,32 @@ fn serve_rank(
         faults: Vec::new(),
         measured_units: 0,
     })
+}
+
+/// A rank dropped from the run: the run's verdict, which rank 0 sends when the run ends,
+/// unless rank 0 leaves the job first (it then never comes). Nothing else is sent after the
+/// `Dropped`; anything that is, is taken and ignored.
+fn wait_verdict(cluster: &crate::Cluster, link: &mut MpiLink<'_>) -> Result<Msg> {
+    let root = link.world.process_at_rank(0);
+    loop {
+        if let Some((message, status)) = root.immediate_matched_probe_with_tag(link.tag) {
+            let probed = crate::transfer::matched(message, status);
+            let mut bytes = vec![0u8; probed.len];
+            probed.into_slice(&mut bytes);
+            match Msg::decode(&bytes) {
+                Ok(m) if m.kind == Kind::Stop => return Ok(m),
+                _ => continue,
+            }
+        }
+        if cluster.has_left(0) {
+            return Err(Error::BadConfig(
+                "rank 0 left the job before telling this rank, dropped from the run, how the \
+                 run ended"
+                    .into(),
+            ));
+        }
+        pause();
+    }
 }
 
 /// This rank's last word to rank 0. After leaving on an error of its own, the error (so that
@@ -342,7 +372,8 @@ fn forward(to_node: &mpsc::Sender<Msg>, order: Msg) -> Option<Msg> {
         let _ = to_node.send(order);
         return None;
     }
-    let _ = to_node.send(order.clone());
+    // The node only stops (a `Dropped` rank's verdict comes later, to this thread).
+    let _ = to_node.send(Msg::unranged(Kind::Stop));
     Some(order)
 }
 

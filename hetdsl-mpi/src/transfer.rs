@@ -48,7 +48,7 @@ pub(crate) fn probe(world: &SimpleCommunicator, tag: i32) -> Option<Probed> {
     Some(matched(message, status))
 }
 
-fn matched(message: Message, status: Status) -> Probed {
+pub(crate) fn matched(message: Message, status: Status) -> Probed {
     let len = status.count(u8::equivalent_datatype()).max(0) as usize;
     Probed { rank: status.source_rank() as usize, len, message, status }
 }

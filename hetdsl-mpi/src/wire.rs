@@ -47,6 +47,10 @@ pub enum Kind {
     Failed = 4,
     /// Rank → rank 0, after `Stop`: `parts[0]` is the rank's summary (JSON).
     Summary = 5,
+    /// Rank 0 → rank: this rank is out of the run (its devices failed, or the watchdog gave up
+    /// on it); it summarises as after a `Stop`, then waits for the run's verdict, a `Stop`
+    /// sent once the run ends, so that it returns what rank 0 returns.
+    Dropped = 7,
 }
 
 /// One message.
@@ -109,6 +113,7 @@ impl Msg {
             Some(3) => Kind::Done,
             Some(4) => Kind::Failed,
             Some(5) => Kind::Summary,
+            Some(7) => Kind::Dropped,
             _ => return Err(bad()),
         };
         let flag = bytes.get(1).copied().ok_or_else(bad)? != 0;

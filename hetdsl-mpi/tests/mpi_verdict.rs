@@ -1,0 +1,154 @@
+//! Every rank returns the same verdict for a launch, under MPI (`.ci/mpi.sh` runs it as three
+//! ranks; run alone it is one rank): a run that fails after ranks were dropped or stopped idle
+//! is an error on each of them too, an error carries its kind (a kernel missing on one rank is
+//! `NoSuchKernel` everywhere), and ranks making different collective calls all get an error.
+//! Each case ends with a launch that must run well on every rank, its output checked on rank 0
+//! against a plain CPU loop: a rank that went its own way would make it hang or fail.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use hetdsl::{Error, Fault, KernelSource, Pattern, Program, Runtime};
+use hetdsl_mpi::Cluster;
+
+/// A case still running after this long is taken as a hang (see `mpi_ranks.rs`).
+const CASE_LIMIT: Duration = Duration::from_secs(60);
+
+type Outcome = Result<(), String>;
+type Case = fn(&Cluster, &Program) -> Outcome;
+
+fn main() -> ExitCode {
+    let Ok(cluster) = Cluster::init() else { return ExitCode::FAILURE };
+    let source = KernelSource::from_text("edge_tests.cl", include_str!("../kernels/edge_tests.cl"));
+    let program = match Runtime::new().and_then(|rt| rt.program(&source)) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("rank {}: {e}", cluster.rank());
+            cluster.abort(2)
+        }
+    };
+    let cases: [(&str, Case); 2] = [
+        ("every_ranks_devices_failing_is_an_error_on_every_rank", all_devices_fail),
+        ("a_failure_after_ranks_stopped_idle_is_an_error_on_every_rank", fail_after_idle),
+    ];
+    let only = std::env::var("MPI_VERDICT_ONLY").unwrap_or_default();
+    let cases: Vec<_> = cases.into_iter().filter(|(name, _)| name.contains(&only)).collect();
+    let (total, mut failed) = (cases.len(), 0);
+    for (name, case) in cases {
+        let outcome = within_limit(name, cluster.rank(), || {
+            case(&cluster, &program).and_then(|()| good_launch(&cluster, &program))
+        });
+        let ok = cluster.all_agree(outcome.is_ok());
+        match &outcome {
+            Ok(()) if cluster.rank() == 0 => {
+                println!("test {name} ... {}", if ok { "ok" } else { "FAILED elsewhere" })
+            }
+            Ok(()) => {}
+            Err(e) => println!("test {name} ... FAILED on rank {}: {e}", cluster.rank()),
+        }
+        failed += usize::from(!ok);
+    }
+    if cluster.rank() == 0 {
+        let verdict = if failed == 0 { "ok" } else { "FAILED" };
+        println!("test result: {verdict}. {} passed; {failed} failed", total - failed);
+    }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Runs `case`, ending the process with a failure if it outlives [`CASE_LIMIT`].
+fn within_limit(name: &str, rank: usize, case: impl FnOnce() -> Outcome) -> Outcome {
+    let (done, watch) = std::sync::mpsc::channel::<()>();
+    let name = name.to_string();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(CASE_LIMIT) {
+            println!("test {name} ... FAILED on rank {rank}: still running after {CASE_LIMIT:?}");
+            std::process::exit(124);
+        }
+    });
+    let outcome = case();
+    let _ = done.send(());
+    outcome
+}
+
+/// The CPU's `spread4`: four outputs per input.
+fn spread4_cpu(x: &[u32], salt: u32) -> Vec<u32> {
+    let mut out = vec![0u32; 4 * x.len()];
+    for (i, &v) in x.iter().enumerate() {
+        let v = v.wrapping_mul(2654435761).wrapping_add(salt);
+        for k in 0..4u32 {
+            out[4 * i + k as usize] = v ^ k.wrapping_mul(40503);
+        }
+    }
+    out
+}
+
+/// `n` inputs on rank 0, none elsewhere.
+fn inputs(cluster: &Cluster, n: usize) -> Vec<u32> {
+    let n = if cluster.rank() == 0 { n } else { 0 };
+    (0..n as u32).map(|i| i.wrapping_mul(2246822519) >> 7).collect()
+}
+
+/// `spread4` over `n` items (64 a group) from `program`, with `faults` on every rank.
+fn spread4(cluster: &Cluster, program: &Program, n: usize, faults: &[Fault]) -> Result<(), Error> {
+    let x = inputs(cluster, n);
+    let mut out = vec![0u32; 4 * x.len()];
+    let mut launch = cluster
+        .launch(program, "spread4")
+        .global(&[n])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .scalar(7u32);
+    for rank in 0..cluster.size() {
+        for &fault in faults {
+            launch = launch.inject(rank, fault);
+        }
+    }
+    launch.run()?;
+    if cluster.rank() == 0 && out != spread4_cpu(&x, 7) {
+        return Err(Error::BadConfig("the outputs differ from the CPU's".into()));
+    }
+    Ok(())
+}
+
+/// A launch every rank must run well after the case, checked against the CPU.
+fn good_launch(cluster: &Cluster, program: &Program) -> Outcome {
+    spread4(cluster, program, 64 * 64, &[]).map_err(|e| format!("the launch after: {e}"))
+}
+
+/// Every device of `program` failing its first package.
+fn every_device_fails(program: &Program) -> Vec<Fault> {
+    (0..program.devices().len()).map(|device| Fault::Fail { device, package: 0 }).collect()
+}
+
+/// Rank 0's `AllDevicesFailed`, and on every other rank the error saying that the run failed
+/// on rank 0, and why.
+fn failed_everywhere(cluster: &Cluster, result: Result<(), Error>) -> Outcome {
+    match (cluster.rank(), result) {
+        (0, Err(Error::AllDevicesFailed(_))) => Ok(()),
+        (r, Err(Error::BadConfig(m)))
+            if r > 0 && m.contains("failed on rank 0") && m.contains("every device failed") =>
+        {
+            Ok(())
+        }
+        (_, other) => Err(format!("expected the run's failure, got {other:?}")),
+    }
+}
+
+/// Every rank's devices fail: each rank is dropped in turn and the run fails on rank 0. The
+/// ranks dropped before it returned `Ok`, so a caller's loop went on alone on them.
+fn all_devices_fail(cluster: &Cluster, program: &Program) -> Outcome {
+    let result = spread4(cluster, program, 64 * 256, &every_device_fails(program));
+    failed_everywhere(cluster, result)
+}
+
+/// One work-group: every rank but the one running it is stopped idle at once, and that rank's
+/// devices fail. The ranks stopped idle returned `Ok`.
+fn fail_after_idle(cluster: &Cluster, program: &Program) -> Outcome {
+    let result = spread4(cluster, program, 64, &every_device_fails(program));
+    failed_everywhere(cluster, result)
+}
