@@ -63,6 +63,7 @@
 //! left: their next launch (or `Cluster::all_agree`) returns "rank r left the job" instead of
 //! waiting for it (`tests/mpi_left_rank.rs`); `Cluster::abort` ends the job at once.
 
+pub mod carried;
 pub mod carry;
 pub mod costmap;
 pub mod finish;

@@ -324,7 +324,7 @@ impl<'a> Root<'_, 'a> {
     }
 
     fn handle(&mut self, r: usize, msg: Msg) -> Result<()> {
-        let reason = || msg.parts.first().map(|p| String::from_utf8_lossy(p).into_owned());
+        let reason = || msg.parts.first().map(|p| crate::carried::text(p));
         match msg.kind {
             Kind::Done => {
                 let pieces = layout(&self.launch.spec, msg.package, Side::Outputs)?;
@@ -367,10 +367,11 @@ impl<'a> Root<'_, 'a> {
             }
             // A rank already dropped: its queued range failed too, or came late.
             Kind::Failed if self.ranks.is_lost(r) => Ok(()),
-            Kind::Failed if msg.flag => Err(Error::BadConfig(format!(
-                "rank {r} refused the launch: {}",
-                reason().unwrap_or_default()
-            ))),
+            // The error as the rank found it, of its kind, saying which rank.
+            Kind::Failed if msg.flag => Err(crate::carried::decode(
+                msg.parts.first().map_or(&[][..], |p| &p[..]),
+                &format!("rank {r} refused the launch"),
+            )),
             Kind::Failed => self.lose(
                 r,
                 format!("its node could not run a range: {}", reason().unwrap_or_default()),

@@ -203,11 +203,9 @@ fn serve_rank<'w>(
         stop = verdict(link)?;
     }
     if stop.flag {
-        let why = stop.parts.first().map(|p| String::from_utf8_lossy(p).into_owned());
-        return Err(Error::BadConfig(format!(
-            "the cluster run failed on rank 0: {}",
-            why.unwrap_or_default()
-        )));
+        // Rank 0's error, of its kind where a caller matches on it (a rank's refusal).
+        let why = stop.parts.first().map_or(&[][..], |p| &p[..]);
+        return Err(crate::carried::decode(why, "the cluster run failed on rank 0"));
     }
     Ok(ClusterReport {
         kernel: spec.kernel.clone(),

@@ -51,7 +51,7 @@ pub fn serve(node: &mut Node<'_>, link: &mut dyn Link) -> Result<Msg> {
                         };
                         let mut m = Msg::new(Kind::Failed, order.package);
                         m.flag = user;
-                        m.parts = vec![e.to_string().into_bytes()];
+                        m.parts = vec![crate::carried::encode(&e)];
                         m
                     }
                 };

@@ -75,11 +75,11 @@ impl Msg {
         Msg::new(kind, Package { offset: 0, len: 0 })
     }
 
-    /// A stop that says the run failed, and why.
-    pub fn stop_failed(why: &impl std::fmt::Display) -> Self {
+    /// A stop that says the run failed, and why (the error itself, [`crate::carried`]).
+    pub fn stop_failed(why: &Error) -> Self {
         let mut m = Msg::unranged(Kind::Stop);
         m.flag = true;
-        m.parts = vec![why.to_string().into_bytes()];
+        m.parts = vec![crate::carried::encode(why)];
         m
     }
 

@@ -27,9 +27,10 @@ fn main() -> ExitCode {
             cluster.abort(2)
         }
     };
-    let cases: [(&str, Case); 2] = [
+    let cases: [(&str, Case); 3] = [
         ("every_ranks_devices_failing_is_an_error_on_every_rank", all_devices_fail),
         ("a_failure_after_ranks_stopped_idle_is_an_error_on_every_rank", fail_after_idle),
+        ("a_kernel_missing_on_one_rank_is_no_such_kernel_on_every_rank", missing_kernel),
     ];
     let only = std::env::var("MPI_VERDICT_ONLY").unwrap_or_default();
     let cases: Vec<_> = cases.into_iter().filter(|(name, _)| name.contains(&only)).collect();
@@ -151,4 +152,33 @@ fn all_devices_fail(cluster: &Cluster, program: &Program) -> Outcome {
 fn fail_after_idle(cluster: &Cluster, program: &Program) -> Outcome {
     let result = spread4(cluster, program, 64, &every_device_fails(program));
     failed_everywhere(cluster, result)
+}
+
+/// The last rank's program lacks `spread4` (built from another source): its node refuses its
+/// first range, and every rank returns hetdsl's `NoSuchKernel` naming that rank, where rank 0
+/// returned a `BadConfig` of its text.
+fn missing_kernel(cluster: &Cluster, program: &Program) -> Outcome {
+    let last = cluster.size() - 1;
+    if last == 0 {
+        return Ok(());
+    }
+    const OTHER: &str = "__kernel void other(__global uint* y) { y[get_global_id(0)] = 1u; }";
+    let other = match cluster.rank() == last {
+        true => Some(
+            Runtime::new()
+                .and_then(|rt| rt.program(&KernelSource::from_text("other.cl", OTHER)))
+                .map_err(|e| e.to_string())?,
+        ),
+        false => None,
+    };
+    let result = spread4(cluster, other.as_ref().unwrap_or(program), 64 * 256, &[]);
+    let on_last = format!("rank {last} refused the launch");
+    match result {
+        Err(Error::NoSuchKernel { name, file, .. })
+            if name == "spread4" && (cluster.rank() == last || file.contains(&on_last)) =>
+        {
+            Ok(())
+        }
+        other => Err(format!("expected the missing kernel, got {other:?}")),
+    }
 }
