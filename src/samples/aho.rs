@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use hetdsl::{Launch, Program, Runtime};
 
-use super::check::{all_equal, Verdict};
+use super::check::{all_equal, all_written, Verdict};
 use super::rng::Rng;
 use super::{cached_reference, Cover, Sample, Size};
 
@@ -211,6 +211,7 @@ impl Sample for Aho {
         let got: Vec<i32> = indices.iter().map(|&s| self.matches[s]).collect();
         // Integers: exact.
         all_equal("matches", &got, expected)
+            .and(all_written("matches", &self.matches, |&m| m == -7))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use hetdsl::{Launch, Program, Runtime};
 
-use super::check::{all_close, relative_l2, Verdict};
+use super::check::{all_close, all_written, relative_l2, Verdict};
 use super::rng::Rng;
 use super::{cached_reference, Cover, Sample, Size};
 
@@ -125,12 +125,9 @@ impl Sample for Binomial {
         // rounding leave ~1e-5 relative error; 1e-3 of max(1, |price|) also absorbs the ulps of
         // exp/sqrt that differ between devices, while any wrongly indexed option (prices
         // range over 0–70) fails it.
-        relative_l2("prices", &got, expected, 1e-3).and(all_close(
-            "prices",
-            &got,
-            expected,
-            |_, r| 1e-3 * r.abs().max(1.0),
-        ))
+        relative_l2("prices", &got, expected, 1e-3)
+            .and(all_close("prices", &got, expected, |_, r| 1e-3 * r.abs().max(1.0)))
+            .and(all_written("prices", &self.prices, |p| p.iter().any(|v| v.is_nan())))
     }
 }
 

@@ -5,7 +5,7 @@
 
 use hetdsl::{Launch, Program, Runtime};
 
-use super::check::{all_equal, Verdict};
+use super::check::{all_equal, all_written, Verdict};
 use super::rng::Rng;
 use super::{cached_reference, Cover, Sample, Size};
 
@@ -186,7 +186,11 @@ impl Sample for Bm3d {
         );
         let got: Vec<u8> = indices.iter().map(|&q| self.filtered[q]).collect();
         // Integers (SSDs, sums, integer division): exact.
-        all_equal("filtered pixels", &got, expected)
+        all_equal("filtered pixels", &got, expected).and(all_written(
+            "filtered pixels",
+            &self.filtered,
+            |&v| v == 0,
+        ))
     }
 
     fn image(&self) -> Option<(usize, usize, Vec<[u8; 4]>)> {

@@ -181,6 +181,24 @@ pub fn all_close(
     Verdict::new(bad == 0 && out.len() == reference.len() && !out.is_empty(), out.len(), detail)
 }
 
+/// Every element of `out` written: none still holds the value the sample filled the output with
+/// before the run (`unwritten`). Cheap enough for every element at any size, so a package left
+/// unmerged fails even where the reference is only sampled.
+pub fn all_written<T: Sync>(
+    name: &str,
+    out: &[T],
+    unwritten: impl Fn(&T) -> bool + Sync,
+) -> Verdict {
+    let starts: Vec<usize> = (0..out.len()).step_by(1 << 20).collect();
+    let counts = par_map(&starts, |s| {
+        out[s..(s + (1 << 20)).min(out.len())].iter().filter(|v| unwritten(v)).count()
+    });
+    let left: usize = counts.iter().sum();
+    let first = out.iter().position(&unwritten).map_or(String::new(), |i| format!(", first #{i}"));
+    let detail = format!("{name}: {left} of {} element(s) never written{first}", out.len());
+    Verdict::new(left == 0 && !out.is_empty(), out.len(), detail)
+}
+
 /// Exact equality of integer outputs; reports the first difference.
 pub fn all_equal<T: PartialEq + fmt::Debug>(name: &str, out: &[T], reference: &[T]) -> Verdict {
     let bad = out.iter().zip(reference).filter(|(o, r)| o != r).count();
@@ -261,6 +279,16 @@ mod tests {
             let v = par_all_close("x", o.len(), |k| f(&o, k));
             assert!(!v.correct && v.detail.contains("#77777"), "{v}");
         }
+    }
+
+    #[test]
+    fn an_element_never_written_fails_the_scan() {
+        let mut out = vec![1.0f32; 3 << 20];
+        assert!(all_written("x", &out, |v| v.is_nan()).correct);
+        out[(2 << 20) + 5] = f32::NAN;
+        let v = all_written("x", &out, |v| v.is_nan());
+        assert!(!v.correct && v.detail.contains("1 of") && v.detail.contains("#2097157"), "{v}");
+        assert!(!all_written("x", &[] as &[f32], |v| v.is_nan()).correct);
     }
 
     #[test]

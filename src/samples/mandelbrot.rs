@@ -3,7 +3,7 @@
 
 use hetdsl::{Launch, Program, Runtime};
 
-use super::check::{pixels_match, Verdict};
+use super::check::{all_written, pixels_match, Verdict};
 use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: usize = 256;
@@ -141,7 +141,11 @@ impl Sample for Mandelbrot {
         // The SDK's rule: a pixel mismatches when a channel is off by more than 2, and fewer than
         // 0.2 % may mismatch: contracted multiply-adds and cos/log2 ulps flip the escape count
         // of a few pixels on the set's boundary, where the orbit is chaotic.
-        pixels_match("pixels", &got, expected, 2, 0.002)
+        pixels_match("pixels", &got, expected, 2, 0.002).and(all_written(
+            "alpha",
+            &self.image,
+            |p| p[3] == 0,
+        ))
     }
 
     fn image(&self) -> Option<(usize, usize, Vec<[u8; 4]>)> {

@@ -5,7 +5,7 @@
 
 use hetdsl::{Launch, Program, Runtime};
 
-use super::check::{pixels_match, Verdict};
+use super::check::{all_written, pixels_match, Verdict};
 use super::rng::Rng;
 use super::{cached_reference, Cover, Sample, Size};
 
@@ -462,7 +462,11 @@ impl Sample for RayTrace {
         // The Mandelbrot rule (channels within 2, mismatches below 0.5 % as suggested for this
         // tracer): fused multiply-adds and sqrt/pow ulps move silhouettes and refracted paths by
         // a hair, which changes a few edge pixels outright; a wrong band of pixels fails it.
-        pixels_match("pixels", &got, expected, 2, 0.005)
+        pixels_match("pixels", &got, expected, 2, 0.005).and(all_written(
+            "alpha",
+            &self.pixels,
+            |p| p[3] == 0,
+        ))
     }
 
     fn image(&self) -> Option<(usize, usize, Vec<[u8; 4]>)> {

@@ -4,7 +4,7 @@
 
 use hetdsl::{Launch, Program, Runtime};
 
-use super::check::{all_close, Verdict};
+use super::check::{all_close, all_written, Verdict};
 use super::{cached_reference, Cover, Sample, Size};
 
 pub const LWS: [usize; 2] = [16, 8];
@@ -155,6 +155,10 @@ impl Sample for Taylor {
             let (dx, dy) = grid.offsets(p % grid.width, p / grid.width);
             1e-5 * (grid.x0 as f64 + dx.abs() as f64 + dy.abs() as f64).exp()
         };
-        all_close("values", &got, expected, |k, _| bound(indices[k]))
+        all_close("values", &got, expected, |k, _| bound(indices[k])).and(all_written(
+            "values",
+            &self.approx,
+            |v| v.is_nan(),
+        ))
     }
 }
