@@ -18,7 +18,7 @@ pub enum LineState {
     Active,
     Skipped,
     /// Inside a conditional whose outcome depends on the device (`#ifdef cl_khr_fp64`), or,
-    /// for [`line_states`], one the reader cannot evaluate.
+    /// for [`super::line_states`], one the reader cannot evaluate.
     Undecided,
 }
 
