@@ -3,22 +3,17 @@
 //! failure. Run by `.ci/mpi.sh` under `mpirun -n 3`, which checks that mpirun itself ends the
 //! job with a non-zero status well before the step's timeout. Run alone it simply succeeds.
 
+mod common;
+
 use std::process::ExitCode;
 
-use hetdsl::{KernelSource, Pattern, Runtime};
+use hetdsl::Pattern;
 use hetdsl_mpi::Cluster;
 
 fn main() -> ExitCode {
     let Ok(cluster) = Cluster::init() else { return ExitCode::FAILURE };
-    let source =
-        KernelSource::from_text("cluster_tests.cl", include_str!("../kernels/cluster_tests.cl"));
-    let program = match Runtime::new().and_then(|rt| rt.program(&source)) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("rank {}: {e}", cluster.rank());
-            cluster.abort(2)
-        }
-    };
+    let program =
+        common::program(&cluster, "cluster_tests.cl", include_str!("../kernels/cluster_tests.cl"));
     let n = 1 << 16;
     let (me, last) = (cluster.rank(), cluster.size() - 1);
     let x = vec![1f32; n];

@@ -5,29 +5,18 @@
 //! describe differently. Each output is checked on rank 0 against a plain CPU loop written
 //! here, and every rank agrees on each verdict.
 
+mod common;
+
 use std::process::ExitCode;
-use std::time::Duration;
 
+use common::{Case, Outcome};
 use hetdsl::balance::{Dynamic, Static};
-use hetdsl::{Balancer, Error, KernelSource, Pattern, Program, Runtime};
+use hetdsl::{Balancer, Error, Pattern, Program};
 use hetdsl_mpi::{Cluster, ClusterLaunch, ClusterReport};
-
-/// A case still running after this long is taken as a hang (see `mpi_ranks.rs`).
-const CASE_LIMIT: Duration = Duration::from_secs(60);
-
-type Outcome = Result<(), String>;
-type Case = fn(&Cluster, &Program) -> Outcome;
 
 fn main() -> ExitCode {
     let Ok(cluster) = Cluster::init() else { return ExitCode::FAILURE };
-    let source = KernelSource::from_text("edge_tests.cl", include_str!("../kernels/edge_tests.cl"));
-    let program = match Runtime::new().and_then(|rt| rt.program(&source)) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("rank {}: {e}", cluster.rank());
-            cluster.abort(2)
-        }
-    };
+    let program = common::edge_program(&cluster);
     let cases: [(&str, Case); 15] = [
         ("ranges_of_one_group_with_4_to_1_outputs_match_the_cpu", one_group_ranges),
         ("a_1_to_255_output_matches_the_cpu", group_sums),
@@ -46,45 +35,7 @@ fn main() -> ExitCode {
         // Last: before its fix, MPI ended the whole job on an invalid tag.
         ("launches_past_two_billion_keep_valid_message_tags", many_launches),
     ];
-    let only = std::env::var("MPI_EDGES_ONLY").unwrap_or_default();
-    let cases: Vec<_> = cases.into_iter().filter(|(name, _)| name.contains(&only)).collect();
-    let (total, mut failed) = (cases.len(), 0);
-    for (name, case) in cases {
-        let outcome = within_limit(name, cluster.rank(), || case(&cluster, &program));
-        let ok = cluster.all_agree(outcome.is_ok());
-        match &outcome {
-            Ok(()) if cluster.rank() == 0 => {
-                println!("test {name} ... {}", if ok { "ok" } else { "FAILED elsewhere" })
-            }
-            Ok(()) => {}
-            Err(e) => println!("test {name} ... FAILED on rank {}: {e}", cluster.rank()),
-        }
-        failed += usize::from(!ok);
-    }
-    if cluster.rank() == 0 {
-        let verdict = if failed == 0 { "ok" } else { "FAILED" };
-        println!("test result: {verdict}. {} passed; {failed} failed", total - failed);
-    }
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
-}
-
-/// Runs `case`, ending the process with a failure if it outlives [`CASE_LIMIT`].
-fn within_limit(name: &str, rank: usize, case: impl FnOnce() -> Outcome) -> Outcome {
-    let (done, watch) = std::sync::mpsc::channel::<()>();
-    let name = name.to_string();
-    std::thread::spawn(move || {
-        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(CASE_LIMIT) {
-            println!("test {name} ... FAILED on rank {rank}: still running after {CASE_LIMIT:?}");
-            std::process::exit(124);
-        }
-    });
-    let outcome = case();
-    let _ = done.send(());
-    outcome
+    common::run_cases(&cluster, cases.to_vec(), "MPI_EDGES_ONLY", |case| case(&cluster, &program))
 }
 
 /// `n` inputs on rank 0 (a hash of the index), none elsewhere.
@@ -219,22 +170,7 @@ fn wide_halo_1d(cluster: &Cluster, program: &Program) -> Outcome {
     let (n, r) = (16 * 13, 40usize);
     let input = inputs(cluster, n, 11);
     let want = window_cpu(&input, r);
-    for chunked in [true, false] {
-        let mut out = on_root(cluster, n);
-        let mut launch = cluster
-            .launch(program, "window1d")
-            .global(&[n])
-            .local(&[16])
-            .input(&input, Pattern::halo(r as u64))
-            .output(&mut out, Pattern::ONE_TO_ONE)
-            .scalar(r as u32);
-        if chunked {
-            launch = launch.balancer(Box::new(Dynamic::chunk(1)));
-        }
-        let report = launch.run().map_err(|e| e.to_string())?;
-        check(cluster, &report, &out, &want).map_err(|e| format!("chunked {chunked}: {e}"))?;
-    }
-    Ok(())
+    window(cluster, program, ("window1d", &[n], &[16]), &input, r, &want)
 }
 
 /// A 48 × 20 image in rows of 4 (5 units over the ranks), a vertical window of 5 rows each
@@ -251,20 +187,33 @@ fn halo_2d(cluster: &Cluster, program: &Program) -> Outcome {
             }
         }
     }
+    window(cluster, program, ("window2d", &[w, h], &[16, 4]), &input, r, &want)
+}
+
+/// `kernel` over `global` in groups of `local`, its input read with a halo of `r`, against
+/// `want`: ranges of one work-group each (a dynamic chunk of 1), then the default split.
+fn window(
+    cluster: &Cluster,
+    program: &Program,
+    (kernel, global, local): (&str, &[usize], &[usize]),
+    input: &[u32],
+    r: usize,
+    want: &[u32],
+) -> Outcome {
     for chunked in [true, false] {
-        let mut out = on_root(cluster, w * h);
+        let mut out = on_root(cluster, global.iter().product());
         let mut launch = cluster
-            .launch(program, "window2d")
-            .global(&[w, h])
-            .local(&[16, 4])
-            .input(&input, Pattern::halo(r as u64))
+            .launch(program, kernel)
+            .global(global)
+            .local(local)
+            .input(input, Pattern::halo(r as u64))
             .output(&mut out, Pattern::ONE_TO_ONE)
             .scalar(r as u32);
         if chunked {
             launch = launch.balancer(Box::new(Dynamic::chunk(1)));
         }
         let report = launch.run().map_err(|e| e.to_string())?;
-        check(cluster, &report, &out, &want).map_err(|e| format!("chunked {chunked}: {e}"))?;
+        check(cluster, &report, &out, want).map_err(|e| format!("chunked {chunked}: {e}"))?;
     }
     Ok(())
 }

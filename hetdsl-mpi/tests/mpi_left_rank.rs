@@ -5,21 +5,16 @@
 //! `.ci/mpi.sh` under `mpirun -n 3`, which checks that the job ends before its timeout and that
 //! every other rank printed its verdict. Run alone it simply succeeds.
 
+mod common;
+
 use std::process::ExitCode;
 
-use hetdsl::{Error, KernelSource, Pattern, Program, Runtime};
+use hetdsl::{Error, Pattern, Program};
 use hetdsl_mpi::Cluster;
 
 fn main() -> ExitCode {
     let Ok(cluster) = Cluster::init() else { return ExitCode::FAILURE };
-    let source = KernelSource::from_text("edge_tests.cl", include_str!("../kernels/edge_tests.cl"));
-    let program = match Runtime::new().and_then(|rt| rt.program(&source)) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("rank {}: {e}", cluster.rank());
-            cluster.abort(2)
-        }
-    };
+    let program = common::edge_program(&cluster);
     let (me, last) = (cluster.rank(), cluster.size() - 1);
     if let Err(e) = launch(&cluster, &program) {
         println!("mpi_left_rank: FAILED on rank {me}: the first launch: {e}");

@@ -9,20 +9,16 @@
 //! case; rank 0 checks the outputs and that the ranks' ranges tile the NDRange exactly once,
 //! and all ranks agree on the verdict, so the exit status is the same everywhere.
 
+mod common;
+
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use hetdsl::{Fault, KernelSource, Pattern, Program, Runtime};
+use common::{Case, Outcome};
+use hetdsl::{Fault, Pattern, Program};
 use hetdsl_mpi::guided::RankGuided;
 use hetdsl_mpi::recall::PieceRule;
 use hetdsl_mpi::{reference, Cluster, ClusterReport};
-
-/// A case still running after this long is taken as a hang: the rank says so and exits with a
-/// failure, which makes `mpirun` end the whole job instead of leaving it waiting.
-const CASE_LIMIT: Duration = Duration::from_secs(60);
-
-type Outcome = Result<(), String>;
-type Case = fn(&Cluster, &Program) -> Outcome;
 
 fn main() -> ExitCode {
     let cluster = match Cluster::init() {
@@ -32,13 +28,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let program = match build() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("rank {}: {e}", cluster.rank());
-            cluster.abort(2);
-        }
-    };
+    let program =
+        common::program(&cluster, "cluster_tests.cl", include_str!("../kernels/cluster_tests.cl"));
     let cases: [(&str, Case); 16] = [
         ("saxpy_matches_the_cpu_and_ranges_tile_once", saxpy),
         ("mandelbrot_2d_matches_the_cpu_and_ranges_tile_once", mandelbrot),
@@ -67,57 +58,8 @@ fn main() -> ExitCode {
         ("rank_0_failing_while_a_rank_is_slow_returns_without_waiting", root_fails_while_slow),
         ("a_rank_silent_after_a_good_run_is_reported_not_waited_for", silent_rank),
     ];
-    let mut failed = 0;
     // `MPI_RANKS_ONLY=<part of a name>` runs the matching cases only (the same on every rank).
-    let only = std::env::var("MPI_RANKS_ONLY").unwrap_or_default();
-    let cases: Vec<_> = cases.into_iter().filter(|(name, _)| name.contains(&only)).collect();
-    let total = cases.len();
-    for (name, case) in cases {
-        let outcome = within_limit(name, cluster.rank(), || case(&cluster, &program));
-        let ok = cluster.all_agree(outcome.is_ok());
-        if cluster.rank() == 0 || outcome.is_err() {
-            match &outcome {
-                Ok(()) => {
-                    println!("test {name} ... {}", if ok { "ok" } else { "FAILED elsewhere" })
-                }
-                Err(e) => println!("test {name} ... FAILED on rank {}: {e}", cluster.rank()),
-            }
-        }
-        failed += usize::from(!ok);
-    }
-    if cluster.rank() == 0 {
-        println!(
-            "test result: {}. {} passed; {failed} failed",
-            if failed == 0 { "ok" } else { "FAILED" },
-            total - failed
-        );
-    }
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
-}
-
-/// Runs `case`, ending the process with a failure if it outlives [`CASE_LIMIT`].
-fn within_limit(name: &str, rank: usize, case: impl FnOnce() -> Outcome) -> Outcome {
-    let (done, watch) = std::sync::mpsc::channel::<()>();
-    let name = name.to_string();
-    std::thread::spawn(move || {
-        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(CASE_LIMIT) {
-            println!("test {name} ... FAILED on rank {rank}: still running after {CASE_LIMIT:?}");
-            std::process::exit(124);
-        }
-    });
-    let outcome = case();
-    let _ = done.send(());
-    outcome
-}
-
-fn build() -> hetdsl::Result<Program> {
-    let source =
-        KernelSource::from_text("cluster_tests.cl", include_str!("../kernels/cluster_tests.cl"));
-    Runtime::new()?.program(&source)
+    common::run_cases(&cluster, cases.to_vec(), "MPI_RANKS_ONLY", |case| case(&cluster, &program))
 }
 
 /// Rank 0's checks common to every case: the ranges tile the range once, every rank that

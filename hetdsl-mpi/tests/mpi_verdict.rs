@@ -5,74 +5,25 @@
 //! Each case ends with a launch that must run well on every rank, its output checked on rank 0
 //! against a plain CPU loop: a rank that went its own way would make it hang or fail.
 
-use std::process::ExitCode;
-use std::time::Duration;
+mod common;
 
+use std::process::ExitCode;
+
+use common::{Case, Outcome};
 use hetdsl::{Error, Fault, KernelSource, Pattern, Program, Runtime};
 use hetdsl_mpi::Cluster;
 
-/// A case still running after this long is taken as a hang (see `mpi_ranks.rs`).
-const CASE_LIMIT: Duration = Duration::from_secs(60);
-
-type Outcome = Result<(), String>;
-type Case = fn(&Cluster, &Program) -> Outcome;
-
 fn main() -> ExitCode {
     let Ok(cluster) = Cluster::init() else { return ExitCode::FAILURE };
-    let source = KernelSource::from_text("edge_tests.cl", include_str!("../kernels/edge_tests.cl"));
-    let program = match Runtime::new().and_then(|rt| rt.program(&source)) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("rank {}: {e}", cluster.rank());
-            cluster.abort(2)
-        }
-    };
+    let program = common::edge_program(&cluster);
     let cases: [(&str, Case); 3] = [
         ("every_ranks_devices_failing_is_an_error_on_every_rank", all_devices_fail),
         ("a_failure_after_ranks_stopped_idle_is_an_error_on_every_rank", fail_after_idle),
         ("a_kernel_missing_on_one_rank_is_no_such_kernel_on_every_rank", missing_kernel),
     ];
-    let only = std::env::var("MPI_VERDICT_ONLY").unwrap_or_default();
-    let cases: Vec<_> = cases.into_iter().filter(|(name, _)| name.contains(&only)).collect();
-    let (total, mut failed) = (cases.len(), 0);
-    for (name, case) in cases {
-        let outcome = within_limit(name, cluster.rank(), || {
-            case(&cluster, &program).and_then(|()| good_launch(&cluster, &program))
-        });
-        let ok = cluster.all_agree(outcome.is_ok());
-        match &outcome {
-            Ok(()) if cluster.rank() == 0 => {
-                println!("test {name} ... {}", if ok { "ok" } else { "FAILED elsewhere" })
-            }
-            Ok(()) => {}
-            Err(e) => println!("test {name} ... FAILED on rank {}: {e}", cluster.rank()),
-        }
-        failed += usize::from(!ok);
-    }
-    if cluster.rank() == 0 {
-        let verdict = if failed == 0 { "ok" } else { "FAILED" };
-        println!("test result: {verdict}. {} passed; {failed} failed", total - failed);
-    }
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
-}
-
-/// Runs `case`, ending the process with a failure if it outlives [`CASE_LIMIT`].
-fn within_limit(name: &str, rank: usize, case: impl FnOnce() -> Outcome) -> Outcome {
-    let (done, watch) = std::sync::mpsc::channel::<()>();
-    let name = name.to_string();
-    std::thread::spawn(move || {
-        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(CASE_LIMIT) {
-            println!("test {name} ... FAILED on rank {rank}: still running after {CASE_LIMIT:?}");
-            std::process::exit(124);
-        }
-    });
-    let outcome = case();
-    let _ = done.send(());
-    outcome
+    common::run_cases(&cluster, cases.to_vec(), "MPI_VERDICT_ONLY", |case| {
+        case(&cluster, &program).and_then(|()| good_launch(&cluster, &program))
+    })
 }
 
 /// The CPU's `spread4`: four outputs per input.
