@@ -5,9 +5,9 @@
 //! with a balancer of its own uses that balancer; an irregular kernel keeps the default.
 //!
 //! A repeated launch can take several [`Form`]s: the planned split whole or in pieces, or the
-//! fastest device alone where the others would add little. Each is tried once (one timed far
-//! slower than the fastest, twice), then the one with the shortest region of interest (the
-//! median of its last three) is kept, until its own time grows past another's. A plan that
+//! fastest device alone where the others would add little. Each is tried once (one slower than
+//! the fastest, twice), then the one with the shortest region of interest (the median of its
+//! last three) is kept, until its own time grows past another's. A plan that
 //! ends just short of balance runs once more as it is; one that ends unbalanced again, or far
 //! from balance, is judged by time: kept where it ran
 //! faster than the default, struck where it ran slower (the launch then keeps the default), and
@@ -154,7 +154,16 @@ struct Remembered {
 
 impl Remembered {
     /// The form of the next run among `forms`: the first not tried yet, else one timed once
-    /// far slower than the fastest ([`RETRY_ABOVE`]), else the fastest.
+    /// and slower than the fastest, else the fastest.
+    ///
+    /// A form slower on its one run runs once more before it is judged (its better time
+    /// counts): one call cannot rank forms that differ by 10 % on a host whose memory-bound
+    /// calls vary by 20-40 % from call to call, and a first run may pay what later ones do
+    /// not. On an H200 + 16-core CPU elementwise's plan whole first ran 64 ms against 54 in
+    /// pieces, and pieces were kept for good although over 11 alternated rounds they took
+    /// 61.6 ms to the H200's 55.2 in one package; on an H100 + CPU its plan whole first ran
+    /// 65 ms, then pieces 33-35 ms, where the H100 in one package ran 28. A form slower twice
+    /// is not tried a third time, so this costs at most one call per form.
     fn pick(&self, forms: &[Form]) -> Form {
         let roi = |f: Form| self.times[f as usize].median();
         if let Some(f) = forms.iter().copied().find(|&f| roi(f).is_none()) {
@@ -169,7 +178,7 @@ impl Remembered {
         let fastest = roi(best).unwrap_or(0.0);
         let once_slow = |f: &Form| {
             let times = self.times[*f as usize].times();
-            times.len() == 1 && times[0] > RETRY_ABOVE * fastest
+            times.len() == 1 && times[0] > fastest
         };
         forms.iter().copied().find(once_slow).unwrap_or(best)
     }
@@ -231,13 +240,6 @@ fn alone_candidate(last: &Report) -> Option<usize> {
 /// for took 21.5 ms against the plan's 18; a call later, one plan run slowed by the host
 /// struck the plan for good. Two misses in a row are judged as one was before.
 const NEAR_SETTLED: f64 = 0.8;
-
-/// A form whose one time is this many times the fastest form's runs once more before it is
-/// judged: its first run may have paid what the later ones do not (device buffers grown to
-/// its packages). On an H100 + 16-core CPU elementwise's first run of its plan whole took
-/// 65 ms; the plan then ran in pieces at 33-35 ms for good, where the H100 alone ran the
-/// range as one package in 28 ms.
-const RETRY_ABOVE: f64 = 1.5;
 
 /// A device of the top device's model that ran this share of the work makes the two peers.
 const PEER_SHARE: f64 = 0.1;
