@@ -83,6 +83,71 @@ pub fn cover_tiles(
     picks
 }
 
+/// One element drawn at random from every group of `group` consecutive elements of `total` (the
+/// last group may be shorter), in order: a package as small as one work-group always has an
+/// element compared. A new `seed` per run keeps a wrong group that happens to agree at one
+/// element from passing run after run.
+pub fn one_per_group(total: usize, group: usize, seed: u64) -> Vec<usize> {
+    let group = group.max(1);
+    let mut rng = super::rng::Rng::new(seed);
+    (0..total)
+        .step_by(group)
+        .map(|start| start + rng.below(group.min(total - start) as u64) as usize)
+        .collect()
+}
+
+/// Pixels whose channels differ by more than `max_channel_diff`.
+pub fn pixel_differs(a: [u8; 4], b: [u8; 4], max_channel_diff: u8) -> bool {
+    a.iter().zip(b.iter()).any(|(x, y)| x.abs_diff(*y) > max_channel_diff)
+}
+
+/// Image check for kernels whose pixels may legitimately differ between devices where a float
+/// ulp changes the outcome (a chaotic orbit, a grazing ray). `out[picks[k]]` is compared with
+/// `reference[k]`; a mismatch counts as such an edge only when `excused(p)` says so (an ulp-sized
+/// change of the input changes the reference's own pixel, and other pixels of its work-group
+/// agree), and at most `max_fraction` of the picks may be excused. So one wrong work-group fails.
+pub fn pixels_match_near_edges(
+    name: &str,
+    out: &[[u8; 4]],
+    (picks, reference): (&[usize], &[[u8; 4]]),
+    max_channel_diff: u8,
+    max_fraction: f64,
+    excused: impl Fn(usize) -> bool + Sync,
+) -> Verdict {
+    let mismatched: Vec<usize> = picks
+        .iter()
+        .zip(reference)
+        .filter(|(&p, r)| pixel_differs(out[p], **r, max_channel_diff))
+        .map(|(&p, _)| p)
+        .collect();
+    let excuses = par_map(&mismatched, &excused);
+    let count = excuses.iter().filter(|e| **e).count();
+    let limit = (max_fraction * picks.len() as f64).floor() as usize;
+    let first =
+        mismatched.iter().zip(&excuses).find(|(_, e)| !**e).map_or(String::new(), |(p, _)| {
+            let k = picks.iter().position(|q| q == p).unwrap_or(0);
+            format!(", first not excused #{p}: out {:?} ref {:?}", out[*p], reference[k])
+        });
+    Verdict::new(
+        count == mismatched.len() && count <= limit && !picks.is_empty(),
+        picks.len(),
+        format!(
+            "{name}: {} pixel(s) differ by more than {max_channel_diff}, {count} on an edge an \
+             ulp moves (limit {limit}){first}",
+            mismatched.len()
+        ),
+    )
+}
+
+/// `count` pixels of `p`'s work-group (`group` consecutive elements of `total`), drawn with
+/// `seed`: the pixels that must agree before a mismatch at `p` is excused as an edge.
+pub fn group_mates(p: usize, group: usize, total: usize, count: usize, seed: u64) -> Vec<usize> {
+    let start = p / group * group;
+    let len = group.min(total - start) as u64;
+    let mut rng = super::rng::Rng::new(seed ^ p as u64);
+    (0..count).map(|_| start + rng.below(len) as usize).filter(|&q| q != p).collect()
+}
+
 /// Element-wise closeness over `n` elements computed on all cores without holding them: `f(k)`
 /// gives output, reference and tolerance. For checks cheap enough to cover every element.
 pub fn par_all_close(name: &str, n: usize, f: impl Fn(usize) -> (f64, f64, f64) + Sync) -> Verdict {

@@ -198,6 +198,21 @@ pub fn check_indices(total: usize, size: Size, seed: u64, cover: Cover) -> Vec<u
     }
 }
 
+/// The work-items a check compares afresh on every run: all of them at small size; at paper
+/// size one drawn at random from every work-group of `group` consecutive outputs (the smallest
+/// package a balancer makes), so one wrong group always has an element compared.
+pub fn group_picks(total: usize, size: Size, group: usize, seed: u64) -> Vec<usize> {
+    match size {
+        Size::Small => (0..total).collect(),
+        Size::Paper => check::one_per_group(total, group, seed),
+    }
+}
+
+/// The seed of a sample's `run`-th check: a new draw of elements every run.
+pub(crate) fn run_seed(base: u64, run: u64) -> u64 {
+    base ^ run.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 /// A sample's CPU reference at the indices [`check_indices`] picks, computed once (in parallel,
 /// with `f` for each index) and kept in `cache` for later runs.
 pub(crate) fn cached_reference<T: Send>(
