@@ -4,8 +4,8 @@
 
 use hetdsl::{Launch, Program, Runtime};
 
-use super::check::{all_close, all_written, Verdict};
-use super::{cached_reference, Cover, Sample, Size};
+use super::check::{all_written, par_all_close, Verdict};
+use super::{Sample, Size};
 
 pub const LWS: [usize; 2] = [16, 8];
 
@@ -64,6 +64,33 @@ pub fn reference_point(grid: &Grid, gx: usize, gy: usize) -> f64 {
     (grid.x0 as f64).exp() * total
 }
 
+/// The check of every point against the function the polynomial approximates, exp(x)·sin(y) at
+/// the grid point, in double precision: independent of the polynomial's evaluation, and cheap
+/// enough for every element, so that one wrong work-group fails.
+///
+/// Tolerance, from the math: every derivative is bounded by exp(x0), so the terms' magnitudes
+/// sum to at most M = exp(x0 + a) with a = |dx| + |dy|, and the terms of degree > K (the
+/// truncation) to at most M · a^(K+1) / (K+1)!. Rounding in f32: each of the two nested sums
+/// has about 13 terms above 2^-24 of it (a ≤ 1; more but well within when a ≤ 2), each term
+/// carries ~2 roundings per factor, exp and sin a few ulps: ~60 ulps of M; allow 1e-5 M (170).
+pub fn check(grid: &Grid, approx: &[f32]) -> Verdict {
+    let k = grid.order.max(0) as f64;
+    let ln_factorial: f64 = (1..=grid.order.max(0) + 1).map(|i| f64::from(i).ln()).sum();
+    let (x0, y0) = (grid.x0 as f64, grid.y0 as f64);
+    let n = grid.width * grid.height;
+    let values = par_all_close("values vs exp(x)·sin(y)", n.min(approx.len()), |p| {
+        let (dx, dy) = grid.offsets(p % grid.width, p / grid.width);
+        let (dx, dy) = (dx as f64, dy as f64);
+        let exact = (x0 + dx).exp() * (y0 + dy).sin();
+        let a = dx.abs() + dy.abs();
+        let magnitude = (x0 + a).exp();
+        let truncation = magnitude * ((k + 1.0) * a.ln() - ln_factorial).exp();
+        (approx[p] as f64, exact, 1e-5 * magnitude + truncation)
+    });
+    let whole = Verdict::new(approx.len() == n, n, format!("{} of {n} values", approx.len()));
+    values.and(whole).and(all_written("values", approx, |v| v.is_nan()))
+}
+
 hetdsl::kernel! {
     /// A 2-D NDRange of 16×8 work-groups; one value per point, row-major (1:1).
     #[kernel(file = "kernels/taylor.cl", local = [16, 8])]
@@ -82,11 +109,9 @@ hetdsl::kernel! {
 }
 
 pub struct Taylor {
-    size: Size,
     kernel: TaylorKernel,
     pub grid: Grid,
     approx: Vec<f32>,
-    reference: Option<(Vec<usize>, Vec<f64>)>,
 }
 
 impl Taylor {
@@ -96,13 +121,7 @@ impl Taylor {
             Size::Paper => Grid::centred(8192, 8192, 320),
         };
         let kernel = TaylorKernel::new(runtime)?;
-        Ok(Taylor {
-            size,
-            kernel,
-            grid,
-            approx: vec![0.0; grid.width * grid.height],
-            reference: None,
-        })
+        Ok(Taylor { kernel, grid, approx: vec![0.0; grid.width * grid.height] })
     }
 }
 
@@ -139,26 +158,58 @@ impl Sample for Taylor {
     }
 
     fn verify(&mut self) -> Verdict {
-        let grid = self.grid;
-        let (indices, expected) = cached_reference(
-            &mut self.reference,
-            (grid.width * grid.height, Cover::Sample),
-            self.size,
-            15,
-            |p| reference_point(&grid, p % grid.width, p / grid.width),
-        );
-        let got: Vec<f64> = indices.iter().map(|&p| self.approx[p] as f64).collect();
-        // The terms' magnitudes sum to at most exp(x0 + |dx| + |dy|); float rounding over the
-        // sum is a few ulps of that, so allow 1e-5 of it (≈ 170 ulps). A point computed for the
-        // wrong (x, y) is off by O(0.01) or more at these grid steps.
-        let bound = |p: usize| {
-            let (dx, dy) = grid.offsets(p % grid.width, p / grid.width);
-            1e-5 * (grid.x0 as f64 + dx.abs() as f64 + dy.abs() as f64).exp()
-        };
-        all_close("values", &got, expected, |k, _| bound(indices[k])).and(all_written(
-            "values",
-            &self.approx,
-            |v| v.is_nan(),
-        ))
+        check(&self.grid, &self.approx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A grid with the paper's shape of problem (order, span) but few points, its output the
+    /// polynomial itself rounded to f32 (what a correct device writes, to a few ulps).
+    fn computed(grid: &Grid) -> Vec<f32> {
+        let n = grid.width * grid.height;
+        let idx: Vec<usize> = (0..n).collect();
+        super::super::check::par_map(&idx, |p| {
+            reference_point(grid, p % grid.width, p / grid.width) as f32
+        })
+    }
+
+    #[test]
+    fn one_wrong_work_group_fails_the_closed_form_check() {
+        for grid in [Grid::centred(128, 128, 16), Grid::centred(256, 64, 96)] {
+            let good = computed(&grid);
+            let v = check(&grid, &good);
+            assert!(v.correct, "{v}");
+            let w = grid.width;
+            // The work-group at tile (3, 2) and its elements.
+            let group: Vec<usize> = (0..LWS[1])
+                .flat_map(|r| (0..LWS[0]).map(move |c| (2 * LWS[1] + r) * w + 3 * LWS[0] + c))
+                .collect();
+            let corrupt = |f: &dyn Fn(&mut Vec<f32>)| {
+                let mut o = good.clone();
+                f(&mut o);
+                check(&grid, &o).correct
+            };
+            assert!(!corrupt(&|o| group.iter().for_each(|&p| o[p] = 0.0)));
+            assert!(!corrupt(&|o| group.iter().for_each(|&p| o[p] = f32::from_bits(0xA5A5_A5A5))));
+            // Shifted by a work-group down, up, right; by one work-item.
+            for shift in [LWS[1] * w, LWS[0], 1] {
+                assert!(!corrupt(&|o| group.iter().for_each(|&p| o[p] = good[p + shift])));
+                assert!(!corrupt(&|o| group.iter().for_each(|&p| o[p] = good[p - shift])));
+            }
+            // Two bands of work-group rows (packages) swapped.
+            let band = LWS[1] * w;
+            assert!(!corrupt(&|o| o.copy_within(band..2 * band, 4 * band)));
+            assert!(!corrupt(&|o| {
+                let (a, b) = o.split_at_mut(3 * band);
+                a[..band].swap_with_slice(&mut b[..band]);
+            }));
+            // Stale: computed by another grid (a previous problem with another order).
+            let other = computed(&Grid { order: 2, ..grid });
+            assert!(!corrupt(&|o| group.iter().for_each(|&p| o[p] = other[p])));
+            assert!(!corrupt(&|o| o[group[5]] = f32::NAN));
+        }
     }
 }
