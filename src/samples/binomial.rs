@@ -3,9 +3,9 @@
 
 use hetdsl::{Launch, Program, Runtime};
 
-use super::check::{all_close, all_written, relative_l2, Verdict};
+use super::check::{all_written, par_all_close, Verdict};
 use super::rng::Rng;
-use super::{cached_reference, Cover, Sample, Size};
+use super::{Sample, Size};
 
 /// Tree depth; the work-group has `STEPS + 1` work-items, and the fold needs an even depth.
 pub const STEPS: usize = 254;
@@ -29,12 +29,10 @@ hetdsl::kernel! {
 }
 
 pub struct Binomial {
-    size: Size,
     kernel: BinomialKernel,
     /// One uniform number per option, four options per work-group (float4).
     random: Vec<[f32; 4]>,
     prices: Vec<[f32; 4]>,
-    reference: Option<(Vec<usize>, Vec<f64>)>,
 }
 
 /// An option's (spot, strike, years to expiry), interpolated from one uniform number as in
@@ -63,6 +61,48 @@ pub fn reference_price(r: f32, steps: usize) -> f64 {
     value[0]
 }
 
+/// The same tree's price in closed form, without folding it: the discounted expectation of the
+/// payoff over the binomial distribution of up-moves (Cox, Ross & Rubinstein 1979),
+/// e^(-rT) Σ_k C(N, k) p^k (1 − p)^(N − k) max(S u^(2k − N) − X, 0). O(steps) per option
+/// instead of O(steps²), so every option can be checked, by an algorithm the kernel does not use.
+pub fn closed_form_price(r: f32, steps: usize) -> f64 {
+    let (spot, strike, years) = option_parameters(r as f64);
+    let dt = years / steps as f64;
+    let vol_sqrt_dt = VOLATILITY * dt.sqrt();
+    let growth = (RISK_FREE * dt).exp();
+    let (up, down) = (vol_sqrt_dt.exp(), (-vol_sqrt_dt).exp());
+    let p = (growth - down) / (up - down);
+    // From k = steps down, while the call is in the money: P(k) from P(k + 1) by the ratio of
+    // consecutive binomial probabilities, the leaf price by dividing by u².
+    let (mut probability, mut leaf, mut total) =
+        (p.powi(steps as i32), spot * up.powi(steps as i32), 0.0);
+    let step_down = (-2.0 * vol_sqrt_dt).exp();
+    for k in (0..=steps).rev() {
+        if leaf <= strike {
+            break;
+        }
+        total += probability * (leaf - strike);
+        probability *= k as f64 / (steps - k + 1) as f64 * (1.0 - p) / p;
+        leaf *= step_down;
+    }
+    total * (-RISK_FREE * years).exp()
+}
+
+/// Every option of `prices` (four per float4, drawn from `random`) against the closed form. The
+/// kernel folds 254 levels in f32 (~1e-5 relative) with exp/sqrt ulps that differ between
+/// devices: within 1e-3 of max(1, |price|). Prices range over 0.1–70 and move by far more than
+/// that across the draws, so a zero, a stale or another option's price fails it (the tests).
+pub fn check(random: &[[f32; 4]], prices: &[[f32; 4]]) -> Verdict {
+    let n = random.len() * 4;
+    let values = par_all_close("prices vs closed form", n.min(prices.len() * 4), |k| {
+        let want = closed_form_price(random[k / 4][k % 4], STEPS);
+        (prices[k / 4][k % 4] as f64, want, 1e-3 * want.abs().max(1.0))
+    });
+    let whole =
+        Verdict::new(prices.len() * 4 == n, n, format!("{} of {n} prices", prices.len() * 4));
+    values.and(whole).and(all_written("prices", prices, |p| p.iter().any(|v| v.is_nan())))
+}
+
 impl Binomial {
     pub fn new(size: Size, runtime: &Runtime) -> hetdsl::Result<Self> {
         let groups = match size {
@@ -78,7 +118,7 @@ impl Binomial {
             .map(|_| [rng.unit_f32(), rng.unit_f32(), rng.unit_f32(), rng.unit_f32()])
             .collect();
         let kernel = BinomialKernel::new(runtime)?;
-        Ok(Binomial { size, kernel, random, prices: vec![[0.0; 4]; groups], reference: None })
+        Ok(Binomial { kernel, random, prices: vec![[0.0; 4]; groups] })
     }
 
     /// The uniform numbers the options are derived from (four options per float4).
@@ -112,22 +152,7 @@ impl Sample for Binomial {
     }
 
     fn verify(&mut self) -> Verdict {
-        let random = &self.random;
-        let (indices, expected) = cached_reference(
-            &mut self.reference,
-            (random.len() * 4, Cover::Sample),
-            self.size,
-            11,
-            |k| reference_price(random[k / 4][k % 4], STEPS),
-        );
-        let got: Vec<f64> = indices.iter().map(|&k| self.prices[k / 4][k % 4] as f64).collect();
-        // The SDK's rule (relative L2 < 1e-3), and element by element: 254 float levels of
-        // rounding leave ~1e-5 relative error; 1e-3 of max(1, |price|) also absorbs the ulps of
-        // exp/sqrt that differ between devices, while any wrongly indexed option (prices
-        // range over 0–70) fails it.
-        relative_l2("prices", &got, expected, 1e-3)
-            .and(all_close("prices", &got, expected, |_, r| 1e-3 * r.abs().max(1.0)))
-            .and(all_written("prices", &self.prices, |p| p.iter().any(|v| v.is_nan())))
+        check(&self.random, &self.prices)
     }
 }
 
@@ -170,5 +195,55 @@ mod tests {
                 "r {r}: tree {tree} vs Black-Scholes {closed}"
             );
         }
+    }
+
+    #[test]
+    fn the_closed_form_is_the_tree() {
+        for r in [0.0f32, 0.05, 0.3, 0.5, 0.8, 0.99, 1.0 - f32::EPSILON] {
+            let (tree, closed) = (reference_price(r, STEPS), closed_form_price(r, STEPS));
+            assert!(
+                (tree - closed).abs() <= 1e-9 * tree.abs().max(1.0),
+                "r {r}: {tree} vs {closed}"
+            );
+        }
+    }
+
+    #[test]
+    fn one_wrong_work_group_fails_the_check() {
+        let mut rng = Rng::new(7);
+        let random: Vec<[f32; 4]> = (0..96)
+            .map(|_| [rng.unit_f32(), rng.unit_f32(), rng.unit_f32(), rng.unit_f32()])
+            .collect();
+        let idx: Vec<usize> = (0..random.len() * 4).collect();
+        let flat =
+            super::super::check::par_map(&idx, |k| reference_price(random[k / 4][k % 4], STEPS));
+        let good: Vec<[f32; 4]> =
+            flat.chunks(4).map(|c| [c[0] as f32, c[1] as f32, c[2] as f32, c[3] as f32]).collect();
+        assert!(check(&random, &good).correct, "{}", check(&random, &good));
+        // Every option is worth well above the tolerance, so a zero price is always wrong.
+        assert!(
+            flat.iter().all(|&p| p > 0.1),
+            "{:?}",
+            flat.iter().cloned().fold(f64::MAX, f64::min)
+        );
+        let corrupt = |f: &dyn Fn(&mut Vec<[f32; 4]>)| {
+            let mut o = good.clone();
+            f(&mut o);
+            check(&random, &o).correct
+        };
+        for g in [0, 17, 95] {
+            assert!(!corrupt(&|o| o[g] = [0.0; 4]));
+            assert!(!corrupt(&|o| o[g] = [f32::from_bits(0xA5A5_A5A5); 4]));
+            // Another group's options, and the group shifted by one option.
+            assert!(!corrupt(&|o| o[g] = good[(g + 1) % 96]));
+            assert!(!corrupt(
+                &|o| o[g] = [good[g][1], good[g][2], good[g][3], good[(g + 1) % 96][0]]
+            ));
+            // Stale: priced from another draw of the inputs (a previous problem).
+            let stale = random[g].map(|r| reference_price((r + 0.37) % 1.0, STEPS) as f32);
+            assert!(!corrupt(&|o| o[g] = stale));
+            assert!(!corrupt(&|o| o[g][2] = f32::NAN));
+        }
+        assert!(!corrupt(&|o| o.swap(3, 60)));
     }
 }
