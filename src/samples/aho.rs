@@ -7,9 +7,9 @@ use std::collections::HashMap;
 
 use hetdsl::{Launch, Program, Runtime};
 
-use super::check::{all_equal, all_written, Verdict};
+use super::check::{all_equal, all_written, par_map, Verdict};
 use super::rng::Rng;
-use super::{cached_reference, Cover, Sample, Size};
+use super::{group_picks, run_seed, Sample, Size};
 
 pub const LWS: usize = 64;
 const ALPHABET: &[u8] = b"ACGT";
@@ -67,6 +67,22 @@ pub fn reference_match(patterns: &[Vec<u8>], text: &[u8], start: usize) -> i32 {
         }
     }
     best.1
+}
+
+/// The matches at `picks` (sorted positions) against the reference from the definition,
+/// exactly, and every position written. With one pick in every work-group, drawn afresh per
+/// run, a wrong group fails as soon as its values differ at the position drawn.
+pub fn check(patterns: &[Vec<u8>], text: &[u8], matches: &[i32], picks: &[usize]) -> Verdict {
+    let expected = par_map(picks, |s| reference_match(patterns, text, s));
+    let got: Vec<i32> = picks.iter().map(|&s| matches[s]).collect();
+    let whole = Verdict::new(
+        matches.len() == text.len(),
+        text.len(),
+        format!("{} matches for {} positions", matches.len(), text.len()),
+    );
+    all_equal("matches", &got, &expected)
+        .and(whole)
+        .and(all_written("matches", matches, |&m| m == -7))
 }
 
 /// Deterministic patterns and text. `motifs` random strands; patterns are pieces of them (some
@@ -152,7 +168,8 @@ pub struct Aho {
     pub text: Vec<u8>,
     pub table: Table,
     matches: Vec<i32>,
-    reference: Option<(Vec<usize>, Vec<i32>)>,
+    /// Checks so far: each draws its own positions.
+    checks: u64,
 }
 
 impl Aho {
@@ -164,7 +181,7 @@ impl Aho {
         let (patterns, text) = generate(text_len, 96, max_repeat, 0xA40);
         let table = Table::build(&patterns);
         let kernel = AhoKernel::new(runtime)?;
-        Ok(Aho { size, kernel, patterns, text, table, matches: vec![0; text_len], reference: None })
+        Ok(Aho { size, kernel, patterns, text, table, matches: vec![0; text_len], checks: 0 })
     }
 }
 
@@ -200,18 +217,9 @@ impl Sample for Aho {
     }
 
     fn verify(&mut self) -> Verdict {
-        let (patterns, text) = (&self.patterns, &self.text);
-        let (indices, expected) = cached_reference(
-            &mut self.reference,
-            (text.len(), Cover::Sample),
-            self.size,
-            16,
-            |s| reference_match(patterns, text, s),
-        );
-        let got: Vec<i32> = indices.iter().map(|&s| self.matches[s]).collect();
-        // Integers: exact.
-        all_equal("matches", &got, expected)
-            .and(all_written("matches", &self.matches, |&m| m == -7))
+        self.checks += 1;
+        let picks = group_picks(self.text.len(), self.size, LWS, run_seed(16, self.checks));
+        check(&self.patterns, &self.text, &self.matches, &picks)
     }
 }
 
@@ -255,5 +263,41 @@ mod tests {
         let table = Table::build(&patterns);
         let hits = (0..text.len()).filter(|&s| walk(&table, &text, s) != 0).count();
         assert!(hits > 200, "only {hits} matches");
+    }
+
+    #[test]
+    fn one_wrong_work_group_fails_the_per_group_check() {
+        let (patterns, text) = generate(64 * 256, 96, 16, 3);
+        let table = Table::build(&patterns);
+        let good: Vec<i32> = (0..text.len()).map(|s| walk(&table, &text, s)).collect();
+        let (_, stale_text) = generate(64 * 256, 96, 16, 4);
+        let groups = text.len() / LWS;
+        // Each way a group can be wrong: the values it would hold instead.
+        let wrong: [(&str, &dyn Fn(usize) -> i32); 5] = [
+            ("zeros", &|_| 0),
+            ("shifted by a work-item", &|s| good[s + 1]),
+            ("shifted by a work-group", &|s| good[s + LWS]),
+            ("another package's", &|s| good[(s + 97 * LWS) % text.len()]),
+            ("stale text", &|s| walk(&table, &stale_text, s)),
+        ];
+        for (what, value) in wrong {
+            // The groups that this makes wrong at every position, so that any pick must see it
+            // (a group wrong at a few positions only is caught when the pick lands on one).
+            let hit: Vec<usize> = (0..groups - 1)
+                .filter(|g| (g * LWS..(g + 1) * LWS).all(|s| good[s] != value(s)))
+                .take(3)
+                .collect();
+            assert!(!hit.is_empty(), "{what}: no group wrong everywhere");
+            for seed in 0..10 {
+                let picks = super::super::group_picks(text.len(), Size::Paper, LWS, seed);
+                assert_eq!(picks.len(), groups);
+                assert!(check(&patterns, &text, &good, &picks).correct);
+                for &g in &hit {
+                    let mut o = good.clone();
+                    (g * LWS..(g + 1) * LWS).for_each(|s| o[s] = value(s));
+                    assert!(!check(&patterns, &text, &o, &picks).correct, "{what}, group {g}");
+                }
+            }
+        }
     }
 }
