@@ -132,9 +132,10 @@ pub fn pixels_match_near_edges(
         count == mismatched.len() && count <= limit && !picks.is_empty(),
         picks.len(),
         format!(
-            "{name}: {} pixel(s) differ by more than {max_channel_diff}, {count} on an edge an \
-             ulp moves (limit {limit}){first}",
-            mismatched.len()
+            "{name}: {} of {} compared pixel(s) differ by more than {max_channel_diff}, {count} \
+             on an edge an ulp moves (limit {limit}){first}",
+            mismatched.len(),
+            picks.len()
         ),
     )
 }
@@ -272,7 +273,7 @@ pub fn all_equal<T: PartialEq + fmt::Debug>(name: &str, out: &[T], reference: &[
         Some(k) => {
             format!("{name}: {bad} differ, first #{k}: out {:?} ref {:?}", out[k], reference[k])
         }
-        None => format!("{name}: all equal"),
+        None => format!("{name}: all {} compared equal", out.len()),
     };
     Verdict::new(bad == 0 && out.len() == reference.len() && !out.is_empty(), out.len(), detail)
 }
