@@ -19,6 +19,7 @@ use crate::recall::NodeRecall;
 use crate::report::ClusterReport;
 use crate::serve::Link;
 use crate::spec::{ArgKind, ArgSpec, LaunchSpec};
+use crate::step::{Call, Header, ABOUT, HEADER};
 use crate::wire::Msg;
 
 /// The ranks of an MPI job, one per node. Made once per process (it initialises MPI).
@@ -26,9 +27,11 @@ pub struct Cluster {
     _universe: Universe,
     pub(crate) world: SimpleCommunicator,
     host: String,
-    /// Launches made so far: each launch's messages carry its own tag, so a late answer from
-    /// a rank dropped by an earlier launch is never mistaken for one of this launch.
-    launches: std::cell::Cell<u64>,
+    /// Collective calls made so far (launches and agreements), the same on every rank at each
+    /// call ([`crate::step`] checks it): each launch's messages carry a tag of its own number,
+    /// so a late answer from a rank dropped by an earlier launch is never mistaken for one of
+    /// this launch.
+    steps: std::cell::Cell<u64>,
     /// The largest tag MPI accepts (`MPI_TAG_UB`): tags start over past it.
     tag_ub: i32,
     /// Ranks leaving the job tell the others through these ([`crate::leaving`]).
@@ -59,7 +62,7 @@ impl Cluster {
             _universe: universe,
             world,
             host,
-            launches: std::cell::Cell::new(0),
+            steps: std::cell::Cell::new(0),
             tag_ub,
             stragglers: Default::default(),
             notices,
@@ -96,20 +99,22 @@ impl Cluster {
         self.world.abort(code)
     }
 
-    /// Whether `ok` holds on every rank (a collective step: every rank must call it), so that
-    /// ranks can agree on an outcome, e.g. before exiting with the same status.
+    /// Whether `ok` holds on every rank (a collective call: every rank must make it, at the
+    /// same point of its calls), so that ranks can agree on an outcome, e.g. before exiting
+    /// with the same status. `false` too when the ranks cannot agree: a rank left the job, or
+    /// another rank made another collective call here (a launch); [`Self::try_all_agree`]
+    /// says which.
     pub fn all_agree(&self, ok: bool) -> bool {
-        // A rank that left the job agrees to nothing, and would never join the reduction.
-        if self.all_present().is_err() {
-            return false;
-        }
-        let mut all = 0i32;
-        self.world.all_reduce_into(
-            &i32::from(ok),
-            &mut all,
-            mpi::collective::SystemOperation::min(),
-        );
-        all == 1
+        self.try_all_agree(ok).unwrap_or(false)
+    }
+
+    /// [`Self::all_agree`], with the reason the ranks could not agree as an error: a rank that
+    /// left the job (`BadConfig`), or ranks making another collective call at this point
+    /// ([`Error::CollectiveMismatch`], which those ranks' calls return too).
+    pub fn try_all_agree(&self, ok: bool) -> Result<bool> {
+        let vote = Header { flag: ok, ..Header::new(Call::AllAgree) };
+        let (headers, _) = self.step(vote, || "all_agree".into())?;
+        Ok(headers.iter().all(|h| h.flag))
     }
 
     /// A launch of `kernel` from `program` (built on every rank from the same source).
@@ -176,27 +181,43 @@ impl Cluster {
         self.nodes_recalled.borrow_mut().entry(key).clone()
     }
 
-    /// Testing: takes `made` launches as made so far (on every rank alike), so that a test
-    /// reaches the message tags of a job that ran billions of launches.
+    /// Testing: takes `made` collective calls as made so far (on every rank alike), so that a
+    /// test reaches the message tags of a job that ran billions of launches.
     #[doc(hidden)]
     pub fn pretend_launches(&self, made: u64) {
-        self.launches.set(made);
+        self.steps.set(made);
     }
 
-    /// Waits for every rank at a collective step, unless one left the job (its rank).
-    pub(crate) fn all_present(&self) -> std::result::Result<(), usize> {
-        self.notices.all_present(&self.world)
+    /// Begins a collective call on every rank: gathers every rank's `mine` (its `seq` set
+    /// here) once all are there, and returns them, with the tag of this call's messages, when
+    /// every rank makes the same call. Else every rank returns the same
+    /// [`Error::CollectiveMismatch`], with each rank's `about` its call's words; a rank that
+    /// left the job makes it an error too ([`crate::leaving`]).
+    pub(crate) fn step(
+        &self,
+        mut mine: Header,
+        about: impl FnOnce() -> String,
+    ) -> Result<(Vec<Header>, i32)> {
+        let seq = self.steps.get().wrapping_add(1);
+        self.steps.set(seq);
+        mine.seq = seq;
+        let gathered = (self.notices.gather(&self.world, &mine.encode()))
+            .map_err(|rank| crate::leaving::left(rank, mine.call))?;
+        let headers: Vec<Option<Header>> = gathered.chunks(HEADER).map(Header::decode).collect();
+        if crate::step::in_step(&headers) {
+            let tag = crate::wire::launch_tag(seq, self.tag_ub);
+            return Ok((headers.into_iter().flatten().collect(), tag));
+        }
+        // Every rank saw these same headers, so every rank makes this exchange too.
+        let mut abouts = vec![0u8; ABOUT * self.size()];
+        self.world.all_gather_into(&crate::step::about_bytes(&about())[..], &mut abouts[..]);
+        let abouts: Vec<&[u8]> = abouts.chunks(ABOUT).collect();
+        Err(crate::step::mismatch(&headers, &abouts))
     }
 
     /// Whether `rank` has left the job (its `Cluster` dropped), without waiting.
     pub(crate) fn has_left(&self, rank: usize) -> bool {
         self.notices.has_left(rank)
-    }
-
-    pub(crate) fn next_tag(&self) -> i32 {
-        let made = self.launches.get().wrapping_add(1);
-        self.launches.set(made);
-        crate::wire::launch_tag(made, self.tag_ub)
     }
 }
 

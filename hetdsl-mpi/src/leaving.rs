@@ -2,13 +2,15 @@
 //! from `main` (`?`), which drops its `Cluster` and so finalises MPI there; Open MPI's
 //! finalisation waits for every rank, while the others wait for that rank in their next
 //! launch's first collective step: the whole job hung. So a `Cluster` dropped tells every other
-//! rank that it leaves (a message of no bytes), and every collective step a caller reaches (a
-//! launch's start, `Cluster::all_agree`) begins with a barrier that watches for such a message
-//! instead of waiting for a rank that is gone.
+//! rank that it leaves (a message of no bytes), and every collective call a caller makes (a
+//! launch, `Cluster::all_agree`) begins with a step that watches for such a message instead of
+//! waiting for a rank that is gone (the all-gather of [`crate::step`]'s headers).
 
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
+use std::time::{Duration, Instant};
 
+use mpi::request::StaticScope;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
@@ -42,27 +44,49 @@ impl Notices {
         }
     }
 
-    /// Waits until every rank of `world` has reached this collective step, or until a rank
-    /// says it left the job: then the step can never complete, and that rank is returned, now
-    /// and at every later step (its notice comes once). The barrier is left unfinished: the
-    /// job cannot go on.
-    pub(crate) fn all_present(&self, world: &SimpleCommunicator) -> Result<(), usize> {
+    /// Gathers every rank's `mine` (of one length on every rank) once every rank of `world`
+    /// has reached this collective step, or stops when a rank says it left the job: then the
+    /// step cannot complete (unless that rank made it before leaving, which [`GRACE`] allows
+    /// for), and that rank is returned, now and at every later step (its notice comes once).
+    /// The gather is then left unfinished: the job cannot go on.
+    pub(crate) fn gather(&self, world: &SimpleCommunicator, mine: &[u8]) -> Result<Vec<u8>, usize> {
         if let Some(r) = self.left.get() {
             return Err(r);
         }
-        let mut barrier = world.immediate_barrier();
+        // The buffers outlive any request left unfinished (they are then never freed), so the
+        // gather takes them for the program's life; they are taken back once it completes.
+        let send: *mut [u8] = Box::into_raw(mine.to_vec().into_boxed_slice());
+        let recv: *mut [u8] =
+            Box::into_raw(vec![0u8; mine.len() * self.comm.size() as usize].into_boxed_slice());
+        // SAFETY: both come from boxes just leaked, and nothing else reaches them until the
+        // request that borrows them completes.
+        let (send_ref, recv_ref): (&'static [u8], &'static mut [u8]) =
+            unsafe { (&*send, &mut *recv) };
+        let mut gather = world.immediate_all_gather_into(StaticScope, send_ref, recv_ref);
+        let mut given_up: Option<Instant> = None;
         loop {
-            barrier = match barrier.test() {
-                Ok(_) => return Ok(()),
+            gather = match gather.test() {
+                Ok(_) => {
+                    // SAFETY: the gather has completed, so MPI no longer touches the buffers
+                    // and no reference to them is left: each box is taken back once.
+                    let (send, recv) = unsafe { (Box::from_raw(send), Box::from_raw(recv)) };
+                    drop(send);
+                    return Ok(recv.into_vec());
+                }
                 Err(pending) => pending,
             };
             if let Some((message, status)) = self.comm.any_process().immediate_matched_probe() {
                 message.matched_receive_into(&mut [0u8; 0][..]);
-                std::mem::forget(barrier);
                 let r = status.source_rank() as usize;
                 self.left.set(Some(r));
                 self.gone.borrow_mut().push(r);
-                return Err(r);
+                given_up = Some(Instant::now());
+            }
+            // A rank that made this step and left just after lets it complete: the others, who
+            // go on to the call's next step, must not wait there for this rank.
+            if given_up.is_some_and(|t| t.elapsed() > GRACE) {
+                std::mem::forget(gather);
+                return Err(self.left.get().unwrap_or_default());
             }
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
@@ -85,10 +109,18 @@ impl Notices {
     }
 }
 
-/// The error of a launch that a rank left the job before.
-pub(crate) fn left(rank: usize) -> hetdsl::Error {
+/// How long a step that a rank is known to have left may still complete: ranks that made it
+/// before leaving let it complete within microseconds (the time MPI takes to move its bytes).
+const GRACE: Duration = Duration::from_millis(500);
+
+/// The error of a collective call (a launch, an agreement) that a rank left the job before.
+pub(crate) fn left(rank: usize, call: crate::step::Call) -> hetdsl::Error {
+    let (what, outcome) = match call {
+        crate::step::Call::Run => ("launch", "the launch cannot run"),
+        crate::step::Call::AllAgree => ("all_agree", "the ranks cannot agree"),
+    };
     hetdsl::Error::BadConfig(format!(
         "rank {rank} left the job (its Cluster was dropped, e.g. on an error of its own) before \
-         this launch: the launch cannot run, and this rank should end too"
+         this {what}: {outcome}, and this rank should end too"
     ))
 }

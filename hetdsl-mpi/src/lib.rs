@@ -62,6 +62,16 @@
 //! returns its error from `main` drops its `Cluster`, which tells every other rank that it
 //! left: their next launch (or `Cluster::all_agree`) returns "rank r left the job" instead of
 //! waiting for it (`tests/mpi_left_rank.rs`); `Cluster::abort` ends the job at once.
+//!
+//! # When ranks make different calls
+//! MPI matches collective operations by their order alone, so ranks making different
+//! collective calls at one point (one launching while another calls `Cluster::all_agree`, or
+//! launching another kernel, NDRange or argument list) would meet inside MPI and hang. Every
+//! collective call therefore begins with a header every rank exchanges ([`step`]): when they
+//! differ, every rank returns [`hetdsl::Error::CollectiveMismatch`] naming what each called
+//! (`all_agree` returns false, `Cluster::try_all_agree` the error), and a job whose ranks then
+//! get back in step goes on. A rank that makes no call at all (in a loop of its own) is not out
+//! of step but late: the others wait for it, as for any rank.
 
 pub mod carried;
 pub mod carry;
@@ -79,6 +89,7 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod spec;
+pub mod step;
 pub mod wire;
 
 #[cfg(feature = "mpi")]

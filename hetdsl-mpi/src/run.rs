@@ -1,6 +1,7 @@
-//! One cluster launch, on every rank: agree on the launch, learn each rank's devices, send
-//! `whole` inputs once, then rank 0 balances the ranks while every rank (rank 0's node from a
-//! thread of its own) serves the ranges it gets; last, each rank sends rank 0 its summary.
+//! One cluster launch, on every rank: agree on the launch (every rank making this call,
+//! [`crate::step`]), learn each rank's devices, send `whole` inputs once, then rank 0 balances
+//! the ranks while every rank (rank 0's node from a thread of its own) serves the ranges it
+//! gets; last, each rank sends rank 0 its summary.
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -21,6 +22,7 @@ use crate::report::{ClusterReport, RankReport};
 use crate::root::Root;
 use crate::serve::{serve, ChannelLink, Link};
 use crate::spec::LaunchSpec;
+use crate::step::{Call, Header};
 use crate::transfer::receive_order;
 use crate::wire::{Kind, Msg};
 
@@ -34,8 +36,8 @@ pub(crate) struct Joined {
 pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
     let cluster = launch.cluster;
     let world = &cluster.world;
-    let tag = cluster.next_tag();
-    launch.spec = agree(&launch)?;
+    let (spec, tag) = agree(&launch)?;
+    launch.spec = spec;
     let mut node = launch.node();
     let joined = Joined { host: cluster.host().to_string(), profile: node_profile(&launch)? };
     if cluster.rank() != 0 {
@@ -75,37 +77,47 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
     Root::run(launch, node, ranks, tag, whole)
 }
 
-/// Rank 0's launch reaches every rank; each rank compares it with its own and all learn
-/// whether every rank agrees (and rank 0's own checks pass) before anything else is sent.
-fn agree(launch: &ClusterLaunch<'_>) -> Result<LaunchSpec> {
+/// Every rank learns that every rank launches the same (the call's header, [`crate::step`]),
+/// then rank 0's launch reaches every rank, which compares it with its own; rank 0's own checks
+/// travel in its header. Returns rank 0's launch and the tag of this launch's messages.
+fn agree(launch: &ClusterLaunch<'_>) -> Result<(LaunchSpec, i32)> {
     let (cluster, mine) = (launch.cluster, &launch.spec);
-    cluster.all_present().map_err(crate::leaving::left)?;
     let world = &cluster.world;
-    let root = world.process_at_rank(0);
     let me = world.rank();
+    let local = if me == 0 { mine.check().and_then(|()| launch.check_types()) } else { Ok(()) };
     let mut bytes = if me == 0 { serde_json::to_vec(mine).unwrap_or_default() } else { Vec::new() };
-    let mut len = bytes.len() as u64;
-    root.broadcast_into(&mut len);
-    bytes.resize(len as usize, 0);
-    root.broadcast_into(&mut bytes[..]);
-    let spec: LaunchSpec = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::BadConfig(format!("rank 0's launch could not be read: {e}")))?;
-    let local = if me == 0 { spec.check().and_then(|()| launch.check_types()) } else { Ok(()) };
-    let same = spec.same_shape(mine);
-    let ok = i32::from(local.is_ok() && same);
+    let header = Header {
+        flag: local.is_err(),
+        shape: crate::step::shape_of(mine),
+        len: bytes.len() as u64,
+        ..Header::new(Call::Run)
+    };
+    let (headers, tag) = cluster.step(header, || crate::step::describe_run(mine))?;
+    let from_root = &headers[0];
+    bytes.resize(usize::try_from(from_root.len).unwrap_or(usize::MAX), 0);
+    world.process_at_rank(0).broadcast_into(&mut bytes[..]);
+    if from_root.flag {
+        return Err(local.err().unwrap_or_else(|| {
+            Error::BadConfig("another rank refused this launch (its error is on that rank)".into())
+        }));
+    }
+    // Every rank's header said the same shape, so this differs only if two shapes hashed alike
+    // or rank 0's launch cannot be read: the reduction keeps every rank in step even then.
+    let spec = serde_json::from_slice::<LaunchSpec>(&bytes);
+    let same = spec.as_ref().is_ok_and(|spec| spec.same_shape(mine));
     let mut all = 0i32;
-    world.all_reduce_into(&ok, &mut all, mpi::collective::SystemOperation::min());
-    match local {
-        Err(e) => Err(e),
-        Ok(()) if !same => Err(Error::BadConfig(format!(
+    world.all_reduce_into(&i32::from(same), &mut all, mpi::collective::SystemOperation::min());
+    match spec {
+        Err(e) => Err(Error::BadConfig(format!("rank 0's launch could not be read: {e}"))),
+        Ok(spec) if !same => Err(Error::BadConfig(format!(
             "rank {me} launched `{}` differently from rank 0 (`{}`): every rank must describe \
              the same kernel, NDRange and arguments",
             mine.kernel, spec.kernel
         ))),
-        Ok(()) if all == 0 => Err(Error::BadConfig(
-            "another rank refused this launch (its error is on that rank)".into(),
+        Ok(_) if all == 0 => Err(Error::BadConfig(
+            "another rank launched differently from rank 0 (its error says how)".into(),
         )),
-        Ok(()) => Ok(spec),
+        Ok(spec) => Ok((spec, tag)),
     }
 }
 

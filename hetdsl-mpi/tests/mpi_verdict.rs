@@ -1,7 +1,8 @@
 //! Every rank returns the same verdict for a launch, under MPI (`.ci/mpi.sh` runs it as three
 //! ranks; run alone it is one rank): a run that fails after ranks were dropped or stopped idle
 //! is an error on each of them too, an error carries its kind (a kernel missing on one rank is
-//! `NoSuchKernel` everywhere), and ranks making different collective calls all get an error.
+//! `NoSuchKernel` everywhere), and ranks making different collective calls all get the same
+//! error, naming each call.
 //! Each case ends with a launch that must run well on every rank, its output checked on rank 0
 //! against a plain CPU loop: a rank that went its own way would make it hang or fail.
 
@@ -16,10 +17,12 @@ use hetdsl_mpi::Cluster;
 fn main() -> ExitCode {
     let Ok(cluster) = Cluster::init() else { return ExitCode::FAILURE };
     let program = common::edge_program(&cluster);
-    let cases: [(&str, Case); 3] = [
+    let cases: [(&str, Case); 5] = [
         ("every_ranks_devices_failing_is_an_error_on_every_rank", all_devices_fail),
         ("a_failure_after_ranks_stopped_idle_is_an_error_on_every_rank", fail_after_idle),
         ("a_kernel_missing_on_one_rank_is_no_such_kernel_on_every_rank", missing_kernel),
+        ("a_launch_beside_all_agree_is_an_error_on_every_rank", launch_beside_agree),
+        ("ranks_launching_different_kernels_or_ndranges_all_get_an_error", different_launches),
     ];
     common::run_cases(&cluster, cases.to_vec(), "MPI_VERDICT_ONLY", |case| {
         case(&cluster, &program).and_then(|()| good_launch(&cluster, &program))
@@ -46,10 +49,21 @@ fn inputs(cluster: &Cluster, n: usize) -> Vec<u32> {
 
 /// `spread4` over `n` items (64 a group) from `program`, with `faults` on every rank.
 fn spread4(cluster: &Cluster, program: &Program, n: usize, faults: &[Fault]) -> Result<(), Error> {
+    spread4_as(cluster, program, "spread4", n, faults)
+}
+
+/// [`spread4`]'s launch, of the kernel `kernel` (a test of ranks launching different ones).
+fn spread4_as(
+    cluster: &Cluster,
+    program: &Program,
+    kernel: &str,
+    n: usize,
+    faults: &[Fault],
+) -> Result<(), Error> {
     let x = inputs(cluster, n);
     let mut out = vec![0u32; 4 * x.len()];
     let mut launch = cluster
-        .launch(program, "spread4")
+        .launch(program, kernel)
         .global(&[n])
         .local(&[64])
         .input(&x, Pattern::ONE_TO_ONE)
@@ -132,4 +146,72 @@ fn missing_kernel(cluster: &Cluster, program: &Program) -> Outcome {
         }
         other => Err(format!("expected the missing kernel, got {other:?}")),
     }
+}
+
+/// `result` is the error of ranks at one collective step through different calls, and its
+/// calls name each of `named`.
+fn mismatch_naming(result: Result<(), Error>, named: &[&str]) -> Outcome {
+    if let (Some(_), Err(e)) = (std::env::var_os("MPI_VERDICT_VERBOSE"), &result) {
+        println!("{e}");
+    }
+    match result {
+        Err(Error::CollectiveMismatch { calls })
+            if named.iter().all(|n| calls.iter().any(|c| c.contains(n))) =>
+        {
+            Ok(())
+        }
+        other => Err(format!("expected different calls naming {named:?}, got {other:?}")),
+    }
+}
+
+/// Rank 0 calls `all_agree` while every other rank launches, then `try_all_agree`; then the
+/// last rank calls `all_agree` while the others, rank 0 included, launch. Before, the two
+/// collective calls met each other inside MPI and the job hung. Every launching rank, and
+/// `try_all_agree`, must return an error naming both calls, and `all_agree` must not say that
+/// the ranks agree.
+fn launch_beside_agree(cluster: &Cluster, program: &Program) -> Outcome {
+    let (me, last) = (cluster.rank(), cluster.size() - 1);
+    if last == 0 {
+        return Ok(());
+    }
+    let named = ["rank 0 called all_agree", &format!("ranks 1-{last} called run(`spread4`")];
+    let named = if last == 1 { [named[0], "rank 1 called run(`spread4`"] } else { named };
+    if me == 0 {
+        if cluster.all_agree(true) {
+            return Err("all_agree said every rank agrees while the others launched".into());
+        }
+        let result = cluster.try_all_agree(true).map(|_| ());
+        mismatch_naming(result, &named).map_err(|e| format!("try_all_agree: {e}"))?;
+    } else {
+        for call in 0..2 {
+            let result = spread4(cluster, program, 64 * 64, &[]);
+            mismatch_naming(result, &named).map_err(|e| format!("launch {call}: {e}"))?;
+        }
+    }
+    let named = [&format!("rank {last} called all_agree")[..], "called run(`spread4`"];
+    if me == last {
+        return match cluster.all_agree(true) {
+            true => Err("all_agree said every rank agrees while the others launched".into()),
+            false => Ok(()),
+        };
+    }
+    let result = spread4(cluster, program, 64 * 64, &[]);
+    mismatch_naming(result, &named).map_err(|e| format!("rank 0 launching: {e}"))
+}
+
+/// The last rank launches over another NDRange, then another kernel, while the others
+/// launch `spread4` over 4096 work-items: every rank returns the same error, naming each.
+fn different_launches(cluster: &Cluster, program: &Program) -> Outcome {
+    let last = cluster.size() - 1;
+    if last == 0 {
+        return Ok(());
+    }
+    let n = if cluster.rank() == last { 2048 } else { 4096 };
+    let result = spread4(cluster, program, n, &[]);
+    mismatch_naming(result, &["global [2048]", "global [4096]"])
+        .map_err(|e| format!("another NDRange: {e}"))?;
+    let kernel = if cluster.rank() == last { "group_sum" } else { "spread4" };
+    let result = spread4_as(cluster, program, kernel, 4096, &[]);
+    mismatch_naming(result, &["run(`group_sum`", "run(`spread4`"])
+        .map_err(|e| format!("another kernel: {e}"))
 }

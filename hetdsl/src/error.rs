@@ -106,6 +106,17 @@ pub enum Error {
     )]
     Lost { buffer: usize, len: usize, ranges: Vec<std::ops::Range<u64>>, reason: String },
 
+    /// The ranks of an MPI job (`hetdsl-mpi`) reached one collective step through different
+    /// calls: one launching while another calls `all_agree`, or launching another kernel,
+    /// NDRange or argument list. Every rank returns this at that step instead of waiting for
+    /// the others; each entry of `calls` says what some of the ranks called.
+    #[error(
+        "the ranks made different collective calls at the same step (every rank must make the \
+         same calls in the same order): {}",
+        .calls.join("; ")
+    )]
+    CollectiveMismatch { calls: Vec<String> },
+
     /// Writing a report, plot or image failed.
     #[error("I/O error on `{path}`: {reason}")]
     Io { path: String, reason: String },
