@@ -1,9 +1,9 @@
 //! An error as it travels between ranks: its kind and fields, so that rank 0 and the other
 //! ranks return the variant the rank that found it got (a kernel missing on one rank is
-//! `NoSuchKernel` everywhere, not a `BadConfig` of its text), each saying which rank. Kinds a
-//! caller matches on travel whole (a balancer's or the NDRange's error, found the same on
-//! every rank, stays the `BadConfig` the ranks have always returned); any other travels as its
-//! text. Pure.
+//! `NoSuchKernel` everywhere, not a `BadConfig` of its text; rank 0 refusing a launch's
+//! argument or NDRange is `BadArgument` or `BadRange` everywhere), each saying which rank.
+//! Kinds a caller matches on travel whole (a balancer's error, found the same on every rank,
+//! stays the `BadConfig` the ranks have always returned); any other travels as its text. Pure.
 
 use hetdsl::Error;
 use serde::{Deserialize, Serialize};
@@ -14,6 +14,7 @@ enum Carried {
     BadArgument { index: usize, reason: String },
     BadDeclaredArgument { index: usize, name: String, reason: String },
     DeviceLimit { device: usize, name: String, reason: String },
+    BadRange(String),
     Text(String),
 }
 
@@ -36,6 +37,7 @@ pub fn encode(e: &Error) -> Vec<u8> {
         Error::DeviceLimit { device, name, reason } => {
             Carried::DeviceLimit { device: *device, name: name.clone(), reason: reason.clone() }
         }
+        Error::BadRange(m) => Carried::BadRange(m.clone()),
         other => Carried::Text(other.to_string()),
     };
     serde_json::to_vec(&c).unwrap_or_default()
@@ -75,6 +77,7 @@ fn rebuild(c: Carried, context: Option<&str>) -> Error {
         Carried::DeviceLimit { device, name, reason } => {
             Error::DeviceLimit { device, name, reason: at(reason) }
         }
+        Carried::BadRange(m) => Error::BadRange(at(m)),
         Carried::Text(m) => Error::BadConfig(at(m)),
     }
 }
@@ -106,6 +109,10 @@ mod tests {
         assert!(
             matches!(&got, Error::DeviceLimit { device: 2, reason, .. } if reason == "rank 1: r")
         );
+        let range = Error::BadRange("global [288] over local [64]".into());
+        let got = decode(&encode(&range), "rank 0");
+        assert!(matches!(&got, Error::BadRange(m) if m == "rank 0: global [288] over local [64]"));
+        assert_eq!(text(&encode(&range)), range.to_string());
         let other = Error::Internal("oops".into());
         let got = decode(&encode(&other), "rank 0");
         assert!(

@@ -70,8 +70,9 @@
 //! collective call therefore begins with a header every rank exchanges ([`step`]): when they
 //! differ, every rank returns [`hetdsl::Error::CollectiveMismatch`] naming what each called
 //! (`all_agree` returns false, `Cluster::try_all_agree` the error), and a job whose ranks then
-//! get back in step goes on. A rank that makes no call at all (in a loop of its own) is not out
-//! of step but late: the others wait for it, as for any rank.
+//! get back in step goes on. A launch that rank 0's own checks refuse (an argument, the kernel,
+//! the NDRange) is that error, of its kind, on every rank. A rank that makes no call at all (in
+//! a loop of its own) is not out of step but late: the others wait for it, as for any rank.
 
 pub mod carried;
 pub mod carry;

@@ -79,13 +79,18 @@ pub(crate) fn run(mut launch: ClusterLaunch<'_>) -> Result<ClusterReport> {
 
 /// Every rank learns that every rank launches the same (the call's header, [`crate::step`]),
 /// then rank 0's launch reaches every rank, which compares it with its own; rank 0's own checks
-/// travel in its header. Returns rank 0's launch and the tag of this launch's messages.
+/// travel in its header, and its refusal, of its kind, in place of the launch. Returns rank 0's
+/// launch and the tag of this launch's messages.
 fn agree(launch: &ClusterLaunch<'_>) -> Result<(LaunchSpec, i32)> {
     let (cluster, mine) = (launch.cluster, &launch.spec);
     let world = &cluster.world;
     let me = world.rank();
     let local = if me == 0 { mine.check().and_then(|()| launch.check_types()) } else { Ok(()) };
-    let mut bytes = if me == 0 { serde_json::to_vec(mine).unwrap_or_default() } else { Vec::new() };
+    let mut bytes = match (me, &local) {
+        (0, Ok(())) => serde_json::to_vec(mine).unwrap_or_default(),
+        (0, Err(e)) => crate::carried::encode(e),
+        _ => Vec::new(),
+    };
     let header = Header {
         flag: local.is_err(),
         shape: crate::step::shape_of(mine),
@@ -97,9 +102,10 @@ fn agree(launch: &ClusterLaunch<'_>) -> Result<(LaunchSpec, i32)> {
     bytes.resize(usize::try_from(from_root.len).unwrap_or(usize::MAX), 0);
     world.process_at_rank(0).broadcast_into(&mut bytes[..]);
     if from_root.flag {
-        return Err(local.err().unwrap_or_else(|| {
-            Error::BadConfig("another rank refused this launch (its error is on that rank)".into())
-        }));
+        return Err(match local {
+            Err(e) => e,
+            Ok(()) => crate::carried::decode(&bytes, "rank 0 refused the launch"),
+        });
     }
     // Every rank's header said the same shape, so this differs only if two shapes hashed alike
     // or rank 0's launch cannot be read: the reduction keeps every rank in step even then.

@@ -284,17 +284,12 @@ fn others_ignored(cluster: &Cluster, program: &Program) -> Outcome {
     Ok(())
 }
 
-/// `launch` run, expecting an error on every rank: `BadConfig` on the ranks other than 0,
-/// `on_root` on rank 0.
-fn refused_everywhere(
-    cluster: &Cluster,
-    launch: ClusterLaunch<'_>,
-    on_root: impl Fn(&Error) -> bool,
-) -> Outcome {
-    match (cluster.rank(), launch.run()) {
-        (0, Err(e)) if on_root(&e) => Ok(()),
-        (r, Err(Error::BadConfig(_))) if r > 0 => Ok(()),
-        (_, other) => Err(format!("expected an error, got {other:?}")),
+/// `launch` run, expecting on every rank an error that `expected` holds of (the same kind on
+/// every rank).
+fn refused_everywhere(launch: ClusterLaunch<'_>, expected: impl Fn(&Error) -> bool) -> Outcome {
+    match launch.run() {
+        Err(e) if expected(&e) => Ok(()),
+        other => Err(format!("expected an error, got {other:?}")),
     }
 }
 
@@ -315,19 +310,16 @@ fn element_types(cluster: &Cluster, program: &Program) -> Outcome {
     if last == 0 {
         return launch.run().map(|_| ()).map_err(|e| e.to_string());
     }
-    match launch.run() {
-        Err(Error::CollectiveMismatch { calls })
-            if calls.iter().any(|c| c.contains("input 8-byte 1:1")) =>
-        {
-            Ok(())
-        }
-        other => Err(format!("expected the ranks' different launches named, got {other:?}")),
-    }
+    let named = |e: &Error| {
+        matches!(e, Error::CollectiveMismatch { calls }
+            if calls.iter().any(|c| c.contains("input 8-byte 1:1")))
+    };
+    refused_everywhere(launch, named)
 }
 
 /// Rank 0's 4:1 output holds one element too few, or one too many: either is the
-/// `BadArgument` a single-node launch gives, before anything is sent (too many came back as a
-/// `BadConfig` from the first rank whose engine ran into it).
+/// `BadArgument` a single-node launch gives, on every rank, before anything is sent (too many
+/// came back as a `BadConfig` from the first rank whose engine ran into it).
 fn short_output(cluster: &Cluster, program: &Program) -> Outcome {
     let n = 256;
     let x = inputs(cluster, n, 4);
@@ -341,7 +333,7 @@ fn short_output(cluster: &Cluster, program: &Program) -> Outcome {
             .output(&mut out, Pattern::ratio(4, 1).unwrap())
             .scalar(0u32);
         let argument_1 = |e: &Error| matches!(e, Error::BadArgument { index: 1, .. });
-        refused_everywhere(cluster, launch, argument_1).map_err(|e| format!("{len}: {e}"))?;
+        refused_everywhere(launch, argument_1).map_err(|e| format!("{len}: {e}"))?;
     }
     Ok(())
 }
@@ -366,7 +358,7 @@ fn bad_watchdogs(cluster: &Cluster, program: &Program) -> Outcome {
             .scalar(1u32)
             .rank_watchdog(WatchdogRule { factor, min_seconds });
         let watchdog = |e: &Error| matches!(e, Error::BadConfig(m) if m.contains("watchdog"));
-        refused_everywhere(cluster, launch, watchdog)
+        refused_everywhere(launch, watchdog)
             .map_err(|e| format!("factor {factor}, floor {min_seconds}: {e}"))?;
     }
     Ok(())
@@ -473,8 +465,8 @@ fn panicking_drop(cluster: &Cluster, program: &Program) -> Outcome {
 }
 
 /// Rank 0's arguments of another type than the kernel's parameter, of the same size (`f32`
-/// for `uint`): the `BadArgument` a single-node launch gives, where each rank ran the kernel
-/// on the bits and rank 0 returned `Ok` with numbers of nothing.
+/// for `uint`): the `BadArgument` a single-node launch gives, on every rank, where each rank
+/// ran the kernel on the bits and rank 0 returned `Ok` with numbers of nothing.
 fn wrong_types(cluster: &Cluster, program: &Program) -> Outcome {
     let n = 4 * 64;
     let root = cluster.rank() == 0;
@@ -489,7 +481,7 @@ fn wrong_types(cluster: &Cluster, program: &Program) -> Outcome {
             _ => launch.input(&x, Pattern::ONE_TO_ONE).output(&mut out, four).scalar(1f32),
         };
         let named = |e: &Error| matches!(e, Error::BadArgument { index: i, .. } if *i == index);
-        refused_everywhere(cluster, launch, named).map_err(|e| format!("argument {index}: {e}"))?;
+        refused_everywhere(launch, named).map_err(|e| format!("argument {index}: {e}"))?;
     }
     Ok(())
 }

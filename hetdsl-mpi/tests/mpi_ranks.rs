@@ -414,7 +414,7 @@ fn disagreeing(cluster: &Cluster, program: &Program) -> Outcome {
 
 /// Every rank agrees on the launch, but the kernel refuses it (a `double` where saxpy takes a
 /// `float`): rank 0 finds it before anything is sent, as the `BadArgument` a single-node launch
-/// gives, and every other rank returns an error too.
+/// gives, and every other rank returns that error too, saying that rank 0 refused the launch.
 fn refused(cluster: &Cluster, program: &Program) -> Outcome {
     let n = 4096;
     let x = vec![0f32; n];
@@ -427,7 +427,9 @@ fn refused(cluster: &Cluster, program: &Program) -> Outcome {
             }
             Ok(())
         }
-        Err(hetdsl::Error::BadConfig(m)) if cluster.rank() > 0 && m.contains("another rank") => {
+        Err(hetdsl::Error::BadArgument { index: 0, reason })
+            if cluster.rank() > 0 && reason.contains("rank 0 refused the launch") =>
+        {
             Ok(())
         }
         other => Err(format!("expected the kernel's refusal of argument 0, got {other:?}")),

@@ -1,8 +1,8 @@
 //! Every rank returns the same verdict for a launch, under MPI (`.ci/mpi.sh` runs it as three
 //! ranks; run alone it is one rank): a run that fails after ranks were dropped or stopped idle
 //! is an error on each of them too, an error carries its kind (a kernel missing on one rank is
-//! `NoSuchKernel` everywhere), and ranks making different collective calls all get the same
-//! error, naming each call.
+//! `NoSuchKernel` everywhere, rank 0's refusal of a launch is its kind everywhere), and ranks
+//! making different collective calls all get the same error, naming each call.
 //! Each case ends with a launch that must run well on every rank, its output checked on rank 0
 //! against a plain CPU loop: a rank that went its own way would make it hang or fail.
 
@@ -17,12 +17,13 @@ use hetdsl_mpi::Cluster;
 fn main() -> ExitCode {
     let Ok(cluster) = Cluster::init() else { return ExitCode::FAILURE };
     let program = common::edge_program(&cluster);
-    let cases: [(&str, Case); 5] = [
+    let cases: [(&str, Case); 6] = [
         ("every_ranks_devices_failing_is_an_error_on_every_rank", all_devices_fail),
         ("a_failure_after_ranks_stopped_idle_is_an_error_on_every_rank", fail_after_idle),
         ("a_kernel_missing_on_one_rank_is_no_such_kernel_on_every_rank", missing_kernel),
         ("a_launch_beside_all_agree_is_an_error_on_every_rank", launch_beside_agree),
         ("ranks_launching_different_kernels_or_ndranges_all_get_an_error", different_launches),
+        ("rank_0_refusing_a_launch_is_the_same_kind_of_error_on_every_rank", refused_by_rank_0),
     ];
     common::run_cases(&cluster, cases.to_vec(), "MPI_VERDICT_ONLY", |case| {
         case(&cluster, &program).and_then(|()| good_launch(&cluster, &program))
@@ -214,4 +215,52 @@ fn different_launches(cluster: &Cluster, program: &Program) -> Outcome {
     let result = spread4_as(cluster, program, kernel, 4096, &[]);
     mismatch_naming(result, &["run(`group_sum`", "run(`spread4`"])
         .map_err(|e| format!("another kernel: {e}"))
+}
+
+/// Rank 0's own check refuses the launch before anything is sent: its output one element
+/// short, a kernel the program lacks, a global size not a multiple of the work-group's.
+/// Every rank must return the kind rank 0 found, the other ranks saying it was rank 0.
+fn refused_by_rank_0(cluster: &Cluster, program: &Program) -> Outcome {
+    let (n, root) = (256, cluster.rank() == 0);
+    let x = inputs(cluster, n);
+    let refused = |r: usize, m: &str| r == 0 || m.contains("rank 0 refused the launch");
+    let mut short = vec![0u32; if root { 4 * n - 1 } else { 0 }];
+    let result = cluster
+        .launch(program, "spread4")
+        .global(&[n])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut short, Pattern::ratio(4, 1).unwrap())
+        .scalar(7u32)
+        .run();
+    match result {
+        Err(Error::BadArgument { index: 1, reason }) if refused(cluster.rank(), &reason) => {}
+        other => return Err(format!("a short output: expected BadArgument 1, got {other:?}")),
+    }
+    let mut out = vec![0u32; if root { 4 * n } else { 0 }];
+    let result = cluster
+        .launch(program, "nonesuch")
+        .global(&[n])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .scalar(7u32)
+        .run();
+    match result {
+        Err(Error::NoSuchKernel { name, file, .. })
+            if name == "nonesuch" && refused(cluster.rank(), &file) => {}
+        other => return Err(format!("a missing kernel: expected NoSuchKernel, got {other:?}")),
+    }
+    let result = cluster
+        .launch(program, "spread4")
+        .global(&[n + 32])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+        .scalar(7u32)
+        .run();
+    match result {
+        Err(Error::BadRange(m)) if refused(cluster.rank(), &m) => Ok(()),
+        other => Err(format!("a global of 288 over 64: expected BadRange, got {other:?}")),
+    }
 }
