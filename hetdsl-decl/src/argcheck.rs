@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::clsig::{AddrSpace, Param, Scalar, StructDef, Ty};
+use crate::clsig::{AddrSpace, Param, Scalar, StructDef, Ty, Written};
 
 /// A Rust primitive a kernel can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,13 +264,24 @@ fn mismatch(
                 ));
             }
             if !*writes && !read_only {
-                if let Some(line) = param.written_at {
-                    return Err(format!(
-                        ", and the kernel writes through it at {}, so an input buffer \
-                         would never receive what it writes; pass it as an output or inout, \
-                         found {found}",
-                        at(line)
-                    ));
+                match &param.written_at {
+                    Some(Written::At(line)) => {
+                        return Err(format!(
+                            ", and the kernel writes through it at {}, so an input buffer \
+                             would never receive what it writes; pass it as an output or \
+                             inout, found {found}",
+                            at(*line)
+                        ))
+                    }
+                    Some(Written::Maybe { line, why }) => {
+                        return Err(format!(
+                            ", and the kernel may write through it: at {} {why}, so it counts \
+                             as written and an input buffer would never receive what it \
+                             writes; pass it as an inout (or an output), found {found}",
+                            at(*line)
+                        ))
+                    }
+                    None => {}
                 }
             }
             Ok(())

@@ -5,7 +5,7 @@
 //! [`Spot`] names, and each [`Fit`] into `const` assertions; the runtime compares sizes.
 
 use crate::argcheck::param_phrase;
-use crate::clsig::{AddrSpace, Param, Pointer, Scalar, Source, Ty};
+use crate::clsig::{AddrSpace, Param, Pointer, Scalar, Source, Ty, Written};
 
 /// A buffer's direction, as its attribute says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,16 +218,25 @@ fn pointer_param(
                 );
                 out.push(Spot::Attr, msg);
             }
-            if let (Dir::In, false, AddrSpace::Global, Some(line)) =
-                (dir, ptr.const_pointee, space, p.written_at)
+            if let (Dir::In, false, AddrSpace::Global, Some(written)) =
+                (dir, ptr.const_pointee, space, &p.written_at)
             {
                 // An input is never copied back: what the kernel writes would be lost.
-                let msg = format!(
-                    "{what}, and the kernel writes through it at {}, so an #[input] buffer \
-                     would never receive what it writes; declare it #[output(..)] or \
-                     #[inout(..)] (or make its data `const` if the kernel only reads it)",
-                    at(line)
-                );
+                let msg = match written {
+                    Written::At(line) => format!(
+                        "{what}, and the kernel writes through it at {}, so an #[input] buffer \
+                         would never receive what it writes; declare it #[output(..)] or \
+                         #[inout(..)] (or make its data `const` if the kernel only reads it)",
+                        at(*line)
+                    ),
+                    Written::Maybe { line, why } => format!(
+                        "{what}, and the kernel may write through it: at {} {why}, so it counts \
+                         as written and an #[input] buffer would never receive what it writes; \
+                         declare it #[inout(..)] (or #[output(..)]), or make its data `const` \
+                         if the kernel only reads it",
+                        at(*line)
+                    ),
+                };
                 out.push(Spot::Attr, msg);
             }
             match match_type(&p.ty, &rust.ty, cl, at) {

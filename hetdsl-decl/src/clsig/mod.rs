@@ -99,11 +99,32 @@ pub struct Param {
     /// The parameter's type as written (macros expanded), e.g. `__global const float*`.
     pub text: String,
     pub line: usize,
-    /// The 0-based line of a write through this pointer (an assignment through `p[..]`, `*p`
-    /// or `p->`, an atomic on it, a `vstoreN` into it): in the kernel's body, through a local
-    /// copy of the pointer, or inside a function of the source the pointer is passed to (the
-    /// line is then that function's).
-    pub written_at: Option<usize>,
+    /// Whether the kernel writes through this pointer, and where: a write seen (an assignment
+    /// through `p[..]`, `*p` or `p->`, an atomic on it, a `vstoreN` into it), in the kernel's
+    /// body, through a copy of the pointer (a local, a struct or an array holding it, a
+    /// function returning it), or inside a function of the source the pointer is passed to
+    /// (the line is then that function's); or a place the pointer goes where the reader cannot
+    /// follow it, where it counts as written.
+    pub written_at: Option<Written>,
+}
+
+/// Why the reader takes a pointer parameter to be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Written {
+    /// A write through the pointer at this 0-based line.
+    At(usize),
+    /// At this 0-based line the pointer goes where the reader cannot follow it; `why` says
+    /// where, as a phrase ("a pointer into it is passed to `f`, …"). The kernel may write
+    /// through it there.
+    Maybe { line: usize, why: String },
+}
+
+impl Written {
+    pub fn line(&self) -> usize {
+        match self {
+            Written::At(line) | Written::Maybe { line, .. } => *line,
+        }
+    }
 }
 
 /// A `__kernel` function.

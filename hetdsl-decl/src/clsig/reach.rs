@@ -1,19 +1,31 @@
-//! Writes a kernel makes away from its own statements about a parameter: through a local copy
-//! of the pointer (`__global float* q = out + 4; q[i] = v;`) and inside the functions of the
-//! source it passes the pointer to (`put(out + off, i, v)` with `put` writing its first
-//! parameter), however deep the calls go. A kernel called from another kernel counts as such
-//! a function.
+//! Where a pointer parameter goes, and whether anything writes through it on the way: the
+//! kernel's own statements (`out[i] = x`, `*(out + i) += x`, `(c ? out : tmp)[i] = x`,
+//! `((__global int*)out)[i] = 1`, `vstore4(v, i, out)`, `atomic_add(&out[i], 1)`), and
+//! every value that comes to hold a pointer into the buffer: a local copy (`q = out + 4`), a
+//! struct or an array holding it (`struct View v = { out }; v.p[i] = x`,
+//! `ptrs[0] = out; ptrs[0][i] = x`), a function of the source it is passed to (by argument
+//! position, however deep the calls go; a kernel called from another kernel counts) and what
+//! such a function returns (`*at(out, i) = x`).
 //!
-//! Each function's parameters are read once: written in its body (directly or through a copy),
-//! or passed on to a parameter of another function. A parameter that reaches a written one is
-//! written; recursion only stops the walk. What is not followed: a pointer stored in a struct
-//! or returned by a function, and copies made by means other than `q = <expression naming p>`.
+//! Each value is followed outwards through the expression around it: subscripts, `->`, `*`
+//! and `&` count how many dereferences separate it from the pointer (its depth: a copy of the
+//! pointer is at depth 0, an array of such pointers at depth 1), casts, parentheses, `+`, `-`,
+//! `?:` and initializer braces keep it. A write is an assignment, compound assignment, `++` or
+//! `--` on something at a greater depth, or a pointer built-in that writes the argument.
+//!
+//! Where the pointer goes somewhere the reader cannot follow (a function neither defined in
+//! the source nor a built-in it knows, a store through another pointer, deeper than
+//! [`MAX_DEPTH`]), it counts as written: an input that a kernel may write would be lost.
+//! Reading is flow-insensitive: a name that ever holds a pointer into the buffer holds it
+//! throughout the function.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::lex::{Kind, Tok};
-use super::writes::{self, call_args, is_unary, matching, member};
-use super::Kernel;
+use super::writes::{
+    assigns, is_cast, is_declaration_star, is_unary, matching, member, opener, pre_increment,
+};
+use super::{Kernel, Written};
 
 /// A function defined in the source (a kernel included): its parameters' names by position
 /// (empty for one without a name) and its body.
@@ -66,170 +78,653 @@ fn param_names(list: &[Tok]) -> Vec<String> {
     names
 }
 
+/// The deepest holder followed: a pointer in an array of arrays of arrays of pointers. One
+/// stored deeper counts as written.
+pub(super) const MAX_DEPTH: i64 = 4;
+
 /// Sets each kernel's `written_at` (the kernels at their indices in `funcs`, given as pairs),
-/// following copies and calls through every function of the source.
+/// following the pointers through every function of the source.
 pub(super) fn mark_writes(kernels: &mut [Kernel], funcs: &[Func], kernel_funcs: &[(usize, usize)]) {
-    let written = written_params(funcs);
+    let mut reach = Reach::new(funcs);
     for &(k, f) in kernel_funcs {
         let Some(Ok(params)) = kernels.get_mut(k).map(|k| k.params.as_mut()) else { continue };
         for (i, p) in params.iter_mut().enumerate() {
-            if p.pointer.is_some() {
-                p.written_at = written[f].get(i).copied().flatten();
+            if p.pointer.is_some() && i < funcs[f].params.len() {
+                p.written_at = reach.solve((f, i, 0)).written;
             }
         }
     }
 }
 
-/// For every function and parameter, the line of a write through it, if there is one.
-fn written_params(funcs: &[Func]) -> Vec<Vec<Option<usize>>> {
-    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, f) in funcs.iter().enumerate() {
-        by_name.entry(f.name.as_str()).or_default().push(i);
-    }
-    let mut written: Vec<Vec<Option<usize>>> = Vec::with_capacity(funcs.len());
-    // `callers[g][j]`: the (function, parameter) pairs passed on to parameter j of g.
-    let mut callers: Vec<Vec<Vec<(usize, usize)>>> =
-        funcs.iter().map(|f| vec![Vec::new(); f.params.len()]).collect();
-    for (fi, f) in funcs.iter().enumerate() {
-        let mut lines = Vec::with_capacity(f.params.len());
-        for (k, param) in f.params.iter().enumerate() {
-            if param.is_empty() {
-                lines.push(None);
-                continue;
-            }
-            let names = copies(&f.body, param);
-            lines.push(names.iter().filter_map(|n| writes::first_write(&f.body, n)).min());
-            for (g, j) in passed_to(&f.body, &names, &by_name, funcs) {
-                callers[g][j].push((fi, k));
-            }
-        }
-        written.push(lines);
-    }
-    // Propagate each write back to the parameters that reach it.
-    let mut work: Vec<(usize, usize)> = (0..funcs.len())
-        .flat_map(|f| (0..written[f].len()).map(move |k| (f, k)))
-        .filter(|&(f, k)| written[f][k].is_some())
-        .collect();
-    while let Some((g, j)) = work.pop() {
-        for &(f, k) in &callers[g][j] {
-            if written[f][k].is_none() {
-                written[f][k] = written[g][j];
-                work.push((f, k));
-            }
-        }
-    }
-    written
+/// The write the reader finds through `name` in `body` alone (a function of one parameter),
+/// for the tests of single statements.
+#[cfg(test)]
+pub(super) fn body_write(body: &[Tok], name: &str) -> Option<Written> {
+    let func = Func { name: String::new(), params: vec![name.to_string()], body: body.to_vec() };
+    let funcs = [func];
+    Reach::new(&funcs).solve((0, 0, 0)).written
 }
 
-/// The (function, parameter) pairs of the calls in `body` that are given a pointer into one
-/// of `names`.
-fn passed_to(
-    body: &[Tok],
-    names: &[String],
-    by_name: &HashMap<&str, Vec<usize>>,
-    funcs: &[Func],
-) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    for (i, t) in body.iter().enumerate() {
-        let Some(defs) = t.ident().filter(|_| !member(body, i)).and_then(|n| by_name.get(n)) else {
-            continue;
+/// A function, one of its parameters, and the depth at which that parameter holds a pointer
+/// into the buffer followed.
+type State = (usize, usize, i64);
+
+/// What a function does with a pointer given to one of its parameters at some depth.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Facts {
+    /// A write through it, in the function or in one it passes the pointer to.
+    written: Option<Written>,
+    /// The depths (bits 0..=MAX_DEPTH) at which the function returns a pointer into it.
+    returns: u32,
+}
+
+/// How sure and how near a write is, best first: a write seen before a place the pointer
+/// could not be followed, one in the function itself before one in a function it calls, then
+/// the earlier line.
+fn rank(w: &Written, own: bool) -> (u8, u8, usize) {
+    (u8::from(matches!(w, Written::Maybe { .. })), u8::from(!own), w.line())
+}
+
+/// The facts of every (function, parameter, depth) reached, found by a worklist: a function
+/// whose callee learns more is read again, until nothing changes (recursion included).
+struct Reach<'a> {
+    funcs: &'a [Func],
+    by_name: HashMap<&'a str, Vec<usize>>,
+    facts: HashMap<State, Facts>,
+    /// The states whose reading used a state's facts.
+    readers: HashMap<State, HashSet<State>>,
+    queue: Vec<State>,
+}
+
+impl<'a> Reach<'a> {
+    fn new(funcs: &'a [Func]) -> Self {
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, f) in funcs.iter().enumerate() {
+            by_name.entry(f.name.as_str()).or_default().push(i);
+        }
+        Reach { funcs, by_name, facts: HashMap::new(), readers: HashMap::new(), queue: Vec::new() }
+    }
+
+    fn solve(&mut self, root: State) -> Facts {
+        self.known(root);
+        while let Some(state) = self.queue.pop() {
+            let found = self.read(state);
+            let old = &self.facts[&state];
+            let mut merged = old.clone();
+            merged.returns |= found.returns;
+            if let Some(w) = found.written {
+                let better = match &old.written {
+                    None => true,
+                    Some(o) => rank(&w, true).0 < rank(o, true).0,
+                };
+                if better {
+                    merged.written = Some(w);
+                }
+            }
+            if merged != *old {
+                self.facts.insert(state, merged);
+                let readers = self.readers.get(&state).into_iter().flatten();
+                self.queue.extend(readers.copied());
+            }
+        }
+        self.facts[&root].clone()
+    }
+
+    /// The facts known so far of `state`, queueing it when it is new.
+    fn known(&mut self, state: State) -> &Facts {
+        let queue = &mut self.queue;
+        self.facts.entry(state).or_insert_with(|| {
+            queue.push(state);
+            Facts::default()
+        })
+    }
+
+    /// Reads function `f` with parameter `k` holding a pointer at depth `depth`.
+    fn read(&mut self, (f, k, depth): State) -> Facts {
+        let funcs = self.funcs;
+        let func = &funcs[f];
+        let mut body = Body {
+            toks: &func.body,
+            params: &func.params,
+            state: (f, k, depth),
+            holders: HashMap::new(),
+            best: None,
+            returns: 0,
         };
-        let Some(args) = call_args(body, i) else { continue };
-        for (j, arg) in args.iter().enumerate() {
-            if names.iter().any(|n| points_into(arg, n)) {
-                let takes = defs.iter().filter(|&&g| j < funcs[g].params.len());
-                out.extend(takes.map(|&g| (g, j)));
+        match func.params.get(k) {
+            Some(name) if !name.is_empty() => body.hold(name, Held { depth, member: None }),
+            _ => return Facts::default(),
+        };
+        // Every occurrence of every holder, again whenever a new holder appears.
+        let mut seen = 0;
+        while body.holders.values().map(HashSet::len).sum::<usize>() != seen {
+            seen = body.holders.values().map(HashSet::len).sum();
+            for i in 0..func.body.len() {
+                let Some(name) = func.body[i].ident() else { continue };
+                if member(&func.body, i) {
+                    continue;
+                }
+                let held: Vec<Held> =
+                    body.holders.get(name).into_iter().flatten().cloned().collect();
+                for h in held {
+                    body.follow(self, (i, i + 1), 0, h, func.body[i].line);
+                }
             }
         }
+        Facts { written: body.best.map(|(w, _)| w), returns: body.returns }
     }
-    out
 }
 
-/// `name` and the locals that copy it, directly or through another copy: `q = <expression>`
-/// where the expression points into one of them (`out`, `out + 4`, `(T*)out`, `&out[i]`).
-fn copies(body: &[Tok], name: &str) -> Vec<String> {
-    let mut names = vec![name.to_string()];
-    let mut grown = true;
-    while grown {
-        grown = false;
-        for i in 0..body.len() {
-            let Some(q) = body[i].ident() else { continue };
-            let assigned = body.get(i + 1).is_some_and(|t| t.is_punct('='))
-                && !body.get(i + 2).is_some_and(|t| t.is_punct('=') && t.glued);
-            if !assigned || member(body, i) || names.iter().any(|n| n == q) {
+/// How a name holds a pointer into the buffer: `depth` dereferences away, and for a struct
+/// whose member is known to hold it (`v.p = out`, `{ .p = out }`), that member; other members
+/// of the struct are other values.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Held {
+    depth: i64,
+    member: Option<String>,
+}
+
+/// One function's body as it is read for one state: the names holding a pointer into the
+/// buffer (and at which depths), and what was found.
+struct Body<'t> {
+    toks: &'t [Tok],
+    params: &'t [String],
+    state: State,
+    holders: HashMap<String, HashSet<Held>>,
+    /// The best write found and whether it is the function's own.
+    best: Option<(Written, bool)>,
+    returns: u32,
+}
+
+impl Body<'_> {
+    fn hold(&mut self, name: &str, held: Held) {
+        self.holders.entry(name.to_string()).or_default().insert(held);
+    }
+
+    fn found(&mut self, w: Written, own: bool) {
+        if self.best.as_ref().is_none_or(|(b, o)| rank(&w, own) < rank(b, *o)) {
+            self.best = Some((w, own));
+        }
+    }
+
+    fn maybe(&mut self, line: usize, why: String) {
+        self.found(Written::Maybe { line, why }, true);
+    }
+
+    /// Follows the value `toks[s..e]`, which holds a pointer into the buffer `depth - level`
+    /// dereferences away (a negative difference: the value is an element), in its `member`
+    /// when that is known, outwards through the expression around it.
+    fn follow(
+        &mut self,
+        reach: &mut Reach<'_>,
+        (mut s, mut e): (usize, usize),
+        mut level: i64,
+        Held { depth, mut member }: Held,
+        line: usize,
+    ) {
+        let t = self.toks;
+        // The first member named after the value must be the one holding the pointer.
+        let other_member = |member: &mut Option<String>, name: Option<&str>| match member.take() {
+            Some(m) => Some(m.as_str()) != name,
+            None => false,
+        };
+        loop {
+            // Subscripts, members and increments after the value.
+            loop {
+                match t.get(e) {
+                    Some(x) if x.is_punct('[') => {
+                        let Some(close) = matching(t, e) else { return };
+                        e = close + 1;
+                        level += 1;
+                    }
+                    Some(x)
+                        if x.is_punct('-')
+                            && t.get(e + 1).is_some_and(|g| g.is_punct('>') && g.glued)
+                            && t.get(e + 2).is_some_and(|n| n.ident().is_some()) =>
+                    {
+                        if other_member(&mut member, t[e + 2].ident()) {
+                            return;
+                        }
+                        e += 3;
+                        level += 1;
+                    }
+                    Some(x)
+                        if x.is_punct('.') && t.get(e + 1).is_some_and(|n| n.ident().is_some()) =>
+                    {
+                        if other_member(&mut member, t[e + 1].ident()) {
+                            return;
+                        }
+                        e += 2;
+                    }
+                    Some(x)
+                        if (x.is_punct('+') || x.is_punct('-'))
+                            && t.get(e + 1).is_some_and(|g| g.kind == x.kind && g.glued) =>
+                    {
+                        if level > depth {
+                            return self.found(Written::At(line), true);
+                        }
+                        // The pointer itself moves on: `*p++ = v` still writes through it.
+                        e += 2;
+                    }
+                    _ => break,
+                }
+            }
+            // Dereferences, addresses, casts and increments before it.
+            while s > 0 {
+                let b = s - 1;
+                if t[b].is_punct('*') && is_unary(t, b) && !is_declaration_star(t, b) {
+                    level += 1;
+                } else if t[b].is_punct('&')
+                    && is_unary(t, b)
+                    && !(b > 0 && t[b - 1].is_punct('&') && t[b].glued)
+                {
+                    level -= 1;
+                } else if t[b].is_punct(')') && opener(t, b).is_some_and(|o| is_cast(t, o, b)) {
+                    s = opener(t, b).expect("checked");
+                    continue;
+                } else if pre_increment(t, s) {
+                    if level > depth {
+                        return self.found(Written::At(line), true);
+                    }
+                    s -= 2;
+                    continue;
+                } else {
+                    break;
+                }
+                s = b;
+            }
+            if level > depth {
+                // An element: written by an assignment to it (`++` and `--` were seen above).
+                if assigns(t, e) {
+                    self.found(Written::At(line), true);
+                }
+                return;
+            }
+            // A pointer into the buffer, or something holding one: what takes it?
+            if assigns(t, e) || !keeps_pointer_after(t, e) || !keeps_pointer_before(t, s) {
+                return;
+            }
+            let Some((at, commas, designated)) = context(t, s) else { return };
+            if designated.is_some() {
+                member = designated;
+            }
+            let c = &t[at];
+            if c.is_punct('=') {
+                return self.stored(at, Held { depth: depth - level, member }, line);
+            }
+            if c.ident() == Some("return") {
+                if commas == 0 {
+                    self.returned(depth - level, line);
+                }
+                return;
+            }
+            let Some(close) = matching(t, at) else { return };
+            if c.is_punct('{') {
+                if (at + 1..close).any(|k| t[k].is_punct(';')) {
+                    return; // A block: the value was a statement of its own.
+                }
+                // An initializer or a compound literal holds it as the value itself does.
+                (s, e) = (at, close + 1);
                 continue;
             }
-            let rhs = &body[i + 2..expression_end(body, i + 2)];
-            if names.iter().any(|n| points_into(rhs, n)) {
-                names.push(q.to_string());
-                grown = true;
+            // `(`: a group, or a call's argument list.
+            let callee = at.checked_sub(1).and_then(|k| t[k].ident().map(|n| (k, n)));
+            match callee {
+                Some((_, "return" | "case" | "else" | "do")) | None => {
+                    if at > 0 && t[at - 1].is_punct(']') {
+                        return;
+                    }
+                    (s, e) = (at, close + 1);
+                }
+                Some((_, n)) if is_keyword(n) => return,
+                Some((k, name)) => {
+                    match self.called(reach, name, commas, depth - level, line) {
+                        Call::Done => return,
+                        // The call's value is the pointer itself, or what the callee returns.
+                        Call::Keeps => (s, e) = (k, close + 1),
+                        Call::Returns(depths) => {
+                            for depth in depths {
+                                let held = Held { depth, member: None };
+                                self.follow(reach, (k, close + 1), 0, held, line);
+                            }
+                            return;
+                        }
+                    }
+                }
             }
         }
     }
-    names
+
+    /// `lhs = <value holding the pointer as held>` with the `=` at `at`: the name the left
+    /// side starts from holds it, deeper by the left side's own dereferences, in the left
+    /// side's first member if it names one.
+    fn stored(&mut self, at: usize, held: Held, line: usize) {
+        let t = self.toks;
+        let (mut k, mut level) = (at, 0);
+        let mut member = held.member;
+        let (mut through, mut subscripted) = (None, false);
+        loop {
+            if k >= 1 && t[k - 1].is_punct(']') {
+                let Some(o) = opener(t, k - 1) else { return };
+                k = o;
+                level += 1;
+                subscripted = true;
+            } else if k >= 2 && t[k - 1].ident().is_some() && t[k - 2].is_punct('.') {
+                member = t[k - 1].ident().map(str::to_string);
+                k -= 2;
+            } else if k >= 3
+                && t[k - 1].ident().is_some()
+                && t[k - 2].is_punct('>')
+                && t[k - 2].glued
+                && t[k - 3].is_punct('-')
+            {
+                k -= 3;
+                level += 1;
+                through = Some("->");
+            } else {
+                break;
+            }
+        }
+        let lhs = || (k.saturating_sub(1)..at).map(|j| t[j].text()).collect::<String>();
+        let Some(base) = k.checked_sub(1).and_then(|b| t[b].ident()) else {
+            let why = "a pointer into it is stored through an expression the reader does not \
+                       follow";
+            return self.maybe(line, why.to_string());
+        };
+        let mut b = k - 1;
+        while b >= 1 && t[b - 1].is_punct('*') && is_unary(t, b - 1) {
+            if is_declaration_star(t, b - 1) {
+                break;
+            }
+            level += 1;
+            through = Some("*");
+            b -= 1;
+        }
+        if through.is_some() || (subscripted && self.params.iter().any(|p| p == base)) {
+            let text = format!("{}{}", "*".repeat(k - 1 - b), lhs());
+            let why = format!(
+                "a pointer into it is stored through `{text}`, into memory the reader does not \
+                 follow"
+            );
+            return self.maybe(line, why);
+        }
+        let depth = level + held.depth;
+        if depth > MAX_DEPTH {
+            let why = format!(
+                "a pointer into it is stored in `{base}`, more than {MAX_DEPTH} dereferences \
+                 deep, further than the reader follows"
+            );
+            return self.maybe(line, why);
+        }
+        self.hold(base, Held { depth, member });
+    }
+
+    fn returned(&mut self, depth: i64, line: usize) {
+        if (0..=MAX_DEPTH).contains(&depth) {
+            self.returns |= 1 << depth;
+        } else if depth > MAX_DEPTH {
+            let why = "a pointer into it is returned deeper than the reader follows".to_string();
+            self.maybe(line, why);
+        }
+    }
+
+    /// A pointer at `depth` given as argument `arg` of a call to `name`.
+    fn called(
+        &mut self,
+        reach: &mut Reach<'_>,
+        name: &str,
+        arg: usize,
+        depth: i64,
+        line: usize,
+    ) -> Call {
+        let funcs = reach.funcs;
+        if let Some(defs) = reach.by_name.get(name).cloned() {
+            let mut returns = 0u32;
+            for g in defs {
+                if funcs[g].params.get(arg).is_none_or(|p| p.is_empty()) {
+                    continue;
+                }
+                if depth > MAX_DEPTH {
+                    let why = format!(
+                        "a pointer into it is passed to `{name}` deeper than the reader follows"
+                    );
+                    self.maybe(line, why);
+                    continue;
+                }
+                let callee = (g, arg, depth);
+                reach.readers.entry(callee).or_default().insert(self.state);
+                let facts = reach.known(callee).clone();
+                if let Some(w) = facts.written {
+                    self.found(w, false);
+                }
+                returns |= facts.returns;
+            }
+            let depths = (0..=MAX_DEPTH).filter(|d| returns & (1 << d) != 0).collect::<Vec<_>>();
+            return if depths.is_empty() { Call::Done } else { Call::Returns(depths) };
+        }
+        match builtin(name, arg) {
+            Builtin::Writes if depth == 0 => self.found(Written::At(line), true),
+            Builtin::Reads => {}
+            Builtin::Keeps => return Call::Keeps,
+            _ => {
+                let why = format!(
+                    "a pointer into it is passed to `{name}`, which is neither defined in the \
+                     source nor a built-in the reader knows"
+                );
+                self.maybe(line, why);
+            }
+        }
+        Call::Done
+    }
 }
 
-/// Where the expression from `from` ends: its `;`, or a `,` or closer outside its brackets.
-fn expression_end(toks: &[Tok], from: usize) -> usize {
-    let mut depth = 0usize;
-    for (k, t) in toks.iter().enumerate().skip(from) {
-        match t.kind {
-            Kind::Punct('(' | '[' | '{') => depth += 1,
-            Kind::Punct(')' | ']' | '}') if depth == 0 => return k,
-            Kind::Punct(')' | ']' | '}') => depth -= 1,
-            Kind::Punct(';') => return k,
-            Kind::Punct(',') if depth == 0 => return k,
+/// What a call does with a pointer argument, for the value the call is.
+enum Call {
+    /// Nothing more to follow.
+    Done,
+    /// The call's value is the argument (`to_global(p)`).
+    Keeps,
+    /// The callee returns a pointer into the buffer at these depths.
+    Returns(Vec<i64>),
+}
+
+/// What a built-in does with a pointer given as argument `arg`.
+#[derive(Debug, PartialEq, Eq)]
+enum Builtin {
+    Writes,
+    Reads,
+    /// Returns it (an address-space conversion).
+    Keeps,
+    Unknown,
+}
+
+fn builtin(name: &str, arg: usize) -> Builtin {
+    let by = |writes: bool| if writes { Builtin::Writes } else { Builtin::Reads };
+    if name.starts_with("atomic_compare_exchange") {
+        // The object, and `expected`, which receives the value found on failure.
+        return by(arg <= 1);
+    }
+    if name.starts_with("atomic_load") || name == "atomic_flag_test" {
+        return Builtin::Reads;
+    }
+    if name.starts_with("atomic_") || name.starts_with("atom_") {
+        return by(arg == 0);
+    }
+    if name.starts_with("async_work_group") {
+        return by(arg == 0);
+    }
+    if name.starts_with("vstore") {
+        return by(arg == 2);
+    }
+    match name {
+        // The result through the last argument.
+        "fract" | "frexp" | "lgamma_r" | "modf" | "sincos" => by(arg == 1),
+        "remquo" => by(arg == 2),
+        "read_pipe" => by(arg >= 1),
+        "to_global" | "to_local" | "to_private" => Builtin::Keeps,
+        "prefetch" | "printf" | "wait_group_events" | "write_pipe" | "get_fence" => Builtin::Reads,
+        n if n.starts_with("vload") => Builtin::Reads,
+        _ => Builtin::Unknown,
+    }
+}
+
+/// C keywords that take a parenthesized expression without calling anything.
+fn is_keyword(name: &str) -> bool {
+    matches!(
+        name,
+        "if" | "while"
+            | "for"
+            | "switch"
+            | "sizeof"
+            | "vec_step"
+            | "__attribute__"
+            | "_Alignof"
+            | "__alignof__"
+            | "defined"
+    )
+}
+
+/// Does the token at `e`, after a pointer value, leave the value a pointer (`p + i`, `c ? p :
+/// q`, the end of an argument or statement) rather than compare or test it?
+fn keeps_pointer_after(t: &[Tok], e: usize) -> bool {
+    match t.get(e).map(|x| &x.kind) {
+        None => true,
+        Some(Kind::Punct(c)) => match c {
+            '+' | '-' => !t.get(e + 1).is_some_and(|g| g.is_punct(*c) && g.glued),
+            ':' | ')' | ']' | '}' | ',' | ';' => true,
+            _ => false,
+        },
+        Some(_) => false,
+    }
+}
+
+/// As [`keeps_pointer_after`], for the token before a value starting at `s`.
+fn keeps_pointer_before(t: &[Tok], s: usize) -> bool {
+    let Some(b) = s.checked_sub(1) else { return true };
+    match &t[b].kind {
+        Kind::Ident(w) => w == "return",
+        Kind::Punct('(' | '{' | ',' | '?' | ':' | '+' | '-' | ';' | '}') => true,
+        // An assignment, not a comparison (`==`, `<=`, `!=`, `>=`).
+        Kind::Punct('=') => {
+            !(b >= 1 && t[b].glued && matches!(t[b - 1].kind, Kind::Punct('=' | '<' | '>' | '!')))
+        }
+        _ => false,
+    }
+}
+
+/// What takes the value starting at `s`: the index of the nearest `=` (an assignment), `(`,
+/// `{` or `return` it is inside of, how many commas of that level separate it from the value
+/// (its argument position), and the member a designator (`.p = `) puts it in. `None` at the
+/// start of a statement, inside a subscript or after a compound assignment.
+fn context(t: &[Tok], s: usize) -> Option<(usize, usize, Option<String>)> {
+    let (mut j, mut commas, mut designated) = (s, 0, None);
+    while j > 0 {
+        j -= 1;
+        match &t[j].kind {
+            Kind::Punct(')' | ']') => j = opener(t, j)?,
+            Kind::Punct('}') => {
+                // An initializer before the value (`{ {1, 2}, p }`); a block ends the statement.
+                let o = opener(t, j)?;
+                if (o + 1..j).any(|k| t[k].is_punct(';')) {
+                    return None;
+                }
+                j = o;
+            }
+            Kind::Punct(';' | '[') => return None,
+            Kind::Punct(',') => commas += 1,
+            Kind::Punct('(' | '{') => return Some((j, commas, designated)),
+            Kind::Punct('=') if designator(t, j).is_some() => {
+                // `{ .p = out }`, `{ [1] = out }`: the initializer holds the value.
+                let start = designator(t, j).expect("checked");
+                if t[start].is_punct('.') && commas == 0 {
+                    designated = t[start + 1].ident().map(str::to_string);
+                }
+                j = start;
+            }
+            Kind::Punct('=') => {
+                let glued_before = t[j].glued && j >= 1;
+                if glued_before && matches!(t[j - 1].kind, Kind::Punct('=' | '<' | '>' | '!')) {
+                    continue; // A comparison.
+                }
+                if glued_before && matches!(t[j - 1].kind, Kind::Punct(_)) {
+                    return None; // `+=` and the like: arithmetic on what is there.
+                }
+                if t.get(j + 1).is_some_and(|n| n.is_punct('=') && n.glued) {
+                    continue;
+                }
+                return Some((j, commas, designated));
+            }
+            Kind::Ident(w) if w == "return" => return Some((j, commas, designated)),
+            Kind::Ident(w) if w == "case" => return None,
             _ => {}
         }
     }
-    toks.len()
+    None
 }
 
-/// Does `expr` hold a pointer into `name`: the name itself or arithmetic on it (`name + i`,
-/// a cast of it), or the address of an element (`&name[i]`), rather than a value read
-/// through it (`name[i]`, `*name`, `name->x`)?
-fn points_into(expr: &[Tok], name: &str) -> bool {
-    (0..expr.len()).any(|i| {
-        if expr[i].ident() != Some(name) || member(expr, i) {
-            return false;
-        }
-        let deref = expr.get(i + 1).is_some_and(|t| {
-            t.is_punct('[')
-                || (t.is_punct('-') && expr.get(i + 2).is_some_and(|g| g.is_punct('>') && g.glued))
-        });
-        let before = i.checked_sub(1).map(|b| &expr[b]);
-        let address = before.is_some_and(|b| b.is_punct('&') && is_unary(expr, i - 1));
-        let star = before.is_some_and(|b| b.is_punct('*') && is_unary(expr, i - 1));
-        if deref {
-            address
+/// The start of the designator (`.p`, `[1]`, `.a[2].b`) before the `=` at `eq`, when the
+/// `=` is an initializer's and not an assignment.
+fn designator(t: &[Tok], eq: usize) -> Option<usize> {
+    let mut k = eq;
+    loop {
+        if k >= 1 && t[k - 1].is_punct(']') {
+            k = opener(t, k - 1)?;
+        } else if k >= 2 && t[k - 1].ident().is_some() && t[k - 2].is_punct('.') {
+            k -= 2;
         } else {
-            !star
+            break;
         }
-    })
+    }
+    let opens = k >= 1 && (t[k - 1].is_punct('{') || t[k - 1].is_punct(','));
+    (k < eq && opens && enclosing(t, k).is_some_and(|o| t[o].is_punct('{'))).then_some(k)
+}
+
+/// The unmatched opener before `at`.
+fn enclosing(t: &[Tok], at: usize) -> Option<usize> {
+    let mut j = at;
+    while j > 0 {
+        j -= 1;
+        match t[j].kind {
+            Kind::Punct(')' | ']' | '}') => j = opener(t, j)?,
+            Kind::Punct('(' | '[' | '{') => return Some(j),
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::lex;
-    use super::{copies, points_into};
+    use super::{body_write, builtin, Builtin};
+    use crate::clsig::Written;
 
     fn toks(text: &str) -> Vec<lex::Tok> {
         lex::tokens(text, &[]).expect("lexes")
     }
 
-    #[test]
-    fn pointers_into_a_buffer_are_told_from_values_read_through_it() {
-        for yes in ["p", "p + 4", "(__global float4*)p", "&p[i]", "x ? p : q", "&p->v"] {
-            assert!(points_into(&toks(yes), "p"), "{yes}");
-        }
-        for no in ["p[i]", "*p", "p->x", "s.p", "q", "f(p[0])", "a * p[1]"] {
-            assert!(!points_into(&toks(no), "p"), "{no}");
-        }
+    fn seen(body: &str) -> Option<Written> {
+        body_write(&toks(body), "p")
     }
 
     #[test]
     fn copies_of_copies_are_followed() {
-        let body = toks("__global float* q = p + 4, *r; r = q; float v = p[0]; v = *r;");
-        assert_eq!(copies(&body, "p"), ["p", "q", "r"]);
+        let body = "__global float* q = p + 4, *r; r = q; float v = p[0]; v = *r; r[1] = v;";
+        assert_eq!(seen(body), Some(Written::At(0)));
+        let body = "__global float* q = p + 4, *r; r = q; float v = p[0]; v = *r;";
+        assert_eq!(seen(body), None);
+    }
+
+    #[test]
+    fn pointer_built_ins_write_the_arguments_they_store_into() {
+        assert_eq!(builtin("vstore4", 2), Builtin::Writes);
+        assert_eq!(builtin("vstore4", 0), Builtin::Reads);
+        assert_eq!(builtin("vstore_half_rte", 2), Builtin::Writes);
+        assert_eq!(builtin("atomic_compare_exchange_strong", 1), Builtin::Writes);
+        assert_eq!(builtin("atomic_compare_exchange_strong", 2), Builtin::Reads);
+        assert_eq!(builtin("sincos", 1), Builtin::Writes);
+        assert_eq!(builtin("remquo", 2), Builtin::Writes);
+        assert_eq!(builtin("vload4", 1), Builtin::Reads);
+        assert_eq!(builtin("frobnicate", 0), Builtin::Unknown);
     }
 }

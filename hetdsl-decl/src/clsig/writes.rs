@@ -1,71 +1,10 @@
-//! Which parameters a kernel body visibly writes through: an assignment, compound assignment,
-//! `++` or `--` on `p[..]`, `*p`, `*(p ..)` or `p->..`, an `atomic_*`/`atom_*` call whose first
-//! argument names `p`, a `vstoreN`/`vstore_half*` whose last argument names it, or an
-//! `async_work_group_copy`/`async_work_group_strided_copy` into it (first argument). This is
-//! one body's own statements about one name; the reach module applies it to the copies of a
-//! pointer and to the functions the pointer is passed to. What is found is certain enough to
-//! refuse an input buffer the kernel would write into and never return.
+//! The pieces of C expressions the reach module reads pointers with: members, brackets,
+//! assignment and increment operators, unary `*` and `&` told from binary ones, casts and
+//! declarators. The tests here are single statements about one pointer `p`: what counts as a
+//! write through it, and what is only a read. What is found is certain enough to refuse an
+//! input buffer the kernel would write into and never return.
 
 use super::lex::{Kind, Tok};
-
-/// The 0-based line of the first write through `name` in the statements of `body`, if any.
-pub(crate) fn first_write(body: &[Tok], name: &str) -> Option<usize> {
-    for (i, t) in body.iter().enumerate() {
-        match t.ident() {
-            // `s.name` and `q->name` are members, not the parameter.
-            Some(n) if n == name && !member(body, i) => {
-                // `p[..] = `, `p->x += `, `p[i].y++`; and `++p[i]`.
-                if let Some(end) = postfix_deref(body, i + 1) {
-                    if assigns(body, end) || pre_increment(body, i) {
-                        return Some(t.line);
-                    }
-                }
-                // `*p = ` (unary `*`).
-                if i >= 1 && body[i - 1].is_punct('*') && is_unary(body, i - 1) {
-                    let end = members(body, i + 1);
-                    if assigns(body, end) || pre_increment(body, i - 1) {
-                        return Some(t.line);
-                    }
-                }
-            }
-            Some(f)
-                if (f.starts_with("atomic_") && f != "atomic_load")
-                    || f.starts_with("atom_")
-                    || f.starts_with("async_work_group") =>
-            {
-                if let Some(args) = call_args(body, i) {
-                    if args.first().is_some_and(|a| names(a, name)) {
-                        return Some(t.line);
-                    }
-                }
-            }
-            Some(f) if f.starts_with("vstore") => {
-                if let Some(args) = call_args(body, i) {
-                    if args.last().is_some_and(|a| names(a, name)) {
-                        return Some(t.line);
-                    }
-                }
-            }
-            _ => {
-                // `*(p + i) = `
-                if t.is_punct('*')
-                    && is_unary(body, i)
-                    && body.get(i + 1).is_some_and(|t| t.is_punct('('))
-                {
-                    if let Some(close) = matching(body, i + 1) {
-                        let end = members(body, close + 1);
-                        if names(&body[i + 2..close], name)
-                            && (assigns(body, end) || pre_increment(body, i))
-                        {
-                            return Some(t.line);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    None
-}
 
 /// Is the identifier at `at` a member name (after `.` or `->`)?
 pub(super) fn member(toks: &[Tok], at: usize) -> bool {
@@ -75,10 +14,6 @@ pub(super) fn member(toks: &[Tok], at: usize) -> bool {
                 && toks[at - 1].is_punct('>')
                 && toks[at - 2].is_punct('-')
                 && toks[at - 1].glued))
-}
-
-fn names(toks: &[Tok], name: &str) -> bool {
-    (0..toks.len()).any(|i| toks[i].ident() == Some(name) && !member(toks, i))
 }
 
 /// The index of the closer matching the opener at `open`.
@@ -99,53 +34,13 @@ pub(super) fn matching(toks: &[Tok], open: usize) -> Option<usize> {
     None
 }
 
-/// After `p` at `from - 1`: `[..]`, `->x`, `.x` in any order. The end index when at least one
-/// dereference (`[..]` or `->`) was seen.
-fn postfix_deref(toks: &[Tok], from: usize) -> Option<usize> {
-    let mut j = from;
-    let mut deref = false;
-    loop {
-        match toks.get(j) {
-            Some(t) if t.is_punct('[') => {
-                j = matching(toks, j)? + 1;
-                deref = true;
-            }
-            Some(t)
-                if t.is_punct('-')
-                    && toks.get(j + 1).is_some_and(|g| g.is_punct('>') && g.glued)
-                    && toks.get(j + 2).is_some_and(|n| n.ident().is_some()) =>
-            {
-                j += 3;
-                deref = true;
-            }
-            Some(t) if t.is_punct('.') && toks.get(j + 1).is_some_and(|n| n.ident().is_some()) => {
-                j += 2;
-            }
-            _ => return deref.then_some(j),
-        }
-    }
-}
-
-/// Member accesses and subscripts after an lvalue (`(*p).x`, `*p` then `.x`).
-fn members(toks: &[Tok], from: usize) -> usize {
-    postfix_deref(toks, from).unwrap_or_else(|| {
-        let mut j = from;
-        while toks.get(j).is_some_and(|t| t.is_punct('.'))
-            && toks.get(j + 1).is_some_and(|n| n.ident().is_some())
-        {
-            j += 2;
-        }
-        j
-    })
-}
-
 fn glued_punct(toks: &[Tok], at: usize, c: char) -> bool {
     toks.get(at).is_some_and(|t| t.is_punct(c) && t.glued)
 }
 
 /// An assignment operator at `at`: `=` (not `==`), `op=` for `+ - * / % & | ^`, `<<=`, `>>=`,
 /// or a postfix `++`/`--`.
-fn assigns(toks: &[Tok], at: usize) -> bool {
+pub(super) fn assigns(toks: &[Tok], at: usize) -> bool {
     let Some(Kind::Punct(c)) = toks.get(at).map(|t| &t.kind) else {
         return false;
     };
@@ -164,56 +59,141 @@ fn assigns(toks: &[Tok], at: usize) -> bool {
 }
 
 /// `++` or `--` just before `at`.
-fn pre_increment(toks: &[Tok], at: usize) -> bool {
+pub(super) fn pre_increment(toks: &[Tok], at: usize) -> bool {
     at >= 2
         && ((toks[at - 1].is_punct('+') && toks[at - 2].is_punct('+'))
             || (toks[at - 1].is_punct('-') && toks[at - 2].is_punct('-')))
         && toks[at - 1].glued
 }
 
-/// Is the `*` at `at` a dereference (no operand before it)?
+/// Is the `*` or `&` at `at` a dereference or an address (no operand before it)? After a
+/// `)` it is when the parentheses are a condition's (`if (c) *p = 0`) or a cast's.
 pub(super) fn is_unary(toks: &[Tok], at: usize) -> bool {
     match at.checked_sub(1).map(|k| &toks[k]) {
         None => true,
         Some(t) => match &t.kind {
             Kind::Ident(w) => matches!(w.as_str(), "return" | "case" | "else" | "do"),
             Kind::Number(_) => false,
-            Kind::Punct(c) => !matches!(c, ')' | ']'),
+            Kind::Punct(')') => opener(toks, at - 1).is_some_and(|o| {
+                is_cast(toks, o, at - 1)
+                    || o.checked_sub(1)
+                        .and_then(|k| toks[k].ident())
+                        .is_some_and(|w| matches!(w, "if" | "while" | "for" | "switch"))
+            }),
+            Kind::Punct(c) => *c != ']',
         },
     }
 }
 
-/// The top-level comma-separated arguments of a call whose name is at `at`.
-pub(super) fn call_args(toks: &[Tok], at: usize) -> Option<Vec<&[Tok]>> {
-    if !toks.get(at + 1)?.is_punct('(') {
-        return None;
-    }
-    let close = matching(toks, at + 1)?;
-    let mut out = Vec::new();
-    let (mut start, mut depth) = (at + 2, 0usize);
-    for k in at + 2..close {
+/// The index of the opener matching the closer at `close`.
+pub(super) fn opener(toks: &[Tok], close: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for k in (0..=close).rev() {
         match toks[k].kind {
-            Kind::Punct('(' | '[' | '{') => depth += 1,
-            Kind::Punct(')' | ']' | '}') => depth = depth.saturating_sub(1),
-            Kind::Punct(',') if depth == 0 => {
-                out.push(&toks[start..k]);
-                start = k + 1;
+            Kind::Punct(')' | ']' | '}') => depth += 1,
+            Kind::Punct('(' | '[' | '{') => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(k);
+                }
             }
             _ => {}
         }
     }
-    out.push(&toks[start..close]);
-    Some(out)
+    None
+}
+
+/// A word that can only begin or qualify a type: OpenCL C's scalar and vector types, address
+/// spaces and qualifiers.
+fn type_word(w: &str) -> bool {
+    let scalar = w.trim_end_matches(|c: char| c.is_ascii_digit());
+    let vector =
+        scalar.len() < w.len() && matches!(&w[scalar.len()..], "2" | "3" | "4" | "8" | "16");
+    let scalars = [
+        "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double",
+        "half",
+    ];
+    (vector && scalars.contains(&scalar))
+        || scalars.contains(&w)
+        || matches!(
+            w,
+            "void"
+                | "bool"
+                | "size_t"
+                | "ptrdiff_t"
+                | "intptr_t"
+                | "uintptr_t"
+                | "unsigned"
+                | "signed"
+                | "struct"
+                | "union"
+                | "enum"
+                | "const"
+                | "volatile"
+                | "restrict"
+                | "__global"
+                | "global"
+                | "__local"
+                | "local"
+                | "__constant"
+                | "constant"
+                | "__private"
+                | "private"
+                | "__generic"
+                | "generic"
+        )
+}
+
+/// Are the parentheses `open..=close` a cast: only names and `*`, a type word among them or a
+/// `*` last (`(__global int*)`, `(float4)`, `(T*)`)?
+pub(super) fn is_cast(toks: &[Tok], open: usize, close: usize) -> bool {
+    let inside = &toks[open + 1..close];
+    let names_and_stars = inside.iter().all(|t| t.ident().is_some() || t.is_punct('*'));
+    let callee = open
+        .checked_sub(1)
+        .and_then(|k| toks[k].ident())
+        .is_some_and(|w| !matches!(w, "return" | "case" | "else" | "do"));
+    !inside.is_empty()
+        && names_and_stars
+        && !callee
+        && (inside.iter().any(|t| t.ident().is_some_and(type_word))
+            || inside.last().is_some_and(|t| t.is_punct('*')))
+}
+
+/// Is the `*` at `at` part of a declarator after a comma (`float *a, *q = p;`), not a
+/// dereference? It is when its statement begins as a declaration does: with a type word, or a
+/// name followed by a name or `*` (a typedef'd type).
+pub(super) fn is_declaration_star(toks: &[Tok], at: usize) -> bool {
+    if !(at >= 1 && toks[at - 1].is_punct(',')) {
+        return false;
+    }
+    let mut j = at - 1;
+    let mut depth = 0usize;
+    while j > 0 {
+        match toks[j - 1].kind {
+            Kind::Punct(')' | ']' | '}') => depth += 1,
+            Kind::Punct('(' | '[' | '{') if depth > 0 => depth -= 1,
+            // A comma inside parentheses is an argument's, not a declarator's.
+            Kind::Punct('(' | '[') => return false,
+            Kind::Punct(';' | '{') => break,
+            _ => {}
+        }
+        j -= 1;
+    }
+    let first = toks.get(j).and_then(Tok::ident);
+    let second = toks.get(j + 1);
+    first.is_some_and(type_word)
+        || (first.is_some() && second.is_some_and(|t| t.ident().is_some() || t.is_punct('*')))
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::lex;
-    use super::first_write;
+    use super::super::reach::body_write;
 
     fn writes(body: &str, name: &str) -> bool {
         let toks = lex::tokens(body, &[]).expect("lexes");
-        first_write(&toks, name).is_some()
+        body_write(&toks, name).is_some()
     }
 
     #[test]
@@ -279,7 +259,8 @@ mod read {
                    {\n  int i = get_global_id(0);\n  y[i] = a * x[i];\n}\n";
         let cl = super::super::parse(src).expect("reads");
         let params = cl.kernel("k").expect("a kernel").params.as_ref().expect("params");
-        let written: Vec<_> = params.iter().map(|p| p.written_at).collect();
+        let written: Vec<_> =
+            params.iter().map(|p| p.written_at.as_ref().map(|w| w.line())).collect();
         assert_eq!(written, [None, Some(3), None]);
     }
 
@@ -294,8 +275,13 @@ mod read {
         let cl = super::super::parse(src).expect("reads");
         let k = cl.kernel("k").expect("a kernel");
         assert!(k.defined);
-        let written: Vec<_> =
-            k.params.as_ref().expect("params").iter().map(|p| p.written_at).collect();
+        let written: Vec<_> = k
+            .params
+            .as_ref()
+            .expect("params")
+            .iter()
+            .map(|p| p.written_at.as_ref().map(|w| w.line()))
+            .collect();
         assert_eq!(written, [None, Some(3)]);
     }
 }
