@@ -38,6 +38,23 @@ impl Prim {
         }
     }
 
+    /// The primitive of a Rust name (`"f32"`).
+    pub fn from_name(name: &str) -> Option<Prim> {
+        let all = [
+            Prim::I8,
+            Prim::U8,
+            Prim::I16,
+            Prim::U16,
+            Prim::I32,
+            Prim::U32,
+            Prim::I64,
+            Prim::U64,
+            Prim::F32,
+            Prim::F64,
+        ];
+        all.into_iter().find(|p| p.name() == name)
+    }
+
     pub const fn size(self) -> usize {
         match self {
             Prim::I8 | Prim::U8 => 1,

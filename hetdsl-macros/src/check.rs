@@ -45,6 +45,9 @@ pub struct Checked {
     pub refused_merges: HashSet<String>,
     /// Buffers whose pattern names something that cannot be a side: they expand with `1:1`.
     pub refused_patterns: HashSet<String>,
+    /// Parameters whose Rust type stands for an OpenCL vector (a newtype), already proved plain
+    /// data: their lanes go to the check of a source loaded at run time.
+    pub newtypes: HashSet<String>,
 }
 
 pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
@@ -103,12 +106,14 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         asserts: TokenStream::new(),
         asserted: HashSet::new(),
         refused_merges: HashSet::new(),
+        newtypes: HashSet::new(),
     };
     for (rust, p) in func.params.iter().zip(params) {
         ctx.param(rust, p, items_per_group, errors);
     }
     checked.asserts = ctx.asserts;
     checked.refused_merges = ctx.refused_merges;
+    checked.newtypes = ctx.newtypes;
     checked
 }
 
@@ -144,6 +149,7 @@ fn from_options(options: &Options, func: &Func, at: Span, errors: &mut Errors) -
         build_options: options.build_options(),
         refused_merges: HashSet::new(),
         refused_patterns: HashSet::new(),
+        newtypes: HashSet::new(),
     }
 }
 
@@ -155,6 +161,8 @@ struct Ctx<'a> {
     asserted: HashSet<String>,
     /// Parameters whose `merge` was refused.
     refused_merges: HashSet<String>,
+    /// Parameters whose type stands for an OpenCL vector.
+    newtypes: HashSet<String>,
 }
 
 impl Ctx<'_> {
@@ -170,6 +178,9 @@ impl Ctx<'_> {
         }
         if let Some(fit) = &out.fit {
             self.prove(fit, elem);
+            if matches!(fit, Fit::Newtype { .. }) {
+                self.newtypes.insert(rust.ident.to_string());
+            }
         }
         let merge_unknown =
             matches!(&rust.role, Role::Buffer { merge: Some(m), .. } if m.op.is_none());

@@ -28,7 +28,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
     let Parts { global_ty, params, args, names, all_names, kernel_name, source, .. } = &parts;
     let build_options = &checked.build_options;
     let body = parts.launch_body(quote!(&self.program), quote!(Self::PARAMETERS));
-    let decls = func.params.iter().map(decl_tokens);
+    let decls = func.params.iter().map(|p| decl_tokens(p, &checked));
     let doc_run = format!(
         "Co-executes `{}` over `global` work-items on every device of the program, with the declared \
          balancer. The outputs are complete when this returns `Ok`.",
@@ -120,7 +120,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     let build_options = &checked.build_options;
     let ident = &func.ident;
     let body = parts.launch_body(quote!(program), quote!(PARAMETERS));
-    let decls = func.params.iter().map(decl_tokens);
+    let decls = func.params.iter().map(|p| decl_tokens(p, &checked));
     let mod_doc = format!(
         "Companions of [`{ident}()`]: its source, its cached program and its launch before it runs."
     );
@@ -374,7 +374,7 @@ fn arg_expr(p: &Param, items_per_group: u64, refused_merges: &HashSet<String>) -
 }
 
 /// A parameter as `hetdsl::__private::check_source` reads it.
-fn decl_tokens(p: &Param) -> TokenStream {
+fn decl_tokens(p: &Param, checked: &check::Checked) -> TokenStream {
     use hetdsl_decl::declcheck::{DeclRole, Dir, RustTy};
     let (d, elem) = check::decl_param(p);
     let private = quote!(::hetdsl::__private);
@@ -419,6 +419,13 @@ fn decl_tokens(p: &Param) -> TokenStream {
         RustTy::Other => quote!(#private::RustTy::Other),
     };
     let (name, ty_text, full_text) = (&d.name, &d.ty_text, &d.full_text);
+    // Only a type already asserted plain data for a vector: asking any other type for its lanes
+    // would repeat a "not plain data" error the declaration already has.
+    let lanes = if checked.newtypes.contains(&p.ident.to_string()) {
+        quote!(#private::pod_lanes::<#elem>())
+    } else {
+        quote!(#private::Lanes::Unknown)
+    };
     quote! {
         #private::DeclArg {
             decl: #private::DeclParam {
@@ -430,6 +437,7 @@ fn decl_tokens(p: &Param) -> TokenStream {
             },
             size: ::core::mem::size_of::<#elem>(),
             align: ::core::mem::align_of::<#elem>(),
+            lanes: #lanes,
         }
     }
 }

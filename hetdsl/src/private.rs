@@ -251,11 +251,13 @@ pub fn ratio(
 
 /// A parameter of a `kernel!` declaration, for the check of a source loaded at run time: the
 /// declaration's view of it and the size and alignment of its Rust type (of the value, or of
-/// the elements).
+/// the elements), and for a type standing for a vector at compile time, the primitives it is
+/// made of (`Lanes::Unknown` otherwise).
 pub struct DeclArg {
     pub decl: DeclParam,
     pub size: usize,
     pub align: usize,
+    pub lanes: Lanes,
 }
 
 /// Checks a source given at run time against a `kernel!` declaration (`decl`, every parameter
@@ -297,7 +299,8 @@ pub fn check_source(
 }
 
 /// What the compiler proves of a user type for the source read at compile time, compared at
-/// run time for another source: its size (and a struct's alignment). Field offsets are not
+/// run time for another source: its size (and a struct's alignment), and that a vector's
+/// newtype holds the vector's primitive. Field offsets are not
 /// known here; a struct of the same size and alignment whose fields moved is not caught.
 fn layout_problem(
     fit: &hetdsl_decl::declcheck::Fit,
@@ -309,6 +312,13 @@ fn layout_problem(
     match fit {
         Fit::Newtype { size, desc, .. } if *size != arg.size as u64 => {
             Some(format!("`{}`: {}", arg.decl.name, declcheck::newtype_size_message(desc)))
+        }
+        // The same size is not enough: an `[i32; 4]` newtype has the size of a `float4`.
+        Fit::Newtype { desc, elem, three_lanes, .. } => {
+            let want = Prim::from_name(elem)?;
+            (!arg.lanes.hold(want, *three_lanes)).then(|| {
+                format!("`{}`: {}", arg.decl.name, declcheck::newtype_kind_message(desc, elem))
+            })
         }
         Fit::Struct(i) => {
             let def = &cl.structs[*i];

@@ -63,3 +63,41 @@ fn a_source_without_the_kernel_or_with_another_count_is_refused_as_at_compile_ti
         "{e}"
     );
 }
+
+/// A `#[repr(C)]` newtype standing for an OpenCL `float4`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Default, hetdsl::Pod)]
+pub struct Float4(pub [f32; 4]);
+
+hetdsl::kernel! {
+    #[kernel(file = "tests/ui/kernels/reduce.cl", local = 255)]
+    struct GroupSum {
+        fn group_sum(#[input(1:1)] input: &[Float4], #[output(1:255)] out: &mut [Float4], #[local] scratch: [Float4; 255]);
+    }
+}
+
+/// A source loaded at run time whose vectors changed kind but not size (`int4` for `float4`):
+/// the newtype of `f32` lanes is refused as at compile time, not only compared by size.
+#[test]
+fn a_vector_newtype_of_another_primitive_is_refused_in_a_source_loaded_at_run_time() {
+    let rt = runtime();
+    let file = std::fs::read_to_string(root().join("tests/ui/kernels/reduce.cl")).unwrap();
+    // Only `group_sum`: the file's other kernel is one no device builds.
+    let text = file.split("// A kernel whose size_t").next().unwrap().to_string();
+    let ints = KernelSource::from_text("reduce.cl", text.replace("float4", "int4"));
+    let problems = match GroupSum::with_source(&rt, &ints) {
+        Err(Error::SourceMismatch { problems, .. }) => problems,
+        Err(other) => panic!("expected SourceMismatch, got {other}"),
+        Ok(_) => panic!("an `int4` kernel was accepted for `f32` lanes"),
+    };
+    let kind =
+        "the kernel's `int4` (16 bytes) is made of `i32`: the Rust type must hold `i32` lanes";
+    for name in ["input", "out", "scratch"] {
+        assert!(
+            problems.iter().any(|p| p.starts_with(&format!("`{name}`: {kind}"))),
+            "{name}: {problems:?}"
+        );
+    }
+    // Unchanged, it fits.
+    assert!(GroupSum::with_source(&rt, &KernelSource::from_text("reduce.cl", text)).is_ok());
+}
