@@ -185,6 +185,7 @@ impl<'a> Reach<'a> {
         let func = &funcs[f];
         let mut body = Body {
             toks: &func.body,
+            pairs: Pairs::of(&func.body),
             params: &func.params,
             state: (f, k, depth),
             holders: HashMap::new(),
@@ -228,6 +229,7 @@ struct Held {
 /// buffer (and at which depths), and what was found.
 struct Body<'t> {
     toks: &'t [Tok],
+    pairs: Pairs,
     params: &'t [String],
     state: State,
     holders: HashMap<String, HashSet<Held>>,
@@ -251,16 +253,34 @@ impl Body<'_> {
         self.found(Written::Maybe { line, why }, true);
     }
 
+    /// Follows the value `toks[s..e]` held as `held`, and the values of the calls returning
+    /// it, one after the other (calls nested in calls need no stack of their own).
+    fn follow(
+        &mut self,
+        reach: &mut Reach<'_>,
+        span: (usize, usize),
+        level: i64,
+        held: Held,
+        line: usize,
+    ) {
+        let mut work = vec![(span, level, held)];
+        while let Some((span, level, held)) = work.pop() {
+            self.follow_one(reach, span, level, held, line, &mut work);
+        }
+    }
+
     /// Follows the value `toks[s..e]`, which holds a pointer into the buffer `depth - level`
     /// dereferences away (a negative difference: the value is an element), in its `member`
-    /// when that is known, outwards through the expression around it.
-    fn follow(
+    /// when that is known, outwards through the expression around it; a call returning it
+    /// leaves its own value in `work`.
+    fn follow_one(
         &mut self,
         reach: &mut Reach<'_>,
         (mut s, mut e): (usize, usize),
         mut level: i64,
         Held { depth, mut member }: Held,
         line: usize,
+        work: &mut Vec<((usize, usize), i64, Held)>,
     ) {
         let t = self.toks;
         // The first member named after the value must be the one holding the pointer.
@@ -273,7 +293,7 @@ impl Body<'_> {
             loop {
                 match t.get(e) {
                     Some(x) if x.is_punct('[') => {
-                        let Some(close) = matching(t, e) else { return };
+                        let Some(close) = self.pairs.get(e) else { return };
                         e = close + 1;
                         level += 1;
                     }
@@ -319,8 +339,9 @@ impl Body<'_> {
                     && !(b > 0 && t[b - 1].is_punct('&') && t[b].glued)
                 {
                     level -= 1;
-                } else if t[b].is_punct(')') && opener(t, b).is_some_and(|o| is_cast(t, o, b)) {
-                    s = opener(t, b).expect("checked");
+                } else if t[b].is_punct(')') && self.pairs.get(b).is_some_and(|o| is_cast(t, o, b))
+                {
+                    s = self.pairs.get(b).expect("checked");
                     continue;
                 } else if pre_increment(t, s) {
                     if level > depth {
@@ -344,7 +365,7 @@ impl Body<'_> {
             if assigns(t, e) || !keeps_pointer_after(t, e) || !keeps_pointer_before(t, s) {
                 return;
             }
-            let Some((at, commas, designated)) = context(t, s) else { return };
+            let Some((at, commas, designated)) = context(t, &self.pairs, s) else { return };
             if designated.is_some() {
                 member = designated;
             }
@@ -358,7 +379,7 @@ impl Body<'_> {
                 }
                 return;
             }
-            let Some(close) = matching(t, at) else { return };
+            let Some(close) = self.pairs.get(at) else { return };
             if c.is_punct('{') {
                 if (at + 1..close).any(|k| t[k].is_punct(';')) {
                     return; // A block: the value was a statement of its own.
@@ -384,8 +405,7 @@ impl Body<'_> {
                         Call::Keeps => (s, e) = (k, close + 1),
                         Call::Returns(depths) => {
                             for depth in depths {
-                                let held = Held { depth, member: None };
-                                self.follow(reach, (k, close + 1), 0, held, line);
+                                work.push(((k, close + 1), 0, Held { depth, member: None }));
                             }
                             return;
                         }
@@ -612,19 +632,47 @@ fn keeps_pointer_before(t: &[Tok], s: usize) -> bool {
     }
 }
 
+/// Each bracket's partner in a body, found once: following a value out of calls nested in
+/// calls looks up each closer rather than scanning for it.
+struct Pairs(Vec<usize>);
+
+impl Pairs {
+    fn of(t: &[Tok]) -> Pairs {
+        let mut pairs = vec![usize::MAX; t.len()];
+        let mut open = Vec::new();
+        for (k, tok) in t.iter().enumerate() {
+            match tok.kind {
+                Kind::Punct('(' | '[' | '{') => open.push(k),
+                Kind::Punct(')' | ']' | '}') => {
+                    if let Some(o) = open.pop() {
+                        (pairs[o], pairs[k]) = (k, o);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Pairs(pairs)
+    }
+
+    /// The partner of the bracket at `k`.
+    fn get(&self, k: usize) -> Option<usize> {
+        self.0.get(k).copied().filter(|&p| p != usize::MAX)
+    }
+}
+
 /// What takes the value starting at `s`: the index of the nearest `=` (an assignment), `(`,
 /// `{` or `return` it is inside of, how many commas of that level separate it from the value
 /// (its argument position), and the member a designator (`.p = `) puts it in. `None` at the
 /// start of a statement, inside a subscript or after a compound assignment.
-fn context(t: &[Tok], s: usize) -> Option<(usize, usize, Option<String>)> {
+fn context(t: &[Tok], pairs: &Pairs, s: usize) -> Option<(usize, usize, Option<String>)> {
     let (mut j, mut commas, mut designated) = (s, 0, None);
     while j > 0 {
         j -= 1;
         match &t[j].kind {
-            Kind::Punct(')' | ']') => j = opener(t, j)?,
+            Kind::Punct(')' | ']') => j = pairs.get(j)?,
             Kind::Punct('}') => {
                 // An initializer before the value (`{ {1, 2}, p }`); a block ends the statement.
-                let o = opener(t, j)?;
+                let o = pairs.get(j)?;
                 if (o + 1..j).any(|k| t[k].is_punct(';')) {
                     return None;
                 }
@@ -696,7 +744,7 @@ fn enclosing(t: &[Tok], at: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::super::lex;
-    use super::{body_write, builtin, Builtin};
+    use super::{body_write, builtin, Builtin, Func, Reach};
     use crate::clsig::Written;
 
     fn toks(text: &str) -> Vec<lex::Tok> {
@@ -713,6 +761,19 @@ mod tests {
         assert_eq!(seen(body), Some(Written::At(0)));
         let body = "__global float* q = p + 4, *r; r = q; float v = p[0]; v = *r;";
         assert_eq!(seen(body), None);
+    }
+
+    /// A pointer returned through calls nested far deeper than the stack could recurse is
+    /// followed out of every one of them, each closer found once.
+    #[test]
+    fn calls_nested_deep_are_followed_without_recursion() {
+        let n = 50_000;
+        let body = format!("{}p{}[0] = 1;", "at(".repeat(n), ")".repeat(n));
+        let funcs = [
+            Func { name: "at".into(), params: vec!["b".into()], body: toks("return b;") },
+            Func { name: "k".into(), params: vec!["p".into()], body: toks(&body) },
+        ];
+        assert_eq!(Reach::new(&funcs).solve((1, 0, 0)).written, Some(Written::At(0)));
     }
 
     #[test]
