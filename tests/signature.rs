@@ -203,6 +203,56 @@ fn element_types_vectors_and_local_buffers_are_checked() {
     assert!(b.iter().all(|v| *v == [2.0f32; 4]), "{:?}", &b[..2]);
 }
 
+/// Newtypes standing for an OpenCL `float4`: one of `f32` lanes, and one of the same size
+/// whose lanes are integers.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, hetdsl::Pod)]
+struct Float4([f32; 4]);
+#[repr(C, align(16))]
+#[derive(Clone, Copy, hetdsl::Pod)]
+struct Int4([i32; 4]);
+
+#[test]
+fn a_vector_newtype_of_another_primitive_is_refused_as_kernel_macro_refuses_it() {
+    // The size alone let `Int4` through for `float4`: the kernel read integers' bits as floats
+    // and the launch returned `Ok` with wrong numbers.
+    let p = program("sig.cl", SRC);
+    let ints = vec![Int4([1; 4]); N];
+    let mut b = vec![Float4([0.0; 4]); N];
+    fn launch(p: &Program) -> hetdsl::Launch<'_> {
+        p.launch("add4").global(&[N]).local(&[64])
+    }
+    let r = launch(&p)
+        .input(&ints, Pattern::ONE_TO_ONE)
+        .output(&mut b, Pattern::ONE_TO_ONE)
+        .local_buffer::<f32>(64)
+        .run();
+    assert_mentions(
+        &refused(r, 0),
+        &["`__global const float4*`", "found an input buffer of `Int4` (16 bytes of `i32`)"],
+    );
+    // An array of one is made of the same lanes, and has the same size.
+    let wrapped = vec![[Int4([1; 4])]; N];
+    let r = launch(&p)
+        .input(&wrapped, Pattern::ONE_TO_ONE)
+        .output(&mut b, Pattern::ONE_TO_ONE)
+        .local_buffer::<f32>(64)
+        .run();
+    refused(r, 0);
+    // The newtype of `f32` lanes runs, against the CPU.
+    let floats: Vec<Float4> = (0..N).map(|i| Float4([i as f32, 1.0, 2.0, 3.0])).collect();
+    launch(&p)
+        .input(&floats, Pattern::ONE_TO_ONE)
+        .output(&mut b, Pattern::ONE_TO_ONE)
+        .local_buffer::<f32>(64)
+        .run()
+        .expect("runs");
+    for (i, (out, x)) in b.iter().zip(&floats).enumerate() {
+        let want = x.0.map(|v| v + x.0[0]);
+        assert_eq!(out.0, want, "element {i}");
+    }
+}
+
 #[test]
 fn a_source_the_reader_cannot_read_is_checked_against_the_driver() {
     // A kernel inside a branch that depends on the device: the reader refuses to guess, the

@@ -71,20 +71,21 @@ pub enum HostType {
     Prim(Prim),
     /// `[T; N]` of a primitive: an OpenCL vector of `N` lanes (a 3-lane one takes 4).
     Array(Prim, usize),
-    /// A user type (a struct, a newtype, an array of structs): only its size is known here;
-    /// `name` is empty when the type did not say.
+    /// A user type (a struct, a newtype, an array of structs): its size and the primitives it
+    /// is made of; `name` is empty when the type did not say.
     Opaque {
         size: usize,
         name: &'static str,
+        lanes: Lanes,
     },
 }
 
 impl HostType {
-    /// `[T; n]` of `elem`.
+    /// `[T; n]` of `elem`: made of what `elem` is made of.
     pub const fn array(elem: HostType, n: usize, size: usize) -> HostType {
         match elem {
             HostType::Prim(p) => HostType::Array(p, n),
-            _ => HostType::Opaque { size, name: "" },
+            _ => HostType::Opaque { size, name: "", lanes: Lanes::of(elem) },
         }
     }
 
@@ -102,8 +103,22 @@ impl fmt::Display for HostType {
         match self {
             HostType::Prim(p) => write!(f, "`{}`", p.name()),
             HostType::Array(p, n) => write!(f, "`[{}; {n}]`", p.name()),
-            HostType::Opaque { size, name: "" } => write!(f, "a {size}-byte user type"),
-            HostType::Opaque { size, name } => write!(f, "`{name}` ({size} bytes)"),
+            HostType::Opaque { size, name, lanes } => {
+                match *name {
+                    "" => write!(f, "a {size}-byte user type")?,
+                    name => write!(f, "`{name}` ({size} bytes")?,
+                }
+                // What it is made of, where one primitive throughout: why it cannot be a vector
+                // of another scalar.
+                if let Lanes::Of(p) = lanes {
+                    write!(f, " of `{}`", p.name())?;
+                }
+                if name.is_empty() {
+                    Ok(())
+                } else {
+                    f.write_str(")")
+                }
+            }
         }
     }
 }
@@ -179,9 +194,11 @@ fn type_fits(ty: &Ty, host: HostType, structs: &[StructDef]) -> bool {
             let lanes = if *n == 3 { 4 } else { usize::from(*n) };
             s.rust().is_none_or(|r| r == p.name()) && len == lanes
         }
-        (Ty::Vector(s, n), HostType::Opaque { size, .. }) => {
+        (Ty::Vector(s, n), HostType::Opaque { size, lanes: made_of, .. }) => {
+            // The size alone lets a newtype of `[i32; 4]` through for a `float4`.
             let lanes = if *n == 3 { 4 } else { u64::from(*n) };
-            s.size().is_none_or(|b| b * lanes == size as u64)
+            let kind = s.rust().and_then(Prim::from_name).is_none_or(|p| made_of.hold(p, *n == 3));
+            s.size().is_none_or(|b| b * lanes == size as u64) && kind
         }
         (Ty::Vector(..), HostType::Prim(_)) => false,
         (Ty::Struct(i), HostType::Opaque { size, .. }) => {
@@ -318,11 +335,11 @@ pub enum Lanes {
 }
 
 impl Lanes {
-    /// The lanes of a primitive or an array of one; unknown for a user type.
+    /// The lanes of a primitive, an array of one, or a user type (as it says).
     pub const fn of(host: HostType) -> Lanes {
         match host {
             HostType::Prim(p) | HostType::Array(p, _) => Lanes::Of(p),
-            HostType::Opaque { .. } => Lanes::Unknown,
+            HostType::Opaque { lanes, .. } => lanes,
         }
     }
 
@@ -392,7 +409,7 @@ mod tests {
         assert_eq!(check_arg(4, HostArg::Local { ty: Some(f32) }), Ok(()));
         assert_eq!(check_arg(4, HostArg::Local { ty: None }), Ok(()));
         assert_eq!(check_arg(5, buf(HostType::Prim(Prim::I32), false)), Ok(()));
-        let p = HostType::Opaque { size: 16, name: "P" };
+        let p = HostType::Opaque { size: 16, name: "P", lanes: Lanes::Unknown };
         assert_eq!(check_arg(6, buf(p, true)), Ok(()));
         // Untyped (built by the macros, checked at compile time): kinds only.
         assert_eq!(check_arg(1, HostArg::Buffer { ty: None, writes: true, reads: true }), Ok(()));
@@ -422,7 +439,11 @@ mod tests {
         assert!(e.contains("writes through it at k.cl:4"), "{e}");
         let e = check_arg(4, buf(f32, false)).unwrap_err();
         assert!(e.contains("`__local` buffer"), "{e}");
-        let e = check_arg(6, buf(HostType::Opaque { size: 12, name: "Q" }, true)).unwrap_err();
+        let e = check_arg(
+            6,
+            buf(HostType::Opaque { size: 12, name: "Q", lanes: Lanes::Unknown }, true),
+        )
+        .unwrap_err();
         assert!(e.contains("like `P` (16 bytes), found an output buffer of `Q` (12 bytes)"), "{e}");
         let e = check_arg(4, HostArg::Local { ty: Some(HostType::Prim(Prim::I32)) }).unwrap_err();
         assert!(e.contains("`__local` buffer of `f32`, found a `__local` buffer of `i32`"), "{e}");
@@ -439,7 +460,8 @@ mod tests {
         let f4 = Lanes::all(&[of(HostType::Array(Prim::F32, 4))]);
         let i4 = Lanes::all(&[of(HostType::Array(Prim::I32, 4))]);
         let padded = Lanes::all(&[f4, of(HostType::Prim(Prim::U32))]);
-        let unknown = Lanes::all(&[f4, of(HostType::Opaque { size: 4, name: "" })]);
+        let unknown =
+            Lanes::all(&[f4, of(HostType::Opaque { size: 4, name: "", lanes: Lanes::Unknown })]);
         assert!(f4.hold(Prim::F32, false) && !i4.hold(Prim::F32, false));
         assert!(!padded.hold(Prim::F32, false) && padded.hold(Prim::F32, true));
         assert!(!padded.hold(Prim::U32, true) && unknown.hold(Prim::I8, false));

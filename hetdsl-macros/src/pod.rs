@@ -87,13 +87,15 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         // every field is `Pod` (bounds above) and the fields cover every byte (size assertion
         // above), so every bit pattern of its bytes is a valid value.
         unsafe impl ::hetdsl::Pod for #name {
+            // Every field is plain data, and these are the primitives they hold: the run-time
+            // check of a plain launch compares them with a vector's scalar, as `kernel!` does.
             const HOST_TYPE: ::hetdsl::__private::HostType = ::hetdsl::__private::HostType::Opaque {
                 size: ::core::mem::size_of::<#name>(),
                 name: #name_str,
+                lanes: ::hetdsl::__private::Lanes::all(&[#(#lanes),*]),
             };
-            // Every field is plain data, and these are the primitives they hold.
             const LANES: ::hetdsl::__private::Lanes =
-                ::hetdsl::__private::Lanes::all(&[#(#lanes),*]);
+                ::hetdsl::__private::Lanes::of(<Self as ::hetdsl::Pod>::HOST_TYPE);
         }
     })
 }

@@ -22,7 +22,8 @@ pub unsafe trait Pod: Copy + Send + Sync + 'static {
     /// parameters: a primitive, an array of one (an OpenCL vector), or a user type of its size
     /// (`#[derive(Pod)]` adds its name).
     #[doc(hidden)]
-    const HOST_TYPE: HostType = HostType::Opaque { size: std::mem::size_of::<Self>(), name: "" };
+    const HOST_TYPE: HostType =
+        HostType::Opaque { size: std::mem::size_of::<Self>(), name: "", lanes: Lanes::Unknown };
 
     /// The primitives the type is made of, for the compile-time check that a user type
     /// standing for an OpenCL vector holds the vector's scalar (`#[derive(Pod)]` gathers its
