@@ -94,8 +94,10 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 name: #name_str,
                 lanes: ::hetdsl::__private::Lanes::all(&[#(#lanes),*]),
             };
+            // From the fields again, not through `Self`'s own constants: naming them would
+            // repeat the user's errors about `Self` (a field that is not `Send`, …).
             const LANES: ::hetdsl::__private::Lanes =
-                ::hetdsl::__private::Lanes::of(<Self as ::hetdsl::Pod>::HOST_TYPE);
+                ::hetdsl::__private::Lanes::all(&[#(#lanes),*]);
         }
     })
 }
