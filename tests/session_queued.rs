@@ -319,6 +319,29 @@ fn a_device_hanging_under_a_queued_launch_is_dropped_within_the_watchdog_bound()
     assert!(failed[0].1.contains("did not end"), "{failed:?}");
 }
 
+/// The call that waits for a failed queued launch returns that launch's error and does nothing
+/// of its own, as `submit` documents: a write to another buffer is not made (its old values
+/// stay, not a half-made write), and made when the caller makes it again.
+#[test]
+fn the_call_that_meets_a_queued_launch_s_error_does_nothing_of_its_own() {
+    let p = common::program("session.cl");
+    let s = p.session_on(&[0]).unwrap();
+    let n = 4096;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut x = s.buffer_from(&xs).unwrap();
+    let old: Vec<f32> = (0..n).map(|i| -(i as f32)).collect();
+    let mut y = s.buffer_from(&old).unwrap();
+    let quick = hetdsl::WatchdogConfig { factor: 2.0, min: std::time::Duration::from_millis(300) };
+    affine(&s, &mut x, None, quick).unwrap();
+    affine(&s, &mut x, Some(Fault::Hang { device: 0, package: 0 }), quick).unwrap();
+    let new: Vec<f32> = (0..n).map(|i| 0.5 * i as f32).collect();
+    let first = y.write(0, &new);
+    assert!(first.is_err(), "the queued launch's error should come from the write");
+    assert_eq!(y.to_vec().unwrap(), old, "the failed call made its write after all");
+    y.write(0, &new).unwrap();
+    assert_eq!(y.to_vec().unwrap(), new);
+}
+
 /// A replayed split whose kernels end apart keeps being replayed while each launch's imbalance
 /// is small, but the kernel time its replays lose adds up: once it outweighs one launch and the
 /// bytes a new cut would move, the split is cut again from what was measured. Here the saved

@@ -188,7 +188,8 @@ impl<'s> SessionLaunch<'s> {
     /// launch, a buffer's read or write, [`Session::finish`] wait for it as they need); any
     /// other launch runs as [`SessionLaunch::run`] does. Reports wait in
     /// [`Session::finish`]; an error of a queued launch (a device failing) comes from the
-    /// first call that waits for it.
+    /// first call that waits for it, and that call does nothing of its own (a launch it
+    /// starts does not run, a write it makes is not made): after the error, make it again.
     pub fn submit(mut self) -> Result<()> {
         let session = self.session;
         let kernel = self.kernel.clone();
