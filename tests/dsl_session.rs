@@ -122,13 +122,6 @@ fn a_declared_saxpy_iterated_on_session_buffers_moves_its_inputs_once() {
     close(&y1, &want1, "one-shot saxpy");
 }
 
-fn stencil_cpu(a: &[f32]) -> Vec<f32> {
-    let n = a.len();
-    (0..n)
-        .map(|i| if i == 0 || i == n - 1 { a[i] } else { (a[i - 1] + a[i] + a[i + 1]) / 3.0 })
-        .collect()
-}
-
 #[test]
 fn a_declared_halo_ping_pongs_on_buffers_and_runs_one_shot_on_slices() {
     let rt = runtime();
@@ -142,7 +135,7 @@ fn a_declared_halo_ping_pongs_on_buffers_and_runs_one_shot_on_slices() {
     for sweep in 0..8 {
         let (src, dst) = if sweep % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
         let r = k.run(N, src, dst, N as u32).expect("stencil on buffers");
-        want = stencil_cpu(&want);
+        want = common::stencil_cpu(&want);
         if sweep >= 2 {
             // Each device owns its half: only the element past each side of the boundary
             // crosses between them, never anything from the host.
@@ -155,7 +148,7 @@ fn a_declared_halo_ping_pongs_on_buffers_and_runs_one_shot_on_slices() {
     // input's length is still checked, naming the parameter.
     let mut out = vec![0.0f32; N];
     stencil.run(N, &start, &mut out, N as u32).expect("one-shot stencil");
-    close(&out, &stencil_cpu(&start), "one-shot stencil");
+    close(&out, &common::stencil_cpu(&start), "one-shot stencil");
     let e = stencil.run(N, &start[..N - 1], &mut out, N as u32).unwrap_err();
     assert!(
         matches!(&e, Error::BadDeclaredArgument { index: 0, name, reason }

@@ -140,13 +140,6 @@ fn an_inout_buffer_updated_in_place_over_many_launches() {
     close(&x.to_vec().unwrap(), &want, "affine x6");
 }
 
-fn stencil_cpu(a: &[f32]) -> Vec<f32> {
-    let n = a.len();
-    (0..n)
-        .map(|i| if i == 0 || i == n - 1 { a[i] } else { (a[i - 1] + a[i] + a[i + 1]) / 3.0 })
-        .collect()
-}
-
 #[test]
 fn a_1d_stencil_with_a_halo_ping_pongs_and_moves_only_the_halo() {
     let (_p, s) = session();
@@ -166,7 +159,7 @@ fn a_1d_stencil_with_a_halo_ping_pongs_and_moves_only_the_halo() {
             .balancer(halves())
             .run()
             .unwrap();
-        want = stencil_cpu(&want);
+        want = common::stencil_cpu(&want);
         if sweep >= 2 {
             // Steady state: each device owns its half; only the element past each side of the
             // one boundary crosses between them.
@@ -531,7 +524,7 @@ fn a_halo_output_is_refused_and_a_one_shot_halo_moves_only_its_rows() {
         .balancer(Box::new(hetdsl::balance::Dynamic::packages(16)))
         .run()
         .expect("a one-shot halo");
-    close(&out, &stencil_cpu(&a), "one-shot stencil3 with a halo");
+    close(&out, &common::stencil_cpu(&a), "one-shot stencil3 with a halo");
     let merged: Vec<_> = r.trace.iter().filter(|t| t.merged).collect();
     assert!(merged.len() > 2, "{} packages", merged.len());
     for t in &merged {
@@ -776,7 +769,7 @@ fn buffers_larger_than_a_device_allocation_live_in_windows() {
             _ => l,
         };
         l.run().unwrap();
-        expect = stencil_cpu(&expect);
+        expect = common::stencil_cpu(&expect);
         let now = if sweep % 2 == 0 { &b } else { &a };
         close(&now.to_vec().unwrap(), &expect, &format!("stencil sweep {sweep} in windows"));
     }

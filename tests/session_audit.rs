@@ -17,13 +17,6 @@ fn affine_cpu(x: &mut [f32], a: f32, b: f32) {
     x.iter_mut().for_each(|v| *v = *v * a + b);
 }
 
-fn stencil_cpu(a: &[f32]) -> Vec<f32> {
-    let n = a.len();
-    (0..n)
-        .map(|i| if i == 0 || i == n - 1 { a[i] } else { (a[i - 1] + a[i] + a[i + 1]) / 3.0 })
-        .collect()
-}
-
 #[test]
 fn a_session_dropped_with_launches_queued_leaves_its_buffers_readable_and_writable() {
     within(LIMIT, || {
@@ -158,7 +151,11 @@ fn halos_wider_than_the_buffer_and_a_one_element_buffer_match_the_cpu() {
                     .run()
                     .unwrap();
             }
-            close(&b.to_vec().unwrap(), &stencil_cpu(&xs), &format!("halo 2^40, cap {cap:?}"));
+            close(
+                &b.to_vec().unwrap(),
+                &common::stencil_cpu(&xs),
+                &format!("halo 2^40, cap {cap:?}"),
+            );
 
             let one = s.buffer_from(&[7.5f32]).unwrap();
             let mut out = s.buffer::<f32>(1).unwrap();

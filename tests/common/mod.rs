@@ -195,3 +195,11 @@ pub fn jacobi_launch<'s>(
         .scalar(w as u32)
         .scalar(h as u32)
 }
+
+/// The 1-D three-point mean of `session.cl`'s `stencil3` kernel on the CPU: ends kept.
+pub fn stencil_cpu(a: &[f32]) -> Vec<f32> {
+    let n = a.len();
+    (0..n)
+        .map(|i| if i == 0 || i == n - 1 { a[i] } else { (a[i - 1] + a[i] + a[i + 1]) / 3.0 })
+        .collect()
+}
