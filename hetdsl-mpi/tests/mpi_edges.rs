@@ -9,7 +9,7 @@ mod common;
 
 use std::process::ExitCode;
 
-use common::{Case, Outcome};
+use common::{spread4_cpu, spread4_launch, Case, Outcome};
 use hetdsl::balance::{Dynamic, Static};
 use hetdsl::{Balancer, Error, Pattern, Program};
 use hetdsl_mpi::{Cluster, ClusterLaunch, ClusterReport};
@@ -77,17 +77,6 @@ fn check(cluster: &Cluster, report: &ClusterReport, got: &[u32], want: &[u32]) -
     }
 }
 
-fn spread4_cpu(x: &[u32], salt: u32) -> Vec<u32> {
-    let mut out = Vec::with_capacity(4 * x.len());
-    for &v in x {
-        let v = v.wrapping_mul(2654435761).wrapping_add(salt);
-        for k in 0..4u32 {
-            out.push(v ^ k.wrapping_mul(40503));
-        }
-    }
-    out
-}
-
 /// One call of `spread4` over `n` items in groups of 64, on rank 0's data.
 fn spread4(
     cluster: &Cluster,
@@ -97,13 +86,7 @@ fn spread4(
 ) -> Outcome {
     let x = inputs(cluster, n, 7);
     let mut out = on_root(cluster, 4 * n);
-    let mut launch = cluster
-        .launch(program, "spread4")
-        .global(&[n])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap())
-        .scalar(99u32);
+    let mut launch = spread4_launch(cluster, program, "spread4", n, (&x, &mut out), 99);
     if let Some(b) = balancer {
         launch = launch.balancer(b);
     }
@@ -266,13 +249,7 @@ fn others_ignored(cluster: &Cluster, program: &Program) -> Outcome {
     let x = if root { inputs(cluster, n, 9) } else { vec![5; 3] };
     let mut out = vec![0u32; if root { 4 * n } else { 17 }];
     let salt = if root { 12u32 } else { 77 };
-    let report = cluster
-        .launch(program, "spread4")
-        .global(&[n])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap())
-        .scalar(salt)
+    let report = spread4_launch(cluster, program, "spread4", n, (&x, &mut out), salt)
         .balancer(Box::new(Dynamic::chunk(2)))
         .run()
         .map_err(|e| e.to_string())?;
@@ -325,13 +302,7 @@ fn short_output(cluster: &Cluster, program: &Program) -> Outcome {
     let x = inputs(cluster, n, 4);
     for len in [4 * n - 1, 4 * n + 1] {
         let mut out = vec![0u32; if cluster.rank() == 0 { len } else { 0 }];
-        let launch = cluster
-            .launch(program, "spread4")
-            .global(&[n])
-            .local(&[64])
-            .input(&x, Pattern::ONE_TO_ONE)
-            .output(&mut out, Pattern::ratio(4, 1).unwrap())
-            .scalar(0u32);
+        let launch = spread4_launch(cluster, program, "spread4", n, (&x, &mut out), 0);
         let argument_1 = |e: &Error| matches!(e, Error::BadArgument { index: 1, .. });
         refused_everywhere(launch, argument_1).map_err(|e| format!("{len}: {e}"))?;
     }
@@ -349,13 +320,7 @@ fn bad_watchdogs(cluster: &Cluster, program: &Program) -> Outcome {
         let n = 64 * 64;
         let x = inputs(cluster, n, 8);
         let mut out = on_root(cluster, 4 * n);
-        let launch = cluster
-            .launch(program, "spread4")
-            .global(&[n])
-            .local(&[64])
-            .input(&x, Pattern::ONE_TO_ONE)
-            .output(&mut out, Pattern::ratio(4, 1).unwrap())
-            .scalar(1u32)
+        let launch = spread4_launch(cluster, program, "spread4", n, (&x, &mut out), 1)
             .rank_watchdog(WatchdogRule { factor, min_seconds });
         let watchdog = |e: &Error| matches!(e, Error::BadConfig(m) if m.contains("watchdog"));
         refused_everywhere(launch, watchdog)
@@ -385,13 +350,7 @@ fn panicking_node_balancer(cluster: &Cluster, program: &Program) -> Outcome {
         let n = 32 * 64;
         let x = inputs(cluster, n, 6);
         let mut out = on_root(cluster, 4 * n);
-        let launch = cluster
-            .launch(program, "spread4")
-            .global(&[n])
-            .local(&[64])
-            .input(&x, Pattern::ONE_TO_ONE)
-            .output(&mut out, Pattern::ratio(4, 1).unwrap())
-            .scalar(2u32)
+        let launch = spread4_launch(cluster, program, "spread4", n, (&x, &mut out), 2)
             .balancer(Box::new(Dynamic::chunk(1)))
             .node_balancer(move || -> Box<dyn Balancer> {
                 if me == bad {
@@ -446,13 +405,7 @@ fn panicking_drop(cluster: &Cluster, program: &Program) -> Outcome {
     let n = 16 * 64;
     let x = inputs(cluster, n, 10);
     let mut out = on_root(cluster, 4 * n);
-    let result = cluster
-        .launch(program, "spread4")
-        .global(&[n])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap())
-        .scalar(4u32)
+    let result = spread4_launch(cluster, program, "spread4", n, (&x, &mut out), 4)
         .balancer(Box::new(PanicsWhenDropped(Dynamic::chunk(2))))
         .run();
     match (cluster.rank(), result) {

@@ -9,7 +9,7 @@ mod common;
 
 use std::process::ExitCode;
 
-use hetdsl::{Error, Pattern, Program};
+use hetdsl::{Error, Program};
 use hetdsl_mpi::Cluster;
 
 fn main() -> ExitCode {
@@ -57,16 +57,8 @@ fn launch(cluster: &Cluster, program: &Program) -> Result<(), Error> {
     let root = cluster.rank() == 0;
     let x: Vec<u32> = if root { (0..n as u32).collect() } else { Vec::new() };
     let mut out = vec![0u32; if root { 4 * n } else { 0 }];
-    cluster
-        .launch(program, "spread4")
-        .global(&[n])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap())
-        .scalar(3u32)
-        .run()?;
-    let cpu = |i: usize, k: u32| (x[i].wrapping_mul(2654435761).wrapping_add(3)) ^ (k * 40503);
-    if root && (0..n).any(|i| (0..4).any(|k| out[4 * i + k as usize] != cpu(i, k))) {
+    common::spread4_launch(cluster, program, "spread4", n, (&x, &mut out), 3).run()?;
+    if root && out != common::spread4_cpu(&x, 3) {
         return Err(Error::BadConfig("the outputs differ from the CPU's".into()));
     }
     Ok(())

@@ -10,8 +10,8 @@ mod common;
 
 use std::process::ExitCode;
 
-use common::{Case, Outcome};
-use hetdsl::{Error, Fault, KernelSource, Pattern, Program, Runtime};
+use common::{spread4_cpu, spread4_launch, Case, Outcome};
+use hetdsl::{Error, Fault, KernelSource, Program, Runtime};
 use hetdsl_mpi::Cluster;
 
 fn main() -> ExitCode {
@@ -28,18 +28,6 @@ fn main() -> ExitCode {
     common::run_cases(&cluster, cases.to_vec(), "MPI_VERDICT_ONLY", |case| {
         case(&cluster, &program).and_then(|()| good_launch(&cluster, &program))
     })
-}
-
-/// The CPU's `spread4`: four outputs per input.
-fn spread4_cpu(x: &[u32], salt: u32) -> Vec<u32> {
-    let mut out = vec![0u32; 4 * x.len()];
-    for (i, &v) in x.iter().enumerate() {
-        let v = v.wrapping_mul(2654435761).wrapping_add(salt);
-        for k in 0..4u32 {
-            out[4 * i + k as usize] = v ^ k.wrapping_mul(40503);
-        }
-    }
-    out
 }
 
 /// `n` inputs on rank 0, none elsewhere.
@@ -63,13 +51,7 @@ fn spread4_as(
 ) -> Result<(), Error> {
     let x = inputs(cluster, n);
     let mut out = vec![0u32; 4 * x.len()];
-    let mut launch = cluster
-        .launch(program, kernel)
-        .global(&[n])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap())
-        .scalar(7u32);
+    let mut launch = spread4_launch(cluster, program, kernel, n, (&x, &mut out), 7);
     for rank in 0..cluster.size() {
         for &fault in faults {
             launch = launch.inject(rank, fault);
@@ -225,40 +207,19 @@ fn refused_by_rank_0(cluster: &Cluster, program: &Program) -> Outcome {
     let x = inputs(cluster, n);
     let refused = |r: usize, m: &str| r == 0 || m.contains("rank 0 refused the launch");
     let mut short = vec![0u32; if root { 4 * n - 1 } else { 0 }];
-    let result = cluster
-        .launch(program, "spread4")
-        .global(&[n])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .output(&mut short, Pattern::ratio(4, 1).unwrap())
-        .scalar(7u32)
-        .run();
+    let result = spread4_launch(cluster, program, "spread4", n, (&x, &mut short), 7).run();
     match result {
         Err(Error::BadArgument { index: 1, reason }) if refused(cluster.rank(), &reason) => {}
         other => return Err(format!("a short output: expected BadArgument 1, got {other:?}")),
     }
     let mut out = vec![0u32; if root { 4 * n } else { 0 }];
-    let result = cluster
-        .launch(program, "nonesuch")
-        .global(&[n])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap())
-        .scalar(7u32)
-        .run();
+    let result = spread4_launch(cluster, program, "nonesuch", n, (&x, &mut out), 7).run();
     match result {
         Err(Error::NoSuchKernel { name, file, .. })
             if name == "nonesuch" && refused(cluster.rank(), &file) => {}
         other => return Err(format!("a missing kernel: expected NoSuchKernel, got {other:?}")),
     }
-    let result = cluster
-        .launch(program, "spread4")
-        .global(&[n + 32])
-        .local(&[64])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ratio(4, 1).unwrap())
-        .scalar(7u32)
-        .run();
+    let result = spread4_launch(cluster, program, "spread4", n + 32, (&x, &mut out), 7).run();
     match result {
         Err(Error::BadRange(m)) if refused(cluster.rank(), &m) => Ok(()),
         other => Err(format!("a global of 288 over 64: expected BadRange, got {other:?}")),

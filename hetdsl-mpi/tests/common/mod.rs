@@ -7,8 +7,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use hetdsl::{KernelSource, Program, Runtime};
-use hetdsl_mpi::Cluster;
+use hetdsl::{KernelSource, Pattern, Program, Runtime};
+use hetdsl_mpi::{Cluster, ClusterLaunch};
 
 /// A case still running after this long is taken as a hang: the rank says so and exits with a
 /// failure, which makes `mpirun` end the whole job instead of leaving it waiting.
@@ -82,4 +82,35 @@ pub fn within_limit(name: &str, rank: usize, case: impl FnOnce() -> Outcome) -> 
     let outcome = case();
     let _ = done.send(());
     outcome
+}
+
+/// A launch of `kernel` (`spread4`'s parameters) over `n` items in groups of 64: `x` in (1:1),
+/// `out` out (4:1), `salt` its scalar.
+pub fn spread4_launch<'a>(
+    cluster: &'a Cluster,
+    program: &'a Program,
+    kernel: &str,
+    n: usize,
+    (x, out): (&'a [u32], &'a mut [u32]),
+    salt: u32,
+) -> ClusterLaunch<'a> {
+    cluster
+        .launch(program, kernel)
+        .global(&[n])
+        .local(&[64])
+        .input(x, Pattern::ONE_TO_ONE)
+        .output(out, Pattern::ratio(4, 1).unwrap())
+        .scalar(salt)
+}
+
+/// `spread4` on the CPU: four words from each input, salted.
+pub fn spread4_cpu(x: &[u32], salt: u32) -> Vec<u32> {
+    let mut out = Vec::with_capacity(4 * x.len());
+    for &v in x {
+        let v = v.wrapping_mul(2654435761).wrapping_add(salt);
+        for k in 0..4u32 {
+            out.push(v ^ k.wrapping_mul(40503));
+        }
+    }
+    out
 }
