@@ -125,14 +125,7 @@ fn an_inout_buffer_updated_in_place_over_many_launches() {
     let mut want = start.clone();
     for step in 0..6 {
         let (a, b) = (if step % 2 == 0 { 2.0f32 } else { 0.5 }, step as f32);
-        s.launch("affine")
-            .global(&[N])
-            .local(&[64])
-            .inout(&mut x, Pattern::ONE_TO_ONE)
-            .scalar(a)
-            .scalar(b)
-            .run()
-            .unwrap();
+        common::affine_launch(&s, &mut x, a, b).run().unwrap();
         for v in &mut want {
             *v = *v * a + b;
         }
@@ -293,12 +286,7 @@ impl Balancer for Turns {
 
 /// x = 3x + 1, in place.
 fn affine_launch<'s>(s: &'s Session, x: &'s mut Buffer<f32>) -> hetdsl::SessionLaunch<'s> {
-    s.launch("affine")
-        .global(&[N])
-        .local(&[64])
-        .inout(x, Pattern::ONE_TO_ONE)
-        .scalar(3.0f32)
-        .scalar(1.0f32)
+    common::affine_launch(s, x, 3.0f32, 1.0f32)
 }
 
 fn affine_on(s: &Session, x: &mut Buffer<f32>, fault: Option<Fault>) -> hetdsl::Result<Report> {

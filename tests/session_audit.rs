@@ -30,14 +30,7 @@ fn a_session_dropped_with_launches_queued_leaves_its_buffers_readable_and_writab
             // Each launch's scalars differ: a queued replay must pass its own, not the first's.
             for step in 0..12 {
                 let (a, b) = (0.5 + step as f32 * 0.125, step as f32);
-                s.launch("affine")
-                    .global(&[n])
-                    .local(&[64])
-                    .inout(&mut x, Pattern::ONE_TO_ONE)
-                    .scalar(a)
-                    .scalar(b)
-                    .submit()
-                    .unwrap();
+                common::affine_launch(&s, &mut x, a, b).submit().unwrap();
                 affine_cpu(&mut want, a, b);
             }
             drop(s);
@@ -111,14 +104,7 @@ fn reads_from_another_thread_while_launches_are_queued_see_only_right_values() {
                     .scalar(0.5f32)
                     .submit()
                     .unwrap();
-                s.launch("affine")
-                    .global(&[n])
-                    .local(&[64])
-                    .inout(&mut x, Pattern::ONE_TO_ONE)
-                    .scalar(2.0f32)
-                    .scalar(1.0f32)
-                    .submit()
-                    .unwrap();
+                common::affine_launch(&s, &mut x, 2.0f32, 1.0f32).submit().unwrap();
             }
             reader.join().unwrap();
         });
@@ -198,14 +184,7 @@ fn empty_ndranges_are_refused_and_the_session_goes_on() {
                 );
             }
         }
-        s.launch("affine")
-            .global(&[64])
-            .local(&[64])
-            .inout(&mut x, Pattern::ONE_TO_ONE)
-            .scalar(2.0f32)
-            .scalar(1.0f32)
-            .run()
-            .unwrap();
+        common::affine_launch(&s, &mut x, 2.0f32, 1.0f32).run().unwrap();
         assert_eq!(x.to_vec().unwrap(), vec![3.0; 64]);
     });
 }
@@ -218,14 +197,7 @@ fn affine_run(
     fault: Option<Fault>,
     halves: bool,
 ) -> hetdsl::Result<()> {
-    let n = x.len();
-    let mut l = s
-        .launch("affine")
-        .global(&[n])
-        .local(&[64])
-        .inout(x, Pattern::ONE_TO_ONE)
-        .scalar(a)
-        .scalar(1.0f32);
+    let mut l = common::affine_launch(s, x, a, 1.0f32);
     if let Some(f) = fault {
         l = l.inject(f);
     }
@@ -268,13 +240,7 @@ fn every_device_failing_leaves_errors_never_stale_data_and_writes_still_heal() {
         }
         assert_eq!(kept.to_vec().unwrap(), xs, "a buffer only ever on the host");
         for queue in [false, true] {
-            let l = s
-                .launch("affine")
-                .global(&[n])
-                .local(&[64])
-                .inout(&mut x, Pattern::ONE_TO_ONE)
-                .scalar(2.0f32)
-                .scalar(1.0f32);
+            let l = common::affine_launch(&s, &mut x, 2.0f32, 1.0f32);
             let r = if queue { l.submit() } else { l.run().map(|_| ()) };
             assert!(matches!(r, Err(Error::AllDevicesFailed(_))), "{r:?}");
         }
@@ -396,13 +362,7 @@ fn with_a_sparse_mirror_a_failure_recovers_or_is_lost_never_stale() {
             let mut want = xs;
             let mut result = Ok(());
             for launch in 0..=fail_at {
-                let mut l = s
-                    .launch("affine")
-                    .global(&[n])
-                    .local(&[64])
-                    .inout(&mut x, Pattern::ONE_TO_ONE)
-                    .scalar(1.5f32)
-                    .scalar(1.0f32)
+                let mut l = common::affine_launch(&s, &mut x, 1.5f32, 1.0f32)
                     .balancer(common::round_robin(4));
                 if launch == fail_at {
                     l = l.inject(Fault::Fail { device: 1, package: 2 });

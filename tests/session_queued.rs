@@ -17,15 +17,7 @@ fn affine(
     fault: Option<Fault>,
     watchdog: hetdsl::WatchdogConfig,
 ) -> hetdsl::Result<()> {
-    let n = x.len();
-    let mut l = s
-        .launch("affine")
-        .global(&[n])
-        .local(&[64])
-        .inout(x, Pattern::ONE_TO_ONE)
-        .scalar(2.0f32)
-        .scalar(1.0f32)
-        .watchdog(watchdog);
+    let mut l = common::affine_launch(s, x, 2.0f32, 1.0f32).watchdog(watchdog);
     if let Some(f) = fault {
         l = l.inject(f);
     }
@@ -86,14 +78,7 @@ fn on_two_devices_submitted_launches_match_the_cpu_whether_queued_or_not() {
     let mut x = s.buffer_from(&xs).unwrap();
     let mut want = xs.clone();
     for step in 0..40 {
-        s.launch("affine")
-            .global(&[n])
-            .local(&[64])
-            .inout(&mut x, Pattern::ONE_TO_ONE)
-            .scalar(0.5f32)
-            .scalar(1.0f32)
-            .submit()
-            .unwrap();
+        common::affine_launch(&s, &mut x, 0.5f32, 1.0f32).submit().unwrap();
         for v in &mut want {
             *v = *v * 0.5 + 1.0;
         }

@@ -93,12 +93,7 @@ fn a_balancer_owning_a_session_buffer_is_dropped_with_its_launch() {
         let mut host = vec![1.0f32; n];
         for _ in 0..3 {
             let owned = Wrapped::new(Some(s.buffer_from(&[1.0f32; 64]).unwrap()));
-            s.launch("affine")
-                .global(&[n])
-                .local(&[64])
-                .inout(&mut x, Pattern::ONE_TO_ONE)
-                .scalar(2.0f32)
-                .scalar(1.0f32)
+            common::affine_launch(&s, &mut x, 2.0f32, 1.0f32)
                 .balancer(Box::new(owned))
                 .run()
                 .expect("a session launch");
@@ -130,15 +125,7 @@ fn a_balancer_reading_a_session_buffer_is_refused_and_the_session_goes_on() {
         let mut x = s.buffer_from(&vec![1.0f32; n]).unwrap();
         let mut reader = Wrapped::new(Some(other.buffer_from(&[1.0f32; 64]).unwrap()));
         reader.read_it = true;
-        let r = s
-            .launch("affine")
-            .global(&[n])
-            .local(&[64])
-            .inout(&mut x, Pattern::ONE_TO_ONE)
-            .scalar(2.0f32)
-            .scalar(1.0f32)
-            .balancer(Box::new(reader))
-            .run();
+        let r = common::affine_launch(&s, &mut x, 2.0f32, 1.0f32).balancer(Box::new(reader)).run();
         match r {
             Err(Error::BadBalancer(m)) => assert!(m.contains("may only decide packages"), "{m}"),
             other => panic!("expected BadBalancer, got {other:?}"),
@@ -164,15 +151,7 @@ fn after_a_balancer_panics_a_lost_range_does_not_blame_a_failed_device() {
         let mut x = s.buffer_from(&vec![1.0f32; n]).unwrap();
         let mut panicky = Wrapped::new(None);
         panicky.panic_after = Some(6);
-        let r = s
-            .launch("affine")
-            .global(&[n])
-            .local(&[64])
-            .inout(&mut x, Pattern::ONE_TO_ONE)
-            .scalar(2.0f32)
-            .scalar(1.0f32)
-            .balancer(Box::new(panicky))
-            .run();
+        let r = common::affine_launch(&s, &mut x, 2.0f32, 1.0f32).balancer(Box::new(panicky)).run();
         assert!(matches!(r, Err(Error::BadBalancer(_))), "{r:?}");
         assert!(s.failed_devices().is_empty());
         // Each element holds its old value or its new one, or its range is reported lost for

@@ -4,7 +4,9 @@
 pub mod events;
 
 use hetdsl::balance::{Balancer, Completion, Next, Package, Setup};
-use hetdsl::{KernelSource, Launch, Pattern, Program, Report, Runtime};
+use hetdsl::{
+    Buffer, KernelSource, Launch, Pattern, Program, Report, Runtime, Session, SessionLaunch,
+};
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -202,4 +204,15 @@ pub fn stencil_cpu(a: &[f32]) -> Vec<f32> {
     (0..n)
         .map(|i| if i == 0 || i == n - 1 { a[i] } else { (a[i - 1] + a[i] + a[i + 1]) / 3.0 })
         .collect()
+}
+
+/// `session.cl`'s `affine` (`x = a·x + b`) over the whole of `x`, in groups of 64.
+pub fn affine_launch<'s>(
+    s: &'s Session,
+    x: &'s mut Buffer<f32>,
+    a: f32,
+    b: f32,
+) -> SessionLaunch<'s> {
+    let n = x.len();
+    s.launch("affine").global(&[n]).local(&[64]).inout(x, Pattern::ONE_TO_ONE).scalar(a).scalar(b)
 }
