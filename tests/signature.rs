@@ -143,6 +143,17 @@ fn an_output_for_a_const_parameter_is_refused() {
     assert_mentions(&refused(r, 0), &["parameter `x`", "`const`", "input"]);
 }
 
+/// `add4` over `N` items in groups of 64, `a` and `b` 1:1 and 64 floats of `__local` memory, as
+/// the kernel declares them: the cases that use it vary only the buffers' element types.
+fn add4<'a, A: hetdsl::Pod, B: hetdsl::Pod>(
+    p: &'a Program,
+    a: &'a [A],
+    b: &'a mut [B],
+) -> hetdsl::Launch<'a> {
+    let l = p.launch("add4").global(&[N]).local(&[64]);
+    l.input(a, Pattern::ONE_TO_ONE).output(b, Pattern::ONE_TO_ONE).local_buffer::<f32>(64)
+}
+
 #[test]
 fn element_types_vectors_and_local_buffers_are_checked() {
     let p = program("sig.cl", SRC);
@@ -153,11 +164,7 @@ fn element_types_vectors_and_local_buffers_are_checked() {
     }
     // `i32` elements for `float`: the same width, another type.
     let ints = vec![[1i32; 4]; N];
-    let r = launch(&p)
-        .input(&ints, Pattern::ONE_TO_ONE)
-        .output(&mut b, Pattern::ONE_TO_ONE)
-        .local_buffer::<f32>(64)
-        .run();
+    let r = add4(&p, &ints, &mut b).run();
     assert_mentions(
         &refused(r, 0),
         &["buffer of `[f32; 4]`", "found an input buffer of `[i32; 4]`"],
@@ -194,12 +201,7 @@ fn element_types_vectors_and_local_buffers_are_checked() {
         &["`__global const float4*`", "found an input buffer of `f32`"],
     );
     // And the right arguments run, against the CPU.
-    launch(&p)
-        .input(&a, Pattern::ONE_TO_ONE)
-        .output(&mut b, Pattern::ONE_TO_ONE)
-        .local_buffer::<f32>(64)
-        .run()
-        .expect("runs");
+    add4(&p, &a, &mut b).run().expect("runs");
     assert!(b.iter().all(|v| *v == [2.0f32; 4]), "{:?}", &b[..2]);
 }
 
@@ -219,34 +221,18 @@ fn a_vector_newtype_of_another_primitive_is_refused_as_kernel_macro_refuses_it()
     let p = program("sig.cl", SRC);
     let ints = vec![Int4([1; 4]); N];
     let mut b = vec![Float4([0.0; 4]); N];
-    fn launch(p: &Program) -> hetdsl::Launch<'_> {
-        p.launch("add4").global(&[N]).local(&[64])
-    }
-    let r = launch(&p)
-        .input(&ints, Pattern::ONE_TO_ONE)
-        .output(&mut b, Pattern::ONE_TO_ONE)
-        .local_buffer::<f32>(64)
-        .run();
+    let r = add4(&p, &ints, &mut b).run();
     assert_mentions(
         &refused(r, 0),
         &["`__global const float4*`", "found an input buffer of `Int4` (16 bytes of `i32`)"],
     );
     // An array of one is made of the same lanes, and has the same size.
     let wrapped = vec![[Int4([1; 4])]; N];
-    let r = launch(&p)
-        .input(&wrapped, Pattern::ONE_TO_ONE)
-        .output(&mut b, Pattern::ONE_TO_ONE)
-        .local_buffer::<f32>(64)
-        .run();
+    let r = add4(&p, &wrapped, &mut b).run();
     refused(r, 0);
     // The newtype of `f32` lanes runs, against the CPU.
     let floats: Vec<Float4> = (0..N).map(|i| Float4([i as f32, 1.0, 2.0, 3.0])).collect();
-    launch(&p)
-        .input(&floats, Pattern::ONE_TO_ONE)
-        .output(&mut b, Pattern::ONE_TO_ONE)
-        .local_buffer::<f32>(64)
-        .run()
-        .expect("runs");
+    add4(&p, &floats, &mut b).run().expect("runs");
     for (i, (out, x)) in b.iter().zip(&floats).enumerate() {
         let want = x.0.map(|v| v + x.0[0]);
         assert_eq!(out.0, want, "element {i}");
