@@ -149,6 +149,70 @@ pub fn group_mates(p: usize, group: usize, total: usize, count: usize, seed: u64
     (0..count).map(|_| start + rng.below(len) as usize).filter(|&q| q != p).collect()
 }
 
+/// `x` moved by `ulps` representable floats (down for negative).
+pub fn nudge(x: f32, ulps: i32) -> f32 {
+    let step = if ulps < 0 { f32::next_down } else { f32::next_up };
+    (0..ulps.unsigned_abs()).fold(x, |x, _| step(x))
+}
+
+/// Whether a pixel lies where an ulp decides: `at([du, dv])` is its reference colour with its
+/// two inputs moved by `du` and `dv` ulps, and moving either by `±steps[0]` or `±steps[1]`
+/// changes it beyond `max_channel_diff`. Devices that round or contract differently can
+/// disagree there and nowhere else.
+pub fn decided_by_an_ulp(
+    at: impl Fn([i32; 2]) -> [u8; 4],
+    steps: [i32; 2],
+    max_channel_diff: u8,
+) -> bool {
+    let here = at([0, 0]);
+    let [a, b] = steps;
+    [a, -a, b, -b].iter().any(|&u| {
+        pixel_differs(at([u, 0]), here, max_channel_diff)
+            || pixel_differs(at([0, u]), here, max_channel_diff)
+    })
+}
+
+/// The per-group image check of a sample whose pixels may differ between devices where an ulp
+/// decides: `image` must hold `len` pixels; those at `picks` are compared with `reference`
+/// ([`pixels_match_near_edges`]), a mismatch excused only where `on_edge` and 8 other pixels of
+/// its work-group of `group` (drawn with `seed`) match or are edges too; and every pixel must
+/// have been written (alpha 0 is the fill).
+pub struct ImageCheck<'a, R, E> {
+    pub image: &'a [[u8; 4]],
+    pub len: usize,
+    pub picks: &'a [usize],
+    pub group: usize,
+    pub seed: u64,
+    pub max_channel_diff: u8,
+    pub max_fraction: f64,
+    pub reference: R,
+    pub on_edge: E,
+}
+
+impl<R, E> ImageCheck<'_, R, E>
+where
+    R: Fn(usize) -> [u8; 4] + Sync,
+    E: Fn(usize) -> bool + Sync,
+{
+    pub fn verdict(&self) -> Verdict {
+        let (image, n) = (self.image, self.len);
+        if image.len() != n {
+            return Verdict::new(false, n, format!("{} of {n} pixels", image.len()));
+        }
+        let expected = par_map(self.picks, &self.reference);
+        let agrees = |q: usize| {
+            let want = (self.reference)(q);
+            !pixel_differs(image[q], want, self.max_channel_diff) || (self.on_edge)(q)
+        };
+        let excused = |p: usize| {
+            (self.on_edge)(p) && group_mates(p, self.group, n, 8, self.seed).into_iter().all(agrees)
+        };
+        let (diff, fraction) = (self.max_channel_diff, self.max_fraction);
+        pixels_match_near_edges("pixels", image, (self.picks, &expected), diff, fraction, excused)
+            .and(all_written("alpha", image, |p| p[3] == 0))
+    }
+}
+
 /// Element-wise closeness over `n` elements computed on all cores without holding them: `f(k)`
 /// gives output, reference and tolerance. For checks cheap enough to cover every element.
 pub fn par_all_close(name: &str, n: usize, f: impl Fn(usize) -> (f64, f64, f64) + Sync) -> Verdict {

@@ -3,9 +3,7 @@
 
 use hetdsl::{Launch, Program, Runtime};
 
-use super::check::{
-    all_written, group_mates, par_map, pixel_differs, pixels_match_near_edges, Verdict,
-};
+use super::check::{decided_by_an_ulp, nudge, ImageCheck, Verdict};
 use super::{group_picks, run_seed, Sample, Size};
 
 pub const LWS: usize = 256;
@@ -65,23 +63,13 @@ fn pixel_at(view: &View, cx: f32, cy: f32) -> [u8; 4] {
     shade(iterations, radius2, view.max_iterations)
 }
 
-/// `x` moved by `ulps` representable floats (down for negative).
-pub fn nudge(x: f32, ulps: i32) -> f32 {
-    let step = if ulps < 0 { f32::next_down } else { f32::next_up };
-    (0..ulps.unsigned_abs()).fold(x, |x, _| step(x))
-}
-
 /// Whether pixel `p` lies where an ulp decides: moving c by 1 or 4 ulps along either axis
-/// changes its reference colour beyond the channel tolerance. Devices that round or contract
-/// differently can disagree there and nowhere else.
+/// changes its reference colour beyond the channel tolerance.
 pub fn on_an_edge(view: &View, p: usize) -> bool {
     let (column, row) = (p % view.width, p / view.width);
     let (cx, cy) = (view.left + column as f32 * view.step, view.top - row as f32 * view.step);
-    let here = pixel_at(view, cx, cy);
-    [1, -1, 4, -4].iter().any(|&u| {
-        pixel_differs(pixel_at(view, nudge(cx, u), cy), here, CHANNEL_DIFF)
-            || pixel_differs(pixel_at(view, cx, nudge(cy, u)), here, CHANNEL_DIFF)
-    })
+    let at = |[du, dv]: [i32; 2]| pixel_at(view, nudge(cx, du), nudge(cy, dv));
+    decided_by_an_ulp(at, [1, 4], CHANNEL_DIFF)
 }
 
 /// The SDK's tolerance for a channel.
@@ -95,20 +83,18 @@ pub const GROUP_PIXELS: usize = 4 * LWS;
 /// Here a mismatch is excused only where that holds ([`on_an_edge`]) and 8 other pixels of its
 /// work-group (drawn with `seed`) match or are edges too: a wrong group fails on its one pick.
 pub fn check(view: &View, image: &[[u8; 4]], picks: &[usize], seed: u64) -> Verdict {
-    let n = view.width * view.height;
-    if image.len() != n {
-        return Verdict::new(false, n, format!("{} of {n} pixels", image.len()));
+    ImageCheck {
+        image,
+        len: view.width * view.height,
+        picks,
+        group: GROUP_PIXELS,
+        seed,
+        max_channel_diff: CHANNEL_DIFF,
+        max_fraction: 0.002,
+        reference: |p| reference_pixel(view, p % view.width, p / view.width),
+        on_edge: |p| on_an_edge(view, p),
     }
-    let expected = par_map(picks, |p| reference_pixel(view, p % view.width, p / view.width));
-    let agrees = |q: usize| {
-        let want = reference_pixel(view, q % view.width, q / view.width);
-        !pixel_differs(image[q], want, CHANNEL_DIFF) || on_an_edge(view, q)
-    };
-    let excused = |p: usize| {
-        on_an_edge(view, p) && group_mates(p, GROUP_PIXELS, n, 8, seed).into_iter().all(agrees)
-    };
-    pixels_match_near_edges("pixels", image, (picks, &expected), CHANNEL_DIFF, 0.002, excused)
-        .and(all_written("alpha", image, |p| p[3] == 0))
+    .verdict()
 }
 
 hetdsl::kernel! {
@@ -194,6 +180,7 @@ impl Sample for Mandelbrot {
 
 #[cfg(test)]
 mod tests {
+    use super::super::check::pixel_differs;
     use super::*;
 
     /// A way a work-group can be wrong: its name and the pixel it puts at each position.

@@ -5,10 +5,7 @@
 
 use hetdsl::{Launch, Program, Runtime};
 
-use super::check::{
-    all_written, group_mates, par_map, pixel_differs, pixels_match_near_edges, Verdict,
-};
-use super::mandelbrot::nudge;
+use super::check::{decided_by_an_ulp, nudge, ImageCheck, Verdict};
 use super::rng::Rng;
 use super::{group_picks, run_seed, Sample, Size};
 
@@ -351,11 +348,8 @@ const CHANNEL_DIFF: u8 = 2;
 /// differently can disagree there and nowhere else.
 pub fn on_an_edge(scene: &[Primitive], view: &View, p: usize) -> bool {
     let (px, py) = (p % view.width, p / view.width);
-    let here = reference_pixel(scene, view, px, py);
-    [1, -1, 16, -16].iter().any(|&u| {
-        pixel_differs(pixel_nudged(scene, view, px, py, [u, 0]), here, CHANNEL_DIFF)
-            || pixel_differs(pixel_nudged(scene, view, px, py, [0, u]), here, CHANNEL_DIFF)
-    })
+    let at = |ulps| pixel_nudged(scene, view, px, py, ulps);
+    decided_by_an_ulp(at, [1, 16], CHANNEL_DIFF)
 }
 
 /// The pixels at `picks` (sorted) against the reference: channels within 2, and mismatches
@@ -369,20 +363,18 @@ pub fn check(
     picks: &[usize],
     seed: u64,
 ) -> Verdict {
-    let n = view.width * view.height;
-    if pixels.len() != n {
-        return Verdict::new(false, n, format!("{} of {n} pixels", pixels.len()));
+    ImageCheck {
+        image: pixels,
+        len: view.width * view.height,
+        picks,
+        group: LWS,
+        seed,
+        max_channel_diff: CHANNEL_DIFF,
+        max_fraction: 0.005,
+        reference: |p| reference_pixel(scene, view, p % view.width, p / view.width),
+        on_edge: |p| on_an_edge(scene, view, p),
     }
-    let expected = par_map(picks, |p| reference_pixel(scene, view, p % view.width, p / view.width));
-    let agrees = |q: usize| {
-        let want = reference_pixel(scene, view, q % view.width, q / view.width);
-        !pixel_differs(pixels[q], want, CHANNEL_DIFF) || on_an_edge(scene, view, q)
-    };
-    let excused = |p: usize| {
-        on_an_edge(scene, view, p) && group_mates(p, LWS, n, 8, seed).into_iter().all(agrees)
-    };
-    pixels_match_near_edges("pixels", pixels, (picks, &expected), CHANNEL_DIFF, 0.005, excused)
-        .and(all_written("alpha", pixels, |p| p[3] == 0))
+    .verdict()
 }
 
 /// Room for the largest scene (the paper size's 144 spheres, 5 planes, 3 lights) in local memory.
@@ -515,6 +507,7 @@ impl Sample for RayTrace {
 
 #[cfg(test)]
 mod tests {
+    use super::super::check::{par_map, pixel_differs};
     use super::*;
 
     /// A way a work-group can be wrong: its name and the pixel it puts at each position.
