@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --examples
 rm -rf .device/bin && mkdir -p .device/bin
-for e in devices occupancy saxpy suite inflection copyrate; do cp "target/release/examples/$e" .device/bin/; done
+for e in devices occupancy saxpy suite inflection copyrate waves; do cp "target/release/examples/$e" .device/bin/; done
 # The plots' font: the GPU machines have none and cannot install one (gpu-measure.sh points
 # HETDSL_PLOT_FONT at this copy).
 cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf .device/ 2>/dev/null || true
