@@ -335,6 +335,35 @@ fn a_first_launch_does_not_wait_for_a_stalled_probe() {
 }
 
 #[test]
+fn a_loss_names_every_range_and_buffer_a_failed_device_took_not_only_the_part_asked_for() {
+    let (_p, s) = session();
+    let (xs, ys) = inputs();
+    let x = s.buffer_from(&xs).unwrap();
+    let y = s.buffer_from(&ys).unwrap();
+    let mut out = s.buffer::<f32>(N).unwrap();
+    let mut kept = s.buffer::<f32>(N).unwrap();
+    saxpy(&s, &x, &y, &mut out, true);
+    saxpy(&s, &x, &y, &mut kept, true);
+    // Device 1 holds the only copy of both outputs' upper halves, and fails.
+    let upper = (N / 2) as u64..N as u64;
+    let err = affine_on(&s, &mut out, Some(Fault::Fail { device: 1, package: 0 })).unwrap_err();
+    let Error::Lost { buffer, ranges, reason, .. } = &err else { panic!("not Lost: {err}") };
+    assert!([out.index(), kept.index()].contains(buffer), "{err}");
+    assert_eq!(ranges, &vec![upper.clone()], "{err}");
+    let other = if *buffer == out.index() { kept.index() } else { out.index() };
+    assert!(reason.contains(&format!("buffer(s) {other} lost")), "the other buffer unnamed: {err}");
+    // A read of ten elements names the whole half to write again, not just those ten.
+    let err = kept.read(N / 2..N / 2 + 10).unwrap_err();
+    let Error::Lost { buffer, ranges, .. } = &err else { panic!("not Lost: {err}") };
+    assert_eq!((*buffer, ranges), (kept.index(), &vec![upper.clone()]), "{err}");
+    // Writing part of it back leaves the rest named.
+    kept.write(N / 2, &xs[..N / 4]).unwrap();
+    let err = kept.to_vec().unwrap_err();
+    let Error::Lost { ranges, .. } = &err else { panic!("not Lost: {err}") };
+    assert_eq!(ranges, &vec![(N / 2 + N / 4) as u64..N as u64], "{err}");
+}
+
+#[test]
 fn a_device_failing_with_the_only_copy_is_an_error_naming_the_buffer_never_stale_data() {
     let (_p, s) = session();
     let (xs, ys) = inputs();

@@ -85,8 +85,25 @@ impl BufferCore {
         self.len * self.elem
     }
 
-    /// The error for element ranges fresh nowhere usable.
-    pub(crate) fn lost(&self, ranges: &RangeSet, reason: &str) -> Error {
+    /// The error for element ranges `gone` (fresh nowhere usable). It names them with every
+    /// other range failed devices took from the buffer and every range fresh only on a device
+    /// not `usable`, so that the caller learns at once all there is to write again.
+    pub(crate) fn lost(
+        &self,
+        res: &Residency,
+        gone: &RangeSet,
+        usable: impl Fn(usize) -> bool,
+        reason: &str,
+    ) -> Error {
+        let mut ranges = res.lost().clone();
+        let every = 0..self.len as u64;
+        let unusable = (0..self.devices.list.len()).filter(|&d| !usable(d));
+        for r in unusable.flat_map(|d| res.only_on(d, every.clone()).ranges().to_vec()) {
+            ranges.insert(r);
+        }
+        for r in gone.ranges() {
+            ranges.insert(r.clone());
+        }
         Error::Lost {
             buffer: self.index,
             len: self.len,
@@ -115,7 +132,7 @@ impl BufferCore {
         let moves = st
             .res
             .plan_fetch(range, |d| !devices.is_dead(d))
-            .map_err(|gone| self.lost(&gone, self.why_lost()))?;
+            .map_err(|gone| self.lost(&st.res, &gone, |d| !devices.is_dead(d), self.why_lost()))?;
         for m in moves {
             let Loc::Device(d) = m.from else { continue };
             let Some(win) = st.mems[d].clone() else { continue };

@@ -282,7 +282,7 @@ impl<'s> SessionLaunch<'s> {
             outcome
         };
         let lost = settle(session, &shared, &positions, plan.watchdog);
-        outcome?;
+        outcome.map_err(|e| session.devices.naming_other_losses(e))?;
         let mut report = crate::engine::run::report_of(
             &shared,
             &plan.kernel,
@@ -292,7 +292,7 @@ impl<'s> SessionLaunch<'s> {
         )?;
         report.transfers = plan.moved_per_argument();
         if let Some(e) = lost {
-            return Err(e);
+            return Err(session.devices.naming_other_losses(e));
         }
         let count = session.launches.fetch_add(1, Ordering::Relaxed) + 1;
         if session.mirror.is_some_and(|k| count.is_multiple_of(u64::from(k))) {

@@ -93,20 +93,33 @@ impl Devices {
     }
 
     /// Device `slot` left the session for `reason`: whatever only it held is lost. Returns the
-    /// error naming the first buffer that lost ranges, if one did.
+    /// error naming the first buffer that lost ranges, if one did (see `naming_other_losses`).
     pub(crate) fn drop_device(&self, slot: usize, reason: String) -> Option<Error> {
         *self.list[slot].dead.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
-        let mut error = None;
+        let mut first = None;
         for b in self.live_buffers() {
-            let gone = b.lock().res.drop_device(slot);
-            if !gone.is_empty() && error.is_none() {
-                error = Some(b.lost(
-                    &gone,
-                    &format!("their only fresh copy was on device {slot}, which failed"),
-                ));
+            let mut st = b.lock();
+            let gone = st.res.drop_device(slot);
+            if !gone.is_empty() && first.is_none() {
+                let why = format!("their only fresh copy was on device {slot}, which failed");
+                first = Some(b.lost(&st.res, &gone, |d| !self.is_dead(d), &why));
             }
         }
-        error
+        first
+    }
+
+    /// `e` with the other buffers that failed devices took ranges from named in its reason: one
+    /// error tells the caller every buffer to write again (each read names its own ranges).
+    pub(crate) fn naming_other_losses(&self, e: Error) -> Error {
+        let Error::Lost { buffer, len, ranges, mut reason } = e else { return e };
+        let others: Vec<String> = (self.live_buffers().iter())
+            .filter(|b| b.index != buffer && !b.lock().res.lost().is_empty())
+            .map(|b| b.index.to_string())
+            .collect();
+        if !others.is_empty() {
+            reason += &format!("; session buffer(s) {} lost ranges too", others.join(", "));
+        }
+        Error::Lost { buffer, len, ranges, reason }
     }
 }
 

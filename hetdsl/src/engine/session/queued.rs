@@ -232,6 +232,7 @@ impl Devices {
             }
         }
         if !failed.is_empty() {
+            let error = error.map(|e| self.naming_other_losses(e));
             return Err(error.unwrap_or_else(|| {
                 Error::AllDevicesFailed(
                     failed
@@ -411,7 +412,7 @@ pub(super) fn submit(
         Err((from, e)) => {
             devices.drain()?;
             let lost = devices.drop_device(from, format!("cannot read a move from it: {e}"));
-            return Err(lost.unwrap_or(e));
+            return Err(lost.map_or(e, |l| devices.naming_other_losses(l)));
         }
     };
     let staged_at = began.elapsed();
@@ -466,7 +467,7 @@ pub(super) fn submit(
         }
     }
     drained?;
-    error.map_or(Ok(()), Err)
+    error.map_or(Ok(()), |e| Err(devices.naming_other_losses(e)))
 }
 
 /// Host memory the devices' writes read, kept by the queued launch until it is drained. A

@@ -173,7 +173,7 @@ impl Residency {
         }
     }
 
-    #[cfg(test)]
+    /// What failed devices took with them and nothing has written since.
     pub(crate) fn lost(&self) -> &RangeSet {
         &self.lost
     }

@@ -123,7 +123,8 @@ pub(crate) fn ensure(
     let (moves, windows) = {
         let st = core.lock();
         let moves = st.res.plan_moves(to.slot, range, &usable).map_err(|gone| {
-            EnsureError::Lost(core.lost(&gone, "needed by a launch, fresh on no working device"))
+            let why = "needed by a launch, fresh on no working device";
+            EnsureError::Lost(core.lost(&st.res, &gone, &usable, why))
         })?;
         (moves, st.mems.clone())
     };
