@@ -201,7 +201,7 @@ impl Cluster {
         let seq = self.steps.get().wrapping_add(1);
         self.steps.set(seq);
         mine.seq = seq;
-        let gathered = (self.notices.gather(&self.world, &mine.encode()))
+        let gathered = (self.notices.gather(&self.world, &mine.encode(), seq))
             .map_err(|rank| crate::leaving::left(rank, mine.call))?;
         let headers: Vec<Option<Header>> = gathered.chunks(HEADER).map(Header::decode).collect();
         if crate::step::in_step(&headers) {
@@ -224,7 +224,7 @@ impl Cluster {
 impl Drop for Cluster {
     /// Tells the other ranks that this one leaves, before MPI is finalised with the universe.
     fn drop(&mut self) {
-        self.notices.announce();
+        self.notices.announce(self.steps.get());
     }
 }
 

@@ -35,21 +35,41 @@ impl Notices {
         Notices { comm: ManuallyDrop::new(comm), left: Cell::new(None), gone: Default::default() }
     }
 
-    /// Tells every other rank that this one leaves the job. Each notice is so small that MPI
-    /// sends it without waiting for it to be received, and a failed one is ignored.
-    pub(crate) fn announce(&self) {
+    /// Tells every other rank that this one leaves the job, having made collective steps up to
+    /// `made` (a sequence number). Each notice is so small that MPI sends it without waiting
+    /// for it to be received, and a failed one is ignored.
+    pub(crate) fn announce(&self, made: u64) {
         let me = self.comm.rank();
         for r in (0..self.comm.size()).filter(|&r| r != me) {
-            self.comm.process_at_rank(r).send(&[0u8; 0][..]);
+            self.comm.process_at_rank(r).send(&made.to_le_bytes()[..]);
         }
     }
 
-    /// Gathers every rank's `mine` (of one length on every rank) once every rank of `world`
-    /// has reached this collective step, or stops when a rank says it left the job: then the
-    /// step cannot complete (unless that rank made it before leaving, which [`GRACE`] allows
-    /// for), and that rank is returned, now and at every later step (its notice comes once).
-    /// The gather is then left unfinished: the job cannot go on.
-    pub(crate) fn gather(&self, world: &SimpleCommunicator, mine: &[u8]) -> Result<Vec<u8>, usize> {
+    /// Takes one notice waiting, if any: the rank that left and the last step it made.
+    fn take_notice(&self) -> Option<(usize, u64)> {
+        let (message, status) = self.comm.any_process().immediate_matched_probe()?;
+        let mut made = [0u8; 8];
+        message.matched_receive_into(&mut made[..]);
+        let r = status.source_rank() as usize;
+        self.gone.borrow_mut().push(r);
+        if self.left.get().is_none() {
+            self.left.set(Some(r));
+        }
+        Some((r, u64::from_le_bytes(made)))
+    }
+
+    /// Gathers every rank's `mine` (of one length on every rank) for collective step `seq` once
+    /// every rank of `world` has reached it, or stops when a rank says it left the job before
+    /// this step: then the step cannot complete, and that rank is returned, now and at every
+    /// later step (its notice comes once). The gather is then left unfinished: the job cannot go
+    /// on. A rank that made this step and then left lets it complete; the wait for that is
+    /// bounded by [`GRACE`].
+    pub(crate) fn gather(
+        &self,
+        world: &SimpleCommunicator,
+        mine: &[u8],
+        seq: u64,
+    ) -> Result<Vec<u8>, usize> {
         if let Some(r) = self.left.get() {
             return Err(r);
         }
@@ -75,12 +95,13 @@ impl Notices {
                 }
                 Err(pending) => pending,
             };
-            if let Some((message, status)) = self.comm.any_process().immediate_matched_probe() {
-                message.matched_receive_into(&mut [0u8; 0][..]);
-                let r = status.source_rank() as usize;
-                self.left.set(Some(r));
-                self.gone.borrow_mut().push(r);
-                given_up = Some(Instant::now());
+            if let Some((r, made)) = self.take_notice() {
+                if made < seq {
+                    // It left before this step: the step can never complete.
+                    std::mem::forget(gather);
+                    return Err(r);
+                }
+                given_up.get_or_insert_with(Instant::now);
             }
             // A rank that made this step and left just after lets it complete: the others, who
             // go on to the call's next step, must not wait there for this rank.
@@ -97,20 +118,14 @@ impl Notices {
     /// Whether `rank` has said it left the job; takes every notice waiting, without blocking
     /// (for a rank waiting on one other rank, outside any collective step).
     pub(crate) fn has_left(&self, rank: usize) -> bool {
-        while let Some((message, status)) = self.comm.any_process().immediate_matched_probe() {
-            message.matched_receive_into(&mut [0u8; 0][..]);
-            let r = status.source_rank() as usize;
-            self.gone.borrow_mut().push(r);
-            if self.left.get().is_none() {
-                self.left.set(Some(r));
-            }
-        }
+        while self.take_notice().is_some() {}
         self.gone.borrow().contains(&rank)
     }
 }
 
-/// How long a step that a rank is known to have left may still complete: ranks that made it
-/// before leaving let it complete within microseconds (the time MPI takes to move its bytes).
+/// How long a step that a rank made before it left may take to complete: within microseconds
+/// (the time MPI takes to move its bytes); the bound keeps a step that cannot complete after all
+/// from hanging the rank.
 const GRACE: Duration = Duration::from_millis(500);
 
 /// The error of a collective call (a launch, an agreement) that a rank left the job before.
