@@ -4,6 +4,7 @@
 //! (struct layouts) becomes `const` assertions for the expansion.
 
 mod layout;
+mod ndrange;
 mod pattern;
 mod source;
 
@@ -99,6 +100,9 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
             return checked;
         }
     };
+    if let (Some(k), Some((_, span))) = (cl.kernel(&checked.kernel_name), &options.local) {
+        ndrange::check(k, &checked.local, *span, &source, errors);
+    }
     let items_per_group: u64 = checked.local.iter().product();
     let mut ctx = Ctx {
         cl: &cl,

@@ -104,7 +104,9 @@ use proc_macro::TokenStream;
 /// # What is checked at compile time
 /// The kernel exists; the argument count; each value's width and signedness (`uint` is `u32`);
 /// vector widths (`float3` takes the room of `[f32; 4]`); address spaces against roles;
-/// `const` data against outputs; patterns against the work-group size; the balancer's name
+/// `const` data against outputs; patterns against the work-group size; `local`'s dimensions
+/// against those the kernel's work-item built-ins read (`get_global_id(1)` needs a 2-D `local`)
+/// and against its `reqd_work_group_size`; the balancer's name
 /// and options; duplicate and missing options. OpenCL structs are matched field by field:
 /// the macro emits `const` assertions that the Rust type's size, alignment, field offsets and
 /// field sizes equal the OpenCL layout, and that the type is `hetdsl::Pod` (so every byte a

@@ -9,13 +9,16 @@ use std::collections::HashSet;
 use super::attrs::StructAttrs;
 use super::lex::{Kind, Tok};
 use super::types::{self, Field, Scalar, StructDef, Ty};
-use super::{expr, reach, AddrSpace, Kernel, Param, ParseError, Pointer, Source};
+use super::{expr, ndrange, reach, AddrSpace, Kernel, Param, ParseError, Pointer, Source};
 
 /// Reads the declarations of a preprocessed token stream.
 pub(super) fn read(toks: Vec<Tok>) -> Result<Source, ParseError> {
     let mut p = Parser { toks, ..Parser::default() };
     p.top_level()?;
     reach::mark_writes(&mut p.src.kernels, &p.funcs, &p.kernel_funcs);
+    for &(k, f) in &p.kernel_funcs {
+        p.src.kernels[k].dims = ndrange::highest_dim(&p.funcs, f);
+    }
     Ok(p.src)
 }
 
@@ -233,6 +236,7 @@ impl Parser {
 
     fn kernel(&mut self) -> Result<(), ParseError> {
         let line = self.line();
+        let start = self.pos;
         let spec = match self.specifiers(0) {
             Ok(spec) => spec,
             Err(_) => return Ok(()),
@@ -261,6 +265,7 @@ impl Parser {
             self.pos += 1;
             self.skip_group()?;
         }
+        let required_local = ndrange::required_local(&self.toks[start..self.pos]);
         let defined = self.at_punct('{');
         if defined {
             let body = self.skip_group()?;
@@ -268,7 +273,8 @@ impl Parser {
             self.kernel_funcs.push((self.src.kernels.len(), self.funcs.len()));
             self.funcs.push(reach::Func { name: name.clone(), params: names, body });
         }
-        self.src.kernels.push(Kernel { name, line, params, defined });
+        let kernel = Kernel { name, line, params, defined, dims: None, required_local };
+        self.src.kernels.push(kernel);
         Ok(())
     }
 

@@ -15,6 +15,7 @@ mod decl;
 mod expr;
 mod lex;
 mod macros;
+mod ndrange;
 mod preproc;
 mod reach;
 mod types;
@@ -23,6 +24,7 @@ mod writes;
 use std::collections::HashMap;
 use std::fmt;
 
+pub use ndrange::{DimUse, RequiredLocal};
 pub use preproc::LineState;
 pub use types::{Field, Layout, Scalar, StructDef, Ty};
 
@@ -136,6 +138,11 @@ pub struct Kernel {
     pub params: Result<Vec<Param>, ParseError>,
     /// A definition (with a body, whose writes were looked for), not a prototype.
     pub defined: bool,
+    /// The highest dimension the kernel passes to a work-item built-in, where it does (`None`
+    /// for dimension 0 alone, or a kernel that asks `get_work_dim()`).
+    pub dims: Option<DimUse>,
+    /// Its `reqd_work_group_size`, where it has one.
+    pub required_local: Option<RequiredLocal>,
 }
 
 /// The declarations of a source.

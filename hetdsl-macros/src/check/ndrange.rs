@@ -1,0 +1,55 @@
+//! The declared work-group size against what the kernel asks of its NDRange: the dimensions
+//! its work-item built-ins read, and the size its `reqd_work_group_size` requires. Both are on
+//! the `local` option, which declares them.
+
+use proc_macro2::Span;
+
+use super::source::Loaded;
+use crate::clsig::Kernel;
+use crate::errors::Errors;
+
+/// `local`'s dimensions (`local`, at `span`) against kernel `k`.
+pub(super) fn check(k: &Kernel, local: &[u64], span: Span, source: &Loaded, errors: &mut Errors) {
+    let dims = local.len() as u64;
+    let declared = match local {
+        [n] => format!("`local = {n}`"),
+        _ => format!("`local = {local:?}`"),
+    };
+    if let Some(d) = k.dims.as_ref().filter(|d| d.dim >= dims) {
+        let value =
+            if d.builtin.ends_with("_id") || d.builtin == "get_global_offset" { "0" } else { "1" };
+        let want = match d.dim {
+            1 => "`local = [X, Y]` for a 2-D NDRange",
+            _ => "`local = [X, Y, Z]` for a 3-D NDRange",
+        };
+        errors.push(syn::Error::new(
+            span,
+            format!(
+                "kernel `{}` calls `{}({})` at {}, but {declared} declares a {dims}-D NDRange, in \
+                 which that call answers {value} for every work-item: the kernel would compute the \
+                 wrong elements. Declare {want}",
+                k.name,
+                d.builtin,
+                d.dim,
+                source.at(d.line)
+            ),
+        ));
+    }
+    if let Some(r) = &k.required_local {
+        let padded = |s: &[u64]| -> Vec<u64> { (0..3).map(|i| *s.get(i).unwrap_or(&1)).collect() };
+        if padded(&r.sizes) != padded(local) {
+            errors.push(syn::Error::new(
+                span,
+                format!(
+                    "kernel `{}` requires work-groups of {:?} (its `reqd_work_group_size` at {}), \
+                     but {declared} declares {:?}: every launch would be refused. Declare the \
+                     size the kernel requires",
+                    k.name,
+                    r.sizes,
+                    source.at(r.line),
+                    padded(local)
+                ),
+            ));
+        }
+    }
+}
