@@ -4,12 +4,14 @@
 //! the types module. Function bodies are kept for the reach module, which finds the writes
 //! through each kernel's pointers.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use super::attrs::StructAttrs;
 use super::lex::{Kind, Tok};
 use super::types::{self, Field, Scalar, StructDef, Ty};
 use super::{expr, ndrange, reach, AddrSpace, Kernel, Param, ParseError, Pointer, Source};
+
+mod words;
+use words::{is_image_or_sampler, is_qualifier, type_text, PtrTypedef};
 
 /// Reads the declarations of a preprocessed token stream.
 pub(super) fn read(toks: Vec<Tok>) -> Result<Source, ParseError> {
@@ -34,6 +36,8 @@ struct Parser {
     /// Typedef names of `const` types: `__global cfloat* p` points to data the kernel cannot
     /// write, as `__global const float* p` does.
     const_typedefs: HashSet<String>,
+    /// Typedef names of pointer types: a parameter of one is a pointer.
+    ptr_typedefs: HashMap<String, PtrTypedef>,
 }
 
 /// Declaration specifiers: the type and its qualifiers, before the declarator.
@@ -42,6 +46,8 @@ struct Spec {
     is_const: bool,
     space: Option<AddrSpace>,
     access: Option<String>,
+    /// The type is a typedef of a pointer; `ty` is then its pointee.
+    ptr: Option<PtrTypedef>,
 }
 
 /// What follows the specifiers: pointers, name, array sizes.
@@ -208,7 +214,18 @@ impl Parser {
             let d = self.declarator()?;
             let name =
                 d.name.ok_or_else(|| ParseError::new(self.line(), "typedef without a name"))?;
-            let ty = if d.pointers > 0 {
+            self.ptr_typedefs.remove(&name);
+            let ty = if d.pointers > 0 || spec.ptr.is_some() {
+                if d.dims.is_empty() {
+                    let pt = spec.ptr.clone().unwrap_or(PtrTypedef {
+                        pointee: spec.ty.clone(),
+                        space: spec.space,
+                        const_pointee: spec.is_const,
+                        pointers: 0,
+                    });
+                    let pointers = pt.pointers + d.pointers;
+                    self.ptr_typedefs.insert(name.clone(), PtrTypedef { pointers, ..pt });
+                }
                 Ty::Opaque(format!("{name} (a pointer typedef)"))
             } else {
                 // `typedef struct { .. } Name;` names the anonymous struct.
@@ -221,7 +238,7 @@ impl Parser {
                 }
                 spec.ty.clone().array_of(&d.dims)
             };
-            if spec.is_const {
+            if spec.is_const && spec.ptr.is_none() && d.pointers == 0 {
                 self.const_typedefs.insert(name.clone());
             } else {
                 self.const_typedefs.remove(&name);
@@ -313,20 +330,29 @@ impl Parser {
             Ty::Opaque(t) if is_image_or_sampler(t) => Some(t.clone()),
             _ => None,
         };
+        let pointers = d.pointers + spec.ptr.as_ref().map_or(0, |pt| pt.pointers);
         if let Some(t) = image.or_else(|| spec.access.as_ref().map(|a| format!("{a} image"))) {
             unsupported = Some(format!(
                 "`{t}`: images and samplers are not supported by co-execution (hetdsl splits \
                  and merges buffers only); pass the pixels as a `__global` buffer instead"
             ));
-        } else if d.pointers > 1 {
+        } else if pointers > 1 {
             unsupported =
                 Some("a pointer to a pointer cannot be a hetdsl kernel argument".to_string());
         } else if !d.dims.is_empty() {
             unsupported = Some("an array parameter cannot be a hetdsl kernel argument".to_string());
         }
-        let pointer = (d.pointers > 0).then(|| Pointer {
-            space: spec.space.unwrap_or(AddrSpace::Private),
-            const_pointee: spec.is_const,
+        // Through a pointer typedef the address space and `const` written in the typedef are
+        // the pointee's; those written beside its name are the pointer's own.
+        let pointer = (pointers > 0).then(|| match &spec.ptr {
+            Some(pt) => Pointer {
+                space: pt.space.unwrap_or(AddrSpace::Private),
+                const_pointee: pt.const_pointee,
+            },
+            None => Pointer {
+                space: spec.space.unwrap_or(AddrSpace::Private),
+                const_pointee: spec.is_const,
+            },
         });
         Ok(Param {
             name,
@@ -381,7 +407,7 @@ impl Parser {
     /// seen yet, and as the declarator's name otherwise.
     fn specifiers(&mut self, depth: usize) -> Result<Spec, ParseError> {
         let line = self.line();
-        let mut spec = Spec { ty: Ty::Void, is_const: false, space: None, access: None };
+        let mut spec = Spec { ty: Ty::Void, is_const: false, space: None, access: None, ptr: None };
         let mut ty: Option<Ty> = None;
         let mut sign: Option<bool> = None; // Some(true) = unsigned
         let mut words: Vec<&'static str> = Vec::new(); // char/short/int/long keywords
@@ -436,6 +462,9 @@ impl Parser {
                 ty = Some(Ty::Scalar(s));
             } else if let Some((s, n)) = types::vector_from_name(w) {
                 ty = Some(Ty::Vector(s, n));
+            } else if let Some(pt) = self.ptr_typedefs.get(w) {
+                ty = Some(pt.pointee.clone());
+                spec.ptr = Some(pt.clone());
             } else if let Some(t) = self.src.typedefs.get(w) {
                 ty = Some(t.clone());
                 spec.is_const |= self.const_typedefs.contains(w);
@@ -516,7 +545,7 @@ impl Parser {
                     return Err(ParseError::new(field_line, "bit-fields are not supported"));
                 }
                 let name = d.name.unwrap_or_default();
-                let ty = if d.pointers > 0 {
+                let ty = if d.pointers > 0 || spec.ptr.is_some() {
                     Ty::Opaque(format!("{name} (a pointer)"))
                 } else {
                     spec.ty.clone().array_of(&d.dims)
@@ -543,58 +572,4 @@ impl Parser {
         self.src.structs.push(StructDef { name, fields, layout, line });
         Ok(Ty::Struct(self.src.structs.len() - 1))
     }
-
-    /// Skips `__attribute__((..))` groups, telling what they say of a struct's layout.
-    fn attributes(&mut self) -> Result<StructAttrs, ParseError> {
-        let mut attrs = StructAttrs::default();
-        while self.peek_ident() == Some("__attribute__") {
-            self.pos += 1;
-            let inner = self.skip_group()?;
-            for (i, t) in inner.iter().enumerate() {
-                match t.ident() {
-                    Some("packed" | "__packed__") => attrs.packed = true,
-                    Some("aligned" | "__aligned__") => {
-                        // `aligned(N)`; a bare `aligned` means the target's largest alignment,
-                        // which this reader does not know: the layout is then unknown.
-                        let n = match (inner.get(i + 1), inner.get(i + 2)) {
-                            (Some(p), Some(n)) if p.is_punct('(') => expr::int_literal(&n.text()),
-                            _ => None,
-                        };
-                        attrs = attrs.and(StructAttrs { packed: false, aligned: Some(n) });
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Ok(attrs)
-    }
-}
-
-/// OpenCL's image, sampler and other opaque handle types.
-fn is_image_or_sampler(t: &str) -> bool {
-    (t.starts_with("image") && t.ends_with("_t"))
-        || matches!(
-            t,
-            "sampler_t" | "event_t" | "clk_event_t" | "queue_t" | "reserve_id_t" | "pipe"
-        )
-}
-
-fn is_qualifier(w: &str) -> bool {
-    matches!(w, "const" | "volatile" | "restrict" | "__restrict" | "__restrict__")
-}
-
-/// The parameter's type as written, without its name: `__global const float*`.
-fn type_text(toks: &[Tok], name: &str) -> String {
-    let mut out = String::new();
-    for t in toks {
-        if t.ident() == Some(name) {
-            continue;
-        }
-        let s = t.text();
-        if !out.is_empty() && s != "*" {
-            out.push(' ');
-        }
-        out += &s;
-    }
-    out
 }

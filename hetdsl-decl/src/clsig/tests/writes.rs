@@ -82,6 +82,27 @@ fn a_const_typedef_makes_the_pointee_const() {
     assert_eq!(konst("k2"), [false]);
 }
 
+/// A parameter whose type is a typedef of a pointer is that pointer: its address space and
+/// `const` are those written in the typedef (a `const` beside the parameter's name is the
+/// pointer's own), typedefs of it are too, and a write through it is seen.
+#[test]
+fn a_pointer_typedef_is_a_pointer_parameter() {
+    let src = "typedef __global float* gfp;\ntypedef __global const float* cgfp;\n\
+               typedef gfp gfp2;\ntypedef __local int* lip;\n\
+               __kernel void k(cgfp a, const gfp b, gfp2 c, lip d, __global gfp* e) {\n\
+               c[0] = a[0] + b[0];\n}";
+    let ps = params(src, "k");
+    let ptrs: Vec<_> = ps.iter().map(|p| p.pointer.map(|q| (q.space, q.const_pointee))).collect();
+    let g = Some((AddrSpace::Global, false));
+    assert_eq!(ptrs, [Some((AddrSpace::Global, true)), g, g, Some((AddrSpace::Local, false)), g]);
+    assert!(ps[..4].iter().all(|p| p.ty == Ty::Scalar(Scalar::Float) || p.name == "d"));
+    assert_eq!(ps[3].ty, Ty::Scalar(Scalar::Int));
+    assert!(ps[..4].iter().all(|p| p.unsupported.is_none()), "{ps:?}");
+    assert!(ps[4].unsupported.as_deref().unwrap().contains("pointer to a pointer"));
+    assert_eq!(writes_of(src, "k")[..4], ["-", "-", "w5", "-"]);
+    assert_eq!(ps[2].text, "gfp2");
+}
+
 /// What the reader takes each pointer parameter of `kernel` to be: written at a line
 /// (`"w7"`), possibly written where it could not follow the pointer (`"maybe 7: why"`), or
 /// read only (`"-"`).

@@ -1,0 +1,12 @@
+// Kernels whose signatures are spelled in less common but valid ways, for tests/dsl_declarations.rs.
+
+// Parameters typed by typedefs of pointers.
+typedef __global const float* in_floats;
+typedef __global float* out_floats;
+typedef out_floats out_floats_too;
+
+__kernel void scale_by_typedefs(in_floats x, out_floats y, out_floats_too z, float a) {
+    int i = get_global_id(0);
+    y[i] = a * x[i];
+    z[i] = x[i] + a;
+}
