@@ -2,6 +2,9 @@
 //! in less common but valid OpenCL C: each compiles, co-executes on two devices (PoCL's
 //! `pthread` and `basic` in CI) and matches a plain CPU loop.
 
+mod common;
+
+use common::round_robin;
 use hetdsl::Runtime;
 
 fn runtime() -> Runtime {
@@ -25,14 +28,14 @@ fn inputs(n: usize, seed: u32) -> Vec<f32> {
         .collect()
 }
 
-/// Both devices ran part of the launch.
+/// Both devices ran part of the launch (each gets its packages from `round_robin`).
 fn assert_both_ran(report: &hetdsl::Report) {
     assert!(report.devices.iter().filter(|d| d.packages > 0).count() >= 2, "{}", report.table());
 }
 
 hetdsl::kernel! {
     /// Buffers whose OpenCL types are typedefs of pointers (`typedef __global float* out_floats;`).
-    #[kernel(file = "kernels/test/declarations.cl", local = 64, balancer = "dynamic:16")]
+    #[kernel(file = "kernels/test/declarations.cl", local = 64, balancer = "dynamic:8")]
     struct ScaleByTypedefs {
         fn scale_by_typedefs(
             #[input(1:1)] x: &[f32],
@@ -51,9 +54,54 @@ fn pointer_typedef_parameters_are_buffers() {
     let x = inputs(n, 1);
     let (mut y, mut z) = (vec![0.0f32; n], vec![0.0f32; n]);
     let launch = kernel.launch(n, &x, &mut y, &mut z, 3.0).expect("a launch");
-    assert_both_ran(&launch.backups(false).run().expect("runs"));
+    assert_both_ran(&launch.balancer(round_robin(4)).backups(false).run().expect("runs"));
     for i in 0..n {
         assert_eq!(y[i], 3.0 * x[i], "y[{i}]");
         assert_eq!(z[i], x[i] + 3.0, "z[{i}]");
     }
+}
+
+hetdsl::kernel! {
+    /// Types spelled through their module, lifetimes on the buffers, a doc comment and lints on
+    /// parameters, a raw identifier.
+    #[kernel(file = "kernels/test/declarations.cl", local = 64, balancer = "dynamic:8")]
+    pub(crate) struct MixWidths {
+        fn mix_widths(
+            /// One byte per work-item.
+            #[input(1:1)] bytes: &'a [core::primitive::u8],
+            #[input(1:1)] wide: &[::core::primitive::i64],
+            #[output(1:1)] r#type: &'a mut [std::primitive::u64],
+            #[allow(non_snake_case)] K: std::primitive::u32,
+            bias: i64,
+        );
+    }
+}
+
+/// The same through `#[coexec]`.
+#[hetdsl::coexec(file = "kernels/test/declarations.cl", local = 64, balancer = "dynamic:8")]
+pub(crate) fn mix_widths(
+    /// One byte per work-item.
+    #[input(1:1)]
+    bytes: &'a [core::primitive::u8],
+    #[input(1:1)] wide: &[::core::primitive::i64],
+    #[output(1:1)] r#type: &'a mut [std::primitive::u64],
+    #[allow(non_snake_case)] K: std::primitive::u32,
+    bias: i64,
+);
+
+#[test]
+fn primitives_through_their_module_lifetimes_docs_and_lints_are_accepted() {
+    let rt = runtime();
+    let n = 64 * 256;
+    let bytes: Vec<u8> = (0..n).map(|i| (i * 7 % 251) as u8).collect();
+    let wide: Vec<i64> = (0..n as i64).map(|i| i * 1_000_003 - 5_000_000_000).collect();
+    let want: Vec<u64> = (0..n).map(|i| (wide[i] * 3 + i64::from(bytes[i]) + 11) as u64).collect();
+    let kernel = MixWidths::new(&rt).expect("builds");
+    let mut out = vec![0u64; n];
+    let launch = kernel.launch(n, &bytes, &wide, &mut out, 3, 11).expect("a launch");
+    assert_both_ran(&launch.balancer(round_robin(4)).backups(false).run().expect("runs"));
+    assert_eq!(out, want);
+    let mut out = vec![0u64; n];
+    mix_widths(&rt, n, &bytes, &wide, &mut out, 3, 11).expect("runs");
+    assert_eq!(out, want);
 }

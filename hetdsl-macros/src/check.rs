@@ -345,14 +345,39 @@ fn rust_ty(ty: &Type) -> RustTy {
     }
 }
 
+/// The name of a single-name path, or of a primitive through its module
+/// (`std::primitive::f32`, `::core::primitive::u8`), which is the primitive itself: its
+/// assertion (`assert_primitive`) compares it with `::core::primitive::f32`.
 fn path_ident(ty: &Type) -> Option<String> {
-    match ty {
-        Type::Path(p) if p.qself.is_none() => p.path.get_ident().map(ToString::to_string),
+    let Type::Path(p) = ty else { return None };
+    if p.qself.is_some() {
+        return None;
+    }
+    if let Some(id) = p.path.get_ident() {
+        return Some(id.to_string());
+    }
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .filter(|s| s.arguments.is_none())
+        .map(|s| s.ident.to_string())
+        .collect();
+    match segs.as_slice() {
+        [root, module, name]
+            if p.path.segments.len() == 3
+                && matches!(root.as_str(), "std" | "core")
+                && module == "primitive" =>
+        {
+            Some(name.clone())
+        }
         _ => None,
     }
 }
 
 /// `[f32 ; 4]` → `[f32; 4]`: token spacing made readable.
 fn tidy(tokens: &str) -> String {
-    tokens.replace(" ;", ";").replace("& ", "&").replace(" ,", ",")
+    let tidy =
+        tokens.replace(" ;", ";").replace("& ", "&").replace(" ,", ",").replace(" :: ", "::");
+    tidy.strip_prefix(":: ").map_or_else(|| tidy.clone(), |rest| format!("::{rest}"))
 }

@@ -228,15 +228,19 @@ impl<'a> Parts<'a> {
         let mut args = Vec::new();
         let mut names = Vec::new();
         for p in &func.params {
-            let Param { ident, ty, role } = p;
-            let bound = match role {
+            let Param { ident, ty, role, lints } = p;
+            // A buffer as a slice of its elements: a lifetime written in the declaration
+            // (`&'a [f32]`) names none of the generated functions'.
+            let (plain, bound) = match role {
                 Role::Local { .. } => continue,
-                Role::Value => quote!(#ty),
-                Role::Buffer { dir: Direction::In, elem, .. } => quote!(&'a [#elem]),
-                Role::Buffer { elem, .. } => quote!(&'a mut [#elem]),
+                Role::Value => (quote!(#ty), quote!(#ty)),
+                Role::Buffer { dir: Direction::In, elem, .. } => {
+                    (quote!(&[#elem]), quote!(&'a [#elem]))
+                }
+                Role::Buffer { elem, .. } => (quote!(&mut [#elem]), quote!(&'a mut [#elem])),
             };
-            params.push(quote!(#ident: #ty));
-            args.push(quote!(#ident: #bound));
+            params.push(quote!(#(#lints)* #ident: #plain));
+            args.push(quote!(#(#lints)* #ident: #bound));
             names.push(ident.clone());
         }
         let (name, text) = (&checked.source_name, &checked.source_text);

@@ -98,6 +98,9 @@ use proc_macro::TokenStream;
 ///   work-item of the group (the usual case), or `#[local] s: [T; N]`, N per work-group. N must
 ///   be at least the work-group size, since kernels index by the local id; write
 ///   `#[local(allow_smaller)]` for a kernel that really uses fewer.
+/// - a parameter may carry a doc comment and lint attributes (`#[allow(..)]`, kept on the
+///   generated functions), not `#[cfg]`: the kernel takes every parameter in every build.
+///   Primitives may be spelled through their module (`std::primitive::f32`).
 /// - user types (OpenCL structs, vector newtypes) must be `hetdsl::Pod`: derive it with
 ///   `#[derive(hetdsl::Pod)]`, which proves them plain data with no padding.
 ///

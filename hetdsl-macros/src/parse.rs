@@ -44,6 +44,9 @@ pub struct Param {
     pub ident: Ident,
     pub ty: Type,
     pub role: Role,
+    /// Lint attributes written on it (`#[allow(non_snake_case)]`), kept on the generated
+    /// functions' parameter.
+    pub lints: Vec<Attribute>,
 }
 
 /// Partition pattern of a buffer, as declared (mirrors `hetdsl::Pattern`).
@@ -198,6 +201,15 @@ impl Parse for KernelInput {
         let vis: Visibility = input.parse()?;
         input.parse::<Token![struct]>()?;
         let struct_name: Ident = input.parse()?;
+        let mut errors = Errors::default();
+        if input.peek(Token![<]) {
+            let generics: syn::Generics = input.parse()?;
+            errors.push(syn::Error::new_spanned(
+                &generics,
+                "a `kernel!` struct takes no generics: it holds the program built from one \
+                 kernel, whose types the declaration names",
+            ));
+        }
         let body;
         syn::braced!(body in input);
         let item: ForeignItemFn = body.parse()?;
@@ -206,7 +218,6 @@ impl Parse for KernelInput {
                 "one kernel per `kernel!` struct: declare another struct for the next kernel",
             ));
         }
-        let mut errors = Errors::default();
         let options_at = attrs.iter().position(|a| a.path().is_ident("kernel"));
         let options = match options_at {
             Some(i) => {
@@ -368,6 +379,12 @@ impl Options {
     }
 }
 
+/// A lint attribute (`#[allow(..)]`, `#[expect(..)]`, `#[warn(..)]`, `#[deny(..)]`,
+/// `#[forbid(..)]`): Rust allows them on a parameter, and the generated ones keep them.
+pub fn is_lint(attr: &Attribute) -> bool {
+    ["allow", "expect", "warn", "deny", "forbid"].iter().any(|l| attr.path().is_ident(l))
+}
+
 /// `x` or `[x, y, …]`.
 fn parse_one_or_list<T: Parse>(input: ParseStream) -> syn::Result<Vec<T>> {
     if input.peek(syn::token::Bracket) {
@@ -430,8 +447,9 @@ impl Func {
                             format!("`{ident}` is a parameter of the generated functions; rename this one"),
                         ));
                     }
+                    let lints = pt.attrs.iter().filter(|a| is_lint(a)).cloned().collect();
                     if let Some(role) = role(&pt.attrs, &pt.ty, errors) {
-                        params.push(Param { ident, ty: (*pt.ty).clone(), role });
+                        params.push(Param { ident, ty: (*pt.ty).clone(), role, lints });
                     }
                 }
             }

@@ -36,6 +36,18 @@ pub fn role(attrs: &[Attribute], ty: &Type, errors: &mut Errors) -> Option<Role>
             buffer_role(attr, dir, ty, errors)
         } else if path.is_ident("local") {
             local_role(attr, ty, errors)
+        } else if path.is_ident("doc") || crate::parse::is_lint(attr) {
+            // A doc comment says what the parameter is; a lint goes on the generated ones.
+            None
+        } else if path.is_ident("cfg") || path.is_ident("cfg_attr") {
+            errors.push(syn::Error::new_spanned(
+                attr,
+                "a kernel takes every one of its parameters in every build, so `#[cfg]` cannot \
+                 remove one: put `#[cfg(..)]` on whole declarations instead, one per variant \
+                 of the kernel (each may name its own `file`, `name` or `defines`)",
+            ));
+            attempted = true;
+            None
         } else {
             errors.push(syn::Error::new_spanned(
                 attr,

@@ -10,3 +10,10 @@ __kernel void scale_by_typedefs(in_floats x, out_floats y, out_floats_too z, flo
     y[i] = a * x[i];
     z[i] = x[i] + a;
 }
+
+// Scalars and buffers of several widths.
+__kernel void mix_widths(__global const uchar* bytes, __global const long* wide, __global ulong* out,
+                         uint k, long bias) {
+    int i = get_global_id(0);
+    out[i] = (ulong)(wide[i] * k + bytes[i] + bias);
+}

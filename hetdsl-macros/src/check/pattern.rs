@@ -40,11 +40,12 @@ pub(super) fn check_names(func: &Func, errors: &mut Errors) -> HashSet<String> {
 fn named_side(name: &syn::Ident, params: &[Param]) -> Option<String> {
     let p = params.iter().find(|p| p.ident == *name)?;
     let ty = tidy(&p.ty.to_token_stream().to_string());
+    let name_of_ty = super::path_ident(&p.ty).unwrap_or_default();
     let advice =
         "a side of a pattern is a positive integer literal, a `const` of an integer type, \
                   or a scalar parameter of an integer type (`i32`, `u32`, `usize`, …)";
     match &p.role {
-        Role::Value if INTEGERS.contains(&ty.as_str()) => None,
+        Role::Value if INTEGERS.contains(&name_of_ty.as_str()) => None,
         Role::Value if ty == "f32" || ty == "f64" => {
             Some(format!("`{name}` is a `{ty}` parameter: a pattern counts elements, so {advice}"))
         }

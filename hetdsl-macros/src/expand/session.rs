@@ -152,7 +152,8 @@ fn bound_methods(parts: &Parts, kernel: TokenStream, parameters: TokenStream) ->
                 }
             }
         };
-        args.push(quote!(#ident: #bound));
+        let lints = &p.lints;
+        args.push(quote!(#(#lints)* #ident: #bound));
     }
     let wheres =
         quote!(where #(::hetdsl::__private::Lazy<'a, #types>: ::hetdsl::__private::Elem<#types>),*);
