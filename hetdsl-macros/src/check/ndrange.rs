@@ -18,16 +18,21 @@ pub(super) fn check(k: &Kernel, local: &[u64], span: Span, source: &Loaded, erro
     if let Some(d) = k.dims.as_ref().filter(|d| d.dim >= dims) {
         let value =
             if d.builtin.ends_with("_id") || d.builtin == "get_global_offset" { "0" } else { "1" };
-        let want = match d.dim {
-            1 => "`local = [X, Y]` for a 2-D NDRange",
-            _ => "`local = [X, Y, Z]` for a 3-D NDRange",
+        // A kernel written for either shape still runs in the higher one, with a size of 1 there.
+        let want = match (d.dim, local) {
+            (1, [x]) => format!("`local = [X, Y]` for a 2-D NDRange (`[{x}, 1]` over one row)"),
+            (1, _) => "`local = [X, Y]` for a 2-D NDRange".to_string(),
+            (_, [x, y]) => {
+                format!("`local = [X, Y, Z]` for a 3-D NDRange (`[{x}, {y}, 1]` over one plane)")
+            }
+            _ => "`local = [X, Y, Z]` for a 3-D NDRange".to_string(),
         };
         errors.push(syn::Error::new(
             span,
             format!(
                 "kernel `{}` calls `{}({})` at {}, but {declared} declares a {dims}-D NDRange, in \
-                 which that call answers {value} for every work-item: the kernel would compute the \
-                 wrong elements. Declare {want}",
+                 which that call answers {value} for every work-item: a kernel written for more \
+                 dimensions computes the wrong elements. Declare {want}",
                 k.name,
                 d.builtin,
                 d.dim,
