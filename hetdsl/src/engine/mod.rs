@@ -28,6 +28,7 @@ mod setup_phase;
 mod shared;
 mod signature;
 mod source;
+mod undo;
 mod verify;
 mod worker;
 

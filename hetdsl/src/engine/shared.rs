@@ -127,6 +127,8 @@ pub(crate) struct Shared {
     pub(super) alive: Vec<AtomicBool>,
     /// Per device: held while merging a package into the caller's memory.
     pub(super) commit: Vec<Mutex<()>>,
+    /// Per device: the caller's inout bytes its unfinished merge overwrote, put back if lost.
+    pub(super) undo: Vec<super::undo::UndoLog>,
     /// Held while merging when the launch has reduced outputs: every package folds into the
     /// whole of them, so two devices must not fold at once (sliced outputs are disjoint).
     pub(super) fold: Option<Mutex<()>>,
@@ -193,6 +195,7 @@ impl Shared {
             gate: RwLock::new(false),
             alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
             commit: (0..n).map(|_| Mutex::new(())).collect(),
+            undo: (0..n).map(|_| Default::default()).collect(),
             fold: fold.then(|| Mutex::new(())),
             quiet: (0..n).map(|_| AtomicBool::new(false)).collect(),
             names,
@@ -408,6 +411,7 @@ impl Shared {
                 self.fold.as_ref().map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
             merge();
         }
+        self.undo[me].clear();
         drop(closed);
         let mut s = self.lock();
         if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
@@ -454,6 +458,11 @@ impl Shared {
         // device that looked lost while its packages were nowhere to be run would let another
         // thread conclude that work was left which no one would ever run (the stall check).
         let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
+        // A re-run of a half-merged package must read the inout inputs its first run read.
+        if !*self.gate.read().unwrap_or_else(|e| e.into_inner()) {
+            // SAFETY: under the gate and the commit lock; the package is nobody else's yet.
+            unsafe { self.undo[me].restore() };
+        }
         let mut s = self.lock();
         self.alive[me].store(false, Ordering::Release);
         self.lose(&mut s, me, reason);

@@ -283,7 +283,7 @@ fn pump(job: &Job, d: &mut Device, f: &mut InFlight, block: bool) -> Result<(), 
         ev.wait().map_err(|e| failed(&e))?;
         f.reads.push(ev);
         let part = &f.parts[j];
-        let host = d.buffers[part.buffer].host;
+        let (host, dir) = (d.buffers[part.buffer].host, d.buffers[part.buffer].dir);
         let ring = d.rings.output.as_mut().expect("parts come through the output ring");
         let src = &ring.slot(j % SLOTS)[..part.range.len()];
         // The plan checked that every package's bytes lie in the caller's memory.
@@ -292,6 +292,10 @@ fn pump(job: &Job, d: &mut Device, f: &mut InFlight, block: bool) -> Result<(), 
             // SAFETY: under the gate and this device's commit lock; packages are disjoint, and
             // the `part.range.len()` bytes at `at` are the caller's.
             let dst = unsafe { std::slice::from_raw_parts_mut(at, part.range.len()) };
+            if dir == crate::pattern::Direction::InOut {
+                // SAFETY: as above: the caller's bytes, under the gate.
+                unsafe { job.shared.undo[job.me].save(at, dst.len()) };
+            }
             crate::engine::copy::copy(dst, src);
         });
         if !merged {
