@@ -382,6 +382,48 @@ fn balancer_that_never_hands_out_work_does_not_hang() {
     assert_mentions(&msg, &["stopped handing out work", "16 unit(s) left"]);
 }
 
+/// A faulty balancer: its first package's offset and length add past `u64::MAX`, then it
+/// hands the range out one work-group at a time.
+struct Wraps {
+    first: Option<Package>,
+    next: u64,
+    total: u64,
+}
+impl Balancer for Wraps {
+    fn name(&self) -> String {
+        "wraps".into()
+    }
+    fn start(&mut self, setup: &Setup) -> hetdsl::Result<()> {
+        self.total = setup.total_groups;
+        Ok(())
+    }
+    fn next(&mut self, _: usize, _: f64) -> Next {
+        if let Some(p) = self.first.take() {
+            return Next::Run(p);
+        }
+        self.next += 1;
+        match self.next <= self.total {
+            true => Next::Run(Package { offset: self.next - 1, len: 1 }),
+            false => Next::Done,
+        }
+    }
+    fn completed(&mut self, _: &Completion) {}
+    fn device_lost(&mut self, _: usize) {}
+}
+
+#[test]
+fn a_package_whose_end_wraps_past_u64_is_refused_not_launched() {
+    // Its end wrapped to a small number, inside the range: the package was launched and PoCL
+    // aborted the process on a work size that had wrapped too.
+    for first in [Package { offset: 3, len: u64::MAX }, Package { offset: u64::MAX, len: 2 }] {
+        let balancer = Wraps { first: Some(first), next: 0, total: 0 };
+        let msg = within(Duration::from_secs(60), move || {
+            message(expand4_with(Box::new(balancer)), is!(Error::BadBalancer(_)))
+        });
+        assert_mentions(&msg, &["wraps", "outside the range 0..16"]);
+    }
+}
+
 #[test]
 fn zero_pattern_is_refused() {
     assert!(Pattern::ratio(0, 1).is_none());

@@ -359,7 +359,9 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
     /// handed out before.
     fn check_fresh(&mut self, p: Package) -> Result<()> {
         let name = &self.name;
-        let bad = if p.len == 0 || p.end() > self.total {
+        // A balancer's offset and length may add past u64: a wrapped end looked inside the range.
+        let past = p.offset.checked_add(p.len).is_none_or(|end| end > self.total);
+        let bad = if p.len == 0 || past {
             Some(format!(
                 "balancer `{name}` returned package {p:?} outside the range 0..{} or empty",
                 self.total

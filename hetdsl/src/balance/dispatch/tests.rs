@@ -78,6 +78,8 @@ fn packages_are_checked_against_the_range_and_earlier_hand_outs() {
     for (bad, says) in [
         (pkg(0, 0), "outside the range 0..8 or empty"),
         (pkg(6, 3), "outside the range 0..8 or empty"),
+        (pkg(5, u64::MAX), "outside the range 0..8 or empty"),
+        (pkg(u64::MAX, 2), "outside the range 0..8 or empty"),
         (pkg(3, 2), "handed out work-group 3 twice"),
     ] {
         let mut b = Script {
