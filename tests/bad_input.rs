@@ -275,6 +275,64 @@ fn local_memory_over_the_device_limit() {
     assert_mentions(&msg, &["local memory"]);
 }
 
+/// Two `__local` buffers: scratch of `a` and of `b`, each one element per work-item.
+const TWO_LOCAL: &str = r#"
+__kernel void two_local(__global uint* out, __local uint* a, __local uint* b) {
+    size_t l = get_local_id(0);
+    a[l] = (uint)get_global_id(0);
+    b[l] = 1u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = a[l] + b[l];
+}
+"#;
+
+#[test]
+fn local_buffers_whose_sizes_add_past_u64_are_over_the_limit() {
+    // The per-work-group sizes were added in 64 bits, wrapping: a saturated `usize::MAX` and
+    // one more element came to 3 bytes, passed the device's limit, and PoCL crashed the
+    // process (SIGSEGV) at the launch.
+    let rt = Runtime::new().unwrap();
+    let p = rt.program(&KernelSource::from_text("two_local.cl", TWO_LOCAL)).unwrap();
+    for (a, b) in [(usize::MAX, 1), (usize::MAX / 8 + 1, usize::MAX / 8 + 1)] {
+        let mut out = vec![0u32; 256];
+        let r = p
+            .launch("two_local")
+            .global(&[256])
+            .local(&[64])
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .local_buffer::<u32>(a)
+            .local_buffer::<u32>(b)
+            .run();
+        let msg = message(r, is!(Error::DeviceLimit { .. }));
+        assert_mentions(&msg, &["local memory"]);
+    }
+    // A session's launch adds them the same way.
+    let session = p.session().unwrap();
+    let mut buffer = session.buffer::<u32>(256).unwrap();
+    let r = session
+        .launch("two_local")
+        .global(&[256])
+        .local(&[64])
+        .output(&mut buffer, Pattern::ONE_TO_ONE)
+        .local_buffer::<u32>(usize::MAX)
+        .local_buffer::<u32>(1)
+        .run();
+    let msg = message(r, is!(Error::DeviceLimit { .. }));
+    assert_mentions(&msg, &["local memory"]);
+    drop((buffer, session));
+    // Correct sizes still run, and every element is the CPU's.
+    let mut out = vec![0u32; 256];
+    p.launch("two_local")
+        .global(&[256])
+        .local(&[64])
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .local_buffer::<u32>(64)
+        .local_buffer::<u32>(64)
+        .run()
+        .unwrap();
+    assert_eq!(out, (1..=256).collect::<Vec<u32>>());
+}
+
 #[test]
 fn device_position_out_of_range() {
     let p = program("engine.cl");

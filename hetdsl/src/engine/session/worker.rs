@@ -360,7 +360,8 @@ pub(super) fn set_up(
             }
             SArg::Scalar { index, bytes } => set_scalar(kernel, *index, bytes)?,
             SArg::Local { index, bytes } => {
-                local_bytes += *bytes as u64;
+                // Saturated: a wrapped sum would pass the device's limit and crash the driver.
+                local_bytes = local_bytes.saturating_add(*bytes as u64);
                 set_local(kernel, *index, *bytes)?
             }
         }

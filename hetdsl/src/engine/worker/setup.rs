@@ -159,7 +159,8 @@ fn set_values(job: &Job, kernel: &Kernel) -> Result<u64> {
         match arg {
             ArgPlan::Scalar { index, bytes } => set_scalar(kernel, *index, bytes)?,
             ArgPlan::Local { index, bytes } => {
-                local_bytes += *bytes as u64;
+                // Saturated: a wrapped sum would pass the device's limit and crash the driver.
+                local_bytes = local_bytes.saturating_add(*bytes as u64);
                 set_local(kernel, *index, *bytes)?
             }
             ArgPlan::Buffer { .. } | ArgPlan::Reduce { .. } => {}
