@@ -458,15 +458,18 @@ __kernel void bump(__global const uint* a, __global const uint* b, __global cons
 "#;
 
 #[test]
-fn a_device_lost_after_merging_part_of_an_inout_package_re_runs_it_on_the_original_inputs() {
-    // The read-back of a package never completes after its output was already copied into the
-    // caller's inout buffer (merged while the next package's inputs were written): the re-run
-    // elsewhere must read the inputs that package first read, not its own outputs.
+fn a_device_lost_while_writing_back_an_inout_package_is_an_error_never_a_wrong_ok() {
+    // The read-back of a package never completes after part of its output was already copied
+    // into the caller's inout buffer (merged while the next package's inputs were written): a
+    // re-run elsewhere would read its own outputs as inputs. The run either recovers (the
+    // device failed before any of that package was written back) with every element right, or
+    // says which work-groups it left half written.
     let n = 1 << 20;
     let (a, b, c, x0) = (lcg(1, n), lcg(2, n), lcg(3, n), lcg(4, n));
     let want: Vec<u32> = (0..n)
         .map(|i| x0[i].wrapping_mul(3).wrapping_add(a[i] ^ b[i]).wrapping_add(c[i]))
         .collect();
+    let mut half_written = 0;
     for (device, package) in [(0usize, 0usize), (1, 0), (0, 1), (1, 2)] {
         let (a, b, c, mut x) = (a.clone(), b.clone(), c.clone(), x0.clone());
         let (r, x) = within(Duration::from_secs(60), move || {
@@ -488,8 +491,19 @@ fn a_device_lost_after_merging_part_of_an_inout_package_re_runs_it_on_the_origin
                 .map(|r| r.table());
             (r, x)
         });
-        let table = r.unwrap_or_else(|e| panic!("device {device} package {package}: {e}"));
-        let wrong = x.iter().zip(&want).filter(|(g, w)| g != w).count();
-        assert_eq!(wrong, 0, "device {device}, package {package}: elements wrong\n{table}");
+        match r {
+            Ok(table) => {
+                let wrong = x.iter().zip(&want).filter(|(g, w)| g != w).count();
+                assert_eq!(wrong, 0, "device {device}, package {package}: elements wrong\n{table}");
+            }
+            Err(hetdsl::Error::PartlyMerged { fault, groups }) => {
+                assert_eq!(fault.device, device, "{groups:?}: {fault}");
+                assert!(!groups.is_empty() && groups.end <= (n / 64) as u64, "{groups:?}");
+                half_written += 1;
+            }
+            Err(e) => panic!("device {device} package {package}: {e}"),
+        }
     }
+    // Device 0's first package is written back in parts while the next one's inputs go out.
+    assert!(half_written > 0, "no case reached a half-written package: the test tests nothing");
 }

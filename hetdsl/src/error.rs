@@ -93,6 +93,16 @@ pub enum Error {
     #[error("every device failed, output incomplete:\n{}", list_faults(.0))]
     AllDevicesFailed(Vec<DeviceFault>),
 
+    /// A device failed while writing a package's `inout` output back into the caller's memory:
+    /// there, part of the package's elements hold the kernel's new values and the rest the old
+    /// ones, and no device can run it again (its inputs are partly overwritten). The run's
+    /// output is incomplete.
+    #[error(
+        "{fault}, while writing back work-groups {groups:?} of an inout output: those hold new \
+         values in part and old in the rest, and cannot be run again; output incomplete"
+    )]
+    PartlyMerged { fault: DeviceFault, groups: std::ops::Range<u64> },
+
     /// An OpenCL call failed outside a package (context, queue, buffer creation…).
     #[error("OpenCL call `{call}` failed: {code}")]
     Cl { call: &'static str, code: ClError },

@@ -28,7 +28,6 @@ mod setup_phase;
 mod shared;
 mod signature;
 mod source;
-mod undo;
 mod verify;
 mod worker;
 

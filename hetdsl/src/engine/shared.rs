@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use crate::balance::dispatch::{Config, Decision, Dispatcher, Verdict};
 use crate::balance::Balancer;
-use crate::error::Error;
+use crate::error::{DeviceFault, Error};
 use crate::report::{PackageTrace, Transfer};
 use crate::work::{DeviceProfile, Package};
 
@@ -127,8 +127,9 @@ pub(crate) struct Shared {
     pub(super) alive: Vec<AtomicBool>,
     /// Per device: held while merging a package into the caller's memory.
     pub(super) commit: Vec<Mutex<()>>,
-    /// Per device: the caller's inout bytes its unfinished merge overwrote, put back if lost.
-    pub(super) undo: Vec<super::undo::UndoLog>,
+    /// Per device: the package whose `inout` output it has begun to write into the caller's
+    /// memory, until that package is merged (see `device_failed`).
+    pub(super) half_merged: Vec<Mutex<Option<Package>>>,
     /// Held while merging when the launch has reduced outputs: every package folds into the
     /// whole of them, so two devices must not fold at once (sliced outputs are disjoint).
     pub(super) fold: Option<Mutex<()>>,
@@ -195,7 +196,7 @@ impl Shared {
             gate: RwLock::new(false),
             alive: (0..n).map(|_| AtomicBool::new(true)).collect(),
             commit: (0..n).map(|_| Mutex::new(())).collect(),
-            undo: (0..n).map(|_| Default::default()).collect(),
+            half_merged: (0..n).map(|_| Mutex::new(None)).collect(),
             fold: fold.then(|| Mutex::new(())),
             quiet: (0..n).map(|_| AtomicBool::new(false)).collect(),
             names,
@@ -411,7 +412,7 @@ impl Shared {
                 self.fold.as_ref().map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
             merge();
         }
-        self.undo[me].clear();
+        *self.half_merged[me].lock().unwrap_or_else(|e| e.into_inner()) = None;
         drop(closed);
         let mut s = self.lock();
         if let Some(t) = s.trace.iter_mut().rev().find(|t| t.device == me && t.package == p) {
@@ -458,13 +459,20 @@ impl Shared {
         // device that looked lost while its packages were nowhere to be run would let another
         // thread conclude that work was left which no one would ever run (the stall check).
         let _commit = self.commit[me].lock().unwrap_or_else(|e| e.into_inner());
-        // A re-run of a half-merged package must read the inout inputs its first run read.
-        if !*self.gate.read().unwrap_or_else(|e| e.into_inner()) {
-            // SAFETY: under the gate and the commit lock; the package is nobody else's yet.
-            unsafe { self.undo[me].restore() };
-        }
+        // A package whose inout output is partly written back cannot be run again: its inputs
+        // there are gone. Saving them at every merge would cost each inout byte one more host
+        // copy (saxpy's calls took 1.6 times as long), for a fault that needs a device to fail
+        // between two parts of one read-back.
+        let half = self.half_merged[me].lock().unwrap_or_else(|e| e.into_inner()).take();
         let mut s = self.lock();
         self.alive[me].store(false, Ordering::Release);
+        if let Some(groups) = half.filter(|_| s.phase == Phase::Running) {
+            let (device, name) = (self.labels[me], self.names[me].clone());
+            let fault = DeviceFault { device, name, reason };
+            let groups = groups.offset..groups.end();
+            self.abort(&mut s, Error::PartlyMerged { fault, groups });
+            return;
+        }
         self.lose(&mut s, me, reason);
     }
 

@@ -293,8 +293,8 @@ fn pump(job: &Job, d: &mut Device, f: &mut InFlight, block: bool) -> Result<(), 
             // the `part.range.len()` bytes at `at` are the caller's.
             let dst = unsafe { std::slice::from_raw_parts_mut(at, part.range.len()) };
             if dir == crate::pattern::Direction::InOut {
-                // SAFETY: as above: the caller's bytes, under the gate.
-                unsafe { job.shared.undo[job.me].save(at, dst.len()) };
+                let half = &job.shared.half_merged[job.me];
+                *half.lock().unwrap_or_else(|e| e.into_inner()) = Some(p);
             }
             crate::engine::copy::copy(dst, src);
         });
