@@ -162,3 +162,40 @@ fn a_device_that_adds_little_sits_out_the_repeated_runs() {
         assert!(r.trace.iter().all(|t| t.device == 1), "{}", r.table());
     }
 }
+
+#[test]
+fn a_device_hung_alone_where_the_others_sat_out_is_dropped_not_waited_for() {
+    // Device 0 runs 400 times slower, so repeated runs leave device 1 alone. When device 1
+    // then hangs, the run must end (an error, or the right output), as it would have with both
+    // devices taking part: the last device standing used to be waited for without end.
+    let input = lcg(74, N);
+    let (r, out) = common::within(std::time::Duration::from_secs(60), move || {
+        let rt = Runtime::new().unwrap();
+        let p = rt.program(&KernelSource::from_text("spin.cl", SRC)).unwrap();
+        let slow = Some(hetdsl::Fault::Slow { device: 0, factor: 400 });
+        for _ in 0..3 {
+            run_with(&p, &input, None, slow);
+        }
+        let mut out = vec![0u32; N];
+        let r = p
+            .launch("spin")
+            .global(&[N])
+            .local(&[64])
+            .input(&input, Pattern::ONE_TO_ONE)
+            .output(&mut out, Pattern::ONE_TO_ONE)
+            .scalar(ROUNDS)
+            .on_devices(&[0, 1])
+            .watchdog(hetdsl::WatchdogConfig {
+                factor: 10.0,
+                min: std::time::Duration::from_millis(300),
+            })
+            .inject(hetdsl::Fault::Slow { device: 0, factor: 400 })
+            .inject(hetdsl::Fault::Hang { device: 1, package: 0 })
+            .run();
+        (r.map(|r| r.table()), (out, input))
+    });
+    match r {
+        Ok(table) => assert_eq!(out.0, reference(&out.1), "{table}"),
+        Err(e) => assert!(matches!(e, hetdsl::Error::AllDevicesFailed(_)), "{e}"),
+    }
+}

@@ -241,9 +241,10 @@ fn watch<'a>(
         }
         // The dispatcher's verdict on hung devices (see `Dispatcher::hung`): only a device
         // whose package another, idle device could take over.
-        let Some((over, hung)) =
-            shared.dispatch(&mut s, "hung", |d, now| (d.is_over(), d.hung(now, rule)))
-        else {
+        let Some((over, hung)) = shared.dispatch(&mut s, "hung", |d, now| match shared.spares {
+            true => (d.is_over(), d.hung_with_spares(now, rule)),
+            false => (d.is_over(), d.hung(now, rule)),
+        }) else {
             let e = s.fatal.take();
             return Err(e.unwrap_or(Error::BadBalancer("the run ended before it started".into())));
         };

@@ -80,6 +80,8 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     let mut shared = Shared::new(names, balancer, balancer_name, backups, plan.reduces());
     if let Some(taking) = &taking {
         shared.labels = taking.clone();
+        // A device left alone by a learned form is judged by the watchdog, not waited for.
+        shared.spares = form.is_some_and(Form::is_learned);
     }
     let shared = Arc::new(shared);
     // From here on, however `execute` is left, the gate shuts before the caller's slices can go.

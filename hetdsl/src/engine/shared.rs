@@ -140,6 +140,8 @@ pub(crate) struct Shared {
     /// The number each device goes by in events: its position in the launch, which differs
     /// from its position here when devices sit out.
     pub(super) labels: Vec<usize>,
+    /// Devices of the launch sit it out by a learned form, and could have run its work.
+    pub(super) spares: bool,
 }
 
 /// Closes the run on every way out of `execute`, a panic included: the gate shuts (no device
@@ -201,6 +203,7 @@ impl Shared {
             quiet: (0..n).map(|_| AtomicBool::new(false)).collect(),
             names,
             labels: (0..n).collect(),
+            spares: false,
         }
     }
 

@@ -36,6 +36,9 @@ impl Hung {
     }
 }
 
+/// How many times more slack a device not measured yet is given.
+const UNMEASURED: f64 = 10.0;
+
 impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
     /// The devices the watchdog declares hung at `at`: those whose running package has run
     /// longer than `rule` allows for it (see [`Self::watchdog_limit`]). A package is judged only
@@ -43,13 +46,29 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
     /// could take its work over: with every device busy nobody waits for it, and a long
     /// package is not a hung one; nor is the last device standing, which may merely be slow.
     pub fn hung(&self, at: f64, rule: WatchdogRule) -> Vec<Hung> {
+        self.judged(at, rule, false)
+    }
+
+    /// As [`Self::hung`] for a run that devices of its launch sit out (a learned form left
+    /// them out) and could have taken its work: the last device standing is judged too, an
+    /// unmeasured one only past 10 times the floor. Without it a device hung alone
+    /// there would hang the launch, where run on every device it would have been dropped.
+    pub fn hung_with_spares(&self, at: f64, rule: WatchdogRule) -> Vec<Hung> {
+        self.judged(at, rule, true)
+    }
+
+    fn judged(&self, at: f64, rule: WatchdogRule, spares: bool) -> Vec<Hung> {
         let idle =
             |d: &Dev| !d.lost && d.waiting.is_some() && d.running.is_none() && d.kept.is_empty();
+        let alone = |i: usize| self.devices.iter().enumerate().all(|(o, d)| o == i || d.lost);
         self.devices
             .iter()
             .enumerate()
             .filter(|(i, d)| {
-                !d.lost && self.devices.iter().enumerate().any(|(o, other)| o != *i && idle(other))
+                let spare = spares && alone(*i);
+                !d.lost
+                    && (spare
+                        || self.devices.iter().enumerate().any(|(o, other)| o != *i && idle(other)))
             })
             .filter_map(|(i, d)| {
                 // The kernel running, else the oldest output kept but not merged, which is
@@ -60,7 +79,10 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
                     (None, None) => return None,
                 };
                 let elapsed = at - since;
-                let limit = self.watchdog_limit(i, package, rule);
+                let mut limit = self.watchdog_limit(i, package, rule);
+                if spares && alone(i) && d.stats.speed.is_none() {
+                    limit = limit.max(UNMEASURED * rule.min_seconds);
+                }
                 let hung = elapsed > limit;
                 if hung {
                     super::events::hung(self.label(i), package, elapsed, limit);
@@ -76,7 +98,6 @@ impl<'d, B: DerefMut<Target = dyn Balancer + 'd>> Dispatcher<B> {
     /// off (a 16-core CPU is 31x below an H200 nominally, 700x in fact); with nothing measured
     /// anywhere only the floor applies. Never less than `rule.min_seconds`.
     pub fn watchdog_limit(&self, device: usize, p: Package, rule: WatchdogRule) -> f64 {
-        const UNMEASURED: f64 = 10.0;
         let nominal = |d: usize| self.nominal.get(d).copied().unwrap_or(0.0);
         let (speed, slack) = match self.devices[device].stats.speed {
             Some(v) => (Some(v), rule.factor),
