@@ -469,14 +469,14 @@ impl Shared {
         let half = self.half_merged[me].lock().unwrap_or_else(|e| e.into_inner()).take();
         let mut s = self.lock();
         self.alive[me].store(false, Ordering::Release);
-        if let Some(groups) = half.filter(|_| s.phase == Phase::Running) {
+        let running = s.phase == Phase::Running;
+        self.lose(&mut s, me, reason.clone());
+        if let Some(groups) = half.filter(|_| running) {
             let (device, name) = (self.labels[me], self.names[me].clone());
             let fault = DeviceFault { device, name, reason };
             let groups = groups.offset..groups.end();
             self.abort(&mut s, Error::PartlyMerged { fault, groups });
-            return;
         }
-        self.lose(&mut s, me, reason);
     }
 
     /// Called by a host thread once its device has no command left; waits until the run is over
