@@ -8,24 +8,11 @@ use common::round_robin;
 use hetdsl::Runtime;
 
 fn runtime() -> Runtime {
-    let rt = Runtime::new().expect("an OpenCL runtime (install pocl-opencl-icd)");
-    assert!(
-        rt.devices().len() >= 2,
-        "these tests co-execute on two devices; run with POCL_DEVICES=\"pthread basic\" (found {:?})",
-        rt.devices().iter().map(|d| &d.name).collect::<Vec<_>>()
-    );
-    rt
+    common::two_devices()
 }
 
-/// Deterministic inputs in [0, 1) (a 32-bit LCG).
 fn inputs(n: usize, seed: u32) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..n)
-        .map(|_| {
-            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (state >> 8) as f32 / (1u32 << 24) as f32
-        })
-        .collect()
+    common::unit_floats(n, seed)
 }
 
 /// Both devices ran part of the launch (each gets its packages from `round_robin`).

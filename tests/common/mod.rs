@@ -216,3 +216,26 @@ pub fn affine_launch<'s>(
     let n = x.len();
     s.launch("affine").global(&[n]).local(&[64]).inout(x, Pattern::ONE_TO_ONE).scalar(a).scalar(b)
 }
+
+/// A runtime with at least two devices, for tests that co-execute (PoCL's `pthread` and
+/// `basic` in CI).
+pub fn two_devices() -> Runtime {
+    let rt = Runtime::new().expect("an OpenCL runtime (install pocl-opencl-icd)");
+    assert!(
+        rt.devices().len() >= 2,
+        "these tests co-execute on two devices; run with POCL_DEVICES=\"pthread basic\" (found {:?})",
+        rt.devices().iter().map(|d| &d.name).collect::<Vec<_>>()
+    );
+    rt
+}
+
+/// Deterministic floats in [0, 1) (a 32-bit LCG), different per seed.
+pub fn unit_floats(n: usize, seed: u32) -> Vec<f32> {
+    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 8) as f32 / (1u32 << 24) as f32
+        })
+        .collect()
+}
