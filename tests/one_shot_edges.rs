@@ -6,17 +6,9 @@
 mod common;
 
 use common::{every_balancer, lcg};
-use hetdsl::{KernelSource, Merge, Pattern, Program, Runtime};
+use hetdsl::{KernelSource, Merge, Pattern, Program};
 
 const SRC: &str = r#"
-__kernel void expand4(__global const uint* in, __global uint* out) {
-    const size_t i = get_global_id(0);
-    const uint v = in[i];
-    out[4 * i + 0] = v;
-    out[4 * i + 1] = v * 2u;
-    out[4 * i + 2] = v * v;
-    out[4 * i + 3] = v ^ 0x5a5a5a5au;
-}
 __kernel void hist(__global const uint* in, __global uint* bins) {
     atomic_add(&bins[in[get_global_id(0)] % 16u], 1u);
 }
@@ -29,18 +21,12 @@ __kernel void tag(__global ulong* out) {
 "#;
 
 fn program() -> Program {
-    let rt = Runtime::new().expect("an OpenCL runtime");
-    assert!(rt.devices().len() >= 2, "run with POCL_DEVICES=\"pthread basic\"");
-    rt.program(&KernelSource::from_text("edges.cl", SRC)).expect("builds")
-}
-
-fn expand4_cpu(input: &[u32]) -> Vec<u32> {
-    input.iter().flat_map(|&v| [v, v.wrapping_mul(2), v.wrapping_mul(v), v ^ 0x5a5a5a5a]).collect()
+    common::two_devices().program(&KernelSource::from_text("edges.cl", SRC)).expect("builds")
 }
 
 #[test]
 fn threads_launching_one_program_at_once_each_get_their_own_outputs() {
-    let p = std::sync::Arc::new(program());
+    let p = std::sync::Arc::new(common::program("engine.cl"));
     let threads: Vec<_> = (0..4usize)
         .map(|t| {
             let p = p.clone();
@@ -56,16 +42,12 @@ fn threads_launching_one_program_at_once_each_get_their_own_outputs() {
                         1 => &[1],
                         _ => &[1, 0],
                     };
-                    p.launch("expand4")
-                        .global(&[n])
-                        .local(&[64])
-                        .input(&input, Pattern::ONE_TO_ONE)
-                        .output(&mut out, Pattern::ratio(4, 1).unwrap())
+                    common::expand4(&p, n, &input, &mut out)
                         .groups(range.clone())
                         .on_devices(devices)
                         .run()
                         .unwrap();
-                    let want = expand4_cpu(&input);
+                    let want = common::expand4_reference(&input);
                     for i in 0..n {
                         let inside = range.contains(&((i / 64) as u64));
                         let w = if inside { &want[4 * i..4 * i + 4] } else { &[7u32; 4][..] };
