@@ -12,12 +12,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 pub fn program(file: &str) -> Program {
-    let rt = Runtime::new().expect("an OpenCL runtime (install pocl-opencl-icd)");
-    assert!(
-        rt.devices().len() >= 2,
-        "these tests co-execute on two devices; run with POCL_DEVICES=\"pthread basic\" (found {:?})",
-        rt.devices().iter().map(|d| &d.name).collect::<Vec<_>>()
-    );
+    let rt = two_devices();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(file);
     let source = KernelSource::from_file(&path, &[]).expect("kernel source");
     rt.program(&source).expect("kernel builds")
