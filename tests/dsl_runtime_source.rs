@@ -126,3 +126,111 @@ fn a_coexec_function_takes_a_source_loaded_at_run_time_too() {
         assert!((f64::from(*got) - want).abs() <= tolerance(cols, magnitude), "row {row}");
     }
 }
+
+hetdsl::kernel! {
+    /// A transpose over a 1-D NDRange, for sources loaded at run time that ask another one.
+    #[kernel(file = "kernels/test/transpose_rows.cl", local = 64)]
+    struct TransposeRows {
+        fn transpose_rows(#[input(whole)] input: &[f32], #[output(1:1)] out: &mut [f32], width: i32, height: i32);
+    }
+}
+
+/// The same through `#[coexec]`.
+#[hetdsl::coexec(file = "kernels/test/transpose_rows.cl", local = 64)]
+fn transpose_rows(
+    #[input(whole)] input: &[f32],
+    #[output(1:1)] out: &mut [f32],
+    width: i32,
+    height: i32,
+);
+
+/// `transpose_rows` written for a 2-D NDRange: run over a 1-D one, every work-item's row would
+/// be 0 and it would read past the input.
+const TRANSPOSE_2D: &str =
+    "__kernel void transpose_rows(__global const float* in, __global float* out,\n\
+                            int width, int height) {\n\
+                            int x = get_global_id(0);\n\
+                            int y = get_global_id(1);\n\
+                            out[y * width + x] = in[x * height + y];\n\
+                            }\n";
+
+/// `kernels/test/transpose_rows.cl` requiring work-groups of `size` × 1 × 1.
+fn transpose_requiring(size: u32) -> KernelSource {
+    let text = std::fs::read_to_string(root().join("kernels/test/transpose_rows.cl")).unwrap();
+    let attr = format!("__kernel __attribute__((reqd_work_group_size({size}, 1, 1))) void");
+    KernelSource::from_text("transpose_rows.cl", text.replace("__kernel void", &attr))
+}
+
+/// The problems of a source refused by `with_source`.
+fn problems<T>(built: hetdsl::Result<T>) -> Vec<String> {
+    match built {
+        Err(hetdsl::Error::SourceMismatch { problems, .. }) => problems,
+        Err(other) => panic!("expected SourceMismatch, got {other}"),
+        Ok(_) => panic!("the source was accepted"),
+    }
+}
+
+const READS_DIMENSION_1: &str = "kernel `transpose_rows` calls `get_global_id(1)` at \
+    transpose_2d.cl:4, but `local = 64` declares a 1-D NDRange, in which that call answers 0 for \
+    every work-item: a kernel written for more dimensions computes the wrong elements. Declare \
+    `local = [X, Y]` for a 2-D NDRange (`[64, 1]` over one row)";
+
+const REQUIRES_32: &str = "kernel `transpose_rows` requires work-groups of [32, 1, 1] (its \
+    `reqd_work_group_size` at transpose_rows.cl:3), but `local = 64` declares [64, 1, 1]: every \
+    launch would be refused. Declare the size the kernel requires";
+
+/// A `width` × `height` output of the transposed `input` (height-wide), as `transpose_rows`.
+fn transpose_cpu(input: &[f32], width: usize, height: usize) -> Vec<f32> {
+    (0..width * height).map(|i| input[(i % width) * height + i / width]).collect()
+}
+
+#[test]
+fn a_source_loaded_at_run_time_is_held_to_the_declared_local_as_at_compile_time() {
+    let rt = runtime();
+    let two_d = KernelSource::from_text("transpose_2d.cl", TRANSPOSE_2D);
+    assert_eq!(problems(TransposeRows::with_source(&rt, &two_d)), [READS_DIMENSION_1]);
+    assert_eq!(problems(TransposeRows::with_source(&rt, &transpose_requiring(32))), [REQUIRES_32]);
+    // A source requiring the declared size fits, and runs as the CPU does.
+    let kernel = TransposeRows::with_source(&rt, &transpose_requiring(64)).expect("fits");
+    let (width, height) = (48usize, 64usize);
+    let input = common::unit_floats(width * height, 7);
+    let mut out = vec![f32::NAN; width * height];
+    let report = kernel
+        .launch(width * height, &input, &mut out, width as i32, height as i32)
+        .unwrap()
+        .on_devices(&[0, 1])
+        .balancer(round_robin(3))
+        .backups(false)
+        .run()
+        .expect("runs");
+    assert_coexecuted(&report);
+    assert_eq!(out, transpose_cpu(&input, width, height));
+}
+
+#[test]
+fn a_coexec_function_holds_a_source_loaded_at_run_time_to_its_local_too() {
+    let rt = runtime();
+    let two_d = KernelSource::from_text("transpose_2d.cl", TRANSPOSE_2D);
+    assert_eq!(problems(transpose_rows::with_source(&rt, &two_d)), [READS_DIMENSION_1]);
+    assert_eq!(problems(transpose_rows::with_source(&rt, &transpose_requiring(32))), [REQUIRES_32]);
+    let program = transpose_rows::with_source(&rt, &transpose_requiring(64)).expect("fits");
+    let (width, height) = (64usize, 40usize);
+    let input = common::unit_floats(width * height, 8);
+    let mut out = vec![f32::NAN; width * height];
+    let report = transpose_rows::launch_on(
+        &program,
+        width * height,
+        &input,
+        &mut out,
+        width as i32,
+        height as i32,
+    )
+    .unwrap()
+    .on_devices(&[0, 1])
+    .balancer(round_robin(3))
+    .backups(false)
+    .run()
+    .expect("runs");
+    assert_coexecuted(&report);
+    assert_eq!(out, transpose_cpu(&input, width, height));
+}

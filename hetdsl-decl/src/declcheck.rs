@@ -7,6 +7,9 @@
 use crate::argcheck::param_phrase;
 use crate::clsig::{AddrSpace, Param, Pointer, Scalar, Source, Ty, Written};
 
+mod ndrange;
+pub use ndrange::ndrange_problems;
+
 /// A buffer's direction, as its attribute says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dir {

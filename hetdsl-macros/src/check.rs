@@ -4,7 +4,6 @@
 //! (struct layouts) becomes `const` assertions for the expansion.
 
 mod layout;
-mod ndrange;
 mod pattern;
 mod source;
 
@@ -101,7 +100,9 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         }
     };
     if let (Some(k), Some((_, span))) = (cl.kernel(&checked.kernel_name), &options.local) {
-        ndrange::check(k, &checked.local, *span, &source, errors);
+        for msg in declcheck::ndrange_problems(k, &checked.local, &at) {
+            errors.push(syn::Error::new(*span, msg));
+        }
     }
     let items_per_group: u64 = checked.local.iter().product();
     let mut ctx = Ctx {

@@ -29,6 +29,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
     let build_options = &checked.build_options;
     let body = parts.launch_body(quote!(&self.program), quote!(Self::PARAMETERS));
     let decls = func.params.iter().map(|p| decl_tokens(p, &checked));
+    let local = &checked.local;
     let doc_run = format!(
         "Co-executes `{}` over `global` work-items on every device of the program, with the declared \
          balancer. The outputs are complete when this returns `Ok`.",
@@ -68,7 +69,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
             /// refused with every problem (`Error::SourceMismatch`) before anything is built.
             pub fn with_source(rt: &::hetdsl::Runtime, source: &::hetdsl::KernelSource) -> ::hetdsl::Result<Self> {
                 let declaration = [#(#decls),*];
-                ::hetdsl::__private::check_source(source, #build_options, Self::KERNEL, &declaration)?;
+                ::hetdsl::__private::check_source(source, #build_options, Self::KERNEL, &[#(#local),*], &declaration)?;
                 ::core::result::Result::Ok(Self { program: rt.program_with_options(source, #build_options)? })
             }
 
@@ -121,6 +122,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
     let ident = &func.ident;
     let body = parts.launch_body(quote!(program), quote!(PARAMETERS));
     let decls = func.params.iter().map(|p| decl_tokens(p, &checked));
+    let local = &checked.local;
     let mod_doc = format!(
         "Companions of [`{ident}()`]: its source, its cached program and its launch before it runs."
     );
@@ -183,7 +185,7 @@ pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
             /// (`Error::SourceMismatch`, every problem). Run it with [`launch_on`].
             pub fn with_source(rt: &::hetdsl::Runtime, source: &::hetdsl::KernelSource) -> ::hetdsl::Result<::hetdsl::Program> {
                 let declaration = [#(#decls),*];
-                ::hetdsl::__private::check_source(source, #build_options, KERNEL, &declaration)?;
+                ::hetdsl::__private::check_source(source, #build_options, KERNEL, &[#(#local),*], &declaration)?;
                 rt.program_with_options(source, #build_options)
             }
 

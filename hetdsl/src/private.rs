@@ -261,12 +261,14 @@ pub struct DeclArg {
 }
 
 /// Checks a source given at run time against a `kernel!` declaration (`decl`, every parameter
-/// in order), with the rules and words of the macros' compile-time check, before it is built.
-/// `options`: the declaration's build options, whose `-D` defines choose the `#if` branches.
+/// in order; `local`, its work-group size), with the rules and words of the macros'
+/// compile-time check, before it is built. `options`: the declaration's build options, whose
+/// `-D` defines choose the `#if` branches.
 pub fn check_source(
     source: &KernelSource,
     options: &str,
     kernel: &str,
+    local: &[u64],
     decl: &[DeclArg],
 ) -> Result<()> {
     use hetdsl_decl::{clsig, declcheck, flatten::origin};
@@ -285,7 +287,11 @@ pub fn check_source(
         .map_err(|e| mismatch(vec![declcheck::unreadable_source(&at(e.line), &e)]))?;
     let params = declcheck::kernel_params(&cl, kernel, &source.name, decl.len(), &at)
         .map_err(|(_, why)| mismatch(vec![why]))?;
-    let mut problems = Vec::new();
+    // Found by `kernel_params`; first, as the macros report it first.
+    let mut problems = match cl.kernel(kernel) {
+        Some(k) => declcheck::ndrange_problems(k, local, &at),
+        None => Vec::new(),
+    };
     for (arg, p) in decl.iter().zip(params) {
         let out = declcheck::check_param(&arg.decl, p, &cl, &at);
         problems.extend(out.problems.into_iter().map(|p| p.message));

@@ -101,3 +101,30 @@ fn a_vector_newtype_of_another_primitive_is_refused_in_a_source_loaded_at_run_ti
     // Unchanged, it fits.
     assert!(GroupSum::with_source(&rt, &KernelSource::from_text("reduce.cl", text)).is_ok());
 }
+
+hetdsl::kernel! {
+    /// The declaration of `transpose` in `tests/ui/fail/ndrange_fewer_dimensions.rs`, compiled
+    /// against a 1-D kernel of the same parameters.
+    #[kernel(file = "tests/ui/kernels/transpose_1d.cl", local = 64)]
+    struct Transpose {
+        fn transpose(#[input(1:1)] input: &[f32], #[output(1:1)] out: &mut [f32], width: i32, height: i32);
+    }
+}
+
+/// The 2-D kernel that snapshot refuses, loaded at run time for the 1-D declaration, is refused
+/// with the snapshot's words.
+#[test]
+fn a_source_reading_more_dimensions_than_local_is_refused_with_the_compile_time_message() {
+    let rt = runtime();
+    let name = "tests/ui/kernels/ndrange.cl";
+    let text = std::fs::read_to_string(root().join(name)).unwrap();
+    let got = match Transpose::with_source(&rt, &KernelSource::from_text(name, text)) {
+        Err(Error::SourceMismatch { problems, .. }) => problems,
+        Err(other) => panic!("expected SourceMismatch, got {other}"),
+        Ok(_) => panic!("a 2-D kernel was accepted for a 1-D declaration"),
+    };
+    let snapshot = root().join("tests/ui/fail/ndrange_fewer_dimensions.stderr");
+    let want = snapshot_errors(&std::fs::read_to_string(snapshot).unwrap());
+    assert!(want[0].starts_with("kernel `transpose` calls `get_global_id(1)`"), "{want:?}");
+    assert_eq!(got, want[..1]);
+}
