@@ -14,6 +14,12 @@ impl Errors {
         }
     }
 
+    pub fn extend(&mut self, errors: impl IntoIterator<Item = syn::Error>) {
+        for e in errors {
+            self.push(e);
+        }
+    }
+
     /// `Err` with every error pushed, if any.
     pub fn finish(self) -> syn::Result<()> {
         match self.first {

@@ -108,13 +108,39 @@ pub fn kernel(input: TokenStream) -> TokenStream {
     }
 }
 
-pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
+/// The `#[coexec]` input and its check, or only the errors where nothing can be generated: a
+/// declaration that does not parse, or one standing where its items cannot (see `placement`).
+fn coexec_checked(
+    args: TokenStream,
+    item: TokenStream,
+) -> Result<(CoexecInput, Checked, Errors), TokenStream> {
+    let mut errors = Errors::default();
+    let misplaced = crate::placement::misplaced(&item);
+    let placed = misplaced.is_none();
+    errors.extend(misplaced);
+    let only_errors = |errors: Errors| {
+        errors.finish().err().map(syn::Error::into_compile_error).unwrap_or_default()
+    };
     let input = match CoexecInput::parse(args, item) {
         Ok(i) => i,
-        Err(e) => return e.into_compile_error(),
+        Err(e) => {
+            errors.push(e);
+            return Err(only_errors(errors));
+        }
     };
-    let mut errors = Errors::default();
     let checked = check::check(&input.options, &input.func, &mut errors);
+    if !placed {
+        // Where it stands the generated items are errors of their own: show the declaration's.
+        return Err(only_errors(errors));
+    }
+    Ok((input, checked, errors))
+}
+
+pub fn coexec(args: TokenStream, item: TokenStream) -> TokenStream {
+    let (input, checked, errors) = match coexec_checked(args, item) {
+        Ok(checked) => checked,
+        Err(errors) => return errors,
+    };
     let CoexecInput { attrs, vis, func, .. } = &input;
     let parts = Parts::new(func, &checked);
     let Parts { global_ty, params, args, names, all_names, kernel_name, source, .. } = &parts;

@@ -13,6 +13,7 @@ mod check;
 mod errors;
 mod expand;
 mod parse;
+mod placement;
 mod pod;
 mod role;
 
