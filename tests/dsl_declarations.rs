@@ -92,3 +92,40 @@ fn primitives_through_their_module_lifetimes_docs_and_lints_are_accepted() {
     mix_widths(&rt, n, &bytes, &wide, &mut out, 3, 11).expect("runs");
     assert_eq!(out, want);
 }
+
+hetdsl::kernel! {
+    /// Buffers whose OpenCL parameters are written as arrays (`__global float y[]`).
+    #[kernel(file = "kernels/test/declarations.cl", local = 64, balancer = "dynamic:8")]
+    struct ScaleArrays {
+        fn scale_arrays(
+            #[input(1:1)] x: &[f32],
+            #[output(1:1)] y: &mut [f32],
+            #[input(whole)] w: &[f32],
+            a: f32,
+        );
+    }
+}
+
+#[test]
+fn array_parameters_are_buffers() {
+    let rt = runtime();
+    let kernel = ScaleArrays::new(&rt).expect("builds");
+    let n = 64 * 256;
+    let x = inputs(n, 2);
+    let w = [0.5f32, -1.0, 2.0, 4.0];
+    let mut y = vec![f32::NAN; n];
+    let launch = kernel.launch(n, &x, &mut y, &w, 3.0).expect("a launch");
+    assert_both_ran(&launch.balancer(round_robin(4)).backups(false).run().expect("runs"));
+    let want: Vec<f32> = (0..n).map(|i| 3.0 * x[i] + w[i % 4]).collect();
+    common::close(&y, &want, "y");
+    // On a session whose devices hold a quarter of a buffer at a time, `x` and `y` live in
+    // windows: the rewritten kernel takes them relative to each window's offset.
+    let mut session = kernel.session().expect("a session");
+    session.set_max_alloc((n * 4 / 4) as u64);
+    let on = kernel.on(&session).expect("bound");
+    let (bx, bw) = (session.buffer_from(&x).unwrap(), session.buffer_from(&w).unwrap());
+    let mut by = session.buffer::<f32>(n).unwrap();
+    let launch = on.launch(n, &bx, &mut by, &bw, 3.0).expect("a launch");
+    assert_both_ran(&launch.balancer(round_robin(4)).run().expect("runs in windows"));
+    common::close(&by.to_vec().unwrap(), &want, "y in windows");
+}

@@ -17,3 +17,11 @@ __kernel void mix_widths(__global const uchar* bytes, __global const long* wide,
     int i = get_global_id(0);
     out[i] = (ulong)(wide[i] * k + bytes[i] + bias);
 }
+
+// Buffers in array syntax, which C reads as pointers: `x[]`, and `w[4]`, whose size the
+// compiler ignores.
+__kernel void scale_arrays(__global const float x[], __global float y[], __constant float w[4],
+                           float a) {
+    int i = get_global_id(0);
+    y[i] = a * x[i] + w[i % 4];
+}

@@ -319,7 +319,7 @@ impl Parser {
         let line = self.line();
         let spec = self.specifiers(0)?;
         // Qualifiers after the `*` (`float *restrict x`) are about the pointer itself, not the data.
-        let d = self.declarator()?;
+        let d = self.declarator_of(true)?;
         let name = d
             .name
             .clone()
@@ -330,7 +330,11 @@ impl Parser {
             Ty::Opaque(t) if is_image_or_sampler(t) => Some(t.clone()),
             _ => None,
         };
-        let pointers = d.pointers + spec.ptr.as_ref().map_or(0, |pt| pt.pointers);
+        // A parameter declared as an array is a pointer to its element (C11 6.7.6.3): `float
+        // x[]` and `float x[4]` are `float* x`, `float m[][3]` points to `float[3]`s.
+        let ty = spec.ty.clone().array_of(d.dims.get(1..).unwrap_or_default());
+        let decayed = usize::from(!d.dims.is_empty());
+        let pointers = d.pointers + decayed + spec.ptr.as_ref().map_or(0, |pt| pt.pointers);
         if let Some(t) = image.or_else(|| spec.access.as_ref().map(|a| format!("{a} image"))) {
             unsupported = Some(format!(
                 "`{t}`: images and samplers are not supported by co-execution (hetdsl splits \
@@ -339,8 +343,6 @@ impl Parser {
         } else if pointers > 1 {
             unsupported =
                 Some("a pointer to a pointer cannot be a hetdsl kernel argument".to_string());
-        } else if !d.dims.is_empty() {
-            unsupported = Some("an array parameter cannot be a hetdsl kernel argument".to_string());
         }
         // Through a pointer typedef the address space and `const` written in the typedef are
         // the pointee's; those written beside its name are the pointer's own.
@@ -357,7 +359,7 @@ impl Parser {
         Ok(Param {
             name,
             value_space: if pointer.is_some() { None } else { spec.space },
-            ty: spec.ty,
+            ty,
             pointer,
             unsupported,
             text,
@@ -367,6 +369,12 @@ impl Parser {
     }
 
     fn declarator(&mut self) -> Result<Declarator, ParseError> {
+        self.declarator_of(false)
+    }
+
+    /// A declarator; a `parameter`'s first array size is not read, since it declares a
+    /// pointer and the size means nothing there (`x[]`, `x[N]`, C99's `x[static 4]`).
+    fn declarator_of(&mut self, parameter: bool) -> Result<Declarator, ParseError> {
         let mut pointers = 0;
         while self.eat_punct('*') {
             pointers += 1;
@@ -385,6 +393,10 @@ impl Parser {
         while self.at_punct('[') {
             let line = self.line();
             let inner = self.skip_group()?;
+            if parameter && dims.is_empty() {
+                dims.push(0);
+                continue;
+            }
             let n = expr::eval(&inner).and_then(|n| {
                 u64::try_from(n).map_err(|_| format!("the array size is {n}, below zero"))
             });

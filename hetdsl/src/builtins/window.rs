@@ -45,7 +45,15 @@ pub(crate) fn window(text: &str, options: &str) -> Windowed {
         let prototype = f.body.is_empty();
         for (i, p) in params.iter().enumerate() {
             let global = p.iter().any(|t| src.reach(t.text).global);
-            if !global || !p.iter().any(|t| t.text == "*") {
+            let star = p.iter().any(|t| t.text == "*");
+            // `__global float x[]` (or `x[4]`) is a pointer, as C reads a parameter declared as
+            // an array; one of arrays (`m[][3]`) steps by rows, not elements, and is not held.
+            let open = p.iter().position(|t| t.text == "[");
+            let array = !star
+                && open.is_some()
+                && p.iter().filter(|t| t.text == "[").count() == 1
+                && p.last().is_some_and(|t| t.text == "]");
+            if !global || !(star || array) {
                 continue;
             }
             if prototype {
@@ -56,7 +64,8 @@ pub(crate) fn window(text: &str, options: &str) -> Windowed {
             // The name is the last identifier that is not a macro (`__global T* y ARGS`, where
             // `ARGS` may stand for more parameters).
             let named = |t: &Token<'_>| is_ident(t.text) && !src.macros.contains_key(t.text);
-            let Some(name_at) = p.iter().rposition(named) else { continue };
+            let before = if array { open.unwrap_or(p.len()) } else { p.len() };
+            let Some(name_at) = p[..before].iter().rposition(named) else { continue };
             let name = p[name_at].text;
             let ty: Vec<&str> = p[..name_at]
                 .iter()
@@ -66,7 +75,8 @@ pub(crate) fn window(text: &str, options: &str) -> Windowed {
             let at = p[name_at].at;
             edits.push((at..at + name.len(), format!("{name}__hetdsl")));
             hidden += &format!(", ulong {name}__hetdsl_off");
-            prologue += &format!(" {} {name} = {name}__hetdsl - {name}__hetdsl_off;", ty.join(" "));
+            let ty = if array { format!("{} *", ty.join(" ")) } else { ty.join(" ") };
+            prologue += &format!(" {ty} {name} = {name}__hetdsl - {name}__hetdsl_off;");
             found.push(i);
         }
         if found.is_empty() {
@@ -142,6 +152,29 @@ mod tests {
         // Lines are kept: the body's statement is still on line 3.
         assert_eq!(w.text.lines().nth(2), Some("  y[get_global_id(0)] = a * x[0];"));
         assert!(w.text.contains("void h(__global float* z) { }"));
+    }
+
+    #[test]
+    fn array_parameters_are_held_in_windows_as_the_pointers_they_are() {
+        let src = "#define N 4\n__kernel void k(__global const float x[], __global float y[N],\n\
+                   __global float m[][3], float w[2]) { y[0] = x[0] + m[0][0] + w[0]; }\n";
+        let w = window(src, "");
+        assert_eq!(w.pointers.get("k"), Some(&vec![0, 1]));
+        assert!(w
+            .text
+            .contains("k(__global const float x__hetdsl[], __global float y__hetdsl[N],"));
+        assert!(
+            w.text.contains(
+                "__global float m[][3], float w[2], ulong x__hetdsl_off, ulong y__hetdsl_off)"
+            ),
+            "{}",
+            w.text
+        );
+        assert!(
+            w.text.contains("{ __global const float * x = x__hetdsl - x__hetdsl_off; __global float * y = y__hetdsl - y__hetdsl_off; y[0]"),
+            "{}",
+            w.text
+        );
     }
 
     #[test]

@@ -34,13 +34,26 @@ pub(super) fn is_qualifier(w: &str) -> bool {
 /// The parameter's type as written, without its name: `__global const float*`.
 pub(super) fn type_text(toks: &[Tok], name: &str) -> String {
     let mut out = String::new();
+    let mut brackets = 0usize;
     for t in toks {
         if t.ident() == Some(name) {
             continue;
         }
         let s = t.text();
-        if !out.is_empty() && s != "*" {
+        // `float*`, `float[N * 2]`: no space before a declarator's punctuation nor inside the
+        // brackets' ends.
+        let tight = match &*s {
+            "[" | "]" => true,
+            "*" => brackets == 0,
+            _ => out.ends_with('['),
+        };
+        if !out.is_empty() && !tight {
             out.push(' ');
+        }
+        match &*s {
+            "[" => brackets += 1,
+            "]" => brackets = brackets.saturating_sub(1),
+            _ => {}
         }
         out += &s;
     }

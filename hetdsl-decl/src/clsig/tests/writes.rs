@@ -103,6 +103,43 @@ fn a_pointer_typedef_is_a_pointer_parameter() {
     assert_eq!(ps[2].text, "gfp2");
 }
 
+/// A parameter declared as an array is a pointer to its element, as C reads it (`x[]`, and
+/// `y[N]`, whose size the compiler ignores): its address space and `const` are those written
+/// with it, a write through it is seen, also in a helper that takes an array, and an array of
+/// pointers or of arrays points to what C says.
+#[test]
+fn an_array_parameter_is_a_pointer() {
+    let src = "#define N 4\n\
+               void put(__global float p[], int i) { p[i] = 1.0f; }\n\
+               __kernel void k(__global const float x[], __global float y[N], __constant int c[],\n\
+               __local float s[16], global float z[], __global float m[][3], __global float* pp[],\n\
+               float w[2]) {\n\
+               y[0] = x[0] + c[0] + m[0][1]; s[0] = 0; put(z, 1);\n}";
+    let ps = params(src, "k");
+    let ptrs: Vec<_> = ps.iter().map(|p| p.pointer.map(|q| (q.space, q.const_pointee))).collect();
+    let g = Some((AddrSpace::Global, false));
+    let want = [
+        Some((AddrSpace::Global, true)),
+        g,
+        Some((AddrSpace::Constant, false)),
+        Some((AddrSpace::Local, false)),
+        g,
+        g,
+        g,
+        Some((AddrSpace::Private, false)),
+    ];
+    assert_eq!(ptrs, want);
+    let float = Ty::Scalar(Scalar::Float);
+    assert_eq!(ps[0].ty, float);
+    assert_eq!(ps[2].ty, Ty::Scalar(Scalar::Int));
+    assert_eq!(ps[5].ty, Ty::Array(Box::new(float), 3));
+    assert!(ps[..6].iter().all(|p| p.unsupported.is_none()), "{ps:?}");
+    assert!(ps[6].unsupported.as_deref().unwrap().contains("pointer to a pointer"));
+    assert_eq!(writes_of(src, "k")[..5], ["-", "w5", "-", "w5", "w1"]);
+    assert_eq!(ps[0].text, "__global const float[]");
+    assert_eq!(ps[1].text, "__global float[4]");
+}
+
 /// What the reader takes each pointer parameter of `kernel` to be: written at a line
 /// (`"w7"`), possibly written where it could not follow the pointer (`"maybe 7: why"`), or
 /// read only (`"-"`).
