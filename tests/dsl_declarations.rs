@@ -129,3 +129,66 @@ fn array_parameters_are_buffers() {
     assert_both_ran(&launch.balancer(round_robin(4)).run().expect("runs in windows"));
     common::close(&by.to_vec().unwrap(), &want, "y in windows");
 }
+
+/// Rust type aliases of the primitives the kernel's typedefs stand for.
+type Real = f32;
+type Index = i32;
+
+hetdsl::kernel! {
+    /// Types through aliases on both sides: OpenCL typedefs (`real`, `real4`, `index_t`) and
+    /// Rust type aliases (`Real`, `Index`), in buffers, values, a vector and a pattern's side.
+    #[kernel(file = "kernels/test/declarations.cl", local = 64, balancer = "dynamic:8")]
+    struct ScaleReals {
+        fn scale_reals(
+            #[input(cols:1)] x: &[Real],
+            #[output(cols:1)] y: &mut [Real],
+            a: Real,
+            c: [Real; 4],
+            cols: Index,
+        );
+    }
+}
+
+/// The same through `#[coexec]`, the aliases reached through a module path.
+#[hetdsl::coexec(file = "kernels/test/declarations.cl", local = 64, balancer = "dynamic:8")]
+fn scale_reals(
+    #[input(cols:1)] x: &[self::Real],
+    #[output(cols:1)] y: &mut [self::Real],
+    a: self::Real,
+    c: [self::Real; 4],
+    cols: self::Index,
+);
+
+#[test]
+fn type_aliases_on_either_side_are_the_types_they_name() {
+    let rt = runtime();
+    let (n, cols) = (64 * 64, 3usize);
+    let x = inputs(n * cols, 3);
+    let c: [Real; 4] = [0.25, 0.0, 0.0, -1.5];
+    let want: Vec<f32> =
+        (0..n * cols).map(|j| 2.0 * x[j] + c[0] * (j % cols) as f32 + c[3]).collect();
+    let kernel = ScaleReals::new(&rt).expect("builds");
+    let mut y = vec![f32::NAN; n * cols];
+    let launch = kernel.launch(n, &x, &mut y, 2.0, c, cols as Index).expect("a launch");
+    assert_both_ran(&launch.balancer(round_robin(4)).backups(false).run().expect("runs"));
+    common::close(&y, &want, "y");
+    let mut y = vec![f32::NAN; n * cols];
+    scale_reals(&rt, n, &x, &mut y, 2.0, c, cols as Index).expect("runs");
+    common::close(&y, &want, "y through #[coexec]");
+    // A source read at run time sees no alias: `Real` is the `f32` the compiler proved it is,
+    // so a `real` that became `double` is refused as it would be for `f32`.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/kernels/test/declarations.cl"
+    ))
+    .unwrap();
+    let source = hetdsl::KernelSource::from_text("declarations.cl", text.clone());
+    assert!(ScaleReals::with_source(&rt, &source).is_ok());
+    let doubled = text.replace("typedef float real;", "typedef double real;");
+    let source = hetdsl::KernelSource::from_text("declarations.cl", doubled);
+    let e = ScaleReals::with_source(&rt, &source).err().expect("refused").to_string();
+    assert!(
+        e.contains("parameter `a` is `real` in declarations.cl:34, so the Rust type must be `f64`, found `Real`"),
+        "{e}"
+    );
+}

@@ -171,6 +171,37 @@ pub fn check_param(
     out
 }
 
+/// [`check_param`] for a declaration whose names the compiler resolved when it compiled (the
+/// check of a source loaded at run time): a type alias of a primitive comes as that primitive,
+/// so a name a fit still asks to be a primitive is another type, refused as a mismatch.
+pub fn check_param_resolved(
+    rust: &DeclParam,
+    p: &Param,
+    cl: &Source,
+    at: &dyn Fn(usize) -> String,
+) -> Checked {
+    let mut out = check_param(rust, p, cl, at);
+    let unproved = match (&out.fit, &rust.ty) {
+        (Some(Fit::Primitive(w)), RustTy::Path(n)) => {
+            (n.as_deref() != Some(*w)).then(|| format!("`{w}`"))
+        }
+        (Some(Fit::ArrayOf(w)), RustTy::Array { elem, len }) => {
+            (elem.as_deref() != Some(*w)).then(|| format!("`[{w}; {}]`", len.unwrap_or_default()))
+        }
+        _ => None,
+    };
+    if let Some(want) = unproved {
+        let what = param_phrase(&rust.name, &p.text, &at(p.line));
+        let so = match rust.role {
+            DeclRole::Value => "the Rust type must be",
+            _ => "the elements must be",
+        };
+        out.push(Spot::Elem, mismatch(rust, &what, so, Mismatch::Expected(want)));
+        out.fit = None;
+    }
+    out
+}
+
 /// A pointer parameter: its address space decides the declaration it needs (a `#[local]`
 /// buffer for `__local`, a buffer with a direction and pattern for `__global`/`__constant`).
 fn pointer_param(
@@ -301,7 +332,8 @@ pub fn rust_name(ty: &Ty, cl: &Source) -> String {
     }
 }
 
-fn is_primitive(name: &str) -> bool {
+/// A Rust primitive's name (`f32`, `u8`, `bool`, …).
+pub fn is_primitive(name: &str) -> bool {
     PRIMITIVES.contains(&name)
 }
 
@@ -318,6 +350,11 @@ fn match_type(
             let want = s.rust().ok_or_else(|| Mismatch::Unsupported(unsupported_scalar(*s)))?;
             match rust {
                 RustTy::Path(Some(n)) if n == want => Ok(Fit::Primitive(want)),
+                // Another name may be a type alias of `want` (`type Real = f32;`): the macro
+                // cannot see through it, so the compiler proves it is `want`.
+                RustTy::Path(n) if !is_primitive(n.as_deref().unwrap_or("")) => {
+                    Ok(Fit::Primitive(want))
+                }
                 _ => Err(Mismatch::Expected(format!("`{want}`"))),
             }
         }
@@ -328,8 +365,11 @@ fn match_type(
             let expected = Mismatch::Expected(format!(
                 "`[{want}; {lanes}]` or a `#[repr(C)]` newtype of it{note}"
             ));
+            // An element named otherwise may be an alias of `want`, proved by the compiler.
+            let elem_fits =
+                |e: &Option<String>| e.as_deref().is_none_or(|e| e == want || !is_primitive(e));
             match rust {
-                RustTy::Array { elem: Some(e), len: Some(l) } if e == want && *l == lanes => {
+                RustTy::Array { elem, len: Some(l) } if elem_fits(elem) && *l == lanes => {
                     Ok(Fit::ArrayOf(want))
                 }
                 RustTy::Path(name) if !is_primitive(name.as_deref().unwrap_or("")) => {
@@ -500,6 +540,33 @@ mod tests {
         assert_eq!(out.fit, Some(Fit::Primitive("f32")));
         let out = check(2, DeclRole::Value, path("i32"), "i32");
         assert!(out.problems.is_empty() && !out.merge_refused);
+    }
+
+    #[test]
+    fn another_name_may_be_an_alias_until_the_compiler_resolved_it() {
+        let value = DeclParam {
+            name: "p".into(),
+            role: DeclRole::Value,
+            ty: path("Count"),
+            ty_text: "Count".into(),
+            full_text: "Count".into(),
+        };
+        let cl = clsig::parse(SRC).unwrap();
+        let params = cl.kernel("k").unwrap().params.clone().unwrap();
+        let at = |l: usize| format!("k.cl:{}", l + 1);
+        // At compile time `Count` may be `type Count = i32;`: the compiler proves it.
+        let out = check_param(&value, &params[2], &cl, &at);
+        assert!(out.problems.is_empty(), "{:?}", out.problems);
+        assert_eq!(out.fit, Some(Fit::Primitive("i32")));
+        // At run time an alias comes as its primitive, so `Count` is another type.
+        let out = check_param_resolved(&value, &params[2], &cl, &at);
+        assert_eq!(out.fit, None);
+        assert_eq!(
+            out.problems[0].message,
+            "parameter `p` is `int` in k.cl:1, so the Rust type must be `i32`, found `Count`"
+        );
+        let primitive = DeclParam { ty: path("i32"), ty_text: "i32".into(), ..value };
+        assert!(check_param_resolved(&primitive, &params[2], &cl, &at).problems.is_empty());
     }
 
     #[test]

@@ -7,7 +7,7 @@ mod layout;
 mod pattern;
 mod source;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use proc_macro2::{Span, TokenStream};
@@ -48,6 +48,9 @@ pub struct Checked {
     /// Parameters whose Rust type stands for an OpenCL vector (a newtype), already proved plain
     /// data: their lanes go to the check of a source loaded at run time.
     pub newtypes: HashSet<String>,
+    /// The primitive each scalar's type (or each array's element) is proved to be, by name:
+    /// the check of a source loaded at run time reads a type alias as that primitive.
+    pub primitives: HashMap<String, &'static str>,
 }
 
 pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
@@ -112,6 +115,7 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
         asserted: HashSet::new(),
         refused_merges: HashSet::new(),
         newtypes: HashSet::new(),
+        primitives: HashMap::new(),
     };
     for (rust, p) in func.params.iter().zip(params) {
         ctx.param(rust, p, items_per_group, errors);
@@ -119,6 +123,7 @@ pub fn check(options: &Options, func: &Func, errors: &mut Errors) -> Checked {
     checked.asserts = ctx.asserts;
     checked.refused_merges = ctx.refused_merges;
     checked.newtypes = ctx.newtypes;
+    checked.primitives = ctx.primitives;
     checked
 }
 
@@ -155,6 +160,7 @@ fn from_options(options: &Options, func: &Func, at: Span, errors: &mut Errors) -
         refused_merges: HashSet::new(),
         refused_patterns: HashSet::new(),
         newtypes: HashSet::new(),
+        primitives: HashMap::new(),
     }
 }
 
@@ -168,6 +174,8 @@ struct Ctx<'a> {
     refused_merges: HashSet<String>,
     /// Parameters whose type stands for an OpenCL vector.
     newtypes: HashSet<String>,
+    /// The primitive each scalar or array element is proved to be.
+    primitives: HashMap<String, &'static str>,
 }
 
 impl Ctx<'_> {
@@ -183,8 +191,14 @@ impl Ctx<'_> {
         }
         if let Some(fit) = &out.fit {
             self.prove(fit, elem);
-            if matches!(fit, Fit::Newtype { .. }) {
-                self.newtypes.insert(rust.ident.to_string());
+            match fit {
+                Fit::Newtype { .. } => {
+                    self.newtypes.insert(rust.ident.to_string());
+                }
+                Fit::Primitive(want) | Fit::ArrayOf(want) => {
+                    self.primitives.insert(rust.ident.to_string(), want);
+                }
+                Fit::Struct(_) => {}
             }
         }
         let merge_unknown =

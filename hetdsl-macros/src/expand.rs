@@ -435,7 +435,15 @@ fn decl_tokens(p: &Param, checked: &check::Checked) -> TokenStream {
         Some(t) => quote!(::core::option::Option::Some(#t.to_string())),
         None => quote!(::core::option::Option::None),
     };
-    let ty = match &d.ty {
+    // A type the compiler proves to be a primitive (through an alias, `type Real = f32;`) is
+    // that primitive for the run-time check, which sees no alias.
+    let proved = checked.primitives.get(&p.ident.to_string()).map(|w| w.to_string());
+    let ty = match (&d.ty, proved) {
+        (RustTy::Path(_), Some(want)) => RustTy::Path(Some(want)),
+        (RustTy::Array { len, .. }, Some(want)) => RustTy::Array { elem: Some(want), len: *len },
+        (ty, _) => ty.clone(),
+    };
+    let ty = match &ty {
         RustTy::Path(name) => {
             let name = text(name);
             quote!(#private::RustTy::Path(#name))

@@ -101,7 +101,8 @@ use proc_macro::TokenStream;
 ///   `#[local(allow_smaller)]` for a kernel that really uses fewer.
 /// - a parameter may carry a doc comment and lint attributes (`#[allow(..)]`, kept on the
 ///   generated functions), not `#[cfg]`: the kernel takes every parameter in every build.
-///   Primitives may be spelled through their module (`std::primitive::f32`).
+///   Primitives may be spelled through their module (`std::primitive::f32`) or a type alias
+///   (`type Real = f32;`), which the expansion asserts is the primitive the kernel needs.
 /// - user types (OpenCL structs, vector newtypes) must be `hetdsl::Pod`: derive it with
 ///   `#[derive(hetdsl::Pod)]`, which proves them plain data with no padding.
 ///

@@ -61,6 +61,21 @@ impl<T> IsPrimitive<T> for T {}
 /// Compiles only when `T` is `P` (see [`IsPrimitive`]).
 pub fn assert_primitive<T: IsPrimitive<P>, P>() {}
 
+/// `Self` is the type `P`: the generated code asserts that a type named otherwise than the
+/// primitive a kernel's parameter needs (a type alias, `type Real = f32;`) is that primitive,
+/// which the macro cannot see through the name.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `{P}`, the type the kernel's parameter needs",
+    label = "this must be `{P}` (or a type alias of it)",
+    note = "a type alias stands for the type it names: an alias of `{P}` fits here, an alias of \
+            another type does not"
+)]
+pub trait Same<P> {}
+impl<T> Same<T> for T {}
+
+/// Compiles only when `T` is `P` (see [`Same`]).
+pub fn assert_same<T: Same<P>, P>() {}
+
 /// The size of the field that `field` selects, at compile time.
 pub const fn size_of_field<T, F>(_field: fn(&T) -> &F) -> usize {
     size_of::<F>()
@@ -293,7 +308,7 @@ pub fn check_source(
         None => Vec::new(),
     };
     for (arg, p) in decl.iter().zip(params) {
-        let out = declcheck::check_param(&arg.decl, p, &cl, &at);
+        let out = declcheck::check_param_resolved(&arg.decl, p, &cl, &at);
         problems.extend(out.problems.into_iter().map(|p| p.message));
         problems.extend(out.fit.and_then(|fit| layout_problem(&fit, arg, &cl, &at)));
     }

@@ -25,3 +25,15 @@ __kernel void scale_arrays(__global const float x[], __global float y[], __const
     int i = get_global_id(0);
     y[i] = a * x[i] + w[i % 4];
 }
+
+// Types through OpenCL typedefs: scalars (`real`, `index_t`) and a vector (`real4`); each
+// work-item scales a row of `cols` elements.
+typedef float real;
+typedef float4 real4;
+typedef int index_t;
+__kernel void scale_reals(__global const real* x, __global real* y, real a, real4 c, index_t cols) {
+    int i = get_global_id(0);
+    for (index_t k = 0; k < cols; k++) {
+        y[i * cols + k] = a * x[i * cols + k] + c.x * (real)k + c.w;
+    }
+}

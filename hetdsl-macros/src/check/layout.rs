@@ -4,24 +4,27 @@
 //! the build, each with a message spanned on the Rust type.
 
 use proc_macro2::Span;
-use quote::{quote_spanned, ToTokens};
+use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Type;
 
 use super::Ctx;
 use crate::clsig;
-use hetdsl_decl::declcheck::Fit;
+use hetdsl_decl::declcheck::{self, Fit};
 
 impl Ctx<'_> {
-    /// The name `want` (`u32`, `f32`, …) may be shadowed in the user's scope (`type u32 = char;`,
-    /// a struct named `f32`): assert that it names the primitive.
+    /// `rust` must be the primitive `want` (`u32`, `f32`, …). Its name may be shadowed in the
+    /// user's scope (`type u32 = char;`, a struct named `f32`), and another name may be a type
+    /// alias (`type Real = f32;`), which the macro cannot see through: assert that it is.
     pub(super) fn assert_primitive(&mut self, rust: &Type, want: &str) {
-        if !self.asserted.insert(format!("{} as primitive", rust.to_token_stream())) {
+        if !self.asserted.insert(format!("{} as {want}", rust.to_token_stream())) {
             return;
         }
         let primitive = syn::Ident::new(want, rust.span());
+        let named = super::path_ident(rust).is_some_and(|n| declcheck::is_primitive(&n));
+        let assert = if named { quote!(assert_primitive) } else { quote!(assert_same) };
         self.asserts.extend(quote_spanned! {rust.span()=>
-            const _: fn() = ::hetdsl::__private::assert_primitive::<#rust, ::core::primitive::#primitive>;
+            const _: fn() = ::hetdsl::__private::#assert::<#rust, ::core::primitive::#primitive>;
         });
     }
 

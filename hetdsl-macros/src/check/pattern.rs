@@ -9,6 +9,7 @@ use quote::ToTokens;
 use super::tidy;
 use crate::errors::Errors;
 use crate::parse::{Direction, Func, Param, Pattern, Role, Side};
+use hetdsl_decl::declcheck::is_primitive;
 use hetdsl_decl::pattern::fit_error;
 
 /// Integer types a pattern side may name a scalar parameter of.
@@ -46,6 +47,8 @@ fn named_side(name: &syn::Ident, params: &[Param]) -> Option<String> {
                   or a scalar parameter of an integer type (`i32`, `u32`, `usize`, …)";
     match &p.role {
         Role::Value if INTEGERS.contains(&name_of_ty.as_str()) => None,
+        // Another name may be an alias of an integer (`type Index = i32;`): the compiler says.
+        Role::Value if matches!(p.ty, syn::Type::Path(_)) && !is_primitive(&name_of_ty) => None,
         Role::Value if ty == "f32" || ty == "f64" => {
             Some(format!("`{name}` is a `{ty}` parameter: a pattern counts elements, so {advice}"))
         }
