@@ -46,6 +46,20 @@ fn pointer_typedef_parameters_are_buffers() {
         assert_eq!(y[i], 3.0 * x[i], "y[{i}]");
         assert_eq!(z[i], x[i] + 3.0, "z[{i}]");
     }
+    // On a session whose devices hold a quarter of a buffer at a time, the buffers live in
+    // windows: the rewritten kernel takes each typedef'd pointer relative to its window.
+    let mut session = kernel.session().expect("a session");
+    session.set_max_alloc((n * 4 / 4) as u64);
+    let on = kernel.on(&session).expect("bound");
+    let bx = session.buffer_from(&x).unwrap();
+    let (mut by, mut bz) = (session.buffer::<f32>(n).unwrap(), session.buffer::<f32>(n).unwrap());
+    let launch = on.launch(n, &bx, &mut by, &mut bz, 3.0).expect("a launch");
+    assert_both_ran(&launch.balancer(round_robin(4)).run().expect("runs in windows"));
+    let (y, z) = (by.to_vec().unwrap(), bz.to_vec().unwrap());
+    for i in 0..n {
+        assert_eq!(y[i], 3.0 * x[i], "y[{i}] in windows");
+        assert_eq!(z[i], x[i] + 3.0, "z[{i}] in windows");
+    }
 }
 
 hetdsl::kernel! {

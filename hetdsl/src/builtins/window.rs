@@ -1,6 +1,7 @@
 //! Kernels rewritten to take each `__global` buffer as a window of it (see [`window`]).
 
 use super::scan::{functions, is_ident, matching_open, Source, Token};
+use hetdsl_decl::clsig::AddrSpace;
 
 /// A source whose kernels take each `__global` pointer relative to a window of its buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +24,14 @@ pub(crate) fn window(text: &str, options: &str) -> Windowed {
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     let mut pointers = std::collections::HashMap::new();
     let kernels = functions(toks, |t| src.reach(t).kernel);
+    // A parameter typed by a typedef of a `__global` pointer (`typedef __global float* fp;`)
+    // shows neither `*` nor `__global`: the declaration reader resolves it, by name.
+    let read = hetdsl_decl::clsig::read_with_options(text, options).ok();
+    let typedef_global = |kernel: &str, name: &str| {
+        let k = read.as_ref().and_then(|cl| cl.kernel(kernel));
+        let p = k.and_then(|k| k.params.as_ref().ok()?.iter().find(|p| p.name == name));
+        p.and_then(|p| p.pointer).is_some_and(|ptr| ptr.space == AddrSpace::Global)
+    };
     for f in kernels.iter().filter(|f| f.kernel) {
         let open = matching_open(toks, f.close_paren);
         let mut params: Vec<&[Token<'_>]> = Vec::new();
@@ -53,7 +62,11 @@ pub(crate) fn window(text: &str, options: &str) -> Windowed {
                 && open.is_some()
                 && p.iter().filter(|t| t.text == "[").count() == 1
                 && p.last().is_some_and(|t| t.text == "]");
-            if !global || !(star || array) {
+            let named = |t: &Token<'_>| is_ident(t.text) && !src.macros.contains_key(t.text);
+            let typedef = !star
+                && open.is_none()
+                && p.iter().rposition(named).is_some_and(|n| typedef_global(&f.name, p[n].text));
+            if !typedef && (!global || !(star || array)) {
                 continue;
             }
             if prototype {
@@ -63,7 +76,6 @@ pub(crate) fn window(text: &str, options: &str) -> Windowed {
             }
             // The name is the last identifier that is not a macro (`__global T* y ARGS`, where
             // `ARGS` may stand for more parameters).
-            let named = |t: &Token<'_>| is_ident(t.text) && !src.macros.contains_key(t.text);
             let before = if array { open.unwrap_or(p.len()) } else { p.len() };
             let Some(name_at) = p[..before].iter().rposition(named) else { continue };
             let name = p[name_at].text;
@@ -175,6 +187,16 @@ mod tests {
             "{}",
             w.text
         );
+    }
+
+    #[test]
+    fn typedefs_of_global_pointers_are_held_in_windows_too() {
+        let src = "typedef __global const float* in_floats;\ntypedef __local float* scratch;\n\
+                   __kernel void k(in_floats x, scratch s, float a) { s[0] = a * x[0]; }\n";
+        let w = window(src, "");
+        assert_eq!(w.pointers.get("k"), Some(&vec![0]));
+        assert!(w.text.contains("k(in_floats x__hetdsl, scratch s, float a, ulong x__hetdsl_off)"));
+        assert!(w.text.contains("{ in_floats x = x__hetdsl - x__hetdsl_off; s[0]"), "{}", w.text);
     }
 
     #[test]
