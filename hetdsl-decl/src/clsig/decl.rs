@@ -253,7 +253,8 @@ impl Parser {
 
     fn kernel(&mut self) -> Result<(), ParseError> {
         let line = self.line();
-        let start = self.pos;
+        // From the attributes in front of the qualifier (read past), for `reqd_work_group_size`.
+        let start = ndrange::attributes_before(&self.toks, self.pos.saturating_sub(1));
         let spec = match self.specifiers(0) {
             Ok(spec) => spec,
             Err(_) => return Ok(()),

@@ -95,6 +95,31 @@ pub(super) fn required_local(toks: &[Tok]) -> Option<RequiredLocal> {
     Some(RequiredLocal { sizes, line: toks[at].line })
 }
 
+/// Where the `__attribute__((..))` groups written just before token `at` start (a kernel may
+/// carry its attributes in front of `__kernel`), or `at` where there are none.
+pub(super) fn attributes_before(toks: &[Tok], mut at: usize) -> usize {
+    while at > 0 && toks[at - 1].is_punct(')') {
+        let (mut depth, mut i) = (0usize, at);
+        let open = loop {
+            let Some(before) = i.checked_sub(1) else { return at };
+            i = before;
+            if toks[i].is_punct(')') {
+                depth += 1;
+            } else if toks[i].is_punct('(') {
+                depth -= 1;
+                if depth == 0 {
+                    break i;
+                }
+            }
+        };
+        if open == 0 || toks[open - 1].ident() != Some("__attribute__") {
+            return at;
+        }
+        at = open - 1;
+    }
+    at
+}
+
 #[cfg(test)]
 mod tests {
     use crate::clsig;
@@ -128,10 +153,18 @@ mod tests {
             "__kernel __attribute__((reqd_work_group_size(32, 1, 1))) void k(int n) {}",
             "#define WG 32\n__kernel void k(int n) __attribute__((reqd_work_group_size(WG,1,1))) {}",
             "__kernel void k(int n) __attribute__((reqd_work_group_size(16 * 2, 1, 1)));",
+            // In front of the qualifier, as GNU attributes may stand before a declaration.
+            "__attribute__((reqd_work_group_size(32, 1, 1))) __kernel void k(int n) {}",
+            "int f(void);\n__attribute__((reqd_work_group_size(32,1,1)))\n\
+             __attribute__((vec_type_hint(float4))) kernel void k(int n) {}",
         ] {
             let r = kernel(src).required_local.expect(src);
             assert_eq!(r.sizes, [32, 1, 1], "{src}");
         }
         assert_eq!(kernel("__kernel void k(int n) {}").required_local, None);
+        // One that belongs to the declaration before stays there.
+        let src = "void f(void) __attribute__((reqd_work_group_size(8, 1, 1)));\n\
+                   __kernel void k(int n) {}";
+        assert_eq!(kernel(src).required_local, None);
     }
 }
