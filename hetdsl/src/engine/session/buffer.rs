@@ -85,6 +85,11 @@ impl BufferCore {
         self.len * self.elem
     }
 
+    /// Whether the host image holds every element fresh.
+    pub(crate) fn fresh_on_host(&self) -> bool {
+        self.lock().res.missing_at(Loc::Host, 0..self.len as u64).is_empty()
+    }
+
     /// The error for element ranges `gone` (fresh nowhere usable). It names them with every
     /// other range failed devices took from the buffer and every range fresh only on a device
     /// not `usable`, so that the caller learns at once all there is to write again.

@@ -249,7 +249,7 @@ impl<'s> SessionLaunch<'s> {
         }
         // A first launch backs up a probe that outlasts everyone else's work (see `run_state`).
         let first = balancer.is_none() && recut.is_none() && previous.is_none();
-        let backups = first && session.mirror.is_none() && !windowed;
+        let backups = first && session.mirror.is_none() && !windowed && may_back_up(&plan);
         // Everything queued ends before a launch that may move data or wait for its devices.
         session.devices.drain()?;
         let recut = recut.map(|h| Box::new(balance::Replay::planned(h)) as Box<dyn Balancer>);
@@ -457,6 +457,17 @@ fn host_arg(a: &Given, ty: HostType) -> hetdsl_decl::argcheck::HostArg {
 fn latest_other(session: &Session, key: &HistoryKey) -> Option<balance::History> {
     let (k, split) = session.devices.launches.latest()?;
     (k.kernel != key.kernel && k.devices == key.devices).then_some(split)
+}
+
+/// Whether a package may run twice at once: a back-up copy reads an in-place buffer's range
+/// where it is fresh, and the running copy has begun to overwrite it on its own device, so
+/// only the host's image can serve it.
+fn may_back_up(plan: &WorkPlan) -> bool {
+    let overwritten = |a: &SArg| match a {
+        SArg::Buffer { core, dir: Direction::InOut, .. } => !core.fresh_on_host(),
+        _ => false,
+    };
+    !plan.args.iter().any(overwritten)
 }
 
 /// The state a launch run to its end shares with its device threads. With `backups` (a
