@@ -3,8 +3,10 @@
 //! write anywhere in them.
 //!
 //! Such a buffer is whole on every device: each device computes into its own copy, set to the
-//! merge's identity, and the engine folds each package's contribution into the caller's buffer
-//! with the merge, so that the caller ends with `initial ⊕ (every package's contribution)`.
+//! identity for a sum and to the caller's values for max, min, or and and (which fold a value
+//! with itself into itself, so a kernel may read what it lowers or raises), and the engine folds
+//! each package's contribution into the caller's buffer with the merge, so that the caller ends
+//! with `initial ⊕ (every package's contribution)`.
 //! A package's contribution is folded exactly once (see [`crate::Launch::reduce`]).
 
 use std::fmt;

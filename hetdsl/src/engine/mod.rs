@@ -336,12 +336,14 @@ impl<'a> Launch<'a> {
 
     /// An output merged by reduction: a histogram built with atomics, a flag any work-item may
     /// set, a maximum — what no `a:b` pattern describes. The kernel sees the whole buffer on
-    /// every device, set to `merge`'s identity (0 for sum and or, the type's lowest value for
-    /// max, …), not to the caller's values; when the run returns `Ok` the caller's buffer is
+    /// every device: under `Merge::Sum` set to 0 (-0.0 for floats), not to the caller's values;
+    /// under max, min, or and and set to the caller's values (with what this device has
+    /// written), so a kernel may read what it lowers, as a shortest-path relaxation reads the
+    /// distances it lowers with `atomic_min`. When the run returns `Ok` the caller's buffer is
     /// `initial ⊕ every work-group's contribution`.
     ///
     /// Each package's contribution is read back and folded into the caller's buffer once, with
-    /// the device's copy reset to the identity before its next package. So a package run twice
+    /// the device's copy reset to its start before its next package. So a package run twice
     /// (a speculative back-up, or a re-run of a failed device's work) is counted once — the copy
     /// that loses is discarded whole — and a device failing mid-run loses only contributions not
     /// folded yet, whose packages are re-run elsewhere: never a silently wrong sum. The price is

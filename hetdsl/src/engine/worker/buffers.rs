@@ -105,15 +105,15 @@ pub(super) struct DeviceBuffer {
     /// A reduced output's staging, its whole length; every other buffer moves through the
     /// device's staging rings (see `ring`).
     pub(super) staging: Option<Staging>,
-    /// For a reduced output: how it merges, and its identity image, which the device's copy is
-    /// reset to after each package's contribution is read back.
+    /// For a reduced output: how it merges, and the image its device copy starts from and is
+    /// reset to after each package's contribution is read back (see `setup::reduction_start`).
     pub(super) reduce: Option<Reduction>,
 }
 
 pub(super) struct Reduction {
     pub(super) merge: Merge,
     pub(super) ops: ReduceOps,
-    pub(super) identity: Vec<u8>,
+    pub(super) start: Vec<u8>,
 }
 
 impl DeviceBuffer {

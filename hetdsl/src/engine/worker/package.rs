@@ -174,7 +174,7 @@ pub(super) fn read_back(
     let mut read_bytes = 0;
     for b in d.buffers.iter_mut().filter(|b| b.reduce.is_some()) {
         let (Some(red), Some(staging)) = (&b.reduce, b.staging.as_mut()) else { continue };
-        // The whole copy, on the compute queue after the kernel, then reset to the identity
+        // The whole copy, on the compute queue after the kernel, then reset to its start
         // before the next package's kernel (the queue is in order): each read holds exactly
         // this package's contribution.
         let dst = staging.bytes();
@@ -194,7 +194,7 @@ pub(super) fn read_back(
         }?;
         reads.push(Event::new(ev));
         read_bytes += dst.len() as u64;
-        // SAFETY: `identity` holds the buffer's whole length and lives as long as the device,
+        // SAFETY: `start` holds the buffer's whole length and lives as long as the device,
         // whose queues are finished before anything is released.
         let reset = unsafe {
             opencl3::command_queue::enqueue_write_buffer(
@@ -202,8 +202,8 @@ pub(super) fn read_back(
                 b.buffer.get(),
                 CL_NON_BLOCKING,
                 0,
-                red.identity.len(),
-                red.identity.as_ptr().cast(),
+                red.start.len(),
+                red.start.as_ptr().cast(),
                 0,
                 ptr::null(),
             )

@@ -27,6 +27,7 @@ use crate::engine::plan::{ArgPlan, HostPtr};
 use crate::engine::program::ProgramDevice;
 use crate::engine::Fault;
 use crate::error::{ClContext, Error, Result};
+use crate::merge::{Merge, ReduceOps};
 use crate::occupancy::{self, KernelResources};
 use crate::pattern::{Direction, Pattern};
 use crate::work::{DeviceProfile, Package};
@@ -286,9 +287,9 @@ fn make_buffers(
     for arg in &job.args {
         let (index, host, elem, pattern, dir, reduce) = match arg {
             ArgPlan::Reduce { index, host, elem, merge, ops } => {
-                let identity = (ops.identity)(*merge, host.len / elem);
-                debug_assert_eq!(identity.len(), host.len);
-                let reduce = Reduction { merge: *merge, ops: *ops, identity };
+                let start = reduction_start(job, *host, *merge, ops, *elem);
+                debug_assert_eq!(start.len(), host.len);
+                let reduce = Reduction { merge: *merge, ops: *ops, start };
                 (*index, *host, *elem, Pattern::Whole, Direction::InOut, Some(reduce))
             }
             ArgPlan::Buffer { index, host, elem, pattern, dir } => {
@@ -329,8 +330,8 @@ fn make_buffers(
                 .map_err(|e| cannot(format!("cannot fill with {byte:#04x}: {e}")))?;
         }
         if let Some(red) = &reduce {
-            write_blocking(transfer, &buffer, red.identity.as_ptr(), host.len)
-                .map_err(|e| cannot(format!("cannot fill with the reduction's identity: {e}")))?;
+            write_blocking(transfer, &buffer, red.start.as_ptr(), host.len)
+                .map_err(|e| cannot(format!("cannot fill with the reduction's start: {e}")))?;
         } else if whole_input {
             let mut written = None;
             job.shared.with_caller_memory(|| {
@@ -454,7 +455,7 @@ fn warm_up(job: &Job, device: &mut Device) -> Result<()> {
     // The warm-up's contributions to reduced outputs are not part of the run.
     for b in device.buffers.iter().filter(|b| b.reduce.is_some()) {
         let Some(red) = &b.reduce else { continue };
-        // SAFETY: a blocking write of `identity`, which holds the buffer's whole length and
+        // SAFETY: a blocking write of `start`, which holds the buffer's whole length and
         // lives across the call.
         unsafe {
             opencl3::command_queue::enqueue_write_buffer(
@@ -462,8 +463,8 @@ fn warm_up(job: &Job, device: &mut Device) -> Result<()> {
                 b.buffer.get(),
                 CL_BLOCKING,
                 0,
-                red.identity.len(),
-                red.identity.as_ptr().cast(),
+                red.start.len(),
+                red.start.as_ptr().cast(),
                 0,
                 ptr::null(),
             )
@@ -475,6 +476,30 @@ fn warm_up(job: &Job, device: &mut Device) -> Result<()> {
         })?;
     }
     Ok(())
+}
+
+/// What a device's copy of a reduced output starts from, and is reset to after each package.
+/// A sum's identity; a merge that folds a value with itself into itself (max, min, or, and)
+/// starts from the caller's buffer as it is, so that a kernel reading it (a relaxation reading
+/// the distances it lowers) sees the caller's values, and folding back adds nothing unwritten.
+fn reduction_start(
+    job: &Job,
+    host: HostPtr,
+    merge: Merge,
+    ops: &ReduceOps,
+    elem: usize,
+) -> Vec<u8> {
+    let mut start = (ops.identity)(merge, host.len / elem);
+    if merge != Merge::Sum {
+        job.shared.with_caller_memory(|| {
+            // Another device may be folding a package into it.
+            let _fold =
+                job.shared.fold.as_ref().map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+            // SAFETY: the caller's `host.len` bytes, under the run's gate and its fold lock.
+            start.copy_from_slice(unsafe { std::slice::from_raw_parts(host.ptr, host.len) });
+        });
+    }
+    start
 }
 
 /// What the balancer learns of this device before the run: its nominal speed, and the fewest
