@@ -156,3 +156,34 @@ fn a_relaxation_reading_the_distances_it_lowers_by_min_reaches_every_vertex() {
         assert_eq!(wrong, 0, "declared: {declared}: {wrong} of {n} distances differ");
     }
 }
+
+/// Stream compaction: each value above a threshold goes to the slot `atomic_inc(count)`
+/// returns, `out` and `count` merged by sum (as a scatter and a counter are declared). Each
+/// device counted in its own copy, reset after every package, so packages took the same slots
+/// and their values were summed into each other: `Ok`, the count right, the elements wrong.
+#[test]
+fn a_compaction_counting_its_slots_in_a_merged_output_is_refused_naming_the_atomic() {
+    let p = program();
+    let n = 64 * 100;
+    let x = unit_floats(n, 21);
+    let mut out = vec![0f32; n];
+    let mut count = vec![0u32; 1];
+    let e = p
+        .launch("compact")
+        .global(&[n])
+        .local(&[64])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .reduce(&mut out, Merge::Sum)
+        .reduce(&mut count, Merge::Sum)
+        .scalar(0.5f32)
+        .run()
+        .expect_err("the slots would collide");
+    let hetdsl::Error::BadArgument { index: 2, reason } = &e else { panic!("{e:?}") };
+    assert!(
+        reason.starts_with("parameter `count` is `__global uint*` in tests/kernels/real_kernels.cl:")
+            && reason.contains("the kernel uses the value `atomic_inc` returns at")
+            && reason.contains("count per work-group into an output `1:N`"),
+        "{reason}"
+    );
+    assert!(out.iter().all(|v| *v == 0.0) && count == [0], "nothing ran");
+}

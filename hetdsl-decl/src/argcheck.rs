@@ -123,12 +123,21 @@ impl fmt::Display for HostType {
     }
 }
 
+/// Why a merged output cannot hand out what an atomic on it returns, for the run-time check
+/// and the macros' alike.
+pub const COUNTED_MERGE: &str = "each device counts in a copy of its own, reset after every \
+    package, so two packages get the same values back (a compaction's slots collide, a \
+    last-group test never passes): a merged output cannot be such a counter; count per \
+    work-group into an output `1:N` (N the work-group size), scan the counts, and write each \
+    group's elements from its offset in a second launch";
+
 /// What the host passes for one parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostArg {
     /// A buffer; `ty` is `None` when the launch did not say (arguments the macros built, whose
-    /// types were checked at compile time).
-    Buffer { ty: Option<HostType>, writes: bool, reads: bool },
+    /// types were checked at compile time); `merged`: an output every device writes whole,
+    /// reduced across them.
+    Buffer { ty: Option<HostType>, writes: bool, reads: bool, merged: bool },
     /// A value of `size` bytes.
     Scalar { ty: Option<HostType>, size: usize },
     /// A `__local` buffer of elements of `ty`, when the launch said.
@@ -138,8 +147,9 @@ pub enum HostArg {
 impl HostArg {
     fn describe(&self) -> String {
         match self {
-            HostArg::Buffer { ty, writes, reads } => {
+            HostArg::Buffer { ty, writes, reads, merged } => {
                 let what = match (reads, writes) {
+                    _ if *merged => "a merged output buffer",
                     (true, true) => "an inout buffer",
                     (false, true) => "an output buffer",
                     _ => "an input buffer",
@@ -273,7 +283,7 @@ fn mismatch(
         (Some(_), HostArg::Scalar { .. }) => {
             Err(format!(", so the host argument must be a buffer of {want}, found {found}"))
         }
-        (Some(ptr), HostArg::Buffer { ty, writes, .. }) => {
+        (Some(ptr), HostArg::Buffer { ty, writes, merged, .. }) => {
             if ptr.space == AddrSpace::Private {
                 return Err(": a pointer without `__global`, `__constant` or `__local` cannot be \
                             a kernel argument"
@@ -295,6 +305,13 @@ fn mismatch(
                 };
                 return Err(format!(
                     ": {why}, so the kernel cannot write it; pass it as an input, found {found}"
+                ));
+            }
+            if let (true, Some((line, atomic))) = (merged, &param.atomic_value_at) {
+                return Err(format!(
+                    ", and the kernel uses the value `{atomic}` returns at {}: {}; found {found}",
+                    at(*line),
+                    COUNTED_MERGE
                 ));
             }
             if !*writes && !read_only {
@@ -390,7 +407,7 @@ mod tests {
     }
 
     fn buf(ty: HostType, writes: bool) -> HostArg {
-        HostArg::Buffer { ty: Some(ty), writes, reads: !writes }
+        HostArg::Buffer { ty: Some(ty), writes, reads: !writes, merged: false }
     }
 
     #[test]
@@ -412,7 +429,8 @@ mod tests {
         let p = HostType::Opaque { size: 16, name: "P", lanes: Lanes::Unknown };
         assert_eq!(check_arg(6, buf(p, true)), Ok(()));
         // Untyped (built by the macros, checked at compile time): kinds only.
-        assert_eq!(check_arg(1, HostArg::Buffer { ty: None, writes: true, reads: true }), Ok(()));
+        let untyped = HostArg::Buffer { ty: None, writes: true, reads: true, merged: false };
+        assert_eq!(check_arg(1, untyped), Ok(()));
         assert_eq!(check_arg(2, HostArg::Scalar { ty: None, size: 4 }), Ok(()));
     }
 

@@ -4,7 +4,7 @@
 //! with the same messages. The macros turn each [`Problem`] into an error on the token its
 //! [`Spot`] names, and each [`Fit`] into `const` assertions; the runtime compares sizes.
 
-use crate::argcheck::param_phrase;
+use crate::argcheck::{param_phrase, COUNTED_MERGE};
 use crate::clsig::{AddrSpace, Param, Pointer, Scalar, Source, Ty, Written};
 
 mod ndrange;
@@ -235,6 +235,15 @@ fn pointer_param(
             if let Some((op, bitwise)) = merge {
                 if let Some(why) = merge_problem(op, *bitwise, &p.ty, cl) {
                     out.push(Spot::Merge, format!("{what}: {why}"));
+                    out.merge_refused = true;
+                }
+                if let Some((line, atomic)) = &p.atomic_value_at {
+                    let msg = format!(
+                        "{what}, and the kernel uses the value `{atomic}` returns at {}: {}",
+                        at(*line),
+                        COUNTED_MERGE
+                    );
+                    out.push(Spot::Merge, msg);
                     out.merge_refused = true;
                 }
             }

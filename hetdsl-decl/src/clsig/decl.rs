@@ -366,6 +366,7 @@ impl Parser {
             text,
             line,
             written_at: None,
+            atomic_value_at: None,
         })
     }
 

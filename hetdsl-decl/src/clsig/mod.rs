@@ -108,6 +108,10 @@ pub struct Param {
     /// (the line is then that function's); or a place the pointer goes where the reader cannot
     /// follow it, where it counts as written.
     pub written_at: Option<Written>,
+    /// Where the kernel uses the value an atomic on this pointer returns (its old value: a
+    /// counter handing out slots, a compare-and-swap's claim), and the atomic's name; in the
+    /// kernel's body or in a function of the source the pointer is passed to.
+    pub atomic_value_at: Option<(usize, String)>,
 }
 
 /// Why the reader takes a pointer parameter to be written.

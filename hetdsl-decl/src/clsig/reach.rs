@@ -29,7 +29,8 @@ use super::{Kernel, Written};
 
 mod syntax;
 use syntax::{
-    builtin, context, is_keyword, keeps_pointer_after, keeps_pointer_before, Builtin, Pairs,
+    builtin, context, is_keyword, keeps_pointer_after, keeps_pointer_before, returns_old,
+    value_used, Builtin, Pairs,
 };
 
 /// A function defined in the source (a kernel included): its parameters' names by position
@@ -95,7 +96,8 @@ pub(super) fn mark_writes(kernels: &mut [Kernel], funcs: &[Func], kernel_funcs: 
         let Some(Ok(params)) = kernels.get_mut(k).map(|k| k.params.as_mut()) else { continue };
         for (i, p) in params.iter_mut().enumerate() {
             if p.pointer.is_some() && i < funcs[f].params.len() {
-                p.written_at = reach.solve((f, i, 0)).written;
+                let facts = reach.solve((f, i, 0));
+                (p.written_at, p.atomic_value_at) = (facts.written, facts.atomic_value);
             }
         }
     }
@@ -121,6 +123,8 @@ struct Facts {
     written: Option<Written>,
     /// The depths (bits 0..=MAX_DEPTH) at which the function returns a pointer into it.
     returns: u32,
+    /// Where the value an atomic on it returns is used, and the atomic's name.
+    atomic_value: Option<(usize, String)>,
 }
 
 /// How sure and how near a write is, best first: a write seen before a place the pointer
@@ -157,6 +161,9 @@ impl<'a> Reach<'a> {
             let old = &self.facts[&state];
             let mut merged = old.clone();
             merged.returns |= found.returns;
+            if merged.atomic_value.is_none() {
+                merged.atomic_value = found.atomic_value;
+            }
             if let Some(w) = found.written {
                 let better = match &old.written {
                     None => true,
@@ -196,6 +203,7 @@ impl<'a> Reach<'a> {
             holders: HashMap::new(),
             best: None,
             returns: 0,
+            atomic_value: None,
         };
         match func.params.get(k) {
             Some(name) if !name.is_empty() => body.hold(name, Held { depth, member: None }),
@@ -217,7 +225,8 @@ impl<'a> Reach<'a> {
                 }
             }
         }
-        Facts { written: body.best.map(|(w, _)| w), returns: body.returns }
+        let written = body.best.map(|(w, _)| w);
+        Facts { written, returns: body.returns, atomic_value: body.atomic_value }
     }
 }
 
@@ -241,6 +250,7 @@ struct Body<'t> {
     /// The best write found and whether it is the function's own.
     best: Option<(Written, bool)>,
     returns: u32,
+    atomic_value: Option<(usize, String)>,
 }
 
 impl Body<'_> {
@@ -404,7 +414,8 @@ impl Body<'_> {
                 }
                 Some((_, n)) if is_keyword(n) => return,
                 Some((k, name)) => {
-                    match self.called(reach, name, commas, depth - level, line) {
+                    let used = value_used(t, &self.pairs, k, close);
+                    match self.called(reach, (name, used), commas, depth - level, line) {
                         Call::Done => return,
                         // The call's value is the pointer itself, or what the callee returns.
                         Call::Keeps => (s, e) = (k, close + 1),
@@ -493,11 +504,12 @@ impl Body<'_> {
         }
     }
 
-    /// A pointer at `depth` given as argument `arg` of a call to `name`.
+    /// A pointer at `depth` given as argument `arg` of a call to `name`, whose value is `used`
+    /// or not.
     fn called(
         &mut self,
         reach: &mut Reach<'_>,
-        name: &str,
+        (name, used): (&str, bool),
         arg: usize,
         depth: i64,
         line: usize,
@@ -522,13 +534,19 @@ impl Body<'_> {
                 if let Some(w) = facts.written {
                     self.found(w, false);
                 }
+                self.atomic_value = self.atomic_value.take().or(facts.atomic_value);
                 returns |= facts.returns;
             }
             let depths = (0..=MAX_DEPTH).filter(|d| returns & (1 << d) != 0).collect::<Vec<_>>();
             return if depths.is_empty() { Call::Done } else { Call::Returns(depths) };
         }
         match builtin(name, arg) {
-            Builtin::Writes if depth == 0 => self.found(Written::At(line), true),
+            Builtin::Writes if depth == 0 => {
+                self.found(Written::At(line), true);
+                if used && returns_old(name) && self.atomic_value.is_none() {
+                    self.atomic_value = Some((line, name.to_string()));
+                }
+            }
             Builtin::Reads => {}
             Builtin::Keeps => return Call::Keeps,
             _ => {

@@ -542,15 +542,17 @@ impl<'a> Launch<'a> {
 fn host_arg(arg: &Arg<'_>, ty: Option<HostType>) -> hetdsl_decl::argcheck::HostArg {
     use hetdsl_decl::argcheck::HostArg;
     match arg {
-        Arg::In { .. } => HostArg::Buffer { ty, writes: false, reads: true },
+        Arg::In { .. } => HostArg::Buffer { ty, writes: false, reads: true, merged: false },
         Arg::Out { dir, .. } => {
-            HostArg::Buffer { ty, writes: true, reads: *dir == Direction::InOut }
+            HostArg::Buffer { ty, writes: true, reads: *dir == Direction::InOut, merged: false }
         }
-        Arg::Region { dir, .. } => HostArg::Buffer { ty, writes: dir.writes(), reads: dir.reads() },
+        Arg::Region { dir, .. } => {
+            HostArg::Buffer { ty, writes: dir.writes(), reads: dir.reads(), merged: false }
+        }
         Arg::Scalar(bytes) => HostArg::Scalar { ty, size: bytes.len() },
         Arg::Local(_) | Arg::LocalPerItem(_) => HostArg::Local { ty },
-        // Every device writes the whole buffer, starting from the reduction's identity.
-        Arg::Reduce { .. } => HostArg::Buffer { ty, writes: true, reads: false },
+        // Every device writes the whole buffer, from its own start (`setup::reduction_start`).
+        Arg::Reduce { .. } => HostArg::Buffer { ty, writes: true, reads: false, merged: true },
     }
 }
 

@@ -201,6 +201,7 @@ fn driver_param(d: &DriverArg) -> Param {
             text: decl.trim().to_string(),
             line: NO_LINE,
             written_at: None,
+            atomic_value_at: None,
         },
     }
 }
@@ -270,7 +271,7 @@ mod tests {
     }
 
     fn buffer(p: Prim, writes: bool) -> HostArg {
-        HostArg::Buffer { ty: Some(HostType::Prim(p)), writes, reads: !writes }
+        HostArg::Buffer { ty: Some(HostType::Prim(p)), writes, reads: !writes, merged: false }
     }
 
     #[test]

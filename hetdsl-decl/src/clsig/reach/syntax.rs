@@ -44,6 +44,33 @@ pub(super) fn builtin(name: &str, arg: usize) -> Builtin {
     }
 }
 
+/// Whether a built-in that writes its first argument returns the value it found there: every
+/// read-modify-write atomic, not a store.
+pub(super) fn returns_old(name: &str) -> bool {
+    let store = ["atomic_store", "atomic_init", "atomic_flag_clear"];
+    (name.starts_with("atomic_") || name.starts_with("atom_"))
+        && !store.iter().any(|s| name.starts_with(s))
+}
+
+/// Whether the value of the call named at `k`, whose `)` is at `close`, is used: anything but
+/// a statement of its own (`atomic_inc(p);`, also after a condition, `else`, `do` or `(void)`).
+pub(super) fn value_used(t: &[Tok], pairs: &Pairs, k: usize, close: usize) -> bool {
+    if !t.get(close + 1).is_some_and(|x| x.is_punct(';')) {
+        return true;
+    }
+    let Some(b) = k.checked_sub(1) else { return false };
+    match &t[b].kind {
+        Kind::Punct(';' | '{' | '}') => false,
+        Kind::Ident(w) => !matches!(w.as_str(), "else" | "do"),
+        Kind::Punct(')') => !pairs.get(b).is_some_and(|o| {
+            let control =
+                o > 0 && t[o - 1].ident().is_some_and(|w| matches!(w, "if" | "while" | "for"));
+            control || (o + 2 == b && t[o + 1].ident() == Some("void"))
+        }),
+        _ => true,
+    }
+}
+
 /// C keywords that take a parenthesized expression without calling anything.
 pub(super) fn is_keyword(name: &str) -> bool {
     matches!(

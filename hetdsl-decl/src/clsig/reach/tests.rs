@@ -44,3 +44,50 @@ fn pointer_built_ins_write_the_arguments_they_store_into() {
     assert_eq!(builtin("vload4", 1), Builtin::Reads);
     assert_eq!(builtin("frobnicate", 0), Builtin::Unknown);
 }
+
+/// Where the kernel uses the value an atomic on `p` returns, in `body` (helpers before it).
+fn atomic_value(helpers: &[(&str, &str, &str)], body: &str) -> Option<(usize, String)> {
+    let mut funcs: Vec<Func> = helpers
+        .iter()
+        .map(|(name, param, b)| Func {
+            name: (*name).into(),
+            params: vec![(*param).into()],
+            body: toks(b),
+        })
+        .collect();
+    funcs.push(Func { name: "k".into(), params: vec!["p".into()], body: toks(body) });
+    let k = funcs.len() - 1;
+    Reach::new(&funcs).solve((k, 0, 0)).atomic_value
+}
+
+#[test]
+fn the_value_an_atomic_returns_is_found_where_it_is_used() {
+    for unused in [
+        "atomic_inc(p);",
+        "if (x > 0) atomic_add(&p[x % 4], 1u);",
+        "for (;;) atomic_max(p + 1, v);",
+        "(void)atomic_inc(p); else atomic_dec(p);",
+        "{ atom_add(p, 2); }",
+        "atomic_store(p, 1); uint v = p[0];",
+    ] {
+        assert_eq!(atomic_value(&[], unused), None, "{unused}");
+    }
+    for (used, name) in [
+        ("out[atomic_inc(p)] = v;", "atomic_inc"),
+        ("uint slot = atomic_add(&p[0], 1u);", "atomic_add"),
+        ("if (atomic_cmpxchg(p, 0u, 1u) == 0u) won = 1;", "atomic_cmpxchg"),
+        ("x = 1;\nif (atomic_inc(p + 2) == last) done();", "atomic_inc"),
+    ] {
+        let found = atomic_value(&[], used).map(|(_, n)| n);
+        assert_eq!(found.as_deref(), Some(name), "{used}");
+    }
+    assert_eq!(
+        atomic_value(&[], "x = 1;\nreturn atomic_xchg(p, 3);"),
+        Some((1, "atomic_xchg".into()))
+    );
+    // In a helper the pointer is passed to, at the helper's line.
+    let claim = ("claim", "c", "\n\nreturn atomic_inc(c);");
+    assert_eq!(atomic_value(&[claim], "out[claim(p)] = v;"), Some((2, "atomic_inc".into())));
+    let count = ("count", "c", "atomic_inc(c);");
+    assert_eq!(atomic_value(&[count], "count(p); count(p + 1);"), None);
+}

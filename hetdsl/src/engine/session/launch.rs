@@ -445,7 +445,8 @@ fn host_arg(a: &Given, ty: HostType) -> hetdsl_decl::argcheck::HostArg {
     use hetdsl_decl::argcheck::HostArg;
     match a {
         Given::Buffer { dir, .. } => {
-            HostArg::Buffer { ty: Some(ty), writes: dir.writes(), reads: dir.reads() }
+            let (writes, reads) = (dir.writes(), dir.reads());
+            HostArg::Buffer { ty: Some(ty), writes, reads, merged: false }
         }
         Given::Scalar(bytes) => HostArg::Scalar { ty: Some(ty), size: bytes.len() },
         Given::Local(_) => HostArg::Local { ty: Some(ty) },
