@@ -180,10 +180,66 @@ fn a_compaction_counting_its_slots_in_a_merged_output_is_refused_naming_the_atom
         .expect_err("the slots would collide");
     let hetdsl::Error::BadArgument { index: 2, reason } = &e else { panic!("{e:?}") };
     assert!(
-        reason.starts_with("parameter `count` is `__global uint*` in tests/kernels/real_kernels.cl:")
+        reason
+            .starts_with("parameter `count` is `__global uint*` in tests/kernels/real_kernels.cl:")
             && reason.contains("the kernel uses the value `atomic_inc` returns at")
             && reason.contains("count per work-group into an output `1:N`"),
         "{reason}"
     );
     assert!(out.iter().all(|v| *v == 0.0) && count == [0], "nothing ran");
+}
+
+/// The usual launch of a kernel that checks its index: 1000 elements over an NDRange rounded
+/// up to 1024. Refused for the buffers' length, the message once gave the counts alone; it now
+/// says how to pad them, and padded, the kernel leaves the padding as it was.
+#[test]
+fn a_bounds_checked_kernel_over_a_rounded_up_range_is_told_to_pad_its_buffers() {
+    let p = program();
+    let n = 1000usize;
+    let global = n.div_ceil(64) * 64;
+    let x = unit_floats(n, 13);
+    let y0 = unit_floats(n, 14);
+    let mut y = y0.clone();
+    fn axpy<'a>(p: &'a Program, x: &'a [f32], y: &'a mut [f32], n: usize) -> hetdsl::Launch<'a> {
+        p.launch("bounded_axpy")
+            .global(&[n.div_ceil(64) * 64])
+            .local(&[64])
+            .input(x, Pattern::ONE_TO_ONE)
+            .inout(y, Pattern::ONE_TO_ONE)
+            .scalar(2.0f32)
+            .scalar(n as u32)
+    }
+    let e = axpy(&p, &x, &mut y, n).run().unwrap_err().to_string();
+    let hint = "over a 1-D NDRange rounded up to a multiple of the work-group size (its kernel \
+                checking each index against the length), every buffer has the rounded length: \
+                pad this one to 1024 elements";
+    assert!(
+        e.contains("buffer has 1000 elements but pattern 1:1 over 1024 work-items needs 1024; "),
+        "{e}"
+    );
+    assert!(e.contains(hint), "{e}");
+    let s = p.session().unwrap();
+    let (xs, mut ys) = (s.buffer_from(&x).unwrap(), s.buffer_from(&y0).unwrap());
+    let e = s
+        .launch("bounded_axpy")
+        .global(&[global])
+        .local(&[64])
+        .input(&xs, Pattern::ONE_TO_ONE)
+        .inout(&mut ys, Pattern::ONE_TO_ONE)
+        .scalar(2.0f32)
+        .scalar(n as u32)
+        .run()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(hint), "{e}");
+    // Short by a work-group or more: no NDRange rounding explains it.
+    let e = axpy(&p, &x[..900], &mut y, n).run().unwrap_err().to_string();
+    assert!(!e.contains("rounded"), "{e}");
+    // Padded, as the message says.
+    let pad = |v: &[f32]| [v, &vec![-7.0; global - n][..]].concat();
+    let (xp, mut yp) = (pad(&x), pad(&y0));
+    axpy(&p, &xp, &mut yp, n).balancer(common::round_robin(3)).run().unwrap();
+    let want: Vec<f32> = (0..n).map(|i| 2.0 * x[i] + y0[i]).collect();
+    common::close(&yp[..n], &want, "bounded_axpy");
+    assert!(yp[n..].iter().all(|v| *v == -7.0), "the padding is left alone");
 }

@@ -324,7 +324,8 @@ fn check_buffer(
             pattern.check_granularity(geo.items_per_unit)?;
             if let Some(need) = pattern.required_len(total_items)?.filter(|&n| n != elems) {
                 return Err(format!(
-                    "buffer has {elems} elements but pattern {pattern} over {total_items} work-items needs {need}",
+                    "buffer has {elems} elements but pattern {pattern} over {total_items} work-items needs {need}{}",
+                    rounded_up(geo, pattern, elems, need)
                 ));
             }
         }
@@ -333,6 +334,21 @@ fn check_buffer(
         check_window(host, elem, pattern, geo, span)?;
     }
     Ok(())
+}
+
+/// How to fill a buffer short of its pattern's length by less than a work-group's elements in
+/// a 1-D range: as an NDRange rounded up to the work-group size, whose kernel checks each
+/// index against the length, is launched (empty otherwise).
+pub(crate) fn rounded_up(geo: &Geometry, pattern: Pattern, elems: u64, need: u64) -> String {
+    let group = pattern.elements(0, geo.items_per_group, need).end;
+    if geo.global.len() > 1 || elems >= need || need - elems >= group {
+        return String::new();
+    }
+    format!(
+        "; over a 1-D NDRange rounded up to a multiple of the work-group size (its kernel \
+         checking each index against the length), every buffer has the rounded length: pad \
+         this one to {need} elements"
+    )
 }
 
 /// A window of an argument (`HostRegion::window`) must hold every byte the launch's

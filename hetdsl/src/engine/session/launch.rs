@@ -432,8 +432,9 @@ fn check_arg(session: &Session, geo: &Geometry, index: usize, a: Given) -> Resul
             if let Some(need) = pattern.required_len(total).map_err(bad)?.filter(|&n| n != elems) {
                 return Err(bad(format!(
                     "session buffer {} has {elems} elements but pattern {pattern} over {total} \
-                     work-items needs {need}",
-                    core.index
+                     work-items needs {need}{}",
+                    core.index,
+                    crate::engine::plan::rounded_up(geo, pattern, elems, need)
                 )));
             }
         }
