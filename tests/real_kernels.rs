@@ -27,6 +27,18 @@ hetdsl::kernel! {
     }
 }
 
+hetdsl::kernel! {
+    /// Sums per bin through a float atomic add built on `atomic_cmpxchg`, merged by sum.
+    #[kernel(file = "tests/kernels/real_kernels.cl", local = 64)]
+    struct SumByBin {
+        fn sum_by_bin(
+            #[input(1:1)] x: &[f32],
+            #[input(1:1)] bin: &[u32],
+            #[output(whole, merge = "sum")] sums: &mut [f32],
+        );
+    }
+}
+
 fn program() -> Program {
     common::program("real_kernels.cl")
 }
@@ -187,6 +199,24 @@ fn a_compaction_counting_its_slots_in_a_merged_output_is_refused_naming_the_atom
         "{reason}"
     );
     assert!(out.iter().all(|v| *v == 0.0) && count == [0], "nothing ran");
+}
+
+/// A float sum per bin through the usual compare-and-swap loop: the value `atomic_cmpxchg`
+/// returns only decides whether to retry, so the merge by sum is accepted and exact.
+#[test]
+fn a_float_atomic_add_built_on_compare_and_swap_merges_by_sum() {
+    let rt = common::two_devices();
+    let n = 64 * 200;
+    let x: Vec<f32> = lcg(5, n).iter().map(|v| (v % 16) as f32).collect();
+    let bin: Vec<u32> = lcg(6, n).iter().map(|v| v % 10).collect();
+    let mut want = vec![1.5f32; 10];
+    for i in 0..n {
+        want[bin[i] as usize] += x[i];
+    }
+    let mut sums = vec![1.5f32; 10];
+    let sum = SumByBin::new(&rt).unwrap();
+    sum.launch(n, &x, &bin, &mut sums).unwrap().balancer(common::round_robin(3)).run().unwrap();
+    assert_eq!(sums, want);
 }
 
 /// The usual launch of a kernel that checks its index: 1000 elements over an NDRange rounded

@@ -174,3 +174,18 @@ __kernel void relax(__global const uint* row_start, __global const uint* cols,
     for (uint e = row_start[u]; e < row_start[u + 1]; ++e)
         atomic_min(&dist[cols[e]], du + weights[e]);
 }
+
+// A float atomic add built on compare-and-swap, as OpenCL 1.2 code writes one.
+inline void atomic_add_float(volatile __global float* p, const float v) {
+    union { uint u; float f; } seen, sum;
+    do {
+        seen.f = *p;
+        sum.f = seen.f + v;
+    } while (atomic_cmpxchg((volatile __global uint*)p, seen.u, sum.u) != seen.u);
+}
+
+// Each value added to the sum of its bin.
+__kernel void sum_by_bin(__global const float* x, __global const uint* bin, __global float* sums) {
+    const size_t i = get_global_id(0);
+    atomic_add_float(&sums[bin[i]], x[i]);
+}

@@ -53,8 +53,17 @@ pub(super) fn returns_old(name: &str) -> bool {
 }
 
 /// Whether the value of the call named at `k`, whose `)` is at `close`, is used: anything but
-/// a statement of its own (`atomic_inc(p);`, also after a condition, `else`, `do` or `(void)`).
+/// a statement of its own (`atomic_inc(p);`, also after a condition, `else`, `do` or `(void)`)
+/// or a compare-and-swap's retry (in a `while` condition, or an `if` that only breaks or
+/// continues: a float `atomic_add` built on `atomic_cmpxchg`).
 pub(super) fn value_used(t: &[Tok], pairs: &Pairs, k: usize, close: usize) -> bool {
+    if let Some(open) = condition(t, pairs, k) {
+        let keyword = t[open - 1].ident();
+        let after = pairs.get(open).and_then(|c| t.get(c + 1)).and_then(Tok::ident);
+        if keyword == Some("while") || matches!(after, Some("break" | "continue")) {
+            return false;
+        }
+    }
     if !t.get(close + 1).is_some_and(|x| x.is_punct(';')) {
         return true;
     }
@@ -69,6 +78,25 @@ pub(super) fn value_used(t: &[Tok], pairs: &Pairs, k: usize, close: usize) -> bo
         }),
         _ => true,
     }
+}
+
+/// The `(` of the `if` or `while` condition the token at `k` is in, if it is in one.
+fn condition(t: &[Tok], pairs: &Pairs, k: usize) -> Option<usize> {
+    let mut j = k;
+    while j > 0 {
+        j -= 1;
+        match t[j].kind {
+            Kind::Punct(')' | ']') => j = pairs.get(j)?,
+            Kind::Punct('(') if j > 0 => {
+                if matches!(t[j - 1].ident(), Some("if" | "while")) {
+                    return Some(j);
+                }
+            }
+            Kind::Punct(';' | '{' | '}') => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// C keywords that take a parenthesized expression without calling anything.

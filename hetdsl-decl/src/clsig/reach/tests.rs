@@ -69,6 +69,10 @@ fn the_value_an_atomic_returns_is_found_where_it_is_used() {
         "(void)atomic_inc(p); else atomic_dec(p);",
         "{ atom_add(p, 2); }",
         "atomic_store(p, 1); uint v = p[0];",
+        // A float add built on compare-and-swap retries until its swap takes.
+        "do { o.f = *p; n.f = o.f + v; } while (atomic_cmpxchg((volatile __global uint*)p, o.u, n.u) != o.u);",
+        "for (;;) { o = p[0]; if (atomic_cmpxchg(p, o, o + 1) == o) break; }",
+        "while (!atomic_compare_exchange_weak(p, &e, e + 1)) { }",
     ] {
         assert_eq!(atomic_value(&[], unused), None, "{unused}");
     }
@@ -77,6 +81,7 @@ fn the_value_an_atomic_returns_is_found_where_it_is_used() {
         ("uint slot = atomic_add(&p[0], 1u);", "atomic_add"),
         ("if (atomic_cmpxchg(p, 0u, 1u) == 0u) won = 1;", "atomic_cmpxchg"),
         ("x = 1;\nif (atomic_inc(p + 2) == last) done();", "atomic_inc"),
+        ("if (atomic_cmpxchg(p, 0u, 1u) == 0u) { won = 1; break; }", "atomic_cmpxchg"),
     ] {
         let found = atomic_value(&[], used).map(|(_, n)| n);
         assert_eq!(found.as_deref(), Some(name), "{used}");
