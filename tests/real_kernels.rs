@@ -9,8 +9,67 @@
 
 mod common;
 
-use common::{lcg, unit_floats};
-use hetdsl::{Fault, Merge, Pattern, Program};
+use common::{close, lcg, unit_floats};
+use hetdsl::balance::{Balancer, BalancerSpec};
+use hetdsl::{Fault, Launch, Merge, Pattern, Program};
+
+hetdsl::kernel! {
+    /// C = A·B in 16 × 16 tiles: A split by rows (`k` elements per `n` work-items), B whole.
+    #[kernel(file = "tests/kernels/real_kernels.cl", local = [16, 16])]
+    struct MatMul {
+        fn matmul_tiled(
+            #[input(k:n)] a: &[f32],
+            #[input(whole)] b: &[f32],
+            #[output(1:1)] c: &mut [f32],
+            m: i32,
+            n: i32,
+            k: i32,
+        );
+    }
+}
+
+hetdsl::kernel! {
+    /// Bins counted per work-group in `__local` memory over a grid-stride loop, merged by sum.
+    #[kernel(file = "tests/kernels/real_kernels.cl", local = 64)]
+    struct Histogram {
+        fn histogram_local(
+            #[input(whole)] data: &[u32],
+            n: u32,
+            #[output(whole, merge = "sum")] bins: &mut [u32],
+            #[local(per_item = 1)] local_bins: [u32],
+            nbins: u32,
+        );
+    }
+}
+
+hetdsl::kernel! {
+    /// A tiled transpose: each element is written by one package, outside its own rows.
+    #[kernel(file = "tests/kernels/real_kernels.cl", local = [16, 16])]
+    struct Transpose {
+        fn transpose_tiled(
+            #[input(1:1)] x: &[f32],
+            #[output(whole, merge = "sum")] out: &mut [f32],
+            w: u32,
+            h: u32,
+        );
+    }
+}
+
+hetdsl::kernel! {
+    /// A 5-point stencil reading one row past each side of its package.
+    #[kernel(file = "tests/kernels/real_kernels.cl", local = [16, 4])]
+    struct Stencil {
+        fn stencil5(#[input(1:1, halo = 1)] x: &[f32], #[output(1:1)] y: &mut [f32], w: u32, h: u32);
+    }
+}
+
+hetdsl::kernel! {
+    /// Two inputs per work-item, one partial sum per work-group of 64.
+    #[kernel(file = "tests/kernels/real_kernels.cl", local = 64)]
+    struct Partial {
+        fn reduce_partial(#[input(2:1)] x: &[f32], #[output(1:64)] p: &mut [f32], #[local] s: [f32; 64]);
+    }
+}
 
 hetdsl::kernel! {
     /// One Bellman-Ford sweep: each reached vertex lowers its neighbours' distances with
@@ -272,4 +331,707 @@ fn a_bounds_checked_kernel_over_a_rounded_up_range_is_told_to_pad_its_buffers() 
     let want: Vec<f32> = (0..n).map(|i| 2.0 * x[i] + y0[i]).collect();
     common::close(&yp[..n], &want, "bounded_axpy");
     assert!(yp[n..].iter().all(|v| *v == -7.0), "the padding is left alone");
+}
+
+/// The balancers each one-shot kernel runs under: the default, named ones, and one that gives
+/// every device several packages whatever its speed.
+fn balancers() -> Vec<(&'static str, Option<Box<dyn Balancer>>)> {
+    let mut all: Vec<(&'static str, Option<Box<dyn Balancer>>)> = vec![("default", None)];
+    for name in ["static", "dynamic:7", "hguided"] {
+        all.push((name, Some(name.parse::<BalancerSpec>().unwrap().build())));
+    }
+    all.push(("round-robin", Some(common::round_robin(3))));
+    all
+}
+
+fn under(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -> Launch<'_> {
+    match balancer {
+        Some(b) => launch.balancer(b),
+        None => launch,
+    }
+}
+
+/// Small integers as floats: sums of them are exact in any order.
+fn small(n: usize, seed: u32) -> Vec<f32> {
+    lcg(seed, n).iter().map(|v| (v % 100) as f32).collect()
+}
+
+fn matmul_cpu(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+    let cell = |r: usize, c: usize| (0..k).map(|t| a[r * k + t] * b[t * n + c]).sum();
+    (0..m * n).map(|i| cell(i / n, i % n)).collect()
+}
+
+fn transpose_cpu(x: &[f32], w: usize, h: usize) -> Vec<f32> {
+    (0..w * h).map(|i| x[(i % h) * w + i / h]).collect()
+}
+
+/// `stencil5`'s sweep on the CPU: borders copied.
+fn stencil_cpu(x: &[f32], w: usize, h: usize) -> Vec<f32> {
+    let mut y = x.to_vec();
+    for r in 1..h - 1 {
+        for c in 1..w - 1 {
+            let i = r * w + c;
+            y[i] = 0.5 * x[i] + 0.125 * (x[i - 1] + x[i + 1] + x[i - w] + x[i + w]);
+        }
+    }
+    y
+}
+
+/// The inclusive prefix sum of `x` (exact for small integers).
+fn running_sum(x: &[f32]) -> Vec<f32> {
+    let mut acc = 0.0;
+    x.iter()
+        .map(|v| {
+            acc += v;
+            acc
+        })
+        .collect()
+}
+
+/// The sums of consecutive runs of `run` elements.
+fn run_sums(x: &[f32], run: usize) -> Vec<f32> {
+    x.chunks(run).map(|c| c.iter().sum()).collect()
+}
+
+/// Kernels indexed by group id times group size plus local id, by the global id less the
+/// global offset, and over a grid-stride loop bounded by the global size, each under every
+/// balancer, at one work-group and more.
+#[test]
+fn kernels_indexed_by_group_offset_and_global_size_match_the_cpu_under_every_balancer() {
+    let p = program();
+    for n in [64usize, 64 * 3, 64 * 1000] {
+        let (x, y0) = (unit_floats(n, 1), unit_floats(n, 2));
+        let want: Vec<f32> = (0..n).map(|i| 2.0 * x[i] + y0[i]).collect();
+        for (name, b) in balancers() {
+            let mut y = y0.clone();
+            let launch = p
+                .launch("group_saxpy")
+                .global(&[n])
+                .local(&[64])
+                .scalar(2.0f32)
+                .input(&x, Pattern::ONE_TO_ONE)
+                .inout(&mut y, Pattern::ONE_TO_ONE);
+            under(launch, b).run().unwrap();
+            close(&y, &want, &format!("group_saxpy over {n}, {name}"));
+        }
+        let want: Vec<f32> = (0..n).map(|i| 3.0 * x[i] + (i / 64) as f32).collect();
+        for (name, b) in balancers() {
+            let mut y = vec![0f32; n];
+            let launch = p
+                .launch("offset_scale")
+                .global(&[n])
+                .local(&[64])
+                .input(&x, Pattern::ONE_TO_ONE)
+                .output(&mut y, Pattern::ONE_TO_ONE)
+                .scalar(3.0f32);
+            under(launch, b).run().unwrap();
+            close(&y, &want, &format!("offset_scale over {n}, {name}"));
+        }
+    }
+    let nbins = 37u32;
+    for (n, global) in [(10_000usize, 64 * 40usize), (100, 64), (6400, 6400)] {
+        let data = lcg(9, n);
+        let mut want = vec![3u32; nbins as usize];
+        for v in &data {
+            want[(v % nbins) as usize] += 1;
+        }
+        for (name, b) in balancers() {
+            let mut bins = vec![3u32; nbins as usize];
+            let launch = p
+                .launch("histogram_local")
+                .global(&[global])
+                .local(&[64])
+                .input(&data, Pattern::Whole)
+                .scalar(n as u32)
+                .reduce(&mut bins, Merge::Sum)
+                .local_buffer::<u32>(nbins as usize)
+                .scalar(nbins);
+            under(launch, b).run().unwrap();
+            assert_eq!(bins, want, "histogram of {n} over {global}, {name}");
+        }
+    }
+}
+
+/// 2-D kernels tiled through `__local` memory behind barriers: a matrix product (one tile
+/// alone too), one sum per 16 × 8 work-group at its row-major group index, a transpose.
+#[test]
+fn tiled_2d_kernels_match_the_cpu_under_every_balancer() {
+    let p = program();
+    for (m, n, k) in [(256usize, 128usize, 64usize), (16, 16, 16), (128, 64, 192)] {
+        let (a, b) = (unit_floats(m * k, 5), unit_floats(k * n, 6));
+        let want = matmul_cpu(&a, &b, m, n, k);
+        for (name, bal) in balancers() {
+            let mut c = vec![0f32; m * n];
+            let launch = p
+                .launch("matmul_tiled")
+                .global(&[n, m])
+                .local(&[16, 16])
+                .input(&a, Pattern::ratio(k as u64, n as u64).unwrap())
+                .input(&b, Pattern::Whole)
+                .output(&mut c, Pattern::ONE_TO_ONE)
+                .scalar(m as i32)
+                .scalar(n as i32)
+                .scalar(k as i32);
+            under(launch, bal).run().unwrap();
+            close(&c, &want, &format!("matmul {m}x{n}x{k}, {name}"));
+        }
+    }
+    for (w, h) in [(64usize, 64usize), (16, 8), (128, 96)] {
+        let x = small(w * h, 5);
+        let (gx, gy) = (w / 16, h / 8);
+        let want: Vec<f32> = (0..gx * gy)
+            .map(|g| {
+                let (r0, c0) = ((g / gx) * 8, (g % gx) * 16);
+                (r0..r0 + 8).map(|r| x[r * w + c0..r * w + c0 + 16].iter().sum::<f32>()).sum()
+            })
+            .collect();
+        for (name, bal) in balancers() {
+            let mut sums = vec![0f32; gx * gy];
+            let launch = p
+                .launch("tile_sums")
+                .global(&[w, h])
+                .local(&[16, 8])
+                .input(&x, Pattern::ONE_TO_ONE)
+                .output(&mut sums, Pattern::ratio(1, 128).unwrap())
+                .local_buffer::<f32>(128);
+            under(launch, bal).run().unwrap();
+            assert_eq!(sums, want, "tile_sums {w}x{h}, {name}");
+        }
+    }
+    for (w, h) in [(64usize, 32usize), (16, 16), (48, 80)] {
+        let x = unit_floats(w * h, 8);
+        for (name, bal) in balancers() {
+            let mut out = vec![0f32; w * h];
+            let launch = p
+                .launch("transpose_tiled")
+                .global(&[w, h])
+                .local(&[16, 16])
+                .input(&x, Pattern::ONE_TO_ONE)
+                .reduce(&mut out, Merge::Sum)
+                .scalar(w as u32)
+                .scalar(h as u32);
+            under(launch, bal).run().unwrap();
+            assert_eq!(out, transpose_cpu(&x, w, h), "transpose {w}x{h}, {name}");
+        }
+    }
+}
+
+/// One partial sum per work-group (work-groups of 64 up to 4096, one group alone), four
+/// floats per work-item through `vload4`/`vstore4`, a two-pass scan, and a kernel that writes
+/// only where a condition holds (`inout`: the others keep their values).
+#[test]
+fn per_group_results_vectors_scans_and_conditional_writes_match_the_cpu() {
+    let p = program();
+    for (groups, local) in [(1usize, 64usize), (3, 64), (500, 64), (3, 1024), (2, 4096)] {
+        let x = small(groups * local * 2, 4);
+        let want = run_sums(&x, 2 * local);
+        for (name, b) in balancers() {
+            let mut partial = vec![0f32; groups];
+            let launch = p
+                .launch("reduce_partial")
+                .global(&[groups * local])
+                .local(&[local])
+                .input(&x, Pattern::ratio(2, 1).unwrap())
+                .output(&mut partial, Pattern::ratio(1, local as u64).unwrap())
+                .local_buffer::<f32>(local);
+            under(launch, b).run().unwrap();
+            assert_eq!(partial, want, "{groups} group(s) of {local}, {name}");
+        }
+    }
+    for n in [64usize, 64 * 77] {
+        let x = unit_floats(4 * n, 12);
+        let want: Vec<f32> = (0..4 * n).map(|i| 2.0 * x[i] + (i % 4) as f32).collect();
+        for (name, b) in balancers() {
+            let mut y = vec![0f32; 4 * n];
+            let launch = p
+                .launch("scale4")
+                .global(&[n])
+                .local(&[64])
+                .input(&x, Pattern::ratio(4, 1).unwrap())
+                .output(&mut y, Pattern::ratio(4, 1).unwrap())
+                .scalar(2.0f32);
+            under(launch, b).run().unwrap();
+            close(&y, &want, &format!("scale4 over {n}, {name}"));
+        }
+    }
+    for groups in [1usize, 5, 300] {
+        let n = groups * 64;
+        let x: Vec<u32> = lcg(3, n).iter().map(|v| v % 10).collect();
+        for (name, b) in balancers() {
+            let (mut out, mut totals) = (vec![0u32; n], vec![0u32; groups]);
+            let launch = p
+                .launch("block_scan")
+                .global(&[n])
+                .local(&[64])
+                .input(&x, Pattern::ONE_TO_ONE)
+                .output(&mut out, Pattern::ONE_TO_ONE)
+                .output(&mut totals, Pattern::ratio(1, 64).unwrap())
+                .local_buffer::<u32>(64);
+            under(launch, b).run().unwrap();
+            let offsets = prefix_sum(&totals);
+            p.launch("add_block_offsets")
+                .global(&[n])
+                .local(&[64])
+                .inout(&mut out, Pattern::ONE_TO_ONE)
+                .input(&offsets, Pattern::Whole)
+                .run()
+                .unwrap();
+            assert_eq!(out, prefix_sum(&x), "scan of {groups} group(s), {name}");
+        }
+    }
+    let n = 64 * 200;
+    let (x, y0) = (unit_floats(n, 9), unit_floats(n, 10));
+    let want: Vec<f32> = (0..n).map(|i| if x[i] > 0.5 { x[i] } else { y0[i] }).collect();
+    for (name, b) in balancers() {
+        let mut y = y0.clone();
+        let launch = p
+            .launch("keep_above")
+            .global(&[n])
+            .local(&[64])
+            .input(&x, Pattern::ONE_TO_ONE)
+            .inout(&mut y, Pattern::ONE_TO_ONE)
+            .scalar(0.5f32);
+        under(launch, b).run().unwrap();
+        assert_eq!(y, want, "keep_above, {name}");
+    }
+}
+
+/// A 2-D stencil reading a row past its package (a halo of one row) and the steps of a
+/// Hillis-Steele scan reading the element `off` places back (its input whole).
+#[test]
+fn kernels_reading_their_neighbours_match_the_cpu_under_every_balancer() {
+    let p = program();
+    for (w, h) in [(64usize, 64usize), (32, 8), (128, 40)] {
+        let x = unit_floats(w * h, 15);
+        let want = stencil_cpu(&x, w, h);
+        for (name, b) in balancers() {
+            let mut y = vec![0f32; w * h];
+            let launch = p
+                .launch("stencil5")
+                .global(&[w, h])
+                .local(&[16, 4])
+                .input(&x, Pattern::halo(1))
+                .output(&mut y, Pattern::ONE_TO_ONE)
+                .scalar(w as u32)
+                .scalar(h as u32);
+            under(launch, b).run().unwrap();
+            close(&y, &want, &format!("stencil {w}x{h}, {name}"));
+        }
+    }
+    let n = 64 * 64;
+    let x = small(n, 3);
+    let want = running_sum(&x);
+    for (name, b) in balancers() {
+        // The balancer splits the first step; the others run as a repeated launch does.
+        let (mut a, mut b, mut off) = (x.clone(), Some(b), 1u32);
+        while (off as usize) < n {
+            let mut out = vec![0f32; n];
+            let launch = p
+                .launch("scan_step")
+                .global(&[n])
+                .local(&[64])
+                .input(&a, Pattern::Whole)
+                .output(&mut out, Pattern::ONE_TO_ONE)
+                .scalar(off);
+            under(launch, b.take().flatten()).run().unwrap();
+            (a, off) = (out, 2 * off);
+        }
+        assert_eq!(a, want, "scan, {name}");
+    }
+}
+
+/// `verify` (one device alone against a random uneven split) passes on each kernel as it is
+/// declared above.
+#[test]
+fn verify_passes_on_the_real_kernels_as_declared() {
+    let p = program();
+    let (m, n, k) = (64usize, 32usize, 48usize);
+    let (a, b) = (unit_floats(m * k, 5), unit_floats(k * n, 6));
+    let mut c = vec![0f32; m * n];
+    let v = p
+        .launch("matmul_tiled")
+        .global(&[n, m])
+        .local(&[16, 16])
+        .input(&a, Pattern::ratio(k as u64, n as u64).unwrap())
+        .input(&b, Pattern::Whole)
+        .output(&mut c, Pattern::ONE_TO_ONE)
+        .scalar(m as i32)
+        .scalar(n as i32)
+        .scalar(k as i32)
+        .verify()
+        .unwrap();
+    assert!(v.passed(), "{:?}", v.difference);
+    close(&c, &matmul_cpu(&a, &b, m, n, k), "verified matmul");
+    let x = small(64 * 64, 5);
+    let mut sums = vec![0f32; 8 * 4];
+    let v = p
+        .launch("tile_sums")
+        .global(&[64, 64])
+        .local(&[16, 8])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut sums, Pattern::ratio(1, 128).unwrap())
+        .local_buffer::<f32>(128)
+        .verify()
+        .unwrap();
+    assert!(v.passed(), "{:?}", v.difference);
+    let (w, h) = (48usize, 32usize);
+    let x = unit_floats(w * h, 15);
+    let mut y = vec![0f32; w * h];
+    let v = p
+        .launch("stencil5")
+        .global(&[w, h])
+        .local(&[16, 4])
+        .input(&x, Pattern::halo(1))
+        .output(&mut y, Pattern::ONE_TO_ONE)
+        .scalar(w as u32)
+        .scalar(h as u32)
+        .verify()
+        .unwrap();
+    assert!(v.passed(), "{:?}", v.difference);
+    let mut out = vec![0f32; w * h];
+    let v = p
+        .launch("transpose_tiled")
+        .global(&[w, h])
+        .local(&[16, 16])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .reduce(&mut out, Merge::Sum)
+        .scalar(w as u32)
+        .scalar(h as u32)
+        .verify()
+        .unwrap();
+    assert!(v.passed(), "{:?}", v.difference);
+    assert_eq!(out, transpose_cpu(&x, w, h));
+    // The same transpose declared the way a row-wise kernel is: verify names the output.
+    let mut out = vec![0f32; w * h];
+    let v = p
+        .launch("transpose_tiled")
+        .global(&[w, h])
+        .local(&[16, 16])
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .scalar(w as u32)
+        .scalar(h as u32)
+        .verify()
+        .unwrap();
+    let d = v.difference.expect("a transpose writes outside its rows");
+    assert_eq!((d.argument, d.parameter.as_deref()), (1, Some("out")));
+}
+
+/// The kernels on session buffers, launch after launch (run and submit in turn), with buffers
+/// whole on each device and held in windows of a few KiB: a chain reading one kernel's `4:1`
+/// output `1:1`, a matrix product, per-group sums in 1-D and 2-D, a stencil ping-pong, scan
+/// steps reading their input whole, a conditional write in place.
+#[test]
+fn real_kernels_in_a_session_match_the_cpu_launch_after_launch() {
+    let p = program();
+    let go = |launch: hetdsl::SessionLaunch<'_>, step: usize| {
+        if step % 2 == 1 {
+            launch.submit().unwrap();
+        } else {
+            launch.run().unwrap();
+        }
+    };
+    for cap in [None, Some(64 * 1024u64)] {
+        let mut s = p.session().unwrap();
+        if let Some(c) = cap {
+            s.set_max_alloc(c);
+        }
+        let n = 64 * 100;
+        let x0 = unit_floats(4 * n, 3);
+        let x = s.buffer_from(&x0).unwrap();
+        let (mut y, mut z) = (s.buffer::<f32>(4 * n).unwrap(), s.buffer::<f32>(4 * n).unwrap());
+        let (m, cols, k) = (256usize, 64usize, 32usize);
+        let (a0, b0) = (unit_floats(m * k, 5), unit_floats(k * cols, 6));
+        let (a, b) = (s.buffer_from(&a0).unwrap(), s.buffer_from(&b0).unwrap());
+        let mut c = s.buffer::<f32>(m * cols).unwrap();
+        let groups = 200;
+        let sx0 = small(groups * 128, 4);
+        let sx = s.buffer_from(&sx0).unwrap();
+        let mut partial = s.buffer::<f32>(groups).unwrap();
+        let mut tiles = s.buffer::<f32>(groups).unwrap();
+        for step in 0..4 {
+            let launch = s
+                .launch("scale4")
+                .global(&[n])
+                .local(&[64])
+                .input(&x, Pattern::ratio(4, 1).unwrap())
+                .output(&mut y, Pattern::ratio(4, 1).unwrap())
+                .scalar(2.0f32);
+            go(launch, step);
+            let launch = s
+                .launch("offset_scale")
+                .global(&[4 * n])
+                .local(&[64])
+                .input(&y, Pattern::ONE_TO_ONE)
+                .output(&mut z, Pattern::ONE_TO_ONE)
+                .scalar(3.0f32);
+            go(launch, step);
+            let launch = s
+                .launch("matmul_tiled")
+                .global(&[cols, m])
+                .local(&[16, 16])
+                .input(&a, Pattern::ratio(k as u64, cols as u64).unwrap())
+                .input(&b, Pattern::Whole)
+                .output(&mut c, Pattern::ONE_TO_ONE)
+                .scalar(m as i32)
+                .scalar(cols as i32)
+                .scalar(k as i32);
+            go(launch, step);
+            let launch = s
+                .launch("reduce_partial")
+                .global(&[groups * 64])
+                .local(&[64])
+                .input(&sx, Pattern::ratio(2, 1).unwrap())
+                .output(&mut partial, Pattern::ratio(1, 64).unwrap())
+                .local_buffer::<f32>(64);
+            go(launch, step);
+            // 2-D: 160 columns in work-groups of 16 × 8, 160 rows, one sum per work-group.
+            let launch = s
+                .launch("tile_sums")
+                .global(&[160, 160])
+                .local(&[16, 8])
+                .input(&sx, Pattern::ONE_TO_ONE)
+                .output(&mut tiles, Pattern::ratio(1, 128).unwrap())
+                .local_buffer::<f32>(128);
+            go(launch, step);
+        }
+        let what = format!("cap {cap:?}");
+        let want: Vec<f32> =
+            (0..4 * n).map(|i| 3.0 * (2.0 * x0[i] + (i % 4) as f32) + (i / 64) as f32).collect();
+        close(&z.to_vec().unwrap(), &want, &format!("scale4 then offset_scale, {what}"));
+        close(&c.to_vec().unwrap(), &matmul_cpu(&a0, &b0, m, cols, k), &what);
+        assert_eq!(partial.to_vec().unwrap(), run_sums(&sx0, 128), "{what}");
+        let tile = |g: usize| -> f32 {
+            let (r0, c0) = ((g / 10) * 8, (g % 10) * 16);
+            (r0..r0 + 8).map(|r| sx0[r * 160 + c0..r * 160 + c0 + 16].iter().sum::<f32>()).sum()
+        };
+        assert_eq!(tiles.to_vec().unwrap(), (0..groups).map(tile).collect::<Vec<_>>(), "{what}");
+    }
+}
+
+/// A stencil ping-pong, the steps of a scan reading their input whole, and a conditional
+/// write in place, on session buffers launch after launch.
+#[test]
+fn neighbours_and_conditional_writes_in_a_session_match_the_cpu() {
+    let p = program();
+    for cap in [None, Some(4096u64)] {
+        let mut s = p.session().unwrap();
+        if let Some(c) = cap {
+            s.set_max_alloc(c);
+        }
+        let (w, h) = (64usize, 96usize);
+        let g0 = unit_floats(w * h, 15);
+        let (mut a, mut b) = (s.buffer_from(&g0).unwrap(), s.buffer::<f32>(w * h).unwrap());
+        let mut want = g0.clone();
+        for step in 0..6 {
+            let (src, dst) = if step % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
+            let launch = s
+                .launch("stencil5")
+                .global(&[w, h])
+                .local(&[16, 4])
+                .input(src, Pattern::halo(1))
+                .output(dst, Pattern::ONE_TO_ONE)
+                .scalar(w as u32)
+                .scalar(h as u32);
+            if step >= 3 {
+                launch.submit().unwrap();
+            } else {
+                launch.run().unwrap();
+            }
+            want = stencil_cpu(&want, w, h);
+        }
+        close(&a.to_vec().unwrap(), &want, &format!("stencil, cap {cap:?}"));
+        let n = 64 * 100;
+        let (x0, y0) = (unit_floats(n, 9), unit_floats(n, 10));
+        let (x, mut y) = (s.buffer_from(&x0).unwrap(), s.buffer_from(&y0).unwrap());
+        for step in 0..4 {
+            let launch = s
+                .launch("keep_above")
+                .global(&[n])
+                .local(&[64])
+                .input(&x, Pattern::ONE_TO_ONE)
+                .inout(&mut y, Pattern::ONE_TO_ONE)
+                .scalar(0.5f32 + step as f32 / 10.0);
+            if step % 2 == 1 {
+                launch.submit().unwrap();
+            } else {
+                launch.run().unwrap();
+            }
+        }
+        let want: Vec<f32> = (0..n).map(|i| if x0[i] > 0.5 { x0[i] } else { y0[i] }).collect();
+        assert_eq!(y.to_vec().unwrap(), want, "keep_above, cap {cap:?}");
+    }
+    // A whole input must fit a device: the scan runs with the buffers whole.
+    let s = p.session().unwrap();
+    let n = 64 * 32;
+    let x0 = small(n, 3);
+    let (mut a, mut b) = (s.buffer_from(&x0).unwrap(), s.buffer::<f32>(n).unwrap());
+    let mut off = 1u32;
+    while (off as usize) < n {
+        s.launch("scan_step")
+            .global(&[n])
+            .local(&[64])
+            .input(&a, Pattern::Whole)
+            .output(&mut b, Pattern::ONE_TO_ONE)
+            .scalar(off)
+            .run()
+            .unwrap();
+        std::mem::swap(&mut a, &mut b);
+        off *= 2;
+    }
+    assert_eq!(a.to_vec().unwrap(), running_sum(&x0));
+}
+
+/// The declarations at the top of this file, one-shot and, where a session form exists, on
+/// session buffers: named pattern sides (`k:n`), a `__local` buffer per work-item, merged
+/// outputs, a halo.
+#[test]
+fn declared_real_kernels_match_the_cpu_one_shot_and_on_session_buffers() {
+    let rt = common::two_devices();
+    let (m, n, k) = (128usize, 64usize, 32usize);
+    let (a, b) = (unit_floats(m * k, 1), unit_floats(k * n, 2));
+    let want = matmul_cpu(&a, &b, m, n, k);
+    let mm = MatMul::new(&rt).unwrap();
+    let mut c = vec![0f32; m * n];
+    mm.run([n, m], &a, &b, &mut c, m as i32, n as i32, k as i32).unwrap();
+    close(&c, &want, "declared matmul");
+    let s = mm.session().unwrap();
+    let on = mm.on(&s).unwrap();
+    let (ab, bb) = (s.buffer_from(&a).unwrap(), s.buffer_from(&b).unwrap());
+    let mut cb = s.buffer::<f32>(m * n).unwrap();
+    for _ in 0..3 {
+        on.run([n, m], &ab, &bb, &mut cb, m as i32, n as i32, k as i32).unwrap();
+    }
+    close(&cb.to_vec().unwrap(), &want, "declared matmul on session buffers");
+
+    let data = lcg(5, 10_000);
+    let mut bins = vec![0u32; 37];
+    Histogram::new(&rt).unwrap().run(64 * 20, &data, 10_000, &mut bins, 37).unwrap();
+    let mut want = vec![0u32; 37];
+    for d in &data {
+        want[(d % 37) as usize] += 1;
+    }
+    assert_eq!(bins, want);
+
+    let (w, h) = (48usize, 32usize);
+    let x = unit_floats(w * h, 4);
+    let mut out = vec![0f32; w * h];
+    Transpose::new(&rt).unwrap().run([w, h], &x, &mut out, w as u32, h as u32).unwrap();
+    assert_eq!(out, transpose_cpu(&x, w, h));
+
+    let x = small(128 * 30, 4);
+    let mut partial = vec![0f32; 30];
+    Partial::new(&rt).unwrap().run(64 * 30, &x, &mut partial).unwrap();
+    assert_eq!(partial, run_sums(&x, 128));
+
+    let (w, h) = (64usize, 48usize);
+    let g = unit_floats(w * h, 6);
+    let stencil = Stencil::new(&rt).unwrap();
+    let mut once = vec![0f32; w * h];
+    stencil.run([w, h], &g, &mut once, w as u32, h as u32).unwrap();
+    close(&once, &stencil_cpu(&g, w, h), "declared stencil");
+    let s = stencil.session().unwrap();
+    let on = stencil.on(&s).unwrap();
+    let (mut ga, mut gb) = (s.buffer_from(&g).unwrap(), s.buffer::<f32>(w * h).unwrap());
+    let mut want = g.clone();
+    for step in 0..4 {
+        if step % 2 == 0 {
+            on.run([w, h], &ga, &mut gb, w as u32, h as u32).unwrap();
+        } else {
+            on.submit([w, h], &gb, &mut ga, w as u32, h as u32).unwrap();
+        }
+        want = stencil_cpu(&want, w, h);
+    }
+    close(&ga.to_vec().unwrap(), &want, "declared stencil on session buffers");
+}
+
+/// A single work-group, 1-D and 2-D, one-shot under every balancer and in a session; and what
+/// a launch refuses at the edges: empty buffers, a `__local` buffer of 0 bytes, a pattern that
+/// splits a work-group.
+#[test]
+fn one_work_group_runs_everywhere_and_the_edges_are_refused_by_name() {
+    let p = program();
+    let (x, y0) = (unit_floats(64, 1), unit_floats(64, 2));
+    let want: Vec<f32> = (0..64).map(|i| 2.0 * x[i] + y0[i]).collect();
+    let (a, b) = (unit_floats(256, 5), unit_floats(256, 6));
+    for (name, bal) in balancers() {
+        let mut y = y0.clone();
+        let launch = p
+            .launch("group_saxpy")
+            .global(&[64])
+            .local(&[64])
+            .scalar(2.0f32)
+            .input(&x, Pattern::ONE_TO_ONE)
+            .inout(&mut y, Pattern::ONE_TO_ONE);
+        under(launch, bal).run().unwrap();
+        close(&y, &want, &format!("one group, {name}"));
+    }
+    let s = p.session().unwrap();
+    let (xs, mut ys) = (s.buffer_from(&x).unwrap(), s.buffer_from(&y0).unwrap());
+    let (as_, bs) = (s.buffer_from(&a).unwrap(), s.buffer_from(&b).unwrap());
+    let mut cs = s.buffer::<f32>(256).unwrap();
+    for step in 0..4 {
+        let launch = s
+            .launch("group_saxpy")
+            .global(&[64])
+            .local(&[64])
+            .scalar(1.0f32)
+            .input(&xs, Pattern::ONE_TO_ONE)
+            .inout(&mut ys, Pattern::ONE_TO_ONE);
+        let tile = s
+            .launch("matmul_tiled")
+            .global(&[16, 16])
+            .local(&[16, 16])
+            .input(&as_, Pattern::ONE_TO_ONE)
+            .input(&bs, Pattern::Whole)
+            .output(&mut cs, Pattern::ONE_TO_ONE)
+            .scalar(16i32)
+            .scalar(16i32)
+            .scalar(16i32);
+        if step % 2 == 1 {
+            launch.submit().unwrap();
+            tile.submit().unwrap();
+        } else {
+            launch.run().unwrap();
+            tile.run().unwrap();
+        }
+    }
+    let want: Vec<f32> = (0..64).map(|i| 4.0 * x[i] + y0[i]).collect();
+    close(&ys.to_vec().unwrap(), &want, "one group in a session");
+    close(&cs.to_vec().unwrap(), &matmul_cpu(&a, &b, 16, 16, 16), "one tile in a session");
+    let empty = p
+        .launch("group_saxpy")
+        .global(&[64])
+        .local(&[64])
+        .scalar(2.0f32)
+        .input(&[] as &[f32], Pattern::ONE_TO_ONE)
+        .inout(&mut [] as &mut [f32], Pattern::ONE_TO_ONE)
+        .run()
+        .unwrap_err()
+        .to_string();
+    assert!(empty.contains("parameter `x`") && empty.contains("an empty buffer"), "{empty}");
+    let mut partial = [0f32; 2];
+    let zero = p
+        .launch("reduce_partial")
+        .global(&[128])
+        .local(&[64])
+        .input(&[0f32; 256], Pattern::ratio(2, 1).unwrap())
+        .output(&mut partial, Pattern::ratio(1, 64).unwrap())
+        .local_buffer::<f32>(0)
+        .run()
+        .unwrap_err()
+        .to_string();
+    assert!(zero.contains("parameter `scratch`") && zero.contains("0 bytes"), "{zero}");
+    let split = p
+        .launch("reduce_partial")
+        .global(&[192])
+        .local(&[64])
+        .input(&[0f32; 384], Pattern::ratio(2, 1).unwrap())
+        .output(&mut partial, Pattern::ratio(1, 96).unwrap())
+        .local_buffer::<f32>(64)
+        .run()
+        .unwrap_err()
+        .to_string();
+    assert!(split.contains("parameter `partial`") && split.contains("pattern 1:96"), "{split}");
+    assert!(s.buffer::<f32>(0).unwrap_err().to_string().contains("empty session buffer"));
 }
