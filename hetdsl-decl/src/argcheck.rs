@@ -308,11 +308,8 @@ fn mismatch(
                 ));
             }
             if let (true, Some((line, atomic))) = (merged, &param.atomic_value_at) {
-                return Err(format!(
-                    ", and the kernel uses the value `{atomic}` returns at {}: {}; found {found}",
-                    at(*line),
-                    COUNTED_MERGE
-                ));
+                let used = format!("the kernel uses the value `{atomic}` returns at {}", at(*line));
+                return Err(format!(", and {used}: {COUNTED_MERGE}; found {found}"));
             }
             if !*writes && !read_only {
                 match &param.written_at {
