@@ -453,9 +453,11 @@ fn kernels_indexed_by_group_offset_and_global_size_match_the_cpu_under_every_bal
 }
 
 /// 2-D kernels tiled through `__local` memory behind barriers: a matrix product (one tile
-/// alone too), one sum per 16 × 8 work-group at its row-major group index, a transpose.
+/// alone too), one sum per 16 × 8 work-group at its row-major group index, a transpose; and a
+/// permutation writing where an index array says. The last two write outside their own
+/// package's rows, into an output merged by sum over zeros.
 #[test]
-fn tiled_2d_kernels_match_the_cpu_under_every_balancer() {
+fn tiled_and_scattering_kernels_match_the_cpu_under_every_balancer() {
     let p = program();
     for (m, n, k) in [(256usize, 128usize, 64usize), (16, 16, 16), (128, 64, 192)] {
         let (a, b) = (unit_floats(m * k, 5), unit_floats(k * n, 6));
@@ -513,6 +515,28 @@ fn tiled_2d_kernels_match_the_cpu_under_every_balancer() {
             under(launch, bal).run().unwrap();
             assert_eq!(out, transpose_cpu(&x, w, h), "transpose {w}x{h}, {name}");
         }
+    }
+    let n = 64 * 300;
+    let (r, x) = (lcg(11, n), unit_floats(n, 7));
+    let mut perm: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        perm.swap(i, r[i] as usize % (i + 1));
+    }
+    let mut want = vec![0f32; n];
+    for i in 0..n {
+        want[perm[i] as usize] = x[i];
+    }
+    for (name, bal) in balancers() {
+        let mut out = vec![0f32; n];
+        let launch = p
+            .launch("scatter")
+            .global(&[n])
+            .local(&[64])
+            .input(&perm, Pattern::ONE_TO_ONE)
+            .input(&x, Pattern::ONE_TO_ONE)
+            .reduce(&mut out, Merge::Sum);
+        under(launch, bal).run().unwrap();
+        assert_eq!(out, want, "scatter, {name}");
     }
 }
 
@@ -715,6 +739,22 @@ fn verify_passes_on_the_real_kernels_as_declared() {
         .unwrap();
     let d = v.difference.expect("a transpose writes outside its rows");
     assert_eq!((d.argument, d.parameter.as_deref()), (1, Some("out")));
+    // A permutation declared `1:1` likewise.
+    let n = 64 * 40;
+    let perm: Vec<u32> = (0..n as u32).rev().collect();
+    let x = unit_floats(n, 7);
+    let mut out = vec![0f32; n];
+    let v = p
+        .launch("scatter")
+        .global(&[n])
+        .local(&[64])
+        .input(&perm, Pattern::ONE_TO_ONE)
+        .input(&x, Pattern::ONE_TO_ONE)
+        .output(&mut out, Pattern::ONE_TO_ONE)
+        .verify()
+        .unwrap();
+    let d = v.difference.expect("a permutation writes outside its rows");
+    assert_eq!((d.argument, d.parameter.as_deref()), (2, Some("out")));
 }
 
 /// The kernels on session buffers, launch after launch (run and submit in turn), with buffers
