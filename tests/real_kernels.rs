@@ -335,6 +335,83 @@ fn a_bounds_checked_kernel_over_a_rounded_up_range_is_told_to_pad_its_buffers() 
 
 /// The balancers each one-shot kernel runs under: the default, named ones, and one that gives
 /// every device several packages whatever its speed.
+/// The one-shot launches of the tiled and scattering kernels, as the tests below declare them.
+fn matmul<'a>(
+    p: &'a Program,
+    a: &'a [f32],
+    b: &'a [f32],
+    c: &'a mut [f32],
+    mnk: [usize; 3],
+) -> Launch<'a> {
+    let [m, n, k] = mnk;
+    p.launch("matmul_tiled")
+        .global(&[n, m])
+        .local(&[16, 16])
+        .input(a, Pattern::ratio(k as u64, n as u64).unwrap())
+        .input(b, Pattern::Whole)
+        .output(c, Pattern::ONE_TO_ONE)
+        .scalar(m as i32)
+        .scalar(n as i32)
+        .scalar(k as i32)
+}
+
+fn tile_sums<'a>(
+    p: &'a Program,
+    x: &'a [f32],
+    sums: &'a mut [f32],
+    w: usize,
+    h: usize,
+) -> Launch<'a> {
+    p.launch("tile_sums")
+        .global(&[w, h])
+        .local(&[16, 8])
+        .input(x, Pattern::ONE_TO_ONE)
+        .output(sums, Pattern::ratio(1, 128).unwrap())
+        .local_buffer::<f32>(128)
+}
+
+fn stencil5<'a>(p: &'a Program, x: &'a [f32], y: &'a mut [f32], w: usize, h: usize) -> Launch<'a> {
+    p.launch("stencil5")
+        .global(&[w, h])
+        .local(&[16, 4])
+        .input(x, Pattern::halo(1))
+        .output(y, Pattern::ONE_TO_ONE)
+        .scalar(w as u32)
+        .scalar(h as u32)
+}
+
+/// `merged`: the output merged by sum over zeros (right); otherwise declared `1:1` (wrong, as a
+/// row-wise kernel's would be).
+fn transpose<'a>(
+    p: &'a Program,
+    x: &'a [f32],
+    out: &'a mut [f32],
+    wh: [usize; 2],
+    merged: bool,
+) -> Launch<'a> {
+    let [w, h] = wh;
+    let l =
+        p.launch("transpose_tiled").global(&[w, h]).local(&[16, 16]).input(x, Pattern::ONE_TO_ONE);
+    let l = if merged { l.reduce(out, Merge::Sum) } else { l.output(out, Pattern::ONE_TO_ONE) };
+    l.scalar(w as u32).scalar(h as u32)
+}
+
+fn scatter<'a>(
+    p: &'a Program,
+    perm: &'a [u32],
+    x: &'a [f32],
+    out: &'a mut [f32],
+    merged: bool,
+) -> Launch<'a> {
+    let l = p.launch("scatter").global(&[x.len()]).local(&[64]);
+    let l = l.input(perm, Pattern::ONE_TO_ONE).input(x, Pattern::ONE_TO_ONE);
+    if merged {
+        l.reduce(out, Merge::Sum)
+    } else {
+        l.output(out, Pattern::ONE_TO_ONE)
+    }
+}
+
 fn balancers() -> Vec<(&'static str, Option<Box<dyn Balancer>>)> {
     let mut all: Vec<(&'static str, Option<Box<dyn Balancer>>)> = vec![("default", None)];
     for name in ["static", "dynamic:7", "hguided"] {
@@ -464,17 +541,7 @@ fn tiled_and_scattering_kernels_match_the_cpu_under_every_balancer() {
         let want = matmul_cpu(&a, &b, m, n, k);
         for (name, bal) in balancers() {
             let mut c = vec![0f32; m * n];
-            let launch = p
-                .launch("matmul_tiled")
-                .global(&[n, m])
-                .local(&[16, 16])
-                .input(&a, Pattern::ratio(k as u64, n as u64).unwrap())
-                .input(&b, Pattern::Whole)
-                .output(&mut c, Pattern::ONE_TO_ONE)
-                .scalar(m as i32)
-                .scalar(n as i32)
-                .scalar(k as i32);
-            under(launch, bal).run().unwrap();
+            under(matmul(&p, &a, &b, &mut c, [m, n, k]), bal).run().unwrap();
             close(&c, &want, &format!("matmul {m}x{n}x{k}, {name}"));
         }
     }
@@ -489,14 +556,7 @@ fn tiled_and_scattering_kernels_match_the_cpu_under_every_balancer() {
             .collect();
         for (name, bal) in balancers() {
             let mut sums = vec![0f32; gx * gy];
-            let launch = p
-                .launch("tile_sums")
-                .global(&[w, h])
-                .local(&[16, 8])
-                .input(&x, Pattern::ONE_TO_ONE)
-                .output(&mut sums, Pattern::ratio(1, 128).unwrap())
-                .local_buffer::<f32>(128);
-            under(launch, bal).run().unwrap();
+            under(tile_sums(&p, &x, &mut sums, w, h), bal).run().unwrap();
             assert_eq!(sums, want, "tile_sums {w}x{h}, {name}");
         }
     }
@@ -504,15 +564,7 @@ fn tiled_and_scattering_kernels_match_the_cpu_under_every_balancer() {
         let x = unit_floats(w * h, 8);
         for (name, bal) in balancers() {
             let mut out = vec![0f32; w * h];
-            let launch = p
-                .launch("transpose_tiled")
-                .global(&[w, h])
-                .local(&[16, 16])
-                .input(&x, Pattern::ONE_TO_ONE)
-                .reduce(&mut out, Merge::Sum)
-                .scalar(w as u32)
-                .scalar(h as u32);
-            under(launch, bal).run().unwrap();
+            under(transpose(&p, &x, &mut out, [w, h], true), bal).run().unwrap();
             assert_eq!(out, transpose_cpu(&x, w, h), "transpose {w}x{h}, {name}");
         }
     }
@@ -528,14 +580,7 @@ fn tiled_and_scattering_kernels_match_the_cpu_under_every_balancer() {
     }
     for (name, bal) in balancers() {
         let mut out = vec![0f32; n];
-        let launch = p
-            .launch("scatter")
-            .global(&[n])
-            .local(&[64])
-            .input(&perm, Pattern::ONE_TO_ONE)
-            .input(&x, Pattern::ONE_TO_ONE)
-            .reduce(&mut out, Merge::Sum);
-        under(launch, bal).run().unwrap();
+        under(scatter(&p, &perm, &x, &mut out, true), bal).run().unwrap();
         assert_eq!(out, want, "scatter, {name}");
     }
 }
@@ -630,15 +675,7 @@ fn kernels_reading_their_neighbours_match_the_cpu_under_every_balancer() {
         let want = stencil_cpu(&x, w, h);
         for (name, b) in balancers() {
             let mut y = vec![0f32; w * h];
-            let launch = p
-                .launch("stencil5")
-                .global(&[w, h])
-                .local(&[16, 4])
-                .input(&x, Pattern::halo(1))
-                .output(&mut y, Pattern::ONE_TO_ONE)
-                .scalar(w as u32)
-                .scalar(h as u32);
-            under(launch, b).run().unwrap();
+            under(stencil5(&p, &x, &mut y, w, h), b).run().unwrap();
             close(&y, &want, &format!("stencil {w}x{h}, {name}"));
         }
     }
@@ -672,71 +709,25 @@ fn verify_passes_on_the_real_kernels_as_declared() {
     let (m, n, k) = (64usize, 32usize, 48usize);
     let (a, b) = (unit_floats(m * k, 5), unit_floats(k * n, 6));
     let mut c = vec![0f32; m * n];
-    let v = p
-        .launch("matmul_tiled")
-        .global(&[n, m])
-        .local(&[16, 16])
-        .input(&a, Pattern::ratio(k as u64, n as u64).unwrap())
-        .input(&b, Pattern::Whole)
-        .output(&mut c, Pattern::ONE_TO_ONE)
-        .scalar(m as i32)
-        .scalar(n as i32)
-        .scalar(k as i32)
-        .verify()
-        .unwrap();
+    let v = matmul(&p, &a, &b, &mut c, [m, n, k]).verify().unwrap();
     assert!(v.passed(), "{:?}", v.difference);
     close(&c, &matmul_cpu(&a, &b, m, n, k), "verified matmul");
     let x = small(64 * 64, 5);
     let mut sums = vec![0f32; 8 * 4];
-    let v = p
-        .launch("tile_sums")
-        .global(&[64, 64])
-        .local(&[16, 8])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .output(&mut sums, Pattern::ratio(1, 128).unwrap())
-        .local_buffer::<f32>(128)
-        .verify()
-        .unwrap();
+    let v = tile_sums(&p, &x, &mut sums, 64, 64).verify().unwrap();
     assert!(v.passed(), "{:?}", v.difference);
     let (w, h) = (48usize, 32usize);
     let x = unit_floats(w * h, 15);
     let mut y = vec![0f32; w * h];
-    let v = p
-        .launch("stencil5")
-        .global(&[w, h])
-        .local(&[16, 4])
-        .input(&x, Pattern::halo(1))
-        .output(&mut y, Pattern::ONE_TO_ONE)
-        .scalar(w as u32)
-        .scalar(h as u32)
-        .verify()
-        .unwrap();
+    let v = stencil5(&p, &x, &mut y, w, h).verify().unwrap();
     assert!(v.passed(), "{:?}", v.difference);
     let mut out = vec![0f32; w * h];
-    let v = p
-        .launch("transpose_tiled")
-        .global(&[w, h])
-        .local(&[16, 16])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .reduce(&mut out, Merge::Sum)
-        .scalar(w as u32)
-        .scalar(h as u32)
-        .verify()
-        .unwrap();
+    let v = transpose(&p, &x, &mut out, [w, h], true).verify().unwrap();
     assert!(v.passed(), "{:?}", v.difference);
     assert_eq!(out, transpose_cpu(&x, w, h));
     // The same transpose declared the way a row-wise kernel is: verify names the output.
     let mut out = vec![0f32; w * h];
-    let v = p
-        .launch("transpose_tiled")
-        .global(&[w, h])
-        .local(&[16, 16])
-        .input(&x, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ONE_TO_ONE)
-        .scalar(w as u32)
-        .scalar(h as u32)
-        .verify()
-        .unwrap();
+    let v = transpose(&p, &x, &mut out, [w, h], false).verify().unwrap();
     let d = v.difference.expect("a transpose writes outside its rows");
     assert_eq!((d.argument, d.parameter.as_deref()), (1, Some("out")));
     // A permutation declared `1:1` likewise.
@@ -744,15 +735,7 @@ fn verify_passes_on_the_real_kernels_as_declared() {
     let perm: Vec<u32> = (0..n as u32).rev().collect();
     let x = unit_floats(n, 7);
     let mut out = vec![0f32; n];
-    let v = p
-        .launch("scatter")
-        .global(&[n])
-        .local(&[64])
-        .input(&perm, Pattern::ONE_TO_ONE)
-        .input(&x, Pattern::ONE_TO_ONE)
-        .output(&mut out, Pattern::ONE_TO_ONE)
-        .verify()
-        .unwrap();
+    let v = scatter(&p, &perm, &x, &mut out, false).verify().unwrap();
     let d = v.difference.expect("a permutation writes outside its rows");
     assert_eq!((d.argument, d.parameter.as_deref()), (2, Some("out")));
 }
