@@ -256,7 +256,9 @@ fn a_device_failing_under_queued_jacobi_sweeps_never_serves_a_stale_grid() {
     within(LIMIT, || {
         let p = common::program("session.cl");
         let (w, h) = (64usize, 96usize);
-        for fail_at in [3usize, 6] {
+        // A stall of the surviving device after its first package sends the failed device's
+        // block to it before its own: the launch ends with that block's rows unwritten.
+        for (fail_at, stall) in [(3usize, 0u32), (6, 0), (3, 50), (6, 50)] {
             let s = p.session().unwrap();
             let start = common::jacobi_start(w, h);
             let mut a = s.buffer_from(&start).unwrap();
@@ -268,6 +270,9 @@ fn a_device_failing_under_queued_jacobi_sweeps_never_serves_a_stale_grid() {
                 let mut l = common::jacobi_launch(&s, src, dst, w, h);
                 if sweep == fail_at {
                     l = l.inject(Fault::Fail { device: 1, package: 0 });
+                    if stall > 0 {
+                        l = l.inject(Fault::Stall { device: 0, millis: stall });
+                    }
                 }
                 grids.push(common::jacobi_cpu(grids.last().unwrap(), w, h));
                 errors.extend(l.submit().err());
@@ -289,7 +294,7 @@ fn a_device_failing_under_queued_jacobi_sweeps_never_serves_a_stale_grid() {
                     }
                 }
             }
-            println!("fail at sweep {fail_at}: {errors:?}");
+            println!("fail at sweep {fail_at}, stall {stall} ms: {errors:?}");
         }
     });
 }

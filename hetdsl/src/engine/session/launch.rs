@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::buffer::{Buffer, BufferCore};
+use super::residency::RangeSet;
 use super::split::{follow_latest, learned, recut, replayable};
 use super::worker::{self, Plan as WorkPlan, SArg};
 use super::{queued, staged, transfer, Session};
@@ -21,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::pattern::{Direction, Pattern};
 use crate::pod::{bytes_of, HostType, Pod};
 use crate::report::{BufferMoved, Moved, Report};
+use crate::work::Package;
 
 /// What identifies "the same launch again" for the learned split.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -282,6 +284,9 @@ impl<'s> SessionLaunch<'s> {
             outcome
         };
         let lost = settle(session, &shared, &positions, plan.watchdog);
+        if outcome.is_err() || lost.is_some() {
+            plan.forget_unwritten();
+        }
         outcome.map_err(|e| session.devices.naming_other_losses(e))?;
         let mut report = crate::engine::run::report_of(
             &shared,
@@ -363,6 +368,7 @@ impl<'s> SessionLaunch<'s> {
         let offsets = pointers.iter().enumerate().map(|(k, &i)| (i, args.len() + k)).collect();
         let slots = positions.clone();
         let moved = Mutex::new(vec![Moved::default(); args.len()]);
+        let wrote = Mutex::new(vec![RangeSet::new(); args.len()]);
         let plan = WorkPlan {
             kernel: self.kernel,
             geo,
@@ -377,6 +383,7 @@ impl<'s> SessionLaunch<'s> {
             slots,
             devices: Arc::clone(&session.devices),
             moved,
+            wrote,
         };
         Ok((plan, positions))
     }
@@ -575,6 +582,23 @@ fn settle(
 }
 
 impl WorkPlan {
+    /// A launch ended in error: an output range none of its packages wrote still holds an
+    /// older launch's values, which a read would serve as this one's; it is lost instead. An
+    /// in-place buffer's unwritten ranges keep the values a retry needs.
+    fn forget_unwritten(&self) {
+        let wrote = self.wrote.lock().unwrap_or_else(|e| e.into_inner());
+        let every = Package { offset: 0, len: self.geo.units };
+        for a in &self.args {
+            let SArg::Buffer { index, core, pattern, dir: Direction::Out } = a else { continue };
+            let mut stale = RangeSet::of(self.range(core, *pattern, every));
+            stale.remove_set(&wrote[*index]);
+            let mut st = core.lock();
+            for r in stale.ranges() {
+                st.res.forget(r.clone());
+            }
+        }
+    }
+
     /// The bytes moved, per buffer argument.
     fn moved_per_argument(&self) -> Vec<BufferMoved> {
         let moved = self.moved.lock().unwrap_or_else(|e| e.into_inner());

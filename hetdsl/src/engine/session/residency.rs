@@ -201,6 +201,16 @@ impl Residency {
         self.set(at).insert(r);
     }
 
+    /// `r` holds no value anyone may read: fresh nowhere, and lost until written again (an
+    /// output range a failed launch was to write and did not).
+    pub(crate) fn forget(&mut self, r: Range<u64>) {
+        self.host.remove(r.clone());
+        for d in &mut self.devices {
+            d.remove(r.clone());
+        }
+        self.lost.insert(r);
+    }
+
     /// The copy of `r` at `at` is about to change (a kernel writes it in place): not fresh there.
     pub(crate) fn invalidate(&mut self, at: Loc, r: Range<u64>) {
         self.set(at).remove(r);
@@ -398,5 +408,18 @@ mod tests {
             r.plan_fetch(0..100, |_| true).unwrap(),
             vec![Move { range: 30..40, from: Loc::Device(1) }]
         );
+    }
+
+    #[test]
+    fn a_forgotten_range_is_fresh_nowhere_and_lost_until_written() {
+        let mut r = Residency::on_host(100, 2);
+        r.copied(Loc::Device(0), 0..50);
+        r.forget(20..40);
+        assert!(r.missing_at(Loc::Host, 0..100).ranges() == [20..40]);
+        assert!(r.missing_at(Loc::Device(0), 0..50).ranges() == [20..40]);
+        assert_eq!(r.lost().ranges(), &[20..40]);
+        assert_eq!(r.plan_moves(1, 15..25, |_| true), Err(RangeSet::of(20..25)));
+        r.written(Loc::Device(1), 20..30);
+        assert_eq!(r.lost().ranges(), &[30..40]);
     }
 }

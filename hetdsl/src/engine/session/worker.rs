@@ -23,7 +23,7 @@ use opencl3::program::Program as ClProgram;
 use opencl3::types::cl_event;
 
 use super::buffer::BufferCore;
-use super::residency::Loc;
+use super::residency::{Loc, RangeSet};
 use super::transfer::{self, EnsureError, Receiver as To};
 use super::window::{self, bind, cover};
 use super::Devices;
@@ -68,6 +68,8 @@ pub(crate) struct Plan {
     pub(crate) devices: Arc<Devices>,
     /// Bytes moved per argument.
     pub(crate) moved: Mutex<Vec<Moved>>,
+    /// Per argument, the elements this launch's committed packages wrote.
+    pub(crate) wrote: Mutex<Vec<RangeSet>>,
 }
 
 impl Plan {
@@ -572,9 +574,13 @@ fn commit(w: &Worker, t: &Task, pending: &mut Vec<(Package, Vec<window::Staged>)
     for (p, staged) in pending.drain(..) {
         t.shared.merge(t.me, p, Transfer::default(), || {
             for a in &plan.args {
-                let SArg::Buffer { core, pattern, dir, .. } = a else { continue };
-                if dir.writes() && !staged.iter().any(|s| Arc::ptr_eq(&s.core, core)) {
-                    let range = plan.range(core, *pattern, p);
+                let SArg::Buffer { index, core, pattern, dir } = a else { continue };
+                if !dir.writes() {
+                    continue;
+                }
+                let range = plan.range(core, *pattern, p);
+                plan.wrote.lock().unwrap_or_else(|e| e.into_inner())[*index].insert(range.clone());
+                if !staged.iter().any(|s| Arc::ptr_eq(&s.core, core)) {
                     core.lock().res.written(Loc::Device(w.slot), range);
                 }
             }
