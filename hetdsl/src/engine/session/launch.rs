@@ -21,8 +21,7 @@ use crate::engine::{coordinator, Fault, WaitMode, WatchdogConfig};
 use crate::error::{Error, Result};
 use crate::pattern::{Direction, Pattern};
 use crate::pod::{bytes_of, HostType, Pod};
-use crate::report::{BufferMoved, Moved, Report};
-use crate::work::Package;
+use crate::report::{Moved, Report};
 
 /// What identifies "the same launch again" for the learned split.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -579,39 +578,4 @@ fn settle(
         }
     }
     error
-}
-
-impl WorkPlan {
-    /// A launch ended in error: an output range none of its packages wrote still holds an
-    /// older launch's values, which a read would serve as this one's; it is lost instead. An
-    /// in-place buffer's unwritten ranges keep the values a retry needs.
-    fn forget_unwritten(&self) {
-        let wrote = self.wrote.lock().unwrap_or_else(|e| e.into_inner());
-        let every = Package { offset: 0, len: self.geo.units };
-        for a in &self.args {
-            let SArg::Buffer { index, core, pattern, dir: Direction::Out } = a else { continue };
-            let mut stale = RangeSet::of(self.range(core, *pattern, every));
-            stale.remove_set(&wrote[*index]);
-            let mut st = core.lock();
-            for r in stale.ranges() {
-                st.res.forget(r.clone());
-            }
-        }
-    }
-
-    /// The bytes moved, per buffer argument.
-    fn moved_per_argument(&self) -> Vec<BufferMoved> {
-        let moved = self.moved.lock().unwrap_or_else(|e| e.into_inner());
-        self.args
-            .iter()
-            .filter_map(|a| match a {
-                SArg::Buffer { index, core, .. } => Some(BufferMoved {
-                    buffer: core.index,
-                    arg: Some(*index),
-                    moved: moved[*index],
-                }),
-                _ => None,
-            })
-            .collect()
-    }
 }

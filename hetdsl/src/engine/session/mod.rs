@@ -18,6 +18,7 @@ mod buffer;
 mod enqueue;
 mod history;
 mod launch;
+mod ledger;
 mod order;
 mod pinned;
 mod poll;

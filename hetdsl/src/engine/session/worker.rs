@@ -66,9 +66,8 @@ pub(crate) struct Plan {
     /// Session position of each launch position.
     pub(crate) slots: Vec<usize>,
     pub(crate) devices: Arc<Devices>,
-    /// Bytes moved per argument.
+    /// Per argument: the bytes moved, and the elements this launch's committed packages wrote.
     pub(crate) moved: Mutex<Vec<Moved>>,
-    /// Per argument, the elements this launch's committed packages wrote.
     pub(crate) wrote: Mutex<Vec<RangeSet>>,
 }
 
@@ -573,13 +572,12 @@ fn commit(w: &Worker, t: &Task, pending: &mut Vec<(Package, Vec<window::Staged>)
     let plan = &t.plan;
     for (p, staged) in pending.drain(..) {
         t.shared.merge(t.me, p, Transfer::default(), || {
-            for a in &plan.args {
-                let SArg::Buffer { index, core, pattern, dir } = a else { continue };
-                if !dir.writes() {
-                    continue;
-                }
+            for a in
+                plan.args.iter().filter(|a| matches!(a, SArg::Buffer { dir, .. } if dir.writes()))
+            {
+                let SArg::Buffer { index, core, pattern, .. } = a else { continue };
                 let range = plan.range(core, *pattern, p);
-                plan.wrote.lock().unwrap_or_else(|e| e.into_inner())[*index].insert(range.clone());
+                plan.note_written(*index, range.clone());
                 if !staged.iter().any(|s| Arc::ptr_eq(&s.core, core)) {
                     core.lock().res.written(Loc::Device(w.slot), range);
                 }
