@@ -1,7 +1,6 @@
 //! Kernels rewritten to take each `__global` buffer as a window of it (see [`window`]).
 
 use super::scan::{functions, is_ident, matching_open, Source, Token};
-use hetdsl_decl::clsig::AddrSpace;
 
 /// A source whose kernels take each `__global` pointer relative to a window of its buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,21 +16,19 @@ pub(crate) struct Windowed {
 /// appended, and the body starts with `__global T* p = p__hetdsl - p__hetdsl_off;`, so the
 /// kernel's own indexing (by global id) is unchanged. A kernel's prototype takes the same
 /// hidden parameters, unnamed. Line numbers are kept. Only what the compiler reads with the
-/// build `options` counts.
-pub(crate) fn window(text: &str, options: &str) -> Windowed {
+/// build `options` counts. `global_pointer(kernel, parameter)` tells, as the declaration reader
+/// read the program, whether a parameter is a `__global` pointer: one typed by a typedef of
+/// such a pointer (`typedef __global float* fp;`) shows neither `*` nor `__global` here.
+pub(crate) fn window(
+    text: &str,
+    options: &str,
+    global_pointer: &dyn Fn(&str, &str) -> bool,
+) -> Windowed {
     let src = Source::new(text, options);
     let toks = &src.toks;
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     let mut pointers = std::collections::HashMap::new();
     let kernels = functions(toks, |t| src.reach(t).kernel);
-    // A parameter typed by a typedef of a `__global` pointer (`typedef __global float* fp;`)
-    // shows neither `*` nor `__global`: the declaration reader resolves it, by name.
-    let read = hetdsl_decl::clsig::read_with_options(text, options).ok();
-    let typedef_global = |kernel: &str, name: &str| {
-        let k = read.as_ref().and_then(|cl| cl.kernel(kernel));
-        let p = k.and_then(|k| k.params.as_ref().ok()?.iter().find(|p| p.name == name));
-        p.and_then(|p| p.pointer).is_some_and(|ptr| ptr.space == AddrSpace::Global)
-    };
     for f in kernels.iter().filter(|f| f.kernel) {
         let open = matching_open(toks, f.close_paren);
         let mut params: Vec<&[Token<'_>]> = Vec::new();
@@ -65,7 +62,7 @@ pub(crate) fn window(text: &str, options: &str) -> Windowed {
             let named = |t: &Token<'_>| is_ident(t.text) && !src.macros.contains_key(t.text);
             let typedef = !star
                 && open.is_none()
-                && p.iter().rposition(named).is_some_and(|n| typedef_global(&f.name, p[n].text));
+                && p.iter().rposition(named).is_some_and(|n| global_pointer(&f.name, p[n].text));
             if !typedef && (!global || !(star || array)) {
                 continue;
             }
@@ -117,6 +114,17 @@ pub(crate) fn window(text: &str, options: &str) -> Windowed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hetdsl_decl::clsig::{self, AddrSpace};
+
+    /// `window` over `text`, its pointers told by the declaration reader as a program reads them.
+    fn window(text: &str, options: &str) -> Windowed {
+        let read = clsig::read_with_options(text, options).ok();
+        super::window(text, options, &|kernel, name| {
+            let k = read.as_ref().and_then(|cl| cl.kernel(kernel));
+            let p = k.and_then(|k| k.params.as_ref().ok()?.iter().find(|p| p.name == name));
+            p.and_then(|p| p.pointer).is_some_and(|ptr| ptr.space == AddrSpace::Global)
+        })
+    }
 
     #[test]
     fn a_macro_for_the_global_qualifier_is_held_in_windows_too() {

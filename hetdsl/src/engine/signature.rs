@@ -110,6 +110,16 @@ impl Signatures {
         Signatures { source_name: source_name.to_string(), text: text.to_string(), kernels }
     }
 
+    /// Whether parameter `name` of `kernel` is a `__global` pointer, as the declaration reader
+    /// read it (not known where only the driver's argument info is).
+    pub(crate) fn is_global_pointer(&self, kernel: &str, name: &str) -> bool {
+        let Some(sig) = self.kernels.get(kernel).filter(|s| s.note.is_empty()) else {
+            return false;
+        };
+        let p = sig.params.iter().flatten().find(|p| p.name == name);
+        p.and_then(|p| p.pointer).is_some_and(|ptr| ptr.space == AddrSpace::Global)
+    }
+
     /// The parameter at `index` of `kernel`, when known.
     pub(crate) fn param(&self, kernel: &str, index: usize) -> Option<&Param> {
         self.kernels.get(kernel)?.params.as_ref()?.get(index)

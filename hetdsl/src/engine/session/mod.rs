@@ -173,7 +173,8 @@ impl Program {
             chosen.push(d.clone());
         }
         let _one_at_a_time = super::opencl_lock();
-        let windowed = crate::builtins::window(&self.built_text, &self.built_options);
+        let pointer = |kernel: &str, name: &str| self.signatures.is_global_pointer(kernel, name);
+        let windowed = crate::builtins::window(&self.built_text, &self.built_options, &pointer);
         let mut queues = Vec::new();
         for d in &chosen {
             let transfer = super::worker::profiling_queue(&d.shared.context, d.device);
