@@ -123,13 +123,17 @@ impl fmt::Display for HostType {
     }
 }
 
-/// Why a merged output cannot hand out what an atomic on it returns, for the run-time check
-/// and the macros' alike.
-pub const COUNTED_MERGE: &str = "each device counts in a copy of its own, reset after every \
-    package, so two packages get the same values back (a compaction's slots collide, a \
-    last-group test never passes): a merged output cannot be such a counter; count per \
-    work-group into an output `1:N` (N the work-group size), scan the counts, and write each \
-    group's elements from its offset in a second launch";
+/// Why a merged output cannot hand out what an atomic on it returns (`atomic`, its value used
+/// at `line`), for the run-time check and the macros' alike.
+pub fn counted_merge(atomic: &str, line: &str) -> String {
+    format!(
+        "the kernel uses the value `{atomic}` returns at {line}: each device counts in a copy of \
+         its own, reset after every package, so two packages get the same values back (a \
+         compaction's slots collide, a last-group test never passes): a merged output cannot be \
+         such a counter; count per work-group into an output `1:N` (N the work-group size), scan \
+         the counts, and write each group's elements from its offset in a second launch"
+    )
+}
 
 /// What the host passes for one parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,8 +312,7 @@ fn mismatch(
                 ));
             }
             if let (true, Some((line, atomic))) = (merged, &param.atomic_value_at) {
-                let used = format!("the kernel uses the value `{atomic}` returns at {}", at(*line));
-                return Err(format!(", and {used}: {COUNTED_MERGE}; found {found}"));
+                return Err(format!(", and {}; found {found}", counted_merge(atomic, &at(*line))));
             }
             if !*writes && !read_only {
                 match &param.written_at {

@@ -4,7 +4,7 @@
 //! with the same messages. The macros turn each [`Problem`] into an error on the token its
 //! [`Spot`] names, and each [`Fit`] into `const` assertions; the runtime compares sizes.
 
-use crate::argcheck::{param_phrase, COUNTED_MERGE};
+use crate::argcheck::{counted_merge, param_phrase};
 use crate::clsig::{AddrSpace, Param, Pointer, Scalar, Source, Ty, Written};
 
 mod ndrange;
@@ -238,12 +238,7 @@ fn pointer_param(
                     out.merge_refused = true;
                 }
                 if let Some((line, atomic)) = &p.atomic_value_at {
-                    let msg = format!(
-                        "{what}, and the kernel uses the value `{atomic}` returns at {}: {}",
-                        at(*line),
-                        COUNTED_MERGE
-                    );
-                    out.push(Spot::Merge, msg);
+                    out.push(Spot::Merge, format!("{what}, and {}", counted_merge(atomic, &at(*line))));
                     out.merge_refused = true;
                 }
             }
