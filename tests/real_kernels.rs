@@ -278,6 +278,73 @@ fn a_float_atomic_add_built_on_compare_and_swap_merges_by_sum() {
     assert_eq!(sums, want);
 }
 
+/// A histogram capped at 3 per bin, `if (bins[b] < cap) atomic_inc(&bins[b])`, with `bins`
+/// merged by sum. Each device counts in a copy that starts at zero and is reset after every
+/// package, so each package saw its own count only and counted every bin to the cap again:
+/// `Ok`, the bins past the cap the CPU stops at. Refused now, naming the read.
+#[test]
+fn a_histogram_deciding_on_a_count_merged_by_sum_is_refused_naming_the_read() {
+    let p = program();
+    let n = 64 * 100;
+    let data: Vec<u32> = lcg(8, n).iter().map(|v| v % 10).collect();
+    let mut bins = vec![0u32; 10];
+    let e = p
+        .launch("capped_histogram")
+        .global(&[n])
+        .local(&[64])
+        .input(&data, Pattern::ONE_TO_ONE)
+        .reduce(&mut bins, Merge::Sum)
+        .scalar(3u32)
+        .balancer(common::round_robin(3))
+        .run()
+        .expect_err("each package would count to the cap");
+    let hetdsl::Error::BadArgument { index: 1, reason } = &e else { panic!("{e:?}") };
+    assert!(
+        reason
+            .starts_with("parameter `bins` is `__global uint*` in tests/kernels/real_kernels.cl:")
+            && reason.contains("the kernel reads its elements at tests/kernels/real_kernels.cl:")
+            && reason.contains("(`bins[b]`) other than to add to them")
+            && reason.contains("a capped count passes its cap"),
+        "{reason}"
+    );
+    assert_eq!(bins, [0; 10], "nothing ran");
+}
+
+/// `atomic_max` into bins: merged by sum, the packages' maxima were added (`Ok`, the bins above
+/// any value in them); refused now, with the merge that folds it. Merged by max, the bins
+/// equal the CPU's.
+#[test]
+fn an_update_the_merge_does_not_fold_is_refused_and_the_merge_that_folds_it_runs() {
+    let p = program();
+    let n = 64 * 100;
+    let x: Vec<u32> = lcg(9, n).iter().map(|v| v % 100_000).collect();
+    let bin: Vec<u32> = lcg(10, n).iter().map(|v| v % 10).collect();
+    let launch = |maxes: &mut [u32], merge| {
+        p.launch("max_by_bin")
+            .global(&[n])
+            .local(&[64])
+            .input(&x, Pattern::ONE_TO_ONE)
+            .input(&bin, Pattern::ONE_TO_ONE)
+            .reduce(maxes, merge)
+            .balancer(common::round_robin(3))
+            .run()
+    };
+    let mut maxes = vec![7u32; 10];
+    let e = launch(&mut maxes, Merge::Sum).expect_err("maxima added");
+    let hetdsl::Error::BadArgument { index: 2, reason } = &e else { panic!("{e:?}") };
+    assert!(
+        reason.contains("the kernel updates its elements with `atomic_max` at tests/kernels/")
+            && reason.contains("declare the merge \"max\""),
+        "{reason}"
+    );
+    let mut want = vec![7u32; 10];
+    for (v, b) in x.iter().zip(&bin) {
+        want[*b as usize] = want[*b as usize].max(*v);
+    }
+    launch(&mut maxes, Merge::Max).unwrap();
+    assert_eq!(maxes, want);
+}
+
 /// The usual launch of a kernel that checks its index: 1000 elements over an NDRange rounded
 /// up to 1024. Refused for the buffers' length, the message once gave the counts alone; it now
 /// says how to pad them, and padded, the kernel leaves the padding as it was.

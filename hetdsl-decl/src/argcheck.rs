@@ -135,13 +135,77 @@ pub fn counted_merge(atomic: &str, line: &str) -> String {
     )
 }
 
+/// Why a merged output cannot be reduced by `merge` (`"sum"`, `"max"`, …) for what the
+/// kernel does with it, if it cannot: the end of a sentence naming the parameter, for the
+/// run-time check and the macros' alike. Each device works on a copy of its own (a sum's
+/// starting at zero, the others' at the caller's values), reset after every package, and the
+/// copies are folded by the merge.
+pub fn merge_misuse(merge: &str, param: &Param, at: &dyn Fn(usize) -> String) -> Option<String> {
+    if let Some((line, atomic)) = &param.atomic_value_at {
+        return Some(counted_merge(atomic, &at(*line)));
+    }
+    for (op, line) in &param.updates {
+        let folds = update_merge(op);
+        if folds != Some(merge) && !(folds.is_none() && is_swap(op)) {
+            let instead = match folds {
+                Some(m) => format!("declare the merge \"{m}\", which folds it"),
+                None => "no merge folds it: give each element one writer and split the output \
+                         by a pattern instead"
+                    .to_string(),
+            };
+            return Some(format!(
+                "the kernel updates its elements with `{op}` at {}, which a merge by \"{merge}\" \
+                 does not fold: each device updates a copy of its own and the copies are \
+                 combined by \"{merge}\", so the result is not what one device would leave; \
+                 {instead}",
+                at(*line)
+            ));
+        }
+    }
+    match &param.value_read_at {
+        Some((line, what)) if merge == "sum" => Some(format!(
+            "the kernel reads its elements at {} ({what}) other than to add to them: each device \
+             adds into a copy of its own, starting at zero and reset after every package, so a \
+             read sees one package's part of the sum, not the total (a capped count passes its \
+             cap); a merge by \"sum\" takes `+=`, `-=`, `++`, `--`, an atomic add, sub, inc or \
+             dec whose value is unused, and a compare-and-swap add; decide on the totals in a \
+             second launch",
+            at(*line)
+        )),
+        _ => None,
+    }
+}
+
+/// The merge that folds an in-place update `op` (`+=`, `atomic_max`, `atom_or`, \
+/// `atomic_fetch_add_explicit`) as one device applying them all would, if one does.
+fn update_merge(op: &str) -> Option<&'static str> {
+    let base = ["atomic_fetch_", "atomic_", "atom_"]
+        .iter()
+        .find_map(|p| op.strip_prefix(p))
+        .map_or(op, |b| b.strip_suffix("_explicit").unwrap_or(b));
+    match base {
+        "+=" | "-=" | "++" | "--" | "add" | "sub" | "inc" | "dec" => Some("sum"),
+        "max" => Some("max"),
+        "min" => Some("min"),
+        "|=" | "or" => Some("or"),
+        "&=" | "and" => Some("and"),
+        _ => None,
+    }
+}
+
+/// Is `op` a compare-and-swap, which adds, takes a maximum or sets bits as the loop around it
+/// computes (its returned value used only to retry)?
+fn is_swap(op: &str) -> bool {
+    ["atomic_cmpxchg", "atom_cmpxchg", "atomic_compare_exchange"].iter().any(|s| op.starts_with(s))
+}
+
 /// What the host passes for one parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostArg {
     /// A buffer; `ty` is `None` when the launch did not say (arguments the macros built, whose
-    /// types were checked at compile time); `merged`: an output every device writes whole,
-    /// reduced across them.
-    Buffer { ty: Option<HostType>, writes: bool, reads: bool, merged: bool },
+    /// types were checked at compile time); `merged`: the merge's name (`"sum"`) for an
+    /// output every device writes whole, reduced across them.
+    Buffer { ty: Option<HostType>, writes: bool, reads: bool, merged: Option<&'static str> },
     /// A value of `size` bytes.
     Scalar { ty: Option<HostType>, size: usize },
     /// A `__local` buffer of elements of `ty`, when the launch said.
@@ -153,7 +217,7 @@ impl HostArg {
         match self {
             HostArg::Buffer { ty, writes, reads, merged } => {
                 let what = match (reads, writes) {
-                    _ if *merged => "a merged output buffer",
+                    _ if merged.is_some() => "a merged output buffer",
                     (true, true) => "an inout buffer",
                     (false, true) => "an output buffer",
                     _ => "an input buffer",
@@ -311,8 +375,8 @@ fn mismatch(
                     ": {why}, so the kernel cannot write it; pass it as an input, found {found}"
                 ));
             }
-            if let (true, Some((line, atomic))) = (merged, &param.atomic_value_at) {
-                return Err(format!(", and {}; found {found}", counted_merge(atomic, &at(*line))));
+            if let Some(why) = merged.and_then(|m| merge_misuse(m, param, at)) {
+                return Err(format!(", and {why}; found {found}"));
             }
             if !*writes && !read_only {
                 match &param.written_at {
@@ -407,7 +471,7 @@ mod tests {
     }
 
     fn buf(ty: HostType, writes: bool) -> HostArg {
-        HostArg::Buffer { ty: Some(ty), writes, reads: !writes, merged: false }
+        HostArg::Buffer { ty: Some(ty), writes, reads: !writes, merged: None }
     }
 
     #[test]
@@ -429,7 +493,7 @@ mod tests {
         let p = HostType::Opaque { size: 16, name: "P", lanes: Lanes::Unknown };
         assert_eq!(check_arg(6, buf(p, true)), Ok(()));
         // Untyped (built by the macros, checked at compile time): kinds only.
-        let untyped = HostArg::Buffer { ty: None, writes: true, reads: true, merged: false };
+        let untyped = HostArg::Buffer { ty: None, writes: true, reads: true, merged: None };
         assert_eq!(check_arg(1, untyped), Ok(()));
         assert_eq!(check_arg(2, HostArg::Scalar { ty: None, size: 4 }), Ok(()));
     }

@@ -4,7 +4,7 @@
 //! with the same messages. The macros turn each [`Problem`] into an error on the token its
 //! [`Spot`] names, and each [`Fit`] into `const` assertions; the runtime compares sizes.
 
-use crate::argcheck::{counted_merge, param_phrase};
+use crate::argcheck::{merge_misuse, param_phrase};
 use crate::clsig::{AddrSpace, Param, Pointer, Scalar, Source, Ty, Written};
 
 mod ndrange;
@@ -237,8 +237,8 @@ fn pointer_param(
                     out.push(Spot::Merge, format!("{what}: {why}"));
                     out.merge_refused = true;
                 }
-                if let Some((line, atomic)) = &p.atomic_value_at {
-                    out.push(Spot::Merge, format!("{what}, and {}", counted_merge(atomic, &at(*line))));
+                if let Some(why) = merge_misuse(op, p, at) {
+                    out.push(Spot::Merge, format!("{what}, and {why}"));
                     out.merge_refused = true;
                 }
             }

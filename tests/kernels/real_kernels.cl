@@ -189,3 +189,15 @@ __kernel void sum_by_bin(__global const float* x, __global const uint* bin, __gl
     const size_t i = get_global_id(0);
     atomic_add_float(&sums[bin[i]], x[i]);
 }
+
+// A histogram that counts each bin only up to a cap: it reads the count it is about to raise.
+__kernel void capped_histogram(__global const uint* data, __global uint* bins, const uint cap) {
+    const uint b = data[get_global_id(0)];
+    if (bins[b] < cap) atomic_inc(&bins[b]);
+}
+
+// The largest value seen in each bin.
+__kernel void max_by_bin(__global const uint* x, __global const uint* bin, __global uint* maxes) {
+    const size_t i = get_global_id(0);
+    atomic_max(&maxes[bin[i]], x[i]);
+}

@@ -367,6 +367,8 @@ impl Parser {
             line,
             written_at: None,
             atomic_value_at: None,
+            updates: Vec::new(),
+            value_read_at: None,
         })
     }
 

@@ -112,6 +112,13 @@ pub struct Param {
     /// counter handing out slots, a compare-and-swap's claim), and the atomic's name; in the
     /// kernel's body or in a function of the source the pointer is passed to.
     pub atomic_value_at: Option<(usize, String)>,
+    /// Each way the kernel updates an element in place (`+=`, `++`, `atomic_max`, a
+    /// compare-and-swap), with the first line it does so: what a merge must fold.
+    pub updates: Vec<(String, usize)>,
+    /// Where the kernel first reads an element's value other than in an update or a
+    /// compare-and-swap loop, and what it reads (`` `bins[b]` ``): a merged sum's copies hold
+    /// one package's part.
+    pub value_read_at: Option<(usize, String)>,
 }
 
 /// Why the reader takes a pointer parameter to be written.

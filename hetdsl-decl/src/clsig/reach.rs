@@ -19,70 +19,22 @@
 //! Reading is flow-insensitive: a name that ever holds a pointer into the buffer holds it
 //! throughout the function.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::lex::{Kind, Tok};
+use super::lex::Tok;
 use super::writes::{
-    assigns, is_cast, is_declaration_star, is_unary, matching, member, opener, pre_increment,
+    assigns, is_cast, is_declaration_star, is_unary, member, opener, pre_increment,
 };
 use super::{Kernel, Written};
 
+mod funcs;
 mod syntax;
+mod uses;
+pub(super) use funcs::{definition, Func};
 use syntax::{
     builtin, context, is_keyword, keeps_pointer_after, keeps_pointer_before, returns_old,
     value_used, Builtin, Pairs,
 };
-
-/// A function defined in the source (a kernel included): its parameters' names by position
-/// (empty for one without a name) and its body.
-pub(super) struct Func {
-    pub name: String,
-    pub params: Vec<String>,
-    pub body: Vec<Tok>,
-}
-
-/// A function definition at `at` (`name (params) [__attribute__((..))] { body }`) and the
-/// index just past it.
-pub(super) fn definition(toks: &[Tok], at: usize) -> Option<(Func, usize)> {
-    let name = toks.get(at)?.ident()?;
-    if matches!(name, "__attribute__" | "sizeof" | "typedef") || !toks.get(at + 1)?.is_punct('(') {
-        return None;
-    }
-    let close = matching(toks, at + 1)?;
-    let mut open = close + 1;
-    while toks.get(open)?.ident() == Some("__attribute__") {
-        open = matching(toks, open + 1)? + 1;
-    }
-    if !toks.get(open)?.is_punct('{') {
-        return None;
-    }
-    let end = matching(toks, open)?;
-    let params = param_names(&toks[at + 2..close]);
-    let func = Func { name: name.to_string(), params, body: toks[open + 1..end].to_vec() };
-    Some((func, end + 1))
-}
-
-/// The name of each parameter in a parameter list: the last identifier outside brackets.
-fn param_names(list: &[Tok]) -> Vec<String> {
-    if list.len() == 1 && list[0].ident() == Some("void") {
-        return Vec::new();
-    }
-    let mut names = vec![String::new()];
-    let mut depth = 0usize;
-    for t in list {
-        match &t.kind {
-            Kind::Punct('(' | '[' | '{') => depth += 1,
-            Kind::Punct(')' | ']' | '}') => depth = depth.saturating_sub(1),
-            Kind::Punct(',') if depth == 0 => names.push(String::new()),
-            Kind::Ident(w) if depth == 0 => *names.last_mut().expect("one name") = w.clone(),
-            _ => {}
-        }
-    }
-    if list.is_empty() {
-        names.clear();
-    }
-    names
-}
 
 /// The deepest holder followed: a pointer in an array of arrays of arrays of pointers. One
 /// stored deeper counts as written.
@@ -98,6 +50,7 @@ pub(super) fn mark_writes(kernels: &mut [Kernel], funcs: &[Func], kernel_funcs: 
             if p.pointer.is_some() && i < funcs[f].params.len() {
                 let facts = reach.solve((f, i, 0));
                 (p.written_at, p.atomic_value_at) = (facts.written, facts.atomic_value);
+                (p.updates, p.value_read_at) = (facts.updates.into_iter().collect(), facts.read);
             }
         }
     }
@@ -125,6 +78,10 @@ struct Facts {
     returns: u32,
     /// Where the value an atomic on it returns is used, and the atomic's name.
     atomic_value: Option<(usize, String)>,
+    /// Each way an element is updated in place (`+=`, `++`, `atomic_max`), at its first line.
+    updates: BTreeMap<String, usize>,
+    /// The first read of an element's value outside an update, and the expression read.
+    read: Option<(usize, String)>,
 }
 
 /// How sure and how near a write is, best first: a write seen before a place the pointer
@@ -161,8 +118,10 @@ impl<'a> Reach<'a> {
             let old = &self.facts[&state];
             let mut merged = old.clone();
             merged.returns |= found.returns;
-            if merged.atomic_value.is_none() {
-                merged.atomic_value = found.atomic_value;
+            merged.atomic_value = merged.atomic_value.or(found.atomic_value);
+            merged.read = merged.read.or(found.read);
+            for (op, line) in found.updates {
+                merged.updates.entry(op).or_insert(line);
             }
             if let Some(w) = found.written {
                 let better = match &old.written {
@@ -204,6 +163,8 @@ impl<'a> Reach<'a> {
             best: None,
             returns: 0,
             atomic_value: None,
+            updates: BTreeMap::new(),
+            read: None,
         };
         match func.params.get(k) {
             Some(name) if !name.is_empty() => body.hold(name, Held { depth, member: None }),
@@ -226,7 +187,8 @@ impl<'a> Reach<'a> {
             }
         }
         let written = body.best.map(|(w, _)| w);
-        Facts { written, returns: body.returns, atomic_value: body.atomic_value }
+        let (returns, atomic_value) = (body.returns, body.atomic_value);
+        Facts { written, returns, atomic_value, updates: body.updates, read: body.read }
     }
 }
 
@@ -251,6 +213,8 @@ struct Body<'t> {
     best: Option<(Written, bool)>,
     returns: u32,
     atomic_value: Option<(usize, String)>,
+    updates: BTreeMap<String, usize>,
+    read: Option<(usize, String)>,
 }
 
 impl Body<'_> {
@@ -298,6 +262,8 @@ impl Body<'_> {
         work: &mut Vec<((usize, usize), i64, Held)>,
     ) {
         let t = self.toks;
+        // A `++` or `--` on an element, before or after it.
+        let mut inc = None;
         // The first member named after the value must be the one holding the pointer.
         let other_member = |member: &mut Option<String>, name: Option<&str>| match member.take() {
             Some(m) => Some(m.as_str()) != name,
@@ -335,11 +301,12 @@ impl Body<'_> {
                         if (x.is_punct('+') || x.is_punct('-'))
                             && t.get(e + 1).is_some_and(|g| g.kind == x.kind && g.glued) =>
                     {
+                        e += 2;
                         if level > depth {
-                            return self.found(Written::At(line), true);
+                            inc = t[e - 1].text().chars().next();
+                            break;
                         }
                         // The pointer itself moves on: `*p++ = v` still writes through it.
-                        e += 2;
                     }
                     _ => break,
                 }
@@ -359,10 +326,11 @@ impl Body<'_> {
                     s = self.pairs.get(b).expect("checked");
                     continue;
                 } else if pre_increment(t, s) {
-                    if level > depth {
-                        return self.found(Written::At(line), true);
-                    }
                     s -= 2;
+                    if level > depth {
+                        inc = t[s].text().chars().next();
+                        break;
+                    }
                     continue;
                 } else {
                     break;
@@ -370,11 +338,7 @@ impl Body<'_> {
                 s = b;
             }
             if level > depth {
-                // An element: written by an assignment to it (`++` and `--` were seen above).
-                if assigns(t, e) {
-                    self.found(Written::At(line), true);
-                }
-                return;
+                return self.element((s, e), inc, line);
             }
             // A pointer into the buffer, or something holding one: what takes it?
             if assigns(t, e) || !keeps_pointer_after(t, e) || !keeps_pointer_before(t, s) {
@@ -415,7 +379,7 @@ impl Body<'_> {
                 Some((_, n)) if is_keyword(n) => return,
                 Some((k, name)) => {
                     let used = value_used(t, &self.pairs, k, close);
-                    match self.called(reach, (name, used), commas, depth - level, line) {
+                    match self.called(reach, (name, used, k), commas, depth - level, line) {
                         Call::Done => return,
                         // The call's value is the pointer itself, or what the callee returns.
                         Call::Keeps => (s, e) = (k, close + 1),
@@ -504,12 +468,12 @@ impl Body<'_> {
         }
     }
 
-    /// A pointer at `depth` given as argument `arg` of a call to `name`, whose value is `used`
-    /// or not.
+    /// A pointer at `depth` given as argument `arg` of a call to `name` (at token `k`), whose
+    /// value is `used` or not.
     fn called(
         &mut self,
         reach: &mut Reach<'_>,
-        (name, used): (&str, bool),
+        (name, used, k): (&str, bool, usize),
         arg: usize,
         depth: i64,
         line: usize,
@@ -535,6 +499,10 @@ impl Body<'_> {
                     self.found(w, false);
                 }
                 self.atomic_value = self.atomic_value.take().or(facts.atomic_value);
+                self.read = self.read.take().or(facts.read);
+                for (op, line) in facts.updates {
+                    self.updates.entry(op).or_insert(line);
+                }
                 returns |= facts.returns;
             }
             let depths = (0..=MAX_DEPTH).filter(|d| returns & (1 << d) != 0).collect::<Vec<_>>();
@@ -543,9 +511,18 @@ impl Body<'_> {
         match builtin(name, arg) {
             Builtin::Writes if depth == 0 => {
                 self.found(Written::At(line), true);
-                if used && returns_old(name) && self.atomic_value.is_none() {
-                    self.atomic_value = Some((line, name.to_string()));
+                if arg == 0 && returns_old(name) {
+                    self.updates.entry(name.to_string()).or_insert(line);
+                    if used && self.atomic_value.is_none() {
+                        self.atomic_value = Some((line, name.to_string()));
+                    }
                 }
+            }
+            Builtin::Reads
+                if depth == 0 && (name.starts_with("vload") || name.starts_with("atomic_load")) =>
+            {
+                let end = self.pairs.get(k + 1).map_or(k + 1, |c| c + 1);
+                self.read_value(k, (k, end), line);
             }
             Builtin::Reads => {}
             Builtin::Keeps => return Call::Keeps,
@@ -555,6 +532,10 @@ impl Body<'_> {
                      source nor a built-in the reader knows"
                 );
                 self.maybe(line, why);
+                if self.read.is_none() {
+                    self.read =
+                        Some((line, format!("`{name}(…)`, which the reader cannot follow")));
+                }
             }
         }
         Call::Done

@@ -542,17 +542,19 @@ impl<'a> Launch<'a> {
 fn host_arg(arg: &Arg<'_>, ty: Option<HostType>) -> hetdsl_decl::argcheck::HostArg {
     use hetdsl_decl::argcheck::HostArg;
     match arg {
-        Arg::In { .. } => HostArg::Buffer { ty, writes: false, reads: true, merged: false },
+        Arg::In { .. } => HostArg::Buffer { ty, writes: false, reads: true, merged: None },
         Arg::Out { dir, .. } => {
-            HostArg::Buffer { ty, writes: true, reads: *dir == Direction::InOut, merged: false }
+            HostArg::Buffer { ty, writes: true, reads: *dir == Direction::InOut, merged: None }
         }
         Arg::Region { dir, .. } => {
-            HostArg::Buffer { ty, writes: dir.writes(), reads: dir.reads(), merged: false }
+            HostArg::Buffer { ty, writes: dir.writes(), reads: dir.reads(), merged: None }
         }
         Arg::Scalar(bytes) => HostArg::Scalar { ty, size: bytes.len() },
         Arg::Local(_) | Arg::LocalPerItem(_) => HostArg::Local { ty },
         // Every device writes the whole buffer, from its own start (`setup::reduction_start`).
-        Arg::Reduce { .. } => HostArg::Buffer { ty, writes: true, reads: false, merged: true },
+        Arg::Reduce { merge, .. } => {
+            HostArg::Buffer { ty, writes: true, reads: false, merged: Some(merge.name()) }
+        }
     }
 }
 

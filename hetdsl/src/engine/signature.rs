@@ -212,6 +212,8 @@ fn driver_param(d: &DriverArg) -> Param {
             line: NO_LINE,
             written_at: None,
             atomic_value_at: None,
+            updates: Vec::new(),
+            value_read_at: None,
         },
     }
 }
@@ -281,7 +283,7 @@ mod tests {
     }
 
     fn buffer(p: Prim, writes: bool) -> HostArg {
-        HostArg::Buffer { ty: Some(HostType::Prim(p)), writes, reads: !writes, merged: false }
+        HostArg::Buffer { ty: Some(HostType::Prim(p)), writes, reads: !writes, merged: None }
     }
 
     #[test]

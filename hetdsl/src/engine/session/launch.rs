@@ -453,7 +453,7 @@ fn host_arg(a: &Given, ty: HostType) -> hetdsl_decl::argcheck::HostArg {
     match a {
         Given::Buffer { dir, .. } => {
             let (writes, reads) = (dir.writes(), dir.reads());
-            HostArg::Buffer { ty: Some(ty), writes, reads, merged: false }
+            HostArg::Buffer { ty: Some(ty), writes, reads, merged: None }
         }
         Given::Scalar(bytes) => HostArg::Scalar { ty: Some(ty), size: bytes.len() },
         Given::Local(_) => HostArg::Local { ty: Some(ty) },
