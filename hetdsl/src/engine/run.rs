@@ -157,10 +157,6 @@ pub(super) fn report_of(
     };
     // Where a call's time outside its ROI lies: before the first package (set-up) or after.
     let before_roi = s.t0.saturating_duration_since(t_binary).as_secs_f64() * 1e3;
-    let _ = std::panic::catch_unwind(|| {
-        let call_ms = t_binary.elapsed().as_secs_f64() * 1e3;
-        tracing::debug!(kernel, before_roi_ms = before_roi, call_ms, "run ended");
-    });
     let report = Report::of_run(RunRecord {
         kernel: kernel.to_string(),
         balancer: s.balancer_name.clone(),
@@ -175,6 +171,19 @@ pub(super) fn report_of(
         binary_seconds: t_binary.elapsed().as_secs_f64(),
         faults: dispatch.faults().to_vec(),
         backups: dispatch.backups().to_vec(),
+    });
+    let _ = std::panic::catch_unwind(|| {
+        let call_ms = t_binary.elapsed().as_secs_f64() * 1e3;
+        let roi_ms = report.roi_seconds * 1e3;
+        let after_roi_ms = call_ms - before_roi - roi_ms;
+        tracing::debug!(
+            kernel,
+            before_roi_ms = before_roi,
+            roi_ms,
+            after_roi_ms,
+            call_ms,
+            "run ended"
+        );
     });
     let name = s.balancer_name.clone();
     drop(s);
