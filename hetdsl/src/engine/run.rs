@@ -87,10 +87,18 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     // From here on, however `execute` is left, the gate shuts before the caller's slices can go.
     let end_of_run = EndOfRun(&shared);
 
+    let planned = t_binary.elapsed();
     let mut handles = spawn_workers(&plan, &shared, settled);
+    let spawned = t_binary.elapsed();
     let built: Vec<bool> =
         plan.devices.iter().map(|d| !d.info.compiles_at_first_launch()).collect();
     let outcome = coordinator::coordinate(&shared, n, plan.units(), plan.watchdog, &built);
+    // Where the time before the ROI goes: checking the launch, starting the threads (the rest
+    // is their set-up, and the wait for the slowest of them).
+    let _ = catch_unwind(|| {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        tracing::debug!(planned_ms = ms(planned), spawned_ms = ms(spawned), "run started");
+    });
     let machine: Vec<usize> = plan.devices.iter().map(|d| d.info.index).collect();
     let joined = coordinator::end_run(&shared, &mut handles, &machine, plan.watchdog);
     drop(end_of_run);
