@@ -8,8 +8,8 @@
 //! fastest device alone where the others would add little. Each is tried once (one slower than
 //! the fastest, twice), then the one with the shortest region of interest (the median of its
 //! last three) is kept, until its own time grows past another's. A plan that
-//! ends just short of balance runs once more as it is; one that ends unbalanced again, or far
-//! from balance, is judged by time: kept where it ran
+//! ends just short of balance (or far from it, once a plan of the launch has run well) runs
+//! once more as it is; one that ends unbalanced again, or far from balance, is judged by time: kept where it ran
 //! faster than the default, struck where it ran slower (the launch then keeps the default), and
 //! planned again after one more default run where no default time is known yet. A device the
 //! chosen form gives nothing sits the launch out: it is not set
@@ -143,9 +143,12 @@ struct Remembered {
     /// with the data), so it keeps the default balancer, rather than alternating between a bad
     /// plan and the default run it learns from.
     struck: bool,
-    /// The last planned run ended just short of balance ([`NEAR_SETTLED`]) and its plan was
-    /// given one more run before being judged.
+    /// The last planned run ended just short of balance ([`NEAR_SETTLED`]), or far from it
+    /// after plans had run well, and its plan was given one more run before being judged.
     missed_once: bool,
+    /// A plan of this launch has run balanced, or faster than the default: one far miss of it
+    /// is then as likely the host's noise as the plan's fault, and runs once more.
+    proven: bool,
     /// Runs recorded (clean or not).
     runs: u32,
     /// The ROIs of its last clean runs in each form (indexed by `Form as usize`).
@@ -279,8 +282,9 @@ impl LastRuns {
             Some(i) => runs.remove(i),
             None => {
                 let times = Default::default();
-                let (struck, missed_once) = (false, false);
-                Remembered { key, last: None, shape: None, struck, missed_once, runs: 0, times }
+                let (struck, missed_once, proven) = (false, false, false);
+                let shape = None;
+                Remembered { key, last: None, shape, struck, missed_once, proven, runs: 0, times }
             }
         };
         // A launch's first run pays its devices' first use (kernels compiled for the sizes,
@@ -296,7 +300,8 @@ impl LastRuns {
         if kept.is_some() && report.devices.iter().any(|d| d.packages > 1) {
             entry.shape = kept.clone();
         }
-        if unbalanced && clean && report.balance >= NEAR_SETTLED && !entry.missed_once {
+        let near = report.balance >= NEAR_SETTLED || entry.proven;
+        if unbalanced && clean && near && !entry.missed_once {
             // Once, the same plan again (`last` stays the report it came from), its time
             // counted: a near miss is as often the host's noise as the plan's fault.
             entry.missed_once = true;
@@ -308,6 +313,7 @@ impl LastRuns {
         }
         if planned && !unbalanced {
             entry.missed_once = false;
+            entry.proven |= clean;
         }
         let default_time = entry.times[Form::Default as usize].median();
         if unbalanced && default_time.is_none() {
@@ -329,6 +335,8 @@ impl LastRuns {
                 // ms, Sigmoid 11-12 ms, one H100 alone 9.8). The plan is kept, replayed from the
                 // measurements it came from, and the times choose among the forms.
                 entry.times[f as usize].push(report.roi_seconds);
+                // A good run: the next miss gets its second run again.
+                (entry.missed_once, entry.proven) = (false, true);
                 runs.push(entry);
                 return;
             }

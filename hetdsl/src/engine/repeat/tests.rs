@@ -349,6 +349,32 @@ fn one_slow_near_miss_does_not_strike_a_plan() {
     assert_eq!(name(&runs), "sigmoid");
 }
 
+/// On two H200s a reduction's plans ran balanced in 5.9-6.9 ms and Sigmoid in 6.7-7.7, until
+/// one planned call slowed by the host (12.3 ms) struck the plan for good, and every later call
+/// ran Sigmoid. A plan that has run well gets a second run after a far miss, and one faster
+/// than the default ends a miss, so only two misses in a row strike it.
+#[test]
+fn one_slow_far_miss_of_a_plan_that_ran_well_does_not_strike_it() {
+    let runs = LastRuns::default();
+    record(&runs, timed(report("sigmoid", [1.0, 1.0]), 5.0));
+    record(&runs, timed(report("relaunch", [1.0, 1.0]), 1.0));
+    record(&runs, timed(report("sigmoid", [1.0, 1.0]), 1.2));
+    // A near miss, then an unbalanced run faster than the default, then a far slow miss.
+    record(&runs, timed(report("relaunch", [1.0, 1.0 / 0.85]), 1.3));
+    record(&runs, timed(report("relaunch", [1.0, 1.0 / 0.85]), 1.1));
+    record(&runs, timed(report("relaunch", [1.0, 2.0]), 2.0));
+    assert!(name(&runs).starts_with("relaunch"), "{}", name(&runs));
+    // Twice far in a row: struck.
+    record(&runs, timed(report("relaunch", [1.0, 2.0]), 2.0));
+    assert_eq!(name(&runs), "sigmoid");
+    // Never balanced, a far miss still counts at once (as above, with a default time).
+    let never = LastRuns::default();
+    record(&never, timed(report("sigmoid", [1.0, 1.0]), 5.0));
+    record(&never, timed(report("sigmoid", [1.0, 1.0]), 1.2));
+    record(&never, timed(report("relaunch", [1.0, 2.0]), 2.0));
+    assert_eq!(name(&never), "sigmoid");
+}
+
 /// A launch whose default run was followed by its plan once whole (`whole` s) and once in
 /// pieces (`pieces` s), both balanced.
 fn both_forms_timed(whole: f64, pieces: f64) -> LastRuns {
