@@ -278,6 +278,55 @@ fn a_float_atomic_add_built_on_compare_and_swap_merges_by_sum() {
     assert_eq!(sums, want);
 }
 
+/// Kernels that write outside their own range, declared `1:1` as a row-wise kernel's output is:
+/// a transpose, a permutation, and a shift by one element. Each package's writes outside its
+/// range were lost: `Ok`, with wrong elements wherever packages met (the whole transpose). A
+/// device's first package is now checked, and the run ends with `BadArgument` naming the
+/// buffer, the element and the package; the launch as it should be declared still runs.
+#[test]
+fn outputs_written_outside_their_packages_are_refused_naming_the_element() {
+    let p = program();
+    let refused = |e: hetdsl::Error, index: usize| {
+        let hetdsl::Error::BadArgument { index: i, reason } = &e else { panic!("{e:?}") };
+        assert_eq!(*i, index, "{reason}");
+        assert!(
+            reason.starts_with("parameter `")
+                && reason.contains(": the kernel wrote element ")
+                && reason.contains("which pattern 1:1 gives the package of work-groups")
+                && reason.contains("declare the buffer `whole` merged by \"sum\""),
+            "{reason}"
+        );
+    };
+    let (w, h) = (64usize, 64usize);
+    let x = unit_floats(w * h, 15);
+    let mut out = vec![0f32; w * h];
+    let balancer = || common::round_robin(3);
+    let e = transpose(&p, &x, &mut out, [w, h], false).balancer(balancer()).run();
+    refused(e.expect_err("a transpose writes outside its rows"), 1);
+    let n = 64 * 40;
+    let perm: Vec<u32> = (0..n as u32).rev().collect();
+    let xs = unit_floats(n, 7);
+    let mut out = vec![0f32; n];
+    let e = scatter(&p, &perm, &xs, &mut out, false).balancer(balancer()).run();
+    refused(e.expect_err("a permutation writes outside its rows"), 2);
+    let mut y = vec![0f32; n];
+    let shift = |y: &mut [f32]| {
+        p.launch("shift_right")
+            .global(&[n])
+            .local(&[64])
+            .input(&xs, Pattern::ONE_TO_ONE)
+            .output(y, Pattern::ONE_TO_ONE)
+            .scalar(n as u32)
+            .balancer(balancer())
+            .run()
+    };
+    refused(shift(&mut y).expect_err("one element past each package"), 1);
+    // Declared as it writes (whole, merged over zeros), the transpose runs and is right.
+    let mut out = vec![0f32; w * h];
+    transpose(&p, &x, &mut out, [w, h], true).balancer(balancer()).run().unwrap();
+    assert_eq!(out, transpose_cpu(&x, w, h));
+}
+
 /// A histogram capped at 3 per bin, `if (bins[b] < cap) atomic_inc(&bins[b])`, with `bins`
 /// merged by sum. Each device counts in a copy that starts at zero and is reset after every
 /// package, so each package saw its own count only and counted every bin to the cap again:

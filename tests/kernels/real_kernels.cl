@@ -201,3 +201,9 @@ __kernel void max_by_bin(__global const uint* x, __global const uint* bin, __glo
     const size_t i = get_global_id(0);
     atomic_max(&maxes[bin[i]], x[i]);
 }
+
+// Each element moved one place on: work-item i writes element i + 1.
+__kernel void shift_right(__global const float* x, __global float* y, const uint n) {
+    const uint i = get_global_id(0);
+    if (i + 1 < n) y[i + 1] = x[i];
+}

@@ -93,6 +93,9 @@ pub(crate) struct Plan {
     pub(crate) backups: bool,
     pub(crate) wait: WaitMode,
     pub(crate) pipeline: bool,
+    /// Each device's first package is checked for writes outside its range (a launch not
+    /// yet run cleanly by the program; see `worker::stray`).
+    pub(crate) check_writes: bool,
 }
 
 impl Plan {
@@ -173,6 +176,7 @@ impl Plan {
             backups,
             wait,
             pipeline,
+            check_writes: poison.is_none(),
         })
     }
 

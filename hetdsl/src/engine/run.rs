@@ -35,6 +35,8 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     let program = launch.program;
     let mut plan = Plan::new(launch)?;
     let key = LaunchKey::of(&plan);
+    plan.check_writes &=
+        !program.writes_checked.lock().unwrap_or_else(|e| e.into_inner()).contains(&key);
     let choice = match balancer {
         Some(b) => Choice { form: Form::given(b.as_ref()), balancer: b, taking: None },
         None => program.last_runs.choose(&key),
@@ -115,6 +117,14 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
         report = report.widened(taking, &all);
     }
     report.sat_out = sat_out;
+    if plan.check_writes {
+        let mut checked = program.writes_checked.lock().unwrap_or_else(|e| e.into_inner());
+        // A program rarely runs more launches than this; the oldest is checked again.
+        if checked.len() >= 64 {
+            checked.remove(0);
+        }
+        checked.push(key.clone());
+    }
     program.last_runs.record(key, &report, form);
     Ok(report)
 }

@@ -127,8 +127,7 @@ pub(crate) struct Shared {
     pub(super) alive: Vec<AtomicBool>,
     /// Per device: held while merging a package into the caller's memory.
     pub(super) commit: Vec<Mutex<()>>,
-    /// Per device: the package whose `inout` output it has begun to write into the caller's
-    /// memory, until that package is merged (see `device_failed`).
+    /// Per device: the package whose `inout` output it is writing to the caller (`device_failed`).
     pub(super) half_merged: Vec<Mutex<Option<Package>>>,
     /// Held while merging when the launch has reduced outputs: every package folds into the
     /// whole of them, so two devices must not fold at once (sliced outputs are disjoint).
@@ -306,6 +305,11 @@ impl Shared {
             // Woken by any completion, loss or back-up given; the time-out only re-checks.
             s = self.wake.wait_timeout(s, RECHECK).unwrap_or_else(|e| e.into_inner()).0;
         }
+    }
+
+    /// A mistake of the caller's found by a device thread mid-run: the run ends with it.
+    pub(super) fn refuse(&self, e: Error) {
+        self.abort(&mut self.lock(), e);
     }
 
     fn abort(&self, s: &mut State, e: Error) {

@@ -97,6 +97,8 @@ impl Staging {
 
 /// A buffer argument on one device.
 pub(super) struct DeviceBuffer {
+    /// Its position among the kernel's arguments.
+    pub(super) arg: usize,
     pub(super) host: HostPtr,
     pub(super) elem: usize,
     pub(super) pattern: Pattern,

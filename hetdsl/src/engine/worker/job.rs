@@ -31,6 +31,8 @@ pub(crate) struct Job {
     pub(crate) wait: WaitMode,
     /// May queue a package behind the running one (see `Launch::pipeline`).
     pub(crate) pipeline: bool,
+    /// Check the first package's writes against its range (see `stray`).
+    pub(crate) check_writes: bool,
     /// The run covers balancing units `first_unit..first_unit + units`; packages from the
     /// coordinator count from `first_unit`.
     pub(crate) first_unit: u64,
@@ -59,6 +61,7 @@ impl Job {
             poison: plan.poison,
             wait: plan.wait,
             pipeline: plan.pipeline,
+            check_writes: plan.check_writes,
             first_unit: plan.span.start,
             units: plan.units(),
             shared,

@@ -26,6 +26,7 @@ mod parked;
 mod prestage;
 mod ring;
 mod setup;
+mod stray;
 
 use std::time::Duration;
 
@@ -171,6 +172,8 @@ struct Queued {
     /// Its place among this device's packages (for injected faults).
     index: usize,
     launched: Launched,
+    /// The first package's bytes checked for stray writes.
+    probe: Option<stray::Probe>,
 }
 
 /// The package loop. `Err` carries the reason this device must leave the run.
@@ -204,7 +207,8 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
                 }
             },
         };
-        if ahead {
+        // A package checked for stray writes runs alone: the next one's writes would be its.
+        if ahead && current.probe.is_none() {
             if let Some(q) = job.shared.ahead(me) {
                 queued = Some(start(job, d, q, &mut count, &mut previous)?);
             }
@@ -212,7 +216,7 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
         if let Some(f) = previous.take() {
             finish(job, d, f)?;
         }
-        let Queued { package: p, index, launched } = current;
+        let Queued { package: p, index, launched, probe } = current;
         if injected_hang(job, index) {
             // Behave like a device that never answers: block until dropped from the run.
             while job.shared.alive(me) {
@@ -223,6 +227,12 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
         let expected = d.per_unit.map(|s| s * p.len as f64);
         wait_kernel(&launched.kernel, expected, job.wait)
             .map_err(|e| format!("kernel on package {p:?} failed: {e}"))?;
+        if let Some(probe) = &probe {
+            if let Err(e) = stray::check(job, d, probe) {
+                job.shared.refuse(e);
+                return Ok(());
+            }
+        }
         let seconds = device_seconds(&launched.kernel);
         let span = device_span(&launched.kernel);
         let idle_before = match (last_end, span) {
@@ -269,11 +279,15 @@ fn start(
         }
         return Err(reason);
     }
+    let probe = match index == 0 && job.check_writes {
+        true => stray::arm(job, d, p).map_err(|e| format!("cannot mark package {p:?}: {e}"))?,
+        false => None,
+    };
     let launched = launch(job, d, p, previous.as_mut())
         .map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
     // While its kernel runs (the first package's, on a new ring's first run).
     d.rings.make_output(&d.transfer, &job.device.shared.context);
-    Ok(Queued { package: p, index, launched })
+    Ok(Queued { package: p, index, launched, probe })
 }
 
 fn injected_failure(job: &Job, index: usize) -> Option<String> {

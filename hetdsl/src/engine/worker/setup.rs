@@ -352,7 +352,16 @@ fn make_buffers(
             }
         }
         set_buffer_arg(kernel, index, &buffer)?;
-        buffers.push(DeviceBuffer { host, elem, pattern, dir, buffer, staging, reduce });
+        buffers.push(DeviceBuffer {
+            arg: index,
+            host,
+            elem,
+            pattern,
+            dir,
+            buffer,
+            staging,
+            reduce,
+        });
     }
     Ok(buffers)
 }
