@@ -207,8 +207,9 @@ fn work(job: &Job, d: &mut Device) -> std::result::Result<(), String> {
                 }
             },
         };
-        // A package checked for stray writes runs alone: the next one's writes would be its.
-        if ahead && current.probe.is_none() {
+        // A package checked for stray writes into a buffer the host also writes runs alone:
+        // the next package's input writes could reach its marked bytes.
+        if ahead && !current.probe.as_ref().is_some_and(|p| p.inout) {
             if let Some(q) = job.shared.ahead(me) {
                 queued = Some(start(job, d, q, &mut count, &mut previous)?);
             }
@@ -279,12 +280,15 @@ fn start(
         }
         return Err(reason);
     }
-    let probe = match index == 0 && job.check_writes {
+    let mut probe = match index == 0 && job.check_writes {
         true => stray::arm(job, d, p).map_err(|e| format!("cannot mark package {p:?}: {e}"))?,
         false => None,
     };
     let launched = launch(job, d, p, previous.as_mut())
         .map_err(|e| format!("launch of package {p:?} failed: {e}"))?;
+    if let Some(probe) = probe.as_mut() {
+        stray::capture(d, probe).map_err(|e| format!("cannot read package {p:?}'s marks: {e}"))?;
+    }
     // While its kernel runs (the first package's, on a new ring's first run).
     d.rings.make_output(&d.transfer, &job.device.shared.context);
     Ok(Queued { package: p, index, launched, probe })

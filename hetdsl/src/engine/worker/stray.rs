@@ -12,6 +12,7 @@
 
 use std::ops::Range;
 
+use opencl3::event::Event;
 use opencl3::types::CL_NON_BLOCKING;
 
 use super::job::{Device, Job};
@@ -25,8 +26,9 @@ const MARKER: u8 = 0xA5;
 /// Bytes checked on each side of the package's range and at each end of the buffer.
 const MARGIN: usize = 4096;
 
-/// Points of the lattice over the buffer, and the bytes checked at each.
-const LATTICE: usize = 64;
+/// Points of the lattice over the buffer, and the bytes checked at each (each region is two
+/// commands: on a CPU device each costs tens of microseconds).
+const LATTICE: usize = 32;
 const POINT: usize = 256;
 
 /// The checked bytes of one device's first package: per buffer (its position on the device),
@@ -34,6 +36,13 @@ const POINT: usize = 256;
 pub(super) struct Probe {
     package: Package,
     regions: Vec<(usize, Range<usize>)>,
+    /// A checked buffer is also written by the host (`inout`): the next package's input
+    /// writes could reach its marked bytes, so the next package waits for the check.
+    pub(super) inout: bool,
+    /// The marked bytes as the kernel left them, read on the compute queue right behind it
+    /// (so before any later kernel of this device), and the reads.
+    seen: Vec<Vec<u8>>,
+    reads: Vec<Event>,
 }
 
 /// Set the checked bytes of every split output outside package `p` (in the NDRange's units,
@@ -45,13 +54,14 @@ pub(super) fn arm(
     p: Package,
 ) -> std::result::Result<Option<Probe>, opencl3::error_codes::ClError> {
     let package = job.absolute(p);
-    let mut regions = Vec::new();
+    let (mut regions, mut inout) = (Vec::new(), false);
     for (i, b) in d.buffers.iter().enumerate() {
         if !b.dir.writes() || b.pattern == Pattern::Whole || b.reduce.is_some() {
             continue;
         }
         let own = b.bytes(&job.geo, package);
         for r in outside(b.host.len, &own) {
+            inout |= b.dir.reads();
             regions.push((i, r));
         }
     }
@@ -68,35 +78,40 @@ pub(super) fn arm(
             )
         }?;
     }
-    Ok((!regions.is_empty()).then_some(Probe { package, regions }))
+    let (seen, reads) = (Vec::new(), Vec::new());
+    Ok((!regions.is_empty()).then_some(Probe { package, regions, inout, seen, reads }))
 }
 
-/// Once the package's kernel has ended: `Err` naming the first checked byte it changed.
-pub(super) fn check(job: &Job, d: &Device, probe: &Probe) -> std::result::Result<(), Error> {
-    // Every read queued, then one wait: a blocking read each cost a GPU tens of microseconds.
-    let mut seen: Vec<Vec<u8>> = probe.regions.iter().map(|(_, r)| vec![0u8; r.len()]).collect();
-    for ((i, r), into) in probe.regions.iter().zip(seen.iter_mut()) {
-        // SAFETY: bytes within the buffer into a vector of their length, which lives until
-        // the queue has finished below.
+/// Once the package's kernel is queued: read the marked bytes right behind it.
+pub(super) fn capture(
+    d: &Device,
+    probe: &mut Probe,
+) -> std::result::Result<(), opencl3::error_codes::ClError> {
+    probe.seen = probe.regions.iter().map(|(_, r)| vec![0u8; r.len()]).collect();
+    for ((i, r), into) in probe.regions.iter().zip(probe.seen.iter_mut()) {
+        // SAFETY: bytes within the buffer into a vector of their length, whose heap memory
+        // stays where it is (the vector is never resized) until `check` has waited for it.
         let read = unsafe {
-            d.transfer.enqueue_read_buffer(
+            d.compute.enqueue_read_buffer(
                 &d.buffers[*i].buffer,
                 CL_NON_BLOCKING,
                 r.start,
                 into,
                 &[],
             )
-        };
-        // A read that fails is the device's failure, which its next command reports.
-        if read.is_err() {
-            let _ = d.transfer.finish();
-            return Ok(());
-        }
+        }?;
+        probe.reads.push(read);
     }
-    if d.transfer.finish().is_err() {
+    d.compute.flush()
+}
+
+/// Once the package's kernel has ended: `Err` naming the first checked byte it changed.
+pub(super) fn check(job: &Job, d: &Device, probe: &Probe) -> std::result::Result<(), Error> {
+    // A read that fails is the device's failure, which its next command reports.
+    if probe.reads.iter().any(|e| e.wait().is_err()) {
         return Ok(());
     }
-    for ((i, r), seen) in probe.regions.iter().zip(&seen) {
+    for ((i, r), seen) in probe.regions.iter().zip(&probe.seen) {
         let b = &d.buffers[*i];
         let Some(k) = seen.iter().position(|&x| x != MARKER) else { continue };
         let at = r.start + k;
