@@ -58,8 +58,8 @@ fn tour() -> hetdsl::Result<Outputs> {
         .input(&values, Pattern::ONE_TO_ONE).output(&mut found, Pattern::ONE_TO_ONE)
         .run()?;
 
-    // reduce: every device writes the whole buffer from the merge's identity; the copies are
-    // combined into yours (Merge::Sum, Max, Min, Or, And).
+    // reduce: every device writes the whole buffer, from 0 for a sum and from your values
+    // for the others; the copies are combined into yours (Merge::Sum, Max, Min, Or, And).
     let mut bins = vec![0u32; 16];
     program.launch("histogram").global(&[n]).local(&[64])
         .input(&values, Pattern::ONE_TO_ONE).reduce(&mut bins, Merge::Sum).scalar(16u32)
