@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::clsig::{AddrSpace, Param, Scalar, StructDef, Ty, Written};
+use crate::clsig::{is_swap, AddrSpace, Param, Scalar, StructDef, Ty, Written};
 
 /// A Rust primitive a kernel can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,6 +146,8 @@ pub fn merge_misuse(merge: &str, param: &Param, at: &dyn Fn(usize) -> String) ->
     }
     for (op, line) in &param.updates {
         let folds = update_merge(op);
+        // A compare-and-swap adds, takes a maximum or sets bits as the loop around it computes
+        // (its returned value used only to retry): every merge folds it.
         if folds != Some(merge) && !(folds.is_none() && is_swap(op)) {
             let instead = match folds {
                 Some(m) => format!("declare the merge \"{m}\", which folds it"),
@@ -191,12 +193,6 @@ fn update_merge(op: &str) -> Option<&'static str> {
         "&=" | "and" => Some("and"),
         _ => None,
     }
-}
-
-/// Is `op` a compare-and-swap, which adds, takes a maximum or sets bits as the loop around it
-/// computes (its returned value used only to retry)?
-fn is_swap(op: &str) -> bool {
-    ["atomic_cmpxchg", "atom_cmpxchg", "atomic_compare_exchange"].iter().any(|s| op.starts_with(s))
 }
 
 /// What the host passes for one parameter.

@@ -304,3 +304,11 @@ pub fn is_identifier(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// Is the built-in `name` a compare-and-swap (`atomic_cmpxchg`, `atom_cmpxchg`,
+/// `atomic_compare_exchange_*`)? The reader exempts its retry loops, and every merge folds it.
+pub(crate) fn is_swap(name: &str) -> bool {
+    ["atomic_cmpxchg", "atom_cmpxchg", "atomic_compare_exchange"]
+        .iter()
+        .any(|s| name.starts_with(s))
+}

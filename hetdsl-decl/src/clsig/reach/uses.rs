@@ -5,7 +5,7 @@
 
 use super::super::lex::{Kind, Tok};
 use super::super::writes::pre_increment;
-use super::super::Written;
+use super::super::{is_swap, Written};
 use super::syntax::{is_keyword, Pairs};
 use super::Body;
 
@@ -176,13 +176,6 @@ pub(super) fn unevaluated(t: &[Tok], pairs: &Pairs, at: usize) -> bool {
         }
     }
     false
-}
-
-/// Is a compare-and-swap `name`?
-pub(super) fn is_swap(name: &str) -> bool {
-    ["atomic_cmpxchg", "atom_cmpxchg", "atomic_compare_exchange"]
-        .iter()
-        .any(|s| name.starts_with(s))
 }
 
 /// Is the token at `at` inside the body of a compare-and-swap retry loop that only computes
