@@ -41,20 +41,21 @@ fn glued_punct(toks: &[Tok], at: usize, c: char) -> bool {
 /// An assignment operator at `at`: `=` (not `==`), `op=` for `+ - * / % & | ^`, `<<=`, `>>=`,
 /// or a postfix `++`/`--`.
 pub(super) fn assigns(toks: &[Tok], at: usize) -> bool {
+    assignment(toks, at).is_some()
+}
+
+/// The number of tokens of the assignment operator at `at` (see [`assigns`]), if there is one.
+pub(super) fn assignment(toks: &[Tok], at: usize) -> Option<usize> {
     let Some(Kind::Punct(c)) = toks.get(at).map(|t| &t.kind) else {
-        return false;
+        return None;
     };
+    let op_assign = || glued_punct(toks, at + 1, '=') && !glued_punct(toks, at + 2, '=');
     match c {
-        '=' => !glued_punct(toks, at + 1, '='),
-        '+' | '-' => {
-            glued_punct(toks, at + 1, *c)
-                || (glued_punct(toks, at + 1, '=') && !glued_punct(toks, at + 2, '='))
-        }
-        '*' | '/' | '%' | '&' | '|' | '^' => {
-            glued_punct(toks, at + 1, '=') && !glued_punct(toks, at + 2, '=')
-        }
-        '<' | '>' => glued_punct(toks, at + 1, *c) && glued_punct(toks, at + 2, '='),
-        _ => false,
+        '=' if !glued_punct(toks, at + 1, '=') => Some(1),
+        '+' | '-' if glued_punct(toks, at + 1, *c) => Some(2),
+        '+' | '-' | '*' | '/' | '%' | '&' | '|' | '^' if op_assign() => Some(2),
+        '<' | '>' if glued_punct(toks, at + 1, *c) && glued_punct(toks, at + 2, '=') => Some(3),
+        _ => None,
     }
 }
 

@@ -4,7 +4,7 @@
 //! a copy that holds one package's part of a sum, gives wrong numbers.
 
 use super::super::lex::{Kind, Tok};
-use super::super::writes::pre_increment;
+use super::super::writes::{assignment, pre_increment};
 use super::super::{is_swap, Written};
 use super::syntax::{is_keyword, Pairs};
 use super::Body;
@@ -87,19 +87,16 @@ pub(super) fn access(
         let value_used = !stands_alone(t, pairs, s, e);
         return Access::Update { op: format!("{c}{c}"), value_used };
     }
-    let Some(Kind::Punct(c)) = t.get(e).map(|x| &x.kind) else { return Access::Read };
-    let glued = |k: usize, c: char| t.get(k).is_some_and(|x| x.is_punct(c) && x.glued);
-    let op = match c {
-        '=' if !glued(e + 1, '=') => return Access::Store,
-        '<' | '>' if glued(e + 1, *c) && glued(e + 2, '=') => format!("{c}{c}="),
-        '+' | '-' | '*' | '/' | '%' | '&' | '|' | '^'
-            if glued(e + 1, '=') && !glued(e + 2, '=') =>
-        {
-            format!("{c}=")
-        }
-        _ => return Access::Read,
+    let Some(len) = assignment(t, e) else { return Access::Read };
+    if len == 1 {
+        return Access::Store;
+    }
+    let op: String = t[e..e + len].iter().map(Tok::text).collect();
+    // A postfix `++` is the whole expression; `op=` takes the value after it.
+    let end = match op.ends_with('=') {
+        true => expression_end(t, pairs, e + len),
+        false => e + len,
     };
-    let end = expression_end(t, pairs, e + op.len());
     Access::Update { value_used: !stands_alone(t, pairs, s, end), op }
 }
 
