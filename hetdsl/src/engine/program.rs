@@ -66,8 +66,6 @@ pub struct Program {
     pub(crate) built_options: String,
     /// The last clean one-shot run of each launch, for the next run of the same launch.
     pub(crate) last_runs: super::repeat::LastRuns,
-    /// Launches whose first packages' writes were checked (`worker::stray`) in a clean run.
-    pub(crate) writes_checked: std::sync::Mutex<Vec<super::repeat::LaunchKey>>,
 }
 
 impl Drop for Program {
@@ -232,7 +230,6 @@ impl Program {
             built_text: rewritten.text,
             built_options: format!("-cl-std=CL1.2 {options}"),
             last_runs: Default::default(),
-            writes_checked: Default::default(),
         })
     }
 

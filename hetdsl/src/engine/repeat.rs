@@ -151,6 +151,9 @@ struct Remembered {
     proven: bool,
     /// Runs recorded (clean or not).
     runs: u32,
+    /// A run of it checked its first packages for stray writes and ended cleanly
+    /// (`worker::stray`): later runs are not checked.
+    writes_checked: bool,
     /// The ROIs of its last clean runs in each form (indexed by `Form as usize`).
     times: [RecentTimes; 4],
 }
@@ -283,8 +286,18 @@ impl LastRuns {
             None => {
                 let times = Default::default();
                 let (struck, missed_once, proven) = (false, false, false);
-                let shape = None;
-                Remembered { key, last: None, shape, struck, missed_once, proven, runs: 0, times }
+                let (shape, writes_checked) = (None, false);
+                Remembered {
+                    key,
+                    last: None,
+                    shape,
+                    struck,
+                    missed_once,
+                    proven,
+                    runs: 0,
+                    times,
+                    writes_checked,
+                }
             }
         };
         // A launch's first run pays its devices' first use (kernels compiled for the sizes,
@@ -351,6 +364,21 @@ impl LastRuns {
         runs.push(entry);
         if runs.len() > REMEMBERED {
             runs.remove(0);
+        }
+    }
+
+    /// Whether a run of the launch `key` had its writes checked (see [`Self::writes_checked_by`]).
+    pub(crate) fn writes_checked(&self, key: &LaunchKey) -> bool {
+        let runs = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        runs.iter().any(|r| r.key == *key && r.writes_checked)
+    }
+
+    /// The run of `key` just recorded checked its writes; a launch forgotten (cleared, or the
+    /// oldest of more than [`REMEMBERED`]) is checked again.
+    pub(crate) fn writes_checked_by(&self, key: &LaunchKey) {
+        let mut runs = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = runs.iter_mut().find(|r| r.key == *key) {
+            r.writes_checked = true;
         }
     }
 

@@ -35,8 +35,7 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
     let program = launch.program;
     let mut plan = Plan::new(launch)?;
     let key = LaunchKey::of(&plan);
-    plan.check_writes &=
-        !program.writes_checked.lock().unwrap_or_else(|e| e.into_inner()).contains(&key);
+    plan.check_writes &= !program.last_runs.writes_checked(&key);
     let choice = match balancer {
         Some(b) => Choice { form: Form::given(b.as_ref()), balancer: b, taking: None },
         None => program.last_runs.choose(&key),
@@ -117,15 +116,11 @@ pub(crate) fn execute(launch: Launch<'_>, balancer: Option<Box<dyn Balancer>>) -
         report = report.widened(taking, &all);
     }
     report.sat_out = sat_out;
-    if plan.check_writes {
-        let mut checked = program.writes_checked.lock().unwrap_or_else(|e| e.into_inner());
-        // A program rarely runs more launches than this; the oldest is checked again.
-        if checked.len() >= 64 {
-            checked.remove(0);
-        }
-        checked.push(key.clone());
-    }
+    let checked = plan.check_writes.then(|| key.clone());
     program.last_runs.record(key, &report, form);
+    if let Some(key) = checked {
+        program.last_runs.writes_checked_by(&key);
+    }
     Ok(report)
 }
 

@@ -415,3 +415,17 @@ fn a_form_slower_than_another_on_its_one_run_runs_once_more_before_it_is_judged(
     // A tie is not retried: the first form tried stays.
     assert_eq!(name(&both_forms_timed(1.0, 1.0)), "relaunch");
 }
+
+#[test]
+fn a_launch_is_checked_for_stray_writes_until_a_checked_run_is_recorded() {
+    let runs = LastRuns::default();
+    assert!(!runs.writes_checked(&key()));
+    record(&runs, report("sigmoid", [1.0, 1.0]));
+    assert!(!runs.writes_checked(&key()), "a run that did not check");
+    runs.writes_checked_by(&key());
+    assert!(runs.writes_checked(&key()));
+    record(&runs, report("relaunch", [1.0, 1.0]));
+    assert!(runs.writes_checked(&key()), "kept across runs");
+    runs.clear();
+    assert!(!runs.writes_checked(&key()), "forgotten: checked again");
+}
