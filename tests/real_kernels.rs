@@ -1149,28 +1149,22 @@ fn one_work_group_runs_everywhere_and_the_edges_are_refused_by_name() {
         .unwrap_err()
         .to_string();
     assert!(empty.contains("parameter `x`") && empty.contains("an empty buffer"), "{empty}");
-    let mut partial = [0f32; 2];
-    let zero = p
-        .launch("reduce_partial")
-        .global(&[128])
-        .local(&[64])
-        .input(&[0f32; 256], Pattern::ratio(2, 1).unwrap())
-        .output(&mut partial, Pattern::ratio(1, 64).unwrap())
-        .local_buffer::<f32>(0)
-        .run()
-        .unwrap_err()
-        .to_string();
+    // `reduce_partial` over `items` work-items, one partial per `per` of them, with `scratch`
+    // floats of `__local` memory: the error it ends with.
+    let refused = |items: usize, per: u64, scratch: usize| {
+        p.launch("reduce_partial")
+            .global(&[items])
+            .local(&[64])
+            .input(&vec![0f32; 2 * items], Pattern::ratio(2, 1).unwrap())
+            .output(&mut [0f32; 2], Pattern::ratio(1, per).unwrap())
+            .local_buffer::<f32>(scratch)
+            .run()
+            .unwrap_err()
+            .to_string()
+    };
+    let zero = refused(128, 64, 0);
     assert!(zero.contains("parameter `scratch`") && zero.contains("0 bytes"), "{zero}");
-    let split = p
-        .launch("reduce_partial")
-        .global(&[192])
-        .local(&[64])
-        .input(&[0f32; 384], Pattern::ratio(2, 1).unwrap())
-        .output(&mut partial, Pattern::ratio(1, 96).unwrap())
-        .local_buffer::<f32>(64)
-        .run()
-        .unwrap_err()
-        .to_string();
+    let split = refused(192, 96, 64);
     assert!(split.contains("parameter `partial`") && split.contains("pattern 1:96"), "{split}");
     assert!(s.buffer::<f32>(0).unwrap_err().to_string().contains("empty session buffer"));
 }
