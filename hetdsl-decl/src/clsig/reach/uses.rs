@@ -25,11 +25,13 @@ impl Body<'_> {
                 break; // A call's only argument.
             }
             (s, e) = (s - 1, e + 1);
+            if inc.is_some() {
+                continue;
+            }
             let post = t.get(e).zip(t.get(e + 1)).filter(|(a, b)| {
                 (a.is_punct('+') || a.is_punct('-')) && b.kind == a.kind && b.glued
             });
-            if inc.is_some() {
-            } else if pre_increment(t, s) {
+            if pre_increment(t, s) {
                 inc = t[s - 1].text().chars().next();
                 s -= 2;
             } else if let Some((a, _)) = post {
