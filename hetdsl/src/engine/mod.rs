@@ -31,7 +31,7 @@ mod source;
 mod verify;
 mod worker;
 
-pub(crate) use lock::opencl_lock;
+pub(crate) use lock::{opencl_lock, opencl_lock_held_here};
 
 use std::time::Duration;
 

@@ -162,11 +162,13 @@ impl BufferCore {
 
 impl Drop for BufferCore {
     fn drop(&mut self) {
-        // Device memory is released one build or run at a time, like every OpenCL object.
-        let _one_at_a_time = crate::engine::opencl_lock();
-        self.state.get_mut().unwrap_or_else(|e| e.into_inner()).mems.clear();
-        // SAFETY: dropped once, here, and never used after (the core is being dropped).
-        unsafe { ManuallyDrop::drop(&mut self.devices) };
+        // Device memory is released one build or run at a time, like every OpenCL object; by
+        // the lock's holder where a session's device thread lets go of the last reference.
+        let mems =
+            std::mem::take(&mut self.state.get_mut().unwrap_or_else(|e| e.into_inner()).mems);
+        // SAFETY: taken once, here, and never used after (the core is being dropped).
+        let devices = unsafe { ManuallyDrop::take(&mut self.devices) };
+        crate::engine::lock::drop_under_lock(Box::new((mems, devices)));
     }
 }
 

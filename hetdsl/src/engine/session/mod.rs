@@ -391,24 +391,36 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        // A thread still computing the losing copy of a first launch's back-up is let finish
-        // (bounded), so that it is joined below and the pinned memory freed.
+        // A thread still computing the losing copy of a first launch's back-up, or still going
+        // through tasks of launches that ended without it, is let finish (bounded), so that it
+        // is joined below and the pinned memory freed. A device that left the session may be
+        // out in its driver for good: its thread is not waited for.
         let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let behind =
-            |d: &SessionDevice| d.behind.lock().unwrap_or_else(|e| e.into_inner()).is_some();
-        while self.devices.list.iter().any(behind) && std::time::Instant::now() < until {
+        let waiting = |slot: usize| {
+            let d = &self.devices.list[slot];
+            d.behind.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+                || (!self.workers[slot].idle() && !self.devices.is_dead(slot))
+        };
+        while (0..self.workers.len()).any(waiting) && std::time::Instant::now() < until {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        // Each worker releases its kernels and staging under the OpenCL lock, taken here, and
-        // is joined unless its thread is still out in a driver.
-        let _one_at_a_time = super::opencl_lock();
-        // Nothing may still run on the devices when their threads go; a failure here has no
-        // one left to report to (the buffers' ranges it lost are marked lost all the same).
-        let _ = self.devices.drain();
+        {
+            // Nothing may still run on the devices when their threads go; a failure here has
+            // no one left to report to (the buffers' ranges it lost are marked lost all the
+            // same).
+            let _one_at_a_time = super::opencl_lock();
+            let _ = self.devices.drain();
+        }
+        // Each worker releases its kernels and staging under the OpenCL lock, and so does a
+        // task letting go of a buffer's last holder: the threads are joined without the lock
+        // (unless this thread holds it from further out, when they are left to end on their
+        // own), and a thread still out in a driver is not joined.
+        let may_join = !super::opencl_lock_held_here();
         let mut joined = true;
         for w in &mut self.workers {
-            joined &= w.stop();
+            joined &= w.stop(may_join);
         }
+        let _one_at_a_time = super::opencl_lock();
         // A thread still out in a driver may hold the driver's own locks (PoCL was seen stuck
         // so with three devices): an unmap would then wait forever, so the pinned memory is
         // left to the process instead.

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -118,8 +118,9 @@ enum Msg {
 pub(crate) struct Handle {
     tx: Option<Sender<Msg>>,
     thread: Option<JoinHandle<()>>,
-    /// Between receiving a task and being done with it.
-    busy: Arc<AtomicBool>,
+    /// Messages handed to the thread and not yet done with: a count, since a thread an earlier
+    /// launch left behind may have this launch's task queued behind the one it is on.
+    busy: Arc<AtomicUsize>,
 }
 
 impl Handle {
@@ -129,7 +130,7 @@ impl Handle {
         program: Arc<ClProgram>,
     ) -> Result<Handle> {
         let (tx, rx) = channel();
-        let busy = Arc::new(AtomicBool::new(false));
+        let busy = Arc::new(AtomicUsize::new(0));
         let b = busy.clone();
         let thread = std::thread::Builder::new()
             .name(format!("hetdsl-session-dev{slot}"))
@@ -141,10 +142,10 @@ impl Handle {
     /// Hand the thread a task; a thread that is gone sets up as failed, so the run goes on.
     pub(crate) fn send(&self, task: Task) {
         let (me, shared) = (task.me, task.shared.clone());
-        self.busy.store(true, Ordering::Release);
+        self.busy.fetch_add(1, Ordering::AcqRel);
         let sent = self.tx.as_ref().map(|tx| tx.send(Msg::Task(Box::new(task))));
         if !matches!(sent, Some(Ok(()))) {
-            self.busy.store(false, Ordering::Release);
+            self.busy.fetch_sub(1, Ordering::AcqRel);
             shared.quiet[me].store(true, Ordering::Release);
             shared.setup_failed(me, "its host thread is gone".into());
         }
@@ -152,20 +153,27 @@ impl Handle {
 
     /// Hand the thread a queued launch's packages; `false` if the thread is gone.
     pub(super) fn enqueue(&self, job: super::enqueue::Job) -> bool {
-        self.busy.store(true, Ordering::Release);
+        self.busy.fetch_add(1, Ordering::AcqRel);
         let sent = self.tx.as_ref().map(|tx| tx.send(Msg::Enqueue(Box::new(job))));
         if !matches!(sent, Some(Ok(()))) {
-            self.busy.store(false, Ordering::Release);
+            self.busy.fetch_sub(1, Ordering::AcqRel);
             return false;
         }
         true
     }
 
-    /// End the thread (the caller holds the OpenCL lock): joined if idle, left to end on its own
-    /// (taking the lock then) if it is still out in a driver. Whether it was joined.
-    pub(crate) fn stop(&mut self) -> bool {
+    /// Whether the thread has done with every message handed to it.
+    pub(crate) fn idle(&self) -> bool {
+        self.busy.load(Ordering::Acquire) == 0
+    }
+
+    /// End the thread: joined if idle and `may_join`, else left to end on its own (it may still
+    /// be out in a driver). Whether it was joined. Only a caller not holding the OpenCL lock
+    /// may join: the thread takes it to release its objects, and so may a task it is still
+    /// letting go of (a buffer's last holder releases the buffer under that lock).
+    pub(crate) fn stop(&mut self, may_join: bool) -> bool {
         let Some(tx) = self.tx.take() else { return true };
-        if self.busy.load(Ordering::Acquire) {
+        if !may_join || !self.idle() {
             drop(tx);
             drop(self.thread.take());
             return false;
@@ -208,8 +216,10 @@ fn thread_main(
     device: ProgramDevice,
     program: Arc<ClProgram>,
     rx: Receiver<Msg>,
-    busy: Arc<AtomicBool>,
+    busy: Arc<AtomicUsize>,
 ) {
+    // The caller may hold the OpenCL lock while it waits for this thread.
+    crate::engine::lock::never_wait_to_drop();
     let queue = || crate::engine::worker::profiling_queue(&device.shared.context, device.device);
     let (compute, upload) = (queue(), queue().ok());
     let mut w = compute.ok().map(|compute| Worker {
@@ -226,16 +236,16 @@ fn thread_main(
         match super::poll::recv_soon(&rx) {
             Ok(Msg::Task(t)) => {
                 run_task(w.as_mut(), *t);
-                busy.store(false, Ordering::Release);
+                busy.fetch_sub(1, Ordering::AcqRel);
             }
             Ok(Msg::Enqueue(job)) => {
                 super::enqueue::run_job(w.as_mut(), *job);
-                busy.store(false, Ordering::Release);
+                busy.fetch_sub(1, Ordering::AcqRel);
             }
-            // The session's drop holds the OpenCL lock while it joins this thread.
-            Ok(Msg::Quit) => return,
-            Err(_) => {
-                // Left behind by a session that is gone: release under the lock.
+            // Joined by the session's drop, or left behind by a session that is gone: either
+            // way its objects are released under the lock, which the session's drop does not
+            // hold while it joins.
+            Ok(Msg::Quit) | Err(_) => {
                 let _one_at_a_time = crate::engine::opencl_lock();
                 drop(w);
                 return;
