@@ -32,6 +32,17 @@ pub(crate) struct HistoryKey {
     devices: Vec<usize>,
 }
 
+impl HistoryKey {
+    fn of(plan: &WorkPlan, positions: &[usize]) -> HistoryKey {
+        HistoryKey {
+            kernel: plan.kernel.clone(),
+            global: plan.geo.global.clone(),
+            local: plan.geo.local.clone(),
+            devices: positions.to_vec(),
+        }
+    }
+}
+
 /// One argument as the builder records it.
 enum Given {
     Buffer { core: Arc<BufferCore>, pattern: Pattern, dir: Direction },
@@ -211,18 +222,16 @@ impl<'s> SessionLaunch<'s> {
         let session = self.session;
         let _one_at_a_time = crate::engine::opencl_lock();
         let t_binary = Instant::now();
-        let (plan, positions) = self.plan()?;
-        let key = HistoryKey {
-            kernel: plan.kernel.clone(),
-            global: plan.geo.global.clone(),
-            local: plan.geo.local.clone(),
-            devices: positions.clone(),
-        };
+        let (mut plan, positions) = self.plan()?;
+        let key = HistoryKey::of(&plan, &positions);
         // A launch over a buffer held in windows is never queued (a queued block moves no
         // window) and keeps the learned split, which was chosen while packages had to fit a
         // window; they now run a window at a time, and this is not revisited yet.
         let windowed = plan.any_windowed();
         let previous = session.devices.launches.last(&key);
+        // The launch's first run in the session checks each device's first package for
+        // writes outside it (see `stray`).
+        plan.check_writes = previous.is_none();
         let halos = plan.reads_halos();
         // What the previous run of this launch did, read once for every decision below.
         let history = previous.as_ref().map(balance::History::from_report);
@@ -383,6 +392,7 @@ impl<'s> SessionLaunch<'s> {
             devices: Arc::clone(&session.devices),
             moved,
             wrote,
+            check_writes: false,
         };
         Ok((plan, positions))
     }

@@ -26,7 +26,9 @@ mod queued;
 mod residency;
 mod split;
 mod staged;
+mod stray;
 mod streamed;
+mod thread;
 mod transfer;
 mod window;
 mod worker;
@@ -130,7 +132,7 @@ impl Devices {
 pub struct Session {
     /// Let go in `drop`, under the OpenCL lock (its transfer queues go with the last holder).
     pub(crate) devices: ManuallyDrop<Arc<Devices>>,
-    pub(crate) workers: Vec<worker::Handle>,
+    pub(crate) workers: Vec<thread::Handle>,
     pub(crate) source_name: String,
     pub(crate) kernel_names: Vec<String>,
     pub(crate) signatures: Arc<Signatures>,
@@ -225,7 +227,7 @@ impl Program {
         devices.pinned.give_back(&devices, first);
         let mut workers = Vec::new();
         for (slot, d) in devices.list.iter().enumerate() {
-            workers.push(worker::Handle::start(slot, d.device.clone(), d.windowed.clone())?);
+            workers.push(thread::Handle::start(slot, d.device.clone(), d.windowed.clone())?);
         }
         Ok(Session {
             devices: ManuallyDrop::new(devices),

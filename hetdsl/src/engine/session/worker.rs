@@ -1,7 +1,8 @@
-//! A session device's persistent host thread: it owns the device's compute queue, one kernel
-//! per kernel name (made on first use and kept), and the staging its moves go through. Each
-//! launch hands it a [`Task`] through a channel; it sets the kernel's arguments, then runs the
-//! packages the dispatcher gives it, first making each package's inputs fresh on its device.
+//! What a session device's persistent host thread (see `thread`) keeps and does: it owns the
+//! device's compute queue, one kernel per kernel name (made on first use and kept), and the
+//! staging its moves go through. Each launch hands it a [`Task`]; it sets the kernel's
+//! arguments, then runs the packages the dispatcher gives it, first making each package's
+//! inputs fresh on its device.
 //!
 //! A package's outputs stay on the device. They are committed (the residency says this device
 //! holds the only fresh copy) through the run's `merge` when the device would otherwise wait,
@@ -11,10 +12,8 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use opencl3::command_queue::CommandQueue;
@@ -29,7 +28,7 @@ use super::window::{self, bind, cover};
 use super::Devices;
 use crate::engine::geometry::Geometry;
 use crate::engine::program::ProgramDevice;
-use crate::engine::shared::{panic_message, Ask, Phase, Shared};
+use crate::engine::shared::{Ask, Phase, Shared};
 use crate::engine::worker::{
     device_profile, device_seconds, set_local, set_scalar, wait_kernel, Staging,
 };
@@ -69,6 +68,8 @@ pub(crate) struct Plan {
     /// Per argument: the bytes moved, and the elements this launch's committed packages wrote.
     pub(crate) moved: Mutex<Vec<Moved>>,
     pub(crate) wrote: Mutex<Vec<RangeSet>>,
+    /// Check each device's first package for writes outside it (see `stray`).
+    pub(crate) check_writes: bool,
 }
 
 impl Plan {
@@ -107,85 +108,6 @@ pub(crate) struct Task {
     pub(crate) plan: Arc<Plan>,
 }
 
-enum Msg {
-    Task(Box<Task>),
-    /// A queued launch's packages: enqueue them and answer at once (see `queued`).
-    Enqueue(Box<super::enqueue::Job>),
-    Quit,
-}
-
-/// The session's end of a device thread.
-pub(crate) struct Handle {
-    tx: Option<Sender<Msg>>,
-    thread: Option<JoinHandle<()>>,
-    /// Messages handed to the thread and not yet done with: a count, since a thread an earlier
-    /// launch left behind may have this launch's task queued behind the one it is on.
-    busy: Arc<AtomicUsize>,
-}
-
-impl Handle {
-    pub(crate) fn start(
-        slot: usize,
-        device: ProgramDevice,
-        program: Arc<ClProgram>,
-    ) -> Result<Handle> {
-        let (tx, rx) = channel();
-        let busy = Arc::new(AtomicUsize::new(0));
-        let b = busy.clone();
-        let thread = std::thread::Builder::new()
-            .name(format!("hetdsl-session-dev{slot}"))
-            .spawn(move || thread_main(slot, device, program, rx, b))
-            .map_err(|e| Error::BadConfig(format!("cannot start a device thread: {e}")))?;
-        Ok(Handle { tx: Some(tx), thread: Some(thread), busy })
-    }
-
-    /// Hand the thread a task; a thread that is gone sets up as failed, so the run goes on.
-    pub(crate) fn send(&self, task: Task) {
-        let (me, shared) = (task.me, task.shared.clone());
-        self.busy.fetch_add(1, Ordering::AcqRel);
-        let sent = self.tx.as_ref().map(|tx| tx.send(Msg::Task(Box::new(task))));
-        if !matches!(sent, Some(Ok(()))) {
-            self.busy.fetch_sub(1, Ordering::AcqRel);
-            shared.quiet[me].store(true, Ordering::Release);
-            shared.setup_failed(me, "its host thread is gone".into());
-        }
-    }
-
-    /// Hand the thread a queued launch's packages; `false` if the thread is gone.
-    pub(super) fn enqueue(&self, job: super::enqueue::Job) -> bool {
-        self.busy.fetch_add(1, Ordering::AcqRel);
-        let sent = self.tx.as_ref().map(|tx| tx.send(Msg::Enqueue(Box::new(job))));
-        if !matches!(sent, Some(Ok(()))) {
-            self.busy.fetch_sub(1, Ordering::AcqRel);
-            return false;
-        }
-        true
-    }
-
-    /// Whether the thread has done with every message handed to it.
-    pub(crate) fn idle(&self) -> bool {
-        self.busy.load(Ordering::Acquire) == 0
-    }
-
-    /// End the thread: joined if idle and `may_join`, else left to end on its own (it may still
-    /// be out in a driver). Whether it was joined. Only a caller not holding the OpenCL lock
-    /// may join: the thread takes it to release its objects, and so may a task it is still
-    /// letting go of (a buffer's last holder releases the buffer under that lock).
-    pub(crate) fn stop(&mut self, may_join: bool) -> bool {
-        let Some(tx) = self.tx.take() else { return true };
-        if !may_join || !self.idle() {
-            drop(tx);
-            drop(self.thread.take());
-            return false;
-        }
-        let _ = tx.send(Msg::Quit);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        true
-    }
-}
-
 /// What the thread keeps across launches.
 pub(super) struct Worker {
     pub(super) slot: usize,
@@ -200,6 +122,32 @@ pub(super) struct Worker {
     pub(super) kernels: HashMap<String, Kernel>,
     staging: Option<Staging>,
     per_unit: Option<f64>,
+    /// The next package run here is checked for writes outside it (see `stray`).
+    check_writes: bool,
+}
+
+impl Worker {
+    /// The thread's state, made on the thread; `None` where the compute queue cannot be made.
+    pub(super) fn new(
+        slot: usize,
+        device: ProgramDevice,
+        program: Arc<ClProgram>,
+    ) -> Option<Worker> {
+        let queue =
+            || crate::engine::worker::profiling_queue(&device.shared.context, device.device);
+        let (compute, upload) = (queue(), queue().ok());
+        compute.ok().map(|compute| Worker {
+            slot,
+            device,
+            program,
+            compute,
+            upload,
+            kernels: HashMap::new(),
+            staging: None,
+            per_unit: None,
+            check_writes: false,
+        })
+    }
 }
 
 impl Drop for Worker {
@@ -211,70 +159,7 @@ impl Drop for Worker {
     }
 }
 
-fn thread_main(
-    slot: usize,
-    device: ProgramDevice,
-    program: Arc<ClProgram>,
-    rx: Receiver<Msg>,
-    busy: Arc<AtomicUsize>,
-) {
-    // The caller may hold the OpenCL lock while it waits for this thread.
-    crate::engine::lock::never_wait_to_drop();
-    let queue = || crate::engine::worker::profiling_queue(&device.shared.context, device.device);
-    let (compute, upload) = (queue(), queue().ok());
-    let mut w = compute.ok().map(|compute| Worker {
-        slot,
-        device,
-        program,
-        compute,
-        upload,
-        kernels: HashMap::new(),
-        staging: None,
-        per_unit: None,
-    });
-    loop {
-        match super::poll::recv_soon(&rx) {
-            Ok(Msg::Task(t)) => {
-                run_task(w.as_mut(), *t);
-                busy.fetch_sub(1, Ordering::AcqRel);
-            }
-            Ok(Msg::Enqueue(job)) => {
-                super::enqueue::run_job(w.as_mut(), *job);
-                busy.fetch_sub(1, Ordering::AcqRel);
-            }
-            // Joined by the session's drop, or left behind by a session that is gone: either
-            // way its objects are released under the lock, which the session's drop does not
-            // hold while it joins.
-            Ok(Msg::Quit) | Err(_) => {
-                let _one_at_a_time = crate::engine::opencl_lock();
-                drop(w);
-                return;
-            }
-        }
-    }
-}
-
-fn run_task(w: Option<&mut Worker>, t: Task) {
-    let (me, shared) = (t.me, t.shared.clone());
-    let (devices, slot) = (Arc::clone(&t.plan.devices), t.plan.slots[me]);
-    match w {
-        None => shared.setup_failed(me, "its compute queue could not be made".into()),
-        Some(w) => {
-            let body = std::panic::AssertUnwindSafe(|| task(w, &t));
-            if let Err(payload) = std::panic::catch_unwind(body) {
-                shared.thread_panicked(me, panic_message(&*payload));
-            }
-            let _ = w.compute.finish();
-        }
-    }
-    // The task's buffers are let go before the caller hears the thread is back.
-    drop(t);
-    shared.release_turn(me);
-    // Whatever an earlier launch left this thread computing (see `launch::settle`) is done.
-    *devices.list[slot].behind.lock().unwrap_or_else(|e| e.into_inner()) = None;
-}
-
-fn task(w: &mut Worker, t: &Task) {
+pub(super) fn task(w: &mut Worker, t: &Task) {
     let (me, shared) = (t.me, &t.shared);
     // Begun after its launch ended (this thread was computing the losing copy of a back-up):
     // nothing of it may touch the device any more.
@@ -330,6 +215,7 @@ fn task(w: &mut Worker, t: &Task) {
                 if let Err(reason) = work(w, t, &kernel, &faults) {
                     shared.device_failed(me, reason);
                 }
+                w.check_writes = false;
             }
         }
     }
@@ -452,11 +338,21 @@ pub(super) fn run_slice(
             return Err(PackageError::Over);
         }
     }
+    let mut probe = match std::mem::take(&mut w.check_writes) {
+        true => super::stray::arm(w, plan, p).map_err(PackageError::Device)?,
+        false => None,
+    };
     let ev = enqueue_kernel(w, plan, kernel, p, &[]).map_err(PackageError::Device)?;
+    if let Some(probe) = &mut probe {
+        super::stray::capture(w, probe).map_err(PackageError::Device)?;
+    }
     w.compute.flush().map_err(|e| PackageError::Device(format!("flush failed: {e}")))?;
     let expected = w.per_unit.map(|s| s * p.len as f64);
     wait_kernel(&ev, expected, plan.wait)
         .map_err(|e| PackageError::Device(format!("kernel on package {p:?} failed: {e}")))?;
+    if let Some(probe) = probe {
+        super::stray::check(probe).map_err(PackageError::Run)?;
+    }
     let seconds = device_seconds(&ev);
     if let Some(s) = seconds {
         w.per_unit = Some(s / p.len.max(1) as f64);
@@ -517,6 +413,7 @@ fn work(
     faults: &[Fault],
 ) -> std::result::Result<(), String> {
     let (me, shared) = (t.me, &t.shared);
+    w.check_writes = t.plan.check_writes;
     let mut pending: Vec<(Package, Vec<window::Staged>)> = Vec::new();
     let mut count = 0usize;
     // A package may move a window of a buffer larger than the cap, which keeps only what the

@@ -26,7 +26,7 @@ mod parked;
 mod prestage;
 mod ring;
 mod setup;
-mod stray;
+pub(super) mod stray;
 
 use std::time::Duration;
 

@@ -21,7 +21,7 @@ use crate::pattern::Pattern;
 use crate::work::Package;
 
 /// What the checked bytes are set to: a stray write of exactly this byte goes unseen.
-const MARKER: u8 = 0xA5;
+pub(in crate::engine) const MARKER: u8 = 0xA5;
 
 /// Bytes checked on each side of the package's range and at each end of the buffer.
 const MARGIN: usize = 4096;
@@ -114,32 +114,44 @@ pub(super) fn check(job: &Job, d: &Device, probe: &Probe) -> std::result::Result
     for ((i, r), seen) in probe.regions.iter().zip(&probe.seen) {
         let b = &d.buffers[*i];
         let Some(k) = seen.iter().position(|&x| x != MARKER) else { continue };
-        let at = r.start + k;
         let own = b.bytes(&job.geo, probe.package);
-        let (elem, p) = (b.elem, probe.package);
-        let reason = format!(
-            "the kernel wrote element {} of this buffer (byte {at}), outside elements {}..{}, \
-             which pattern {} gives the package of work-groups {}..{} that wrote it: a split \
-             output is read back package by package, so writes outside a package's own range \
-             (a transpose, a permutation, a strided or shifted index) are lost; let each \
-             work-item write the elements of its own range (say, run the NDRange over the \
-             output), or declare the buffer `whole` merged by \"sum\" over zeros (each element \
-             written by one work-item)",
-            at / elem,
-            own.start / elem,
-            own.end / elem,
-            b.pattern,
-            p.offset,
-            p.end(),
-        );
-        return Err(Error::BadArgument { index: b.arg, reason });
+        let elem = b.elem;
+        let own = (own.start / elem) as u64..(own.end / elem) as u64;
+        return Err(refusal(b.arg, r.start + k, elem, own, b.pattern, probe.package));
     }
     Ok(())
 }
 
+/// The error for a kernel that wrote byte `at` (of elements of `elem` bytes) of buffer
+/// argument `arg`, outside elements `own`, which `pattern` gives package `p`.
+pub(in crate::engine) fn refusal(
+    arg: usize,
+    at: usize,
+    elem: usize,
+    own: Range<u64>,
+    pattern: Pattern,
+    p: Package,
+) -> Error {
+    let reason = format!(
+        "the kernel wrote element {} of this buffer (byte {at}), outside elements {}..{}, which \
+         pattern {pattern} gives the package of work-groups {}..{} that wrote it: a split output \
+         is read back package by package, so writes outside a package's own range (a \
+         transpose, a permutation, a strided or shifted index) are lost; let each work-item \
+         write the elements of its own range (say, run the NDRange over the output), or \
+         declare the buffer `whole` merged by \"sum\" over zeros (each element written by one \
+         work-item)",
+        at / elem,
+        own.start,
+        own.end,
+        p.offset,
+        p.end(),
+    );
+    Error::BadArgument { index: arg, reason }
+}
+
 /// The bytes of a buffer of `len` checked outside `own`: next to it, at both ends, and on a
 /// lattice, merged and in order.
-fn outside(len: usize, own: &Range<usize>) -> Vec<Range<usize>> {
+pub(in crate::engine) fn outside(len: usize, own: &Range<usize>) -> Vec<Range<usize>> {
     if own.start == 0 && own.end >= len {
         return Vec::new();
     }
