@@ -397,6 +397,55 @@ fn an_update_the_merge_does_not_fold_is_refused_and_the_merge_that_folds_it_runs
 /// The usual launch of a kernel that checks its index: 1000 elements over an NDRange rounded
 /// up to 1024. Refused for the buffers' length, the message once gave the counts alone; it now
 /// says how to pad them, and padded, the kernel leaves the padding as it was.
+/// A 100 × 50 image doubled over a 112 × 64 NDRange (16 × 16 work-groups), its kernel
+/// checking each index: refused with the padding that makes it run, one-shot and in a session;
+/// padded so, it runs and equals the CPU.
+#[test]
+fn a_bounds_checked_2d_kernel_over_a_rounded_up_range_is_told_to_pad_its_rows() {
+    let p = program();
+    let (w, h, gx, gy) = (100usize, 50usize, 112usize, 64usize);
+    fn scale<'a>(p: &'a Program, x: &'a [f32], out: &'a mut [f32], pitch: usize) -> Launch<'a> {
+        p.launch("bounded_scale2d")
+            .global(&[112, 64])
+            .local(&[16, 16])
+            .input(x, Pattern::ONE_TO_ONE)
+            .output(out, Pattern::ONE_TO_ONE)
+            .scalar(100u32)
+            .scalar(50u32)
+            .scalar(pitch as u32)
+    }
+    let x = unit_floats(w * h, 21);
+    let mut out = vec![0f32; w * h];
+    let hint = "; if these are the elements of a 100 × 50 range, rounded up to the work-group \
+                size to the 112 × 64 NDRange launched (its kernel checking each index against \
+                the sizes), every buffer is laid out over the launched range: pad each row to \
+                112 elements and the buffer to 64 rows (7168 elements)";
+    let e = scale(&p, &x, &mut out, w).run().unwrap_err().to_string();
+    assert!(e.contains("buffer has 5000 elements but pattern 1:1 over 7168 work-items"), "{e}");
+    assert!(e.contains(hint), "{e}");
+    let s = p.session().unwrap();
+    let (xs, mut outs) = (s.buffer_from(&x).unwrap(), s.buffer::<f32>(w * h).unwrap());
+    let l = s.launch("bounded_scale2d").global(&[gx, gy]).local(&[16, 16]);
+    let l = l.input(&xs, Pattern::ONE_TO_ONE).output(&mut outs, Pattern::ONE_TO_ONE);
+    let e = l.scalar(w as u32).scalar(h as u32).scalar(w as u32).run().unwrap_err().to_string();
+    assert!(e.contains(hint), "{e}");
+    // Short by a work-group's rows or more: no rounding explains it.
+    let mut short = vec![0f32; w * 40];
+    let e = scale(&p, &x[..w * 40], &mut short, w).run().unwrap_err().to_string();
+    assert!(!e.contains("rounded"), "{e}");
+    // Padded as the message says.
+    let mut xp = vec![-7.0f32; gx * gy];
+    for r in 0..h {
+        xp[r * gx..r * gx + w].copy_from_slice(&x[r * w..(r + 1) * w]);
+    }
+    let mut outp = vec![0f32; gx * gy];
+    scale(&p, &xp, &mut outp, gx).balancer(common::round_robin(3)).run().unwrap();
+    for r in 0..h {
+        let want: Vec<f32> = x[r * w..(r + 1) * w].iter().map(|v| 2.0 * v).collect();
+        assert_eq!(&outp[r * gx..r * gx + w], &want[..], "row {r}");
+    }
+}
+
 #[test]
 fn a_bounds_checked_kernel_over_a_rounded_up_range_is_told_to_pad_its_buffers() {
     let p = program();

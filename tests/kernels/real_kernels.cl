@@ -207,3 +207,11 @@ __kernel void shift_right(__global const float* x, __global float* y, const uint
     const uint i = get_global_id(0);
     if (i + 1 < n) y[i + 1] = x[i];
 }
+
+// Doubles a w × h image stored in rows of `pitch` elements, over an NDRange rounded up to the
+// work-group size in each dimension.
+__kernel void bounded_scale2d(__global const float* in, __global float* out, const uint w,
+                              const uint h, const uint pitch) {
+    const uint x = get_global_id(0), y = get_global_id(1);
+    if (x < w && y < h) out[y * pitch + x] = 2.0f * in[y * pitch + x];
+}

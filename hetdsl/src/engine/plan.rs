@@ -340,19 +340,75 @@ fn check_buffer(
     Ok(())
 }
 
-/// How to fill a buffer short of its pattern's length by less than a work-group's elements in
-/// a 1-D range: as an NDRange rounded up to the work-group size, whose kernel checks each
-/// index against the length, is launched (empty otherwise).
+/// How to fill a buffer short of its pattern's length where an NDRange rounded up to the
+/// work-group size explains it (its kernel checking each index against the sizes, empty
+/// otherwise): in 1-D by less than a work-group's elements; in 2-D and 3-D where the buffer
+/// has the elements of a range short of the launched one by less than a work-group in each
+/// dimension.
 pub(crate) fn rounded_up(geo: &Geometry, pattern: Pattern, elems: u64, need: u64) -> String {
-    let group = pattern.elements(0, geo.items_per_group, need).end;
-    if geo.global.len() > 1 || elems >= need || need - elems >= group {
+    if elems >= need {
         return String::new();
     }
+    if geo.global.len() == 1 {
+        let group = pattern.elements(0, geo.items_per_group, need).end;
+        if need - elems >= group {
+            return String::new();
+        }
+        return format!(
+            "; over a 1-D NDRange rounded up to a multiple of the work-group size (its kernel \
+             checking each index against the length), every buffer has the rounded length: pad \
+             this one to {need} elements"
+        );
+    }
+    let Some(sizes) = unrounded(geo, |items| pattern.required_len(items) == Ok(Some(elems))) else {
+        return String::new();
+    };
+    let rows = geo.global[1..].iter().product::<usize>() as u64;
+    if !need.is_multiple_of(rows) {
+        return String::new();
+    }
+    let show = |v: &[usize]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" × ");
     format!(
-        "; over a 1-D NDRange rounded up to a multiple of the work-group size (its kernel \
-         checking each index against the length), every buffer has the rounded length: pad \
-         this one to {need} elements"
+        "; if these are the elements of a {} range, rounded up to the work-group size to the {} \
+         NDRange launched (its kernel checking each index against the sizes), every buffer is \
+         laid out over the launched range: pad each row to {} elements and the buffer to \
+         {rows} rows ({need} elements), the kernel indexing rows by the padded length",
+        show(&sizes),
+        show(&geo.global),
+        need / rows,
     )
+}
+
+/// The largest sizes, each short of the global size by less than the work-group size in its
+/// dimension, whose work-items `fits`; `None` where none does.
+fn unrounded(geo: &Geometry, fits: impl Fn(u64) -> bool) -> Option<Vec<usize>> {
+    // At most the work-group's size of candidates (a few hundred, a thousand at most).
+    let choices: Vec<Vec<usize>> = geo
+        .global
+        .iter()
+        .zip(&geo.local)
+        .map(|(&g, &l)| (g.saturating_sub(l) + 1..=g).rev().collect())
+        .collect();
+    let mut pick = vec![0usize; choices.len()];
+    loop {
+        let sizes: Vec<usize> = pick.iter().zip(&choices).map(|(&k, c)| c[k]).collect();
+        if sizes != geo.global && fits(sizes.iter().map(|&x| x as u64).product()) {
+            return Some(sizes);
+        }
+        // The next combination, the first dimension fastest.
+        let mut d = 0;
+        loop {
+            if d == pick.len() {
+                return None;
+            }
+            pick[d] += 1;
+            if pick[d] < choices[d].len() {
+                break;
+            }
+            pick[d] = 0;
+            d += 1;
+        }
+    }
 }
 
 /// A window of an argument (`HostRegion::window`) must hold every byte the launch's
