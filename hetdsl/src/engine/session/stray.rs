@@ -6,7 +6,8 @@
 //! holds the buffer's data as well, so only bytes it does not hold fresh are marked (no other
 //! thread reads them from this device, and they are fetched again before any use here); bytes
 //! fresh on this device are not checked. Checked on the first launch of a kernel over a given
-//! range and devices in a session, whose outputs are usually fresh elsewhere (the host).
+//! range and devices in a session, whose outputs are usually fresh elsewhere (the host); as in a
+//! one-shot launch, a CPU beside a GPU is not checked.
 
 use std::ops::Range;
 
