@@ -93,3 +93,49 @@ fn session_outputs_written_outside_their_packages_are_refused_and_the_session_go
         assert_eq!(x.to_vec().unwrap(), x0, "an input changed");
     });
 }
+
+/// `z += 2y` with `y` read whole: every device then holds all of `y` fresh, as the host does.
+fn saxpy_whole(s: &hetdsl::Session, y: &hetdsl::Buffer<f32>, z: &mut hetdsl::Buffer<f32>) {
+    s.launch("group_saxpy")
+        .global(&[y.len()])
+        .local(&[64])
+        .scalar(2.0f32)
+        .input(y, Pattern::Whole)
+        .inout(z, Pattern::ONE_TO_ONE)
+        .run()
+        .unwrap();
+}
+
+/// The devices hold the buffer's values fresh, as the host does (an earlier launch read it
+/// whole), and a kernel updating it in place writes past each package: refused too. The bytes
+/// the check marked are no longer counted fresh on the devices: a later launch reading the
+/// buffer there fetches them again, and equals the CPU over the values the host reads.
+#[test]
+fn a_stray_update_over_values_the_devices_and_the_host_hold_is_refused() {
+    within(Duration::from_secs(60), || {
+        let p = common::program("real_kernels.cl");
+        let s = p.session().unwrap();
+        let n = 64 * 64;
+        let (y0, z0) = (floats(n, 12), floats(n, 13));
+        let mut y = s.buffer_from(&y0).unwrap();
+        let mut z = s.buffer_from(&z0).unwrap();
+        saxpy_whole(&s, &y, &mut z);
+        let e = s
+            .launch("bump_next")
+            .global(&[n])
+            .local(&[64])
+            .inout(&mut y, Pattern::ONE_TO_ONE)
+            .scalar(n as u32)
+            .run()
+            .expect_err("one element past each package, over values held everywhere");
+        refused(e, 0);
+        // Each element is its old value, or bumped where a package's result was kept.
+        let yv = y.to_vec().unwrap();
+        for (i, (v, old)) in yv.iter().zip(&y0).enumerate() {
+            assert!(*v == *old || *v == *old + 1.0, "y[{i}] = {v}, was {old}");
+        }
+        saxpy_whole(&s, &y, &mut z);
+        let want: Vec<f32> = (0..n).map(|i| z0[i] + 2.0 * y0[i] + 2.0 * yv[i]).collect();
+        common::close(&z.to_vec().unwrap(), &want, "z read over the checked buffer");
+    });
+}

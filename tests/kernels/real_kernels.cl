@@ -215,3 +215,9 @@ __kernel void bounded_scale2d(__global const float* in, __global float* out, con
     const uint x = get_global_id(0), y = get_global_id(1);
     if (x < w && y < h) out[y * pitch + x] = 2.0f * in[y * pitch + x];
 }
+
+// Adds one to the element after each work-item's, in place: a shifted index.
+__kernel void bump_next(__global float* y, const uint n) {
+    const uint i = get_global_id(0);
+    if (i + 1 < n) y[i + 1] += 1.0f;
+}

@@ -165,7 +165,6 @@ impl Residency {
         }
     }
 
-    #[cfg(test)]
     pub(crate) fn fresh(&self, at: Loc) -> &RangeSet {
         match at {
             Loc::Host => &self.host,

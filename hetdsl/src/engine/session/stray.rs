@@ -3,9 +3,10 @@
 //! As in a one-shot launch (`worker::stray`), a kernel writing a split output outside its
 //! package's elements (a transpose declared `1:1`, a shifted index) leaves a wrong result: the
 //! session keeps each package's own elements where it ran and ignores the rest. Here the device
-//! holds the buffer's data as well, so only bytes it does not hold fresh are marked (no other
-//! thread reads them from this device, and they are fetched again before any use here); bytes
-//! fresh on this device are not checked. Checked on the first launch of a kernel over a given
+//! holds the buffer's data as well, so only bytes no other thread reads from it are marked:
+//! those it holds stale, and those fresh on the host too (a move takes them from the host),
+//! which then stop being fresh here; it fetches them again before any use. Bytes fresh on this
+//! device and not on the host are not checked. Checked on the first launch of a kernel over a given
 //! range and devices in a session, whose outputs are usually fresh elsewhere (the host); as in a
 //! one-shot launch, a CPU beside a GPU is not checked.
 
@@ -17,6 +18,7 @@ use opencl3::types::CL_NON_BLOCKING;
 
 use super::residency::Loc;
 use super::worker::{Plan, SArg, Worker};
+use crate::engine::shared::Shared;
 use crate::engine::worker::stray::{outside, refusal, MARKER};
 use crate::error::Error;
 use crate::pattern::Pattern;
@@ -51,10 +53,15 @@ impl Drop for Region {
     }
 }
 
-/// Set the bytes of every split output of `plan` outside package `p`'s elements and stale on
-/// this device to the marker, on the compute queue ahead of the kernel. `None` where there is
+/// Set the bytes of every split output of `plan` outside package `p`'s elements that no other
+/// thread reads from this device to the marker, on the compute queue ahead of the kernel. `None` where there is
 /// nothing to check.
-pub(super) fn arm(w: &Worker, plan: &Plan, p: Package) -> Result<Option<Probe>, String> {
+pub(super) fn arm(
+    w: &Worker,
+    plan: &Plan,
+    shared: &Shared,
+    p: Package,
+) -> Result<Option<Probe>, String> {
     let mut regions = Vec::new();
     for a in &plan.args {
         let SArg::Buffer { index, core, pattern, dir } = a else { continue };
@@ -62,18 +69,30 @@ pub(super) fn arm(w: &Worker, plan: &Plan, p: Package) -> Result<Option<Probe>, 
             continue;
         }
         let own = plan.range(core, *pattern, p);
-        let st = core.lock();
-        let Some(win) = st.mems[w.slot].clone() else { continue };
         let elem = core.elem;
-        let clamp = |e: u64| e.clamp(win.lo, win.hi);
-        let own_bytes = win.at(clamp(own.start), elem)..win.at(clamp(own.end), elem);
-        let stale = st.res.missing_at(Loc::Device(w.slot), win.lo..win.hi);
-        drop(st);
-        for r in outside(win.at(win.hi, elem), &own_bytes) {
-            for s in stale.ranges() {
-                let s = win.at(s.start, elem)..win.at(s.end, elem);
-                let bytes = r.start.max(s.start)..r.end.min(s.end);
-                if !bytes.is_empty() {
+        let mut mark = || {
+            let mut st = core.lock();
+            let Some(win) = st.mems[w.slot].clone() else { return };
+            let clamp = |e: u64| e.clamp(win.lo, win.hi);
+            let own_bytes = win.at(clamp(own.start), elem)..win.at(clamp(own.end), elem);
+            // Bytes this device holds stale, or fresh but fresh on the host too: a move always
+            // takes what the host holds from the host, so no thread reads those from here. The
+            // latter stop being fresh here (the device fetches them again when it needs them).
+            let here = Loc::Device(w.slot);
+            let mut free = st.res.missing_at(here, win.lo..win.hi);
+            for r in st.res.fresh(Loc::Host).intersect(win.lo..win.hi).ranges() {
+                free.insert(r.clone());
+            }
+            for r in outside(win.at(win.hi, elem), &own_bytes) {
+                for f in free.ranges() {
+                    let f = win.at(f.start, elem)..win.at(f.end, elem);
+                    let bytes = r.start.max(f.start)..r.end.min(f.end);
+                    if bytes.is_empty() {
+                        continue;
+                    }
+                    let elems = win.lo + (bytes.start / elem) as u64
+                        ..win.lo + bytes.end.div_ceil(elem) as u64;
+                    st.res.invalidate(here, elems);
                     regions.push(Region {
                         arg: *index,
                         elem,
@@ -87,6 +106,10 @@ pub(super) fn arm(w: &Worker, plan: &Plan, p: Package) -> Result<Option<Probe>, 
                     });
                 }
             }
+        };
+        // Once the run is over the residency is no longer this thread's to change.
+        if !shared.with_caller_memory(&mut mark) {
+            return Ok(None);
         }
     }
     for r in &regions {

@@ -339,7 +339,7 @@ pub(super) fn run_slice(
         }
     }
     let mut probe = match std::mem::take(&mut w.check_writes) {
-        true => super::stray::arm(w, plan, p).map_err(PackageError::Device)?,
+        true => super::stray::arm(w, plan, shared, p).map_err(PackageError::Device)?,
         false => None,
     };
     let ev = enqueue_kernel(w, plan, kernel, p, &[]).map_err(PackageError::Device)?;
