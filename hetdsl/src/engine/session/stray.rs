@@ -54,8 +54,8 @@ impl Drop for Region {
 }
 
 /// Set the bytes of every split output of `plan` outside package `p`'s elements that no other
-/// thread reads from this device to the marker, on the compute queue ahead of the kernel. `None` where there is
-/// nothing to check.
+/// thread reads from this device to the marker, on the compute queue ahead of the kernel.
+/// `None` where there is nothing to check.
 pub(super) fn arm(
     w: &Worker,
     plan: &Plan,
