@@ -23,14 +23,20 @@ fn refused(e: Error, index: usize) {
     );
 }
 
-/// `y += 2x` over a session's buffers, `times` times.
-fn saxpy(s: &hetdsl::Session, x: &hetdsl::Buffer<f32>, y: &mut hetdsl::Buffer<f32>, times: usize) {
+/// `y += 2x` over a session's buffers, `times` times, `x` read by `pattern` (`Pattern::Whole`:
+/// every device then holds all of `x` fresh, as the host does).
+fn saxpy(
+    s: &hetdsl::Session,
+    (x, pattern): (&hetdsl::Buffer<f32>, Pattern),
+    y: &mut hetdsl::Buffer<f32>,
+    times: usize,
+) {
     for _ in 0..times {
         s.launch("group_saxpy")
             .global(&[x.len()])
             .local(&[64])
             .scalar(2.0f32)
-            .input(x, Pattern::ONE_TO_ONE)
+            .input(x, pattern)
             .inout(y, Pattern::ONE_TO_ONE)
             .run()
             .unwrap();
@@ -58,7 +64,7 @@ fn session_outputs_written_outside_their_packages_are_refused_and_the_session_go
         // differently and read what each device holds).
         let z0 = floats(n, 7);
         let mut z = s.buffer_from(&z0).unwrap();
-        saxpy(&s, &x, &mut z, 3);
+        saxpy(&s, (&x, Pattern::ONE_TO_ONE), &mut z, 3);
         let y0 = floats(n, 5);
         let mut y = s.buffer_from(&y0).unwrap();
         // One element past each package.
@@ -86,24 +92,12 @@ fn session_outputs_written_outside_their_packages_are_refused_and_the_session_go
         refused(e, 1);
         // The session goes on: `y` written again from the host, the launches run as usual.
         y.write(0, &y0).unwrap();
-        saxpy(&s, &x, &mut y, 2);
+        saxpy(&s, (&x, Pattern::ONE_TO_ONE), &mut y, 2);
         common::close(&y.to_vec().unwrap(), &saxpy_cpu(&x0, &y0, 2), "after the refusals");
-        saxpy(&s, &x, &mut z, 2);
+        saxpy(&s, (&x, Pattern::ONE_TO_ONE), &mut z, 2);
         common::close(&z.to_vec().unwrap(), &saxpy_cpu(&x0, &z0, 5), "a buffer checked before");
         assert_eq!(x.to_vec().unwrap(), x0, "an input changed");
     });
-}
-
-/// `z += 2y` with `y` read whole: every device then holds all of `y` fresh, as the host does.
-fn saxpy_whole(s: &hetdsl::Session, y: &hetdsl::Buffer<f32>, z: &mut hetdsl::Buffer<f32>) {
-    s.launch("group_saxpy")
-        .global(&[y.len()])
-        .local(&[64])
-        .scalar(2.0f32)
-        .input(y, Pattern::Whole)
-        .inout(z, Pattern::ONE_TO_ONE)
-        .run()
-        .unwrap();
 }
 
 /// The devices hold the buffer's values fresh, as the host does (an earlier launch read it
@@ -119,7 +113,7 @@ fn a_stray_update_over_values_the_devices_and_the_host_hold_is_refused() {
         let (y0, z0) = (floats(n, 12), floats(n, 13));
         let mut y = s.buffer_from(&y0).unwrap();
         let mut z = s.buffer_from(&z0).unwrap();
-        saxpy_whole(&s, &y, &mut z);
+        saxpy(&s, (&y, Pattern::Whole), &mut z, 1);
         let e = s
             .launch("bump_next")
             .global(&[n])
@@ -134,7 +128,7 @@ fn a_stray_update_over_values_the_devices_and_the_host_hold_is_refused() {
         for (i, (v, old)) in yv.iter().zip(&y0).enumerate() {
             assert!(*v == *old || *v == *old + 1.0, "y[{i}] = {v}, was {old}");
         }
-        saxpy_whole(&s, &y, &mut z);
+        saxpy(&s, (&y, Pattern::Whole), &mut z, 1);
         let want: Vec<f32> = (0..n).map(|i| z0[i] + 2.0 * y0[i] + 2.0 * yv[i]).collect();
         common::close(&z.to_vec().unwrap(), &want, "z read over the checked buffer");
     });
