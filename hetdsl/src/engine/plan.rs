@@ -380,7 +380,7 @@ pub(crate) fn rounded_up(geo: &Geometry, pattern: Pattern, elems: u64, need: u64
 }
 
 /// The largest sizes, each short of the global size by less than the work-group size in its
-/// dimension, whose work-items `fits`; `None` where none does.
+/// dimension (the global size included), whose work-items `fits`; `None` where none does.
 fn unrounded(geo: &Geometry, fits: impl Fn(u64) -> bool) -> Option<Vec<usize>> {
     // At most the work-group's size of candidates (a few hundred, a thousand at most).
     let choices: Vec<Vec<usize>> = geo
@@ -392,7 +392,7 @@ fn unrounded(geo: &Geometry, fits: impl Fn(u64) -> bool) -> Option<Vec<usize>> {
     let mut pick = vec![0usize; choices.len()];
     loop {
         let sizes: Vec<usize> = pick.iter().zip(&choices).map(|(&k, c)| c[k]).collect();
-        if sizes != geo.global && fits(sizes.iter().map(|&x| x as u64).product()) {
+        if fits(sizes.iter().map(|&x| x as u64).product()) {
             return Some(sizes);
         }
         // The next combination, the first dimension fastest.

@@ -6,9 +6,9 @@
 //! holds the buffer's data as well, so only bytes no other thread reads from it are marked:
 //! those it holds stale, and those fresh on the host too (a move takes them from the host),
 //! which then stop being fresh here; it fetches them again before any use. Bytes fresh on this
-//! device and not on the host are not checked. Checked on the first launch of a kernel over a given
-//! range and devices in a session, whose outputs are usually fresh elsewhere (the host); as in a
-//! one-shot launch, a CPU beside a GPU is not checked.
+//! device and not on the host are not checked. Checked on the first launch of a kernel over a
+//! given range and devices in a session, whose outputs are usually fresh elsewhere (the host);
+//! as in a one-shot launch, a CPU beside a GPU is not checked (`worker::stray::checks`).
 
 use std::ops::Range;
 

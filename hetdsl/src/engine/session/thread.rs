@@ -49,10 +49,7 @@ impl Handle {
     /// Hand the thread a task; a thread that is gone sets up as failed, so the run goes on.
     pub(crate) fn send(&self, task: Task) {
         let (me, shared) = (task.me, task.shared.clone());
-        self.busy.fetch_add(1, Ordering::AcqRel);
-        let sent = self.tx.as_ref().map(|tx| tx.send(Msg::Task(Box::new(task))));
-        if !matches!(sent, Some(Ok(()))) {
-            self.busy.fetch_sub(1, Ordering::AcqRel);
+        if !self.hand(Msg::Task(Box::new(task))) {
             shared.quiet[me].store(true, Ordering::Release);
             shared.setup_failed(me, "its host thread is gone".into());
         }
@@ -60,13 +57,17 @@ impl Handle {
 
     /// Hand the thread a queued launch's packages; `false` if the thread is gone.
     pub(super) fn enqueue(&self, job: super::enqueue::Job) -> bool {
+        self.hand(Msg::Enqueue(Box::new(job)))
+    }
+
+    /// Send `msg`, counted busy until the thread is done with it; `false` if the thread is gone.
+    fn hand(&self, msg: Msg) -> bool {
         self.busy.fetch_add(1, Ordering::AcqRel);
-        let sent = self.tx.as_ref().map(|tx| tx.send(Msg::Enqueue(Box::new(job))));
-        if !matches!(sent, Some(Ok(()))) {
+        let sent = self.tx.as_ref().is_some_and(|tx| tx.send(msg).is_ok());
+        if !sent {
             self.busy.fetch_sub(1, Ordering::AcqRel);
-            return false;
         }
-        true
+        sent
     }
 
     /// Whether the thread has done with every message handed to it.

@@ -36,7 +36,7 @@ use crate::engine::{limits, Fault, WaitMode, WatchdogConfig};
 use crate::error::{ClContext, Error, Result};
 use crate::pattern::{Direction, Pattern};
 use crate::report::{Moved, Transfer};
-use crate::work::{DeviceKind, DeviceProfile, Package};
+use crate::work::{DeviceProfile, Package};
 
 /// One argument of a session launch, checked.
 pub(crate) enum SArg {
@@ -413,10 +413,12 @@ fn work(
     faults: &[Fault],
 ) -> std::result::Result<(), String> {
     let (me, shared) = (t.me, &t.shared);
-    // As in a one-shot launch, a CPU beside a GPU is not checked: a kernel scatters on every
-    // device, and each mark costs a CPU device a command.
-    let cpu = |slot: usize| t.plan.devices.list[slot].device.info.kind == DeviceKind::Cpu;
-    w.check_writes = t.plan.check_writes && (!cpu(w.slot) || t.plan.slots.iter().all(|&s| cpu(s)));
+    let kind = |slot: usize| t.plan.devices.list[slot].device.info.kind;
+    w.check_writes = t.plan.check_writes
+        && crate::engine::worker::stray::checks(
+            kind(w.slot),
+            t.plan.slots.iter().map(|&s| kind(s)),
+        );
     let mut pending: Vec<(Package, Vec<window::Staged>)> = Vec::new();
     let mut count = 0usize;
     // A package may move a window of a buffer larger than the cap, which keeps only what the

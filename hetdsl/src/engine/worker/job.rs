@@ -16,7 +16,7 @@ use crate::engine::program::ProgramDevice;
 use crate::engine::quarantine::Predecessor;
 use crate::engine::shared::Shared;
 use crate::engine::{Fault, WaitMode};
-use crate::work::{DeviceKind, DeviceProfile, Package};
+use crate::work::{DeviceProfile, Package};
 
 /// What a device thread is given.
 pub(crate) struct Job {
@@ -61,11 +61,11 @@ impl Job {
             poison: plan.poison,
             wait: plan.wait,
             pipeline: plan.pipeline,
-            // A scattering kernel scatters on every device: where a GPU takes part, the CPU's
-            // first package (whose marks cost it a command each) is not checked.
             check_writes: plan.check_writes
-                && (plan.devices[me].info.kind != DeviceKind::Cpu
-                    || plan.devices.iter().all(|d| d.info.kind == DeviceKind::Cpu)),
+                && super::stray::checks(
+                    plan.devices[me].info.kind,
+                    plan.devices.iter().map(|d| d.info.kind),
+                ),
             first_unit: plan.span.start,
             units: plan.units(),
             shared,

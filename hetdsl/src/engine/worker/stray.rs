@@ -18,7 +18,7 @@ use opencl3::types::CL_NON_BLOCKING;
 use super::job::{Device, Job};
 use crate::error::Error;
 use crate::pattern::Pattern;
-use crate::work::Package;
+use crate::work::{DeviceKind, Package};
 
 /// What the checked bytes are set to: a stray write of exactly this byte goes unseen.
 pub(in crate::engine) const MARKER: u8 = 0xA5;
@@ -120,6 +120,16 @@ pub(super) fn check(job: &Job, d: &Device, probe: &Probe) -> std::result::Result
         return Err(refusal(b.arg, r.start + k, elem, own, b.pattern, probe.package));
     }
     Ok(())
+}
+
+/// Whether a launch checks a device of kind `kind` among devices of kinds `all`: a kernel
+/// scatters on every device, so where a GPU takes part the CPU's first package (whose marks
+/// cost it a command each) is not checked.
+pub(in crate::engine) fn checks(
+    kind: DeviceKind,
+    mut all: impl Iterator<Item = DeviceKind>,
+) -> bool {
+    kind != DeviceKind::Cpu || all.all(|k| k == DeviceKind::Cpu)
 }
 
 /// The error for a kernel that wrote byte `at` (of elements of `elem` bytes) of buffer
